@@ -1,0 +1,84 @@
+// Package protocol speaks one inference API each and turns a server's reply
+// (a Server-Sent Events stream or a JSON body) into timestamped token events.
+// It knows nothing of scheduling or statistics.
+package protocol
+
+import (
+	"context"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// API names an endpoint family.
+type API string
+
+// The APIs this package speaks.
+const (
+	APIChat        API = "chat"        // POST {base}/chat/completions
+	APICompletions API = "completions" // POST {base}/completions
+)
+
+// Request is one fully rendered request. Body is built once, before the
+// request is due, so no JSON work happens between the schedule's due time
+// and the first byte on the wire.
+type Request struct {
+	API       API
+	Body      []byte
+	Stream    bool
+	MaxTokens int
+	// EventsCap is a capacity hint for Trace.EventsUS (usually MaxTokens).
+	EventsCap int
+}
+
+// Trace is what the client saw of one request. All instants come from Go's
+// monotonic clock.
+type Trace struct {
+	// Start is when Do was called (before connecting).
+	Start time.Time
+	// Sent is when the request's first byte was about to be written
+	// (the connection was in hand). Zero if it never got that far.
+	Sent time.Time
+	// FirstToken is the arrival of the first content-carrying event.
+	FirstToken time.Time
+	// End is when the reply was fully read or the request failed.
+	End time.Time
+	// EventsUS holds the arrival offset of each content-carrying event from
+	// Sent, in microseconds, stamped when the bytes came off the socket.
+	EventsUS []int64
+
+	Status int
+	// ContentEvents counts events carrying generated text (content or
+	// reasoning_content); a role-only or usage-only chunk is not one.
+	ContentEvents int
+	// ReasoningEvents counts events that carried reasoning_content.
+	ReasoningEvents int
+	// UsageReported is true when the server's usage block was seen.
+	UsageReported    bool
+	PromptTokens     int
+	CompletionTokens int
+	ReasoningTokens  int
+	FinishReason     string
+	// SawDone is true when a streaming reply ended with data: [DONE].
+	SawDone bool
+
+	Err    record.ErrorKind
+	ErrMsg string // short, never contains secrets
+
+	BytesOut int64
+	BytesIn  int64
+}
+
+// Reset clears t for reuse, keeping the EventsUS backing array.
+func (t *Trace) Reset() {
+	ev := t.EventsUS[:0]
+	*t = Trace{EventsUS: ev}
+}
+
+// Client sends requests to one target. Implementations are safe for
+// concurrent use. Do never panics and never returns until the request is
+// finished, failed or ctx is done; every outcome, including failures, is
+// described in t.
+type Client interface {
+	Do(ctx context.Context, req *Request, t *Trace)
+}

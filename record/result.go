@@ -1,0 +1,96 @@
+// Package record holds what happened during a run: the per-request Result,
+// the append-only record log, histograms per metric and the error taxonomy.
+package record
+
+// ErrorKind classifies why a request failed. The empty kind means success.
+// Kinds are stable strings: they are written to records and summary.json.
+type ErrorKind string
+
+// The error taxonomy. Every failed request carries exactly one kind.
+const (
+	ErrNone              ErrorKind = ""
+	ErrConnRefused       ErrorKind = "connection_refused"
+	ErrConnReset         ErrorKind = "connection_reset"
+	ErrTLS               ErrorKind = "tls"
+	ErrConnectTimeout    ErrorKind = "connect_timeout"
+	ErrTimeoutBeforeTTFT ErrorKind = "timeout_before_first_token"
+	ErrTimeoutAfterTTFT  ErrorKind = "timeout_after_first_token"
+	ErrHTTP4xx           ErrorKind = "http_4xx"
+	ErrHTTP429           ErrorKind = "http_429"
+	ErrHTTP5xx           ErrorKind = "http_5xx"
+	ErrStreamIncomplete  ErrorKind = "stream_incomplete" // ended without [DONE]
+	ErrMalformedEvent    ErrorKind = "malformed_event"
+	ErrStreamErrorEvent  ErrorKind = "stream_error_event"
+	ErrEmptyOutput       ErrorKind = "empty_output"
+	ErrCanceled          ErrorKind = "canceled" // cut off when the run stopped
+	ErrOther             ErrorKind = "other"
+)
+
+// ErrorKinds lists every failure kind in the order reports show them.
+var ErrorKinds = []ErrorKind{
+	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
+	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
+	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
+	ErrEmptyOutput, ErrCanceled, ErrOther,
+}
+
+// TokenSource says where a request's output token count came from.
+type TokenSource string
+
+const (
+	// TokensUsage: the server's usage block reported the count.
+	TokensUsage TokenSource = "usage"
+	// TokensCounted: no usage came back; the count is the number of
+	// content-carrying stream events (or 0 for a non-streaming reply without usage).
+	TokensCounted TokenSource = "counted"
+)
+
+// Result is one request as it happened: one line of records.jsonl.
+//
+// Time offsets are microseconds. SendUS and IntendedUS are measured from the
+// run's start on the monotonic clock. Latencies (TTFTUS, E2EUS) are measured
+// from the latency origin: the intended time in open-loop runs (so a slow
+// client can never hide server latency: no coordinated omission) and the send
+// time in closed-loop runs. EventsUS are arrival offsets of the
+// content-carrying stream events from the send time, enough to recompute
+// every statistic later.
+type Result struct {
+	ID     uint64 `json:"id"`
+	Class  string `json:"class,omitempty"`
+	Warmup bool   `json:"warmup,omitempty"`
+	// OpenLoop is true when IntendedUS is meaningful.
+	OpenLoop   bool  `json:"open_loop,omitempty"`
+	IntendedUS int64 `json:"intended_us,omitempty"`
+	SendUS     int64 `json:"send_us"`
+	// QueueDelayUS is SendUS-IntendedUS in open-loop runs, 0 otherwise.
+	QueueDelayUS int64 `json:"queue_delay_us,omitempty"`
+	// Late is set when an open-loop request started more than the late
+	// threshold after its intended time.
+	Late bool `json:"late,omitempty"`
+
+	// TTFTUS is 0 when no content event arrived.
+	TTFTUS   int64   `json:"ttft_us,omitempty"`
+	E2EUS    int64   `json:"e2e_us"`
+	EventsUS []int64 `json:"events_us,omitempty"`
+
+	Stream          bool        `json:"stream"`
+	InputTokens     int         `json:"input_tokens"`
+	OutputTokens    int         `json:"output_tokens"`
+	ReasoningTokens int         `json:"reasoning_tokens,omitempty"`
+	TokenSource     TokenSource `json:"token_source,omitempty"`
+	// PromptTokensSent is the client's own estimate of the prompt length.
+	PromptTokensSent int    `json:"prompt_tokens_sent,omitempty"`
+	MaxTokens        int    `json:"max_tokens,omitempty"`
+	IgnoreEOS        bool   `json:"ignore_eos,omitempty"`
+	FinishReason     string `json:"finish_reason,omitempty"`
+
+	Status   int       `json:"status,omitempty"`
+	Error    ErrorKind `json:"error,omitempty"`
+	ErrorMsg string    `json:"error_msg,omitempty"`
+
+	BytesOut int64 `json:"bytes_out,omitempty"`
+	BytesIn  int64 `json:"bytes_in,omitempty"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Result) OK() bool { return r.Error == ErrNone }
