@@ -9,17 +9,31 @@ import "time"
 // documented default (see docs/plan.md); Load fills defaults and validates.
 type Plan struct {
 	// Name labels the run directory and reports.
-	Name     string   `yaml:"name"`
-	Target   Target   `yaml:"target"`
-	Load     Load     `yaml:"load"`
-	Workload Workload `yaml:"workload"`
-	Output   Output   `yaml:"output"`
+	Name     string      `yaml:"name"`
+	Target   Target      `yaml:"target"`
+	Load     LoadOptions `yaml:"load"`
+	Workload Workload    `yaml:"workload"`
+	Output   Output      `yaml:"output"`
+
+	// origin maps a field's YAML path to where its value came from
+	// ("plan.yaml:7" or "--rate"), so that validation errors can point at
+	// the line or flag to fix. Fields absent from it hold defaults.
+	origin map[string]string
+}
+
+// setOrigin records where the field at path got its value.
+func (p *Plan) setOrigin(path, source string) {
+	if p.origin == nil {
+		p.origin = make(map[string]string)
+	}
+	p.origin[path] = source
 }
 
 // Target says where and how requests are sent.
 type Target struct {
 	// URL is the API base, e.g. http://127.0.0.1:8000/v1.
-	URL   string `yaml:"url"`
+	URL string `yaml:"url"`
+	// Model is the model name sent with each request.
 	Model string `yaml:"model"`
 	// API is "chat" (default) or "completions".
 	API string `yaml:"api"`
@@ -50,9 +64,10 @@ type Timeouts struct {
 	Total   time.Duration `yaml:"total"`   // default 10m
 }
 
-// Load says when requests are sent. Exactly one of Concurrency (closed loop)
-// or Rate (open loop) is set.
-type Load struct {
+// LoadOptions says when requests are sent. Exactly one of Concurrency
+// (closed loop) or Rate (open loop) is set. (The type is not called Load
+// because that is the package's entry point.)
+type LoadOptions struct {
 	// Concurrency is the number of closed-loop virtual users.
 	Concurrency int `yaml:"concurrency"`
 	// ThinkTime is a closed-loop user's pause between requests: a duration
@@ -62,14 +77,17 @@ type Load struct {
 	Rate float64 `yaml:"rate"`
 	// Arrival is "constant", "poisson" (default for open loop) or "gamma".
 	Arrival string `yaml:"arrival"`
-	// Burstiness is the gamma shape factor: 1 is Poisson, below 1 burstier.
+	// Burstiness is the gamma shape factor: 1 (the default with gamma) is
+	// Poisson, below 1 burstier. Only for Arrival "gamma".
 	Burstiness float64 `yaml:"burstiness"`
 	// MaxInFlight caps concurrent open-loop requests (0: no cap).
+	// Requests waiting for a slot accumulate queue delay.
 	MaxInFlight int `yaml:"max_in_flight"`
 	// LateAfter marks an open-loop request late when it starts more than
 	// this after its intended time (default 10ms).
 	LateAfter time.Duration `yaml:"late_after"`
-	// Duration stops issuing after this long (includes warm-up).
+	// Duration stops issuing after this long (includes warm-up). Default
+	// 1m when Requests is 0 too.
 	Duration time.Duration `yaml:"duration"`
 	// Requests stops after this many requests (includes warm-up).
 	Requests int `yaml:"requests"`
@@ -82,7 +100,8 @@ type Load struct {
 
 // Workload says what is sent.
 type Workload struct {
-	// Seed makes the workload reproducible (default 1).
+	// Seed makes the workload reproducible (default 1; 0 means the
+	// default).
 	Seed uint64 `yaml:"seed"`
 	// InputTokens is the prompt length: "512" or "uniform(256,1024)".
 	InputTokens string `yaml:"input_tokens"`

@@ -94,3 +94,16 @@ type Result struct {
 
 // OK reports whether the request succeeded.
 func (r *Result) OK() bool { return r.Error == ErrNone }
+
+// OriginUS is the run-clock instant latencies are measured from: the
+// intended time in open-loop runs, the send time otherwise.
+func (r *Result) OriginUS() int64 {
+	if r.OpenLoop {
+		return r.IntendedUS
+	}
+	return r.SendUS
+}
+
+// DoneUS is the run-clock instant the request finished (origin + E2E): the
+// time per-second series windows are keyed by.
+func (r *Result) DoneUS() int64 { return r.OriginUS() + r.E2EUS }

@@ -1,0 +1,228 @@
+// Package engine runs one phase of a load test: it pulls due requests from a
+// schedule, drives a protocol client, applies the stop conditions and the
+// in-flight cap, and emits one record.Result per request.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/workload"
+)
+
+// Source yields the content of request i. It must be a pure function of i
+// and safe for concurrent use (workload.Generator is one).
+type Source interface {
+	Spec(i uint64) workload.Spec
+}
+
+// Arrivals yields the intended offsets of open-loop requests from the run's
+// start, in order (schedule.Arrivals is one).
+type Arrivals interface {
+	Next() time.Duration
+}
+
+// ThinkTime is a closed-loop user's pause between requests
+// (schedule.ThinkTime is one).
+type ThinkTime interface {
+	Sample(rng *rand.Rand) time.Duration
+}
+
+// Renderer turns a spec into a request ready to send. It runs before the
+// request is due, so body rendering never delays a send.
+type Renderer func(spec workload.Spec) (*protocol.Request, error)
+
+// Config describes one phase. Exactly one of Concurrency (closed loop) or
+// Arrivals (open loop) is set; at least one of Duration or Requests.
+type Config struct {
+	Client protocol.Client
+	Source Source
+	Render Renderer
+
+	// Concurrency is the number of closed-loop users.
+	Concurrency int
+	// Think is the closed-loop think time; nil means none.
+	Think ThinkTime
+
+	// Arrivals drives an open-loop phase.
+	Arrivals Arrivals
+	// MaxInFlight caps concurrent open-loop requests; 0 means no cap.
+	// Requests that wait for a slot accumulate queue delay.
+	MaxInFlight int
+	// LateAfter marks an open-loop request late when its start lagged the
+	// intended time by more than this.
+	LateAfter time.Duration
+
+	// Duration stops issuing after this long (0: no limit).
+	Duration time.Duration
+	// Requests stops issuing after this many (0: no limit).
+	Requests int
+	// Warmup flags requests due in the first Warmup of the phase.
+	Warmup time.Duration
+	// Grace is how long in-flight requests may run once issuing stops.
+	Grace time.Duration
+	// Seed seeds the think-time generators.
+	Seed uint64
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Client == nil || c.Source == nil || c.Render == nil {
+		errs = append(errs, errors.New("engine: Client, Source and Render are required"))
+	}
+	openLoop := c.Arrivals != nil
+	if openLoop == (c.Concurrency > 0) {
+		errs = append(errs, errors.New("engine: set exactly one of Concurrency (closed loop) or Arrivals (open loop)"))
+	}
+	if c.Duration <= 0 && c.Requests <= 0 {
+		errs = append(errs, errors.New("engine: set Duration or Requests so the phase ends"))
+	}
+	if c.Concurrency < 0 || c.MaxInFlight < 0 || c.Requests < 0 || c.Grace < 0 || c.Warmup < 0 {
+		errs = append(errs, errors.New("engine: counts and durations must not be negative"))
+	}
+	return errors.Join(errs...)
+}
+
+// Engine runs one phase. Create it with New, then call Run once.
+type Engine struct {
+	cfg Config
+
+	start     time.Time
+	startedCh chan struct{}
+	issued    atomic.Int64
+	inFlight  atomic.Int64
+	stoppedAt atomic.Int64 // µs offset when issuing stopped; 0 while issuing
+	nextIndex atomic.Uint64
+
+	// reqCtx parents every request. It is separate from Run's ctx so that a
+	// graceful stop (ctx done) stops issuing but lets in-flight requests
+	// finish; Abort or the end of Grace cancels it.
+	reqCtx    context.Context
+	abortReqs context.CancelFunc
+}
+
+// New validates cfg and returns an engine ready to Run.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{cfg: cfg, startedCh: make(chan struct{})}
+	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
+	return e, nil
+}
+
+// Started returns the phase's time zero once Run has begun; every offset in
+// the results is measured from it on the monotonic clock. It blocks until
+// Run has started.
+func (e *Engine) Started() time.Time {
+	<-e.startedCh
+	return e.start
+}
+
+// InFlight is the number of requests currently being sent or read.
+func (e *Engine) InFlight() int { return int(e.inFlight.Load()) }
+
+// Issued is the number of requests started so far.
+func (e *Engine) Issued() int { return int(e.issued.Load()) }
+
+// StoppedIssuingUS is the offset at which issuing stopped, or 0 while the
+// phase is still issuing.
+func (e *Engine) StoppedIssuingUS() int64 { return e.stoppedAt.Load() }
+
+// Abort cancels every in-flight request at once (a second Ctrl-C). They are
+// recorded as canceled.
+func (e *Engine) Abort() { e.abortReqs() }
+
+// Run issues requests until the duration or request count is reached or ctx
+// is done (a graceful stop: no new requests, in-flight ones get Grace to
+// finish, then are canceled). Every request produces exactly one Result on
+// out, which Run closes when the last one has been sent. The caller must keep
+// draining out.
+func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
+	defer close(out)
+	defer e.Abort()
+
+	issueCtx, stopIssuing := context.WithCancel(ctx)
+	defer stopIssuing()
+	e.start = time.Now()
+	close(e.startedCh)
+	if e.cfg.Duration > 0 {
+		t := time.AfterFunc(e.cfg.Duration, stopIssuing)
+		defer t.Stop()
+	}
+
+	var wg sync.WaitGroup
+	if e.cfg.Arrivals != nil {
+		e.runOpenLoop(issueCtx, e.reqCtx, out, &wg)
+	} else {
+		e.runClosedLoop(issueCtx, e.reqCtx, out, &wg)
+	}
+	e.markStopped()
+	e.awaitDrain(&wg)
+	return nil
+}
+
+// markStopped records when issuing stopped (once).
+func (e *Engine) markStopped() {
+	us := max(time.Since(e.start).Microseconds(), 1)
+	e.stoppedAt.CompareAndSwap(0, us)
+}
+
+// awaitDrain waits for in-flight requests, canceling them after Grace.
+func (e *Engine) awaitDrain(wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	grace := time.NewTimer(e.cfg.Grace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+		e.Abort()
+		<-done
+	}
+}
+
+// claim reserves the next request index, or returns false when the request
+// budget is spent.
+func (e *Engine) claim() (uint64, bool) {
+	i := e.nextIndex.Add(1) - 1
+	if e.cfg.Requests > 0 && i >= uint64(e.cfg.Requests) {
+		return 0, false
+	}
+	return i, true
+}
+
+// offset converts an instant to microseconds since the phase start.
+func (e *Engine) offset(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.Sub(e.start).Microseconds()
+}
+
+// prepared is a request rendered ahead of its due time.
+type prepared struct {
+	spec workload.Spec
+	req  *protocol.Request
+}
+
+func (e *Engine) prepare(i uint64) (prepared, error) {
+	spec := e.cfg.Source.Spec(i)
+	req, err := e.cfg.Render(spec)
+	if err != nil {
+		return prepared{}, fmt.Errorf("rendering request %d: %w", i, err)
+	}
+	return prepared{spec: spec, req: req}, nil
+}
+
+// newRNG gives each closed-loop user its own deterministic stream.
+func newRNG(seed, stream uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, stream^0x9e3779b97f4a7c15))
+}

@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+)
+
+// execute sends one prepared request and describes what happened. renderErr
+// is a failure to build the request: it becomes a failed record, not a crash.
+func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr error, intended time.Duration, openLoop bool) *record.Result {
+	e.issued.Add(1)
+	e.inFlight.Add(1)
+	defer e.inFlight.Add(-1)
+
+	if renderErr != nil {
+		now := e.offset(time.Now())
+		return &record.Result{ID: i, Class: p.spec.Class, SendUS: now,
+			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
+	}
+	tr := protocol.Trace{EventsUS: make([]int64, 0, max(p.req.EventsCap, 1))}
+	e.cfg.Client.Do(ctx, p.req, &tr)
+	return e.result(i, p, &tr, intended, openLoop)
+}
+
+// result converts a trace into a record, applying the measurement contract:
+// open-loop latencies count from the intended time, closed-loop ones from the
+// send time; the gap between intended and actual start is the queue delay.
+func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.Duration, openLoop bool) *record.Result {
+	sent := tr.Sent
+	if sent.IsZero() {
+		sent = tr.Start // never got a connection: latency runs from the attempt
+	}
+	r := &record.Result{
+		ID:               i,
+		Class:            p.spec.Class,
+		SendUS:           e.offset(sent),
+		EventsUS:         tr.EventsUS,
+		Stream:           p.req.Stream,
+		PromptTokensSent: p.spec.InputTokens,
+		MaxTokens:        p.spec.MaxTokens,
+		IgnoreEOS:        p.spec.IgnoreEOS,
+		FinishReason:     tr.FinishReason,
+		Status:           tr.Status,
+		Error:            tr.Err,
+		ErrorMsg:         tr.ErrMsg,
+		BytesOut:         tr.BytesOut,
+		BytesIn:          tr.BytesIn,
+	}
+	originUS := r.SendUS
+	if openLoop {
+		r.OpenLoop = true
+		r.IntendedUS = intended.Microseconds()
+		originUS = r.IntendedUS
+		r.QueueDelayUS = max(e.offset(tr.Start)-r.IntendedUS, 0)
+		r.Late = time.Duration(r.QueueDelayUS)*time.Microsecond > e.cfg.LateAfter
+	}
+	r.Warmup = originUS < e.cfg.Warmup.Microseconds()
+	if !tr.FirstToken.IsZero() {
+		r.TTFTUS = e.offset(tr.FirstToken) - originUS
+	}
+	r.E2EUS = e.offset(tr.End) - originUS
+	fillTokens(r, tr)
+	return r
+}
+
+// fillTokens prefers the server's usage over our own count, and says which.
+func fillTokens(r *record.Result, tr *protocol.Trace) {
+	r.InputTokens = r.PromptTokensSent
+	if tr.UsageReported {
+		r.TokenSource = record.TokensUsage
+		r.OutputTokens = tr.CompletionTokens
+		r.ReasoningTokens = tr.ReasoningTokens
+		if tr.PromptTokens > 0 {
+			r.InputTokens = tr.PromptTokens
+		}
+		return
+	}
+	r.TokenSource = record.TokensCounted
+	r.OutputTokens = tr.ContentEvents
+	r.ReasoningTokens = tr.ReasoningEvents
+}

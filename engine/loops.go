@@ -1,0 +1,120 @@
+package engine
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// runClosedLoop starts Concurrency users; each sends a request, waits for
+// the whole reply, thinks, and repeats until issuing stops. It returns when
+// issuing has stopped (the users' last requests may still be in flight) or
+// when every user has finished because the request budget is spent.
+func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
+	var users sync.WaitGroup
+	for u := range e.cfg.Concurrency {
+		users.Add(1)
+		wg.Add(1)
+		go func() {
+			defer users.Done()
+			defer wg.Done()
+			e.user(issueCtx, reqCtx, uint64(u), out)
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { users.Wait(); close(allDone) }()
+	select {
+	case <-issueCtx.Done():
+	case <-allDone:
+	}
+}
+
+// user is one closed-loop virtual user.
+func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
+	rng := newRNG(e.cfg.Seed, id)
+	for issueCtx.Err() == nil {
+		i, ok := e.claim()
+		if !ok {
+			return
+		}
+		p, err := e.prepare(i)
+		if issueCtx.Err() != nil {
+			return // the index is unused: issuing stopped while rendering
+		}
+		out <- e.execute(reqCtx, i, p, err, 0, false)
+		if e.cfg.Think == nil {
+			continue
+		}
+		if d := e.cfg.Think.Sample(rng); d > 0 && !sleepCtx(issueCtx, d) {
+			return
+		}
+	}
+}
+
+// runOpenLoop issues requests at their intended offsets, whatever the
+// server's speed. The schedule is absolute (offsets from the start), so a
+// late wake-up never shifts later arrivals: the lag shows up as queue delay
+// instead of silently lowering the offered load.
+func (e *Engine) runOpenLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
+	var slots chan struct{}
+	if e.cfg.MaxInFlight > 0 {
+		slots = make(chan struct{}, e.cfg.MaxInFlight)
+	}
+	for {
+		due := e.cfg.Arrivals.Next()
+		if e.cfg.Duration > 0 && due >= e.cfg.Duration {
+			return
+		}
+		i, ok := e.claim()
+		if !ok {
+			return
+		}
+		p, err := e.prepare(i)
+		if !sleepUntil(issueCtx, e.start.Add(due)) {
+			return
+		}
+		if slots != nil && !acquire(issueCtx, slots) {
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if slots != nil {
+				defer func() { <-slots }()
+			}
+			out <- e.execute(reqCtx, i, p, err, due, true)
+		}()
+	}
+}
+
+// acquire takes an in-flight slot, or gives up when issuing stops.
+func acquire(ctx context.Context, slots chan struct{}) bool {
+	select {
+	case slots <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// sleepUntil waits for the deadline; false means ctx ended first.
+func sleepUntil(ctx context.Context, deadline time.Time) bool {
+	return sleepCtx(ctx, time.Until(deadline))
+}
+
+// sleepCtx waits d; false means ctx ended first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,199 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
+)
+
+// Options are a run's connections to the outside world. The zero value runs
+// silently with the process environment.
+type Options struct {
+	Env Env
+	// Progress receives the live progress line; nil disables it.
+	Progress io.Writer
+	// TTY redraws one progress line in place instead of printing a plain
+	// line every few seconds.
+	TTY bool
+	// Version is the inferload version written to env.json.
+	Version string
+	// ProgressEvery is the progress refresh period (default 500ms).
+	ProgressEvery time.Duration
+	// Abort, when closed, cancels in-flight requests at once (a second
+	// Ctrl-C); they are recorded as canceled.
+	Abort <-chan struct{}
+	// Started is called once the phase's clock has started, with the run
+	// directory; the CLI uses it to tell the user where results go.
+	Started func(dir string)
+}
+
+// Outcome is what a finished (or interrupted) run left behind.
+type Outcome struct {
+	Dir     string
+	Summary *record.Summary
+}
+
+// Run executes the plan's phase against its target and writes the run
+// directory. Canceling ctx is a graceful stop (Ctrl-C): issuing stops,
+// in-flight requests get the plan's grace, and everything is still written.
+// An error means the run could not be set up or its files not written; what
+// the target does is never an error, only data.
+func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
+	env := opts.Env.withDefaults()
+	client, err := newClient(p, env)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := engineConfig(p, client)
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := prepareRunDir(p, opts.Version)
+	if err != nil {
+		return nil, err
+	}
+	files, err := openRunFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer files.close()
+
+	out := make(chan *record.Result, 1024)
+	go func() { _ = eng.Run(ctx, out) }()
+	start := eng.Started()
+	if opts.Abort != nil {
+		finished := make(chan struct{})
+		defer close(finished)
+		go func() {
+			select {
+			case <-opts.Abort:
+				eng.Abort()
+			case <-finished:
+			}
+		}()
+	}
+	if opts.Started != nil {
+		opts.Started(dir)
+	}
+	rec := newRecorder(files, p)
+	if err := files.events.Write(record.Event{Kind: record.EventRunStart, Message: start.UTC().Format(time.RFC3339Nano)}); err != nil {
+		return nil, err
+	}
+	stopProgress := startProgress(opts, p, eng, rec)
+	for r := range out {
+		rec.add(r, start)
+	}
+	stopProgress()
+
+	info := rec.finish(eng, start, ctx.Err() != nil)
+	s := rec.summary(info)
+	if err := errors.Join(rec.err, files.close()); err != nil {
+		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
+	}
+	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
+		return nil, err
+	}
+	return &Outcome{Dir: dir, Summary: s}, nil
+}
+
+// prepareRunDir creates the run directory with plan.yaml and env.json.
+func prepareRunDir(p *plan.Plan, version string) (string, error) {
+	dir, err := makeRunDir(p.Output.Dir, p.Name, time.Now())
+	if err != nil {
+		return "", err
+	}
+	redacted, err := p.Redacted()
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, PlanFile), redacted, 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", PlanFile, err)
+	}
+	if err := writeJSONFile(filepath.Join(dir, EnvFile), environment(p, version)); err != nil {
+		return "", err
+	}
+	return dir, nil
+}
+
+// runFiles are the append-only logs of a run, flushed at least every second.
+type runFiles struct {
+	records, series, events *record.JSONLWriter
+	closed                  bool
+}
+
+func openRunFiles(dir string) (*runFiles, error) {
+	f := &runFiles{}
+	var err error
+	open := func(name string) *record.JSONLWriter {
+		if err != nil {
+			return nil
+		}
+		var w *record.JSONLWriter
+		w, err = record.NewJSONLWriter(filepath.Join(dir, name))
+		return w
+	}
+	f.records, f.series, f.events = open(RecordsFile), open(SeriesFile), open(EventsFile)
+	if err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// close flushes and closes every log once.
+func (f *runFiles) close() error {
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	var errs []error
+	for _, w := range []*record.JSONLWriter{f.records, f.series, f.events} {
+		if w != nil {
+			errs = append(errs, w.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// startProgress ticks the progress line until the returned stop is called.
+func startProgress(opts Options, p *plan.Plan, eng *engine.Engine, rec *recorder) (stop func()) {
+	if opts.Progress == nil {
+		return func() {}
+	}
+	every := opts.ProgressEvery
+	if every <= 0 {
+		every = 500 * time.Millisecond
+	}
+	bar := report.NewProgress(opts.Progress, opts.TTY)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				bar.Update(rec.snapshot(p, eng))
+			case <-done:
+				bar.Update(rec.snapshot(p, eng))
+				bar.Done()
+				return
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}

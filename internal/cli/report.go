@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/experiment"
+)
+
+func newReportCmd(st *State) *cobra.Command {
+	var out outputFlags
+	c := &cobra.Command{
+		Use:   "report RUN_DIR",
+		Short: "Rebuild summary.json from a run directory's records and print it",
+		Long: `Rebuild summary.json from the records of a run directory, with figures
+identical to the live run's. Works on runs that were interrupted or killed:
+every record flushed before the stop is used.`,
+		Args: cobra.ExactArgs(1),
+	}
+	out.bind(c)
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := out.validate(); err != nil {
+			return err
+		}
+		res, err := experiment.Rebuild(args[0])
+		if err != nil {
+			return err
+		}
+		if res.TruncatedRecords > 0 {
+			fmt.Fprintf(st.Stderr, "note: the last record line was cut short (the run was killed mid-write) and was skipped\n")
+		}
+		return out.print(st.Stdout, res.Summary)
+	}
+	return c
+}

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
+)
+
+// outputFlags choose what a command prints when it finishes.
+type outputFlags struct {
+	quiet  bool
+	format string
+}
+
+func (o *outputFlags) bind(c *cobra.Command) {
+	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line and no summary table (the run directory is still written)")
+	c.Flags().StringVarP(&o.format, "output", "o", "text", "what to print at the end: text (a summary table) or json (summary.json)")
+}
+
+func (o *outputFlags) validate() error {
+	if o.format != "text" && o.format != "json" {
+		return usageErrorf("--output: %q is not one of text, json", o.format)
+	}
+	return nil
+}
+
+// print writes the final summary in the chosen format.
+func (o *outputFlags) print(w io.Writer, s *record.Summary) error {
+	if o.format == "json" {
+		return report.WriteJSON(w, s)
+	}
+	if o.quiet {
+		return nil
+	}
+	return report.WriteSummary(w, s)
+}
+
+func newRunCmd(st *State) *cobra.Command {
+	var file string
+	var out outputFlags
+	c := &cobra.Command{
+		Use:   "run [flags]",
+		Short: "Run a load test against an OpenAI-compatible endpoint",
+		Long: `Run a load test against an OpenAI-compatible endpoint and write a run
+directory (records, per-second series, events, summary.json).
+
+Closed loop (N users, each waits for its reply):
+  inferload run --url http://127.0.0.1:8000/v1 --model m --concurrency 32 --duration 2m --warmup 20s
+
+Open loop (arrivals on a schedule, latency counted from the intended time):
+  inferload run --url http://127.0.0.1:8000/v1 --model m --rate 8 --arrival poisson --requests 2000
+
+From a plan file, flags overriding it:
+  inferload run -f plan.yaml --out runs/
+
+Every flag is also a plan field; see docs/plan.md.`,
+		Args: cobra.NoArgs,
+	}
+	flags := plan.BindFlags(c.Flags())
+	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	out.bind(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.validate(); err != nil {
+			return err
+		}
+		p, err := plan.Load(file, flags, st.Getenv)
+		if err != nil {
+			return usageError(err)
+		}
+		return runPlan(cmd.Context(), st, p, out)
+	}
+	return c
+}
+
+// runPlan runs a resolved plan with live progress and prints the result.
+func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) error {
+	ctx, abort, release := watchSignals(ctx, st.Signals)
+	defer release()
+	opts := experiment.Options{
+		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
+		TTY:     st.StderrTTY,
+		Version: st.Version,
+		Abort:   abort,
+		Started: func(dir string) {
+			if !out.quiet {
+				fmt.Fprintf(st.Stderr, "writing %s\n", dir)
+			}
+		},
+	}
+	if !out.quiet {
+		opts.Progress = st.Stderr
+	}
+	res, err := experiment.Run(ctx, p, opts)
+	if err != nil {
+		return err
+	}
+	if err := out.print(st.Stdout, res.Summary); err != nil {
+		return err
+	}
+	if !out.quiet {
+		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
+	}
+	if res.Summary.Interrupted {
+		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
+	}
+	return nil
+}
+
+// watchSignals turns the first interrupt into a graceful stop (ctx done) and
+// the second into an abort of in-flight requests. Call release when the run
+// is over.
+func watchSignals(parent context.Context, sig <-chan os.Signal) (ctx context.Context, abort <-chan struct{}, release func()) {
+	ctx, stop := context.WithCancel(parent)
+	aborted := make(chan struct{})
+	over := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			stop()
+		case <-over:
+			return
+		}
+		select {
+		case <-sig:
+			close(aborted)
+		case <-over:
+		}
+	}()
+	return ctx, aborted, func() { close(over); stop() }
+}

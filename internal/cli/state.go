@@ -1,0 +1,55 @@
+// Package cli wires inferload's subcommands: it parses flags, builds the
+// library objects and prints results. It holds no logic a library user
+// would want.
+package cli
+
+import (
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+// State is the outside world a command may touch. Commands use nothing else
+// from os, so tests run them in-process with their own State.
+type State struct {
+	Args   []string
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	// ReadFile reads plan and key files.
+	ReadFile func(string) ([]byte, error)
+	// StderrTTY says whether progress may redraw a line in place.
+	StderrTTY bool
+	// Signals delivers interrupt requests: the first stops a run
+	// gracefully, the second cancels in-flight requests.
+	Signals <-chan os.Signal
+	Version string
+}
+
+// OSState is the State of the real process.
+func OSState() *State {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	return &State{
+		Args:      os.Args[1:],
+		Stdout:    os.Stdout,
+		Stderr:    os.Stderr,
+		Getenv:    os.Getenv,
+		ReadFile:  os.ReadFile,
+		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+		Signals:   sig,
+		Version:   version(),
+	}
+}
+
+// version is the module version stamped by `go install`, or "dev".
+func version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}

@@ -1,0 +1,82 @@
+package plan
+
+import (
+	"time"
+
+	"github.com/inferload/inferload/schedule"
+)
+
+// Defaults for fields left unset. docs/plan.md documents each; the flags'
+// help shows them too.
+const (
+	DefaultName           = "run"
+	DefaultAPI            = "chat"
+	DefaultConnectTimeout = 10 * time.Second
+	DefaultTTFTTimeout    = 60 * time.Second
+	DefaultTotalTimeout   = 10 * time.Minute
+	DefaultGrace          = 30 * time.Second
+	DefaultLateAfter      = 10 * time.Millisecond
+	DefaultArrival        = schedule.Poisson
+	DefaultBurstiness     = 1.0
+	DefaultSeed           = 1
+	DefaultInputTokens    = "512"
+	DefaultOutputTokens   = "128"
+	DefaultOutputDir      = "runs"
+	// DefaultDuration applies when neither load.duration nor load.requests
+	// is set: a minute is long enough for stable percentiles at typical
+	// rates and short enough that a forgotten option costs little.
+	DefaultDuration = time.Minute
+)
+
+// ApplyDefaults fills every unset field with its default. Open-loop-only
+// fields (arrival, late_after) get defaults only in open-loop plans, and
+// burstiness only with gamma arrivals, so the resolved plan shows exactly
+// the options that take effect.
+func (p *Plan) ApplyDefaults() {
+	setIfZero(&p.Name, DefaultName)
+	p.Target.applyDefaults()
+	p.Load.applyDefaults()
+	setIfZero(&p.Workload.Seed, DefaultSeed)
+	setIfZero(&p.Workload.InputTokens, DefaultInputTokens)
+	setIfZero(&p.Workload.OutputTokens, DefaultOutputTokens)
+	setIfNil(&p.Workload.IgnoreEOS, true)
+	setIfZero(&p.Output.Dir, DefaultOutputDir)
+}
+
+func (t *Target) applyDefaults() {
+	setIfZero(&t.API, DefaultAPI)
+	setIfNil(&t.Stream, true)
+	setIfNil(&t.IncludeUsage, true)
+	setIfZero(&t.Timeouts.Connect, DefaultConnectTimeout)
+	setIfZero(&t.Timeouts.TTFT, DefaultTTFTTimeout)
+	setIfZero(&t.Timeouts.Total, DefaultTotalTimeout)
+}
+
+func (l *LoadOptions) applyDefaults() {
+	if l.Duration == 0 && l.Requests == 0 {
+		l.Duration = DefaultDuration
+	}
+	setIfZero(&l.Grace, DefaultGrace)
+	if l.Rate > 0 {
+		setIfZero(&l.Arrival, DefaultArrival)
+		setIfZero(&l.LateAfter, DefaultLateAfter)
+	}
+	if l.Arrival == schedule.Gamma {
+		setIfZero(&l.Burstiness, DefaultBurstiness)
+	}
+}
+
+// setIfZero sets *field to def when it holds its zero value.
+func setIfZero[T comparable](field *T, def T) {
+	var zero T
+	if *field == zero {
+		*field = def
+	}
+}
+
+// setIfNil points *field at def when it is nil (an unset bool option).
+func setIfNil(field **bool, def bool) {
+	if *field == nil {
+		*field = &def
+	}
+}

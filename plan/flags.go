@@ -1,0 +1,203 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Flags are the command-line options that overlay a plan file: one flag
+// per plan option. Only flags the user actually gave override the file;
+// the defaults shown in --help are applied later, by ApplyDefaults.
+type Flags struct {
+	fs       *pflag.FlagSet
+	bindings []binding
+}
+
+// binding ties a flag to the plan field it sets.
+type binding struct {
+	flag  string // without "--"
+	path  string // YAML path of the field
+	apply func(p *Plan)
+}
+
+// BindFlags registers every plan option on fs and returns the handle that
+// later applies the ones the user set.
+func BindFlags(fs *pflag.FlagSet) *Flags {
+	f := &Flags{fs: fs}
+	f.bindTarget()
+	f.bindTLSAndTimeouts()
+	f.bindLoad()
+	f.bindWorkload()
+	bind(f, "name", "name", fs.String("name", DefaultName, "label for the run directory and reports (letters, digits, . _ -)"), func(p *Plan) *string { return &p.Name })
+	bind(f, "out", "output.dir", fs.String("out", DefaultOutputDir, "parent directory of run directories"), func(p *Plan) *string { return &p.Output.Dir })
+	return f
+}
+
+func (f *Flags) bindTarget() {
+	fs := f.fs
+	bind(f, "url", "target.url", fs.String("url", "", "API base URL, e.g. http://127.0.0.1:8000/v1 (required)"), func(p *Plan) *string { return &p.Target.URL })
+	bind(f, "model", "target.model", fs.String("model", "", "model name sent in each request"), func(p *Plan) *string { return &p.Target.Model })
+	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions) or completions (/completions)"), func(p *Plan) *string { return &p.Target.API })
+	bindOptBool(f, "stream", "target.stream", fs.Bool("stream", true, "ask for a streamed (SSE) reply"), func(p *Plan) **bool { return &p.Target.Stream })
+	bindOptBool(f, "include-usage", "target.include_usage", fs.Bool("include-usage", true, "ask a stream to end with token usage (stream_options.include_usage)"), func(p *Plan) **bool { return &p.Target.IncludeUsage })
+	bind(f, "api-key-env", "target.api_key_env", fs.String("api-key-env", "", "environment variable holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyEnv })
+	bind(f, "api-key-file", "target.api_key_file", fs.String("api-key-file", "", "file holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyFile })
+
+	headers := &pairs{kind: "header"}
+	fs.Var(headers, "header", "extra HTTP header name=value for every request (repeatable)")
+	f.add("header", "target.headers", func(p *Plan) { headers.applyHeaders(p) })
+	body := &pairs{kind: "body field"}
+	fs.Var(body, "body", "extra JSON body field name=value, value parsed as JSON when valid, else a string (repeatable), e.g. temperature=0.7")
+	f.add("body", "target.body", func(p *Plan) { body.applyBody(p) })
+}
+
+func (f *Flags) bindTLSAndTimeouts() {
+	fs := f.fs
+	bind(f, "ca-file", "target.ca_file", fs.String("ca-file", "", "PEM file of CA certificates to trust besides the system ones"), func(p *Plan) *string { return &p.Target.CAFile })
+	bind(f, "insecure", "target.insecure", fs.Bool("insecure", false, "skip TLS certificate verification"), func(p *Plan) *bool { return &p.Target.Insecure })
+	bind(f, "connect-timeout", "target.timeouts.connect", fs.Duration("connect-timeout", DefaultConnectTimeout, "limit on connecting (TCP and TLS)"), func(p *Plan) *time.Duration { return &p.Target.Timeouts.Connect })
+	bind(f, "ttft-timeout", "target.timeouts.ttft", fs.Duration("ttft-timeout", DefaultTTFTTimeout, "limit from sending to the first token"), func(p *Plan) *time.Duration { return &p.Target.Timeouts.TTFT })
+	bind(f, "timeout", "target.timeouts.total", fs.Duration("timeout", DefaultTotalTimeout, "limit on a whole request"), func(p *Plan) *time.Duration { return &p.Target.Timeouts.Total })
+}
+
+func (f *Flags) bindLoad() {
+	fs := f.fs
+	bind(f, "concurrency", "load.concurrency", fs.Int("concurrency", 0, "closed loop: number of users, each sending its next request when the last one ends"), func(p *Plan) *int { return &p.Load.Concurrency })
+	bind(f, "think-time", "load.think_time", fs.String("think-time", "", "closed loop: pause between a user's requests: 500ms, uniform(1s,5s) or exponential(2s)"), func(p *Plan) *string { return &p.Load.ThinkTime })
+	bind(f, "rate", "load.rate", fs.Float64("rate", 0, "open loop: requests per second, on a fixed schedule whatever the latency"), func(p *Plan) *float64 { return &p.Load.Rate })
+	bind(f, "arrival", "load.arrival", fs.String("arrival", DefaultArrival, "open loop: arrival process: constant, poisson or gamma"), func(p *Plan) *string { return &p.Load.Arrival })
+	bind(f, "burstiness", "load.burstiness", fs.Float64("burstiness", DefaultBurstiness, "gamma arrivals: 1 is Poisson, below 1 burstier, above 1 smoother"), func(p *Plan) *float64 { return &p.Load.Burstiness })
+	bind(f, "max-in-flight", "load.max_in_flight", fs.Int("max-in-flight", 0, "open loop: cap on concurrent requests; waiting ones count as queue delay (0: no cap)"), func(p *Plan) *int { return &p.Load.MaxInFlight })
+	bind(f, "late-after", "load.late_after", fs.Duration("late-after", DefaultLateAfter, "open loop: count a request late when it starts this long after its intended time"), func(p *Plan) *time.Duration { return &p.Load.LateAfter })
+	bind(f, "duration", "load.duration", fs.Duration("duration", 0, "stop issuing after this long, warm-up included (default 1m when --requests is not set)"), func(p *Plan) *time.Duration { return &p.Load.Duration })
+	bind(f, "requests", "load.requests", fs.Int("requests", 0, "stop issuing after this many requests, warm-up included"), func(p *Plan) *int { return &p.Load.Requests })
+	bind(f, "warmup", "load.warmup", fs.Duration("warmup", 0, "leave requests sent in this first part of the run out of the statistics"), func(p *Plan) *time.Duration { return &p.Load.Warmup })
+	bind(f, "grace", "load.grace", fs.Duration("grace", DefaultGrace, "time in-flight requests get to finish once issuing stops"), func(p *Plan) *time.Duration { return &p.Load.Grace })
+}
+
+func (f *Flags) bindWorkload() {
+	fs := f.fs
+	bind(f, "seed", "workload.seed", fs.Uint64("seed", DefaultSeed, "seed of prompts, lengths and arrivals: the same seed sends the same requests"), func(p *Plan) *uint64 { return &p.Workload.Seed })
+	bind(f, "input-tokens", "workload.input_tokens", fs.String("input-tokens", DefaultInputTokens, "prompt length in tokens: 512 or uniform(256,1024)"), func(p *Plan) *string { return &p.Workload.InputTokens })
+	bind(f, "output-tokens", "workload.output_tokens", fs.String("output-tokens", DefaultOutputTokens, "max_tokens asked for: 128 or uniform(64,256)"), func(p *Plan) *string { return &p.Workload.OutputTokens })
+	bindOptBool(f, "ignore-eos", "workload.ignore_eos", fs.Bool("ignore-eos", true, "ask the server to generate exactly max_tokens (ignore_eos)"), func(p *Plan) **bool { return &p.Workload.IgnoreEOS })
+}
+
+// add records a binding.
+func (f *Flags) add(flag, path string, apply func(p *Plan)) {
+	f.bindings = append(f.bindings, binding{flag: flag, path: path, apply: apply})
+}
+
+// bind ties a flag's value to a plan field of the same type.
+func bind[T any](f *Flags, flag, path string, value *T, field func(p *Plan) *T) {
+	f.add(flag, path, func(p *Plan) { *field(p) = *value })
+}
+
+// bindOptBool ties a bool flag to a *bool field (nil means default).
+func bindOptBool(f *Flags, flag, path string, value *bool, field func(p *Plan) **bool) {
+	f.add(flag, path, func(p *Plan) {
+		v := *value
+		*field(p) = &v
+	})
+}
+
+// Apply overlays onto p the flags the user gave on the command line, and
+// only those, so a flag overrides the plan file and an absent flag leaves
+// the file's value (or the default) alone. --header and --body add to or
+// replace single entries of the file's maps rather than replacing them.
+func (f *Flags) Apply(p *Plan) {
+	for _, b := range f.bindings {
+		if !f.fs.Changed(b.flag) {
+			continue
+		}
+		b.apply(p)
+		if b.flag != "header" && b.flag != "body" {
+			p.setOrigin(b.path, "--"+b.flag)
+		}
+	}
+}
+
+// pair is one name=value from a repeatable flag.
+type pair struct{ name, value string }
+
+// pairs is a pflag.Value collecting name=value arguments, so that a
+// malformed one is reported by flag parsing, naming the flag.
+type pairs struct {
+	kind  string
+	items []pair
+}
+
+// String shows the collected pairs in errors; "" when there are none, so
+// --help shows no "(default [])".
+func (ps *pairs) String() string {
+	if len(ps.items) == 0 {
+		return ""
+	}
+	s := make([]string, len(ps.items))
+	for i, p := range ps.items {
+		s[i] = p.name + "=" + p.value
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// Set adds one name=value.
+func (ps *pairs) Set(s string) error {
+	name, value, ok := strings.Cut(s, "=")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" {
+		return fmt.Errorf("want %s name=value", ps.kind)
+	}
+	ps.items = append(ps.items, pair{name, value})
+	return nil
+}
+
+// Type names the value in --help.
+func (ps *pairs) Type() string { return "name=value" }
+
+// applyHeaders sets each header, replacing one of the same name in any
+// letter case (HTTP header names are case-insensitive).
+func (ps *pairs) applyHeaders(p *Plan) {
+	if p.Target.Headers == nil {
+		p.Target.Headers = make(map[string]string)
+	}
+	for _, it := range ps.items {
+		for k := range p.Target.Headers {
+			if strings.EqualFold(k, it.name) {
+				delete(p.Target.Headers, k)
+			}
+		}
+		p.Target.Headers[it.name] = it.value
+		p.setOrigin("target.headers."+it.name, "--header")
+	}
+}
+
+// applyBody sets each body field, its value parsed as JSON when it is
+// valid JSON (numbers stay exact as json.Number) and taken as a string
+// otherwise: --body temperature=0.7 is a number, --body user=alice a string.
+func (ps *pairs) applyBody(p *Plan) {
+	if p.Target.Body == nil {
+		p.Target.Body = make(map[string]any)
+	}
+	for _, it := range ps.items {
+		p.Target.Body[it.name] = jsonOrString(it.value)
+		p.setOrigin("target.body."+it.name, "--body")
+	}
+}
+
+// jsonOrString parses s as one JSON value, or returns s itself.
+func jsonOrString(s string) any {
+	if !json.Valid([]byte(s)) {
+		return s
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return s
+	}
+	return v
+}

@@ -1,0 +1,239 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/workload"
+)
+
+// Sanity limits that catch typos (an extra zero or three) before they
+// start a million goroutines.
+const (
+	maxConcurrency = 1_000_000
+	maxInFlight    = 1_000_000
+)
+
+// validator collects problems, each tagged with where its value came from.
+type validator struct {
+	p    *Plan
+	errs Errors
+}
+
+// fail records a problem with the field at path.
+func (v *validator) fail(path, format string, args ...any) {
+	v.errs = append(v.errs, &FieldError{Source: v.p.origin[path], Field: path, Problem: fmt.Sprintf(format, args...)})
+}
+
+// Validate checks a plan with its defaults applied and returns every
+// problem found as Errors, or nil.
+func (p *Plan) Validate() error {
+	v := &validator{p: p}
+	v.name()
+	v.target()
+	v.headers()
+	v.body()
+	v.timeouts()
+	v.loadModel()
+	v.openLoop()
+	v.closedLoop()
+	v.stopConditions()
+	v.workload()
+	if p.Output.Dir == "" || strings.ContainsRune(p.Output.Dir, 0) {
+		v.fail("output.dir", "want a directory path")
+	}
+	return v.errs.err()
+}
+
+// safeName is what may name a run directory on any file system.
+var safeName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+func (v *validator) name() {
+	if !safeName.MatchString(v.p.Name) {
+		v.fail("name", "%q cannot name a run directory: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit", v.p.Name)
+	}
+}
+
+func (v *validator) target() {
+	t := &v.p.Target
+	if t.URL == "" {
+		v.fail("target.url", "required: the API base URL, e.g. http://127.0.0.1:8000/v1")
+	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1", redactURL(t.URL))
+	}
+	if t.API != "chat" && t.API != "completions" {
+		v.fail("target.api", "%q is not an API: want chat or completions", t.API)
+	}
+	if t.APIKeyEnv != "" && t.APIKeyFile != "" {
+		v.fail("target.api_key_file", "set api_key_env or api_key_file, not both")
+	}
+	if t.Insecure && t.CAFile != "" {
+		v.fail("target.ca_file", "has no effect with insecure: true, which skips certificate checks; drop one")
+	}
+}
+
+func (v *validator) headers() {
+	names := make([]string, 0, len(v.p.Target.Headers))
+	for name := range v.p.Target.Headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path := "target.headers." + name
+		if !isToken(name) {
+			v.fail(path, "%q is not a valid HTTP header name", name)
+		}
+		if strings.ContainsAny(v.p.Target.Headers[name], "\r\n\x00") {
+			v.fail(path, "header values cannot contain line breaks or NUL")
+		}
+	}
+}
+
+// isToken reports whether s is an RFC 9110 token, the syntax of a header
+// name.
+func isToken(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) body() {
+	if _, err := json.Marshal(v.p.Target.Body); err != nil {
+		v.fail("target.body", "cannot be sent as JSON: %v", err)
+	}
+}
+
+func (v *validator) timeouts() {
+	for _, f := range []struct {
+		path string
+		d    time.Duration
+	}{
+		{"target.timeouts.connect", v.p.Target.Timeouts.Connect},
+		{"target.timeouts.ttft", v.p.Target.Timeouts.TTFT},
+		{"target.timeouts.total", v.p.Target.Timeouts.Total},
+	} {
+		if f.d <= 0 {
+			v.fail(f.path, "%v: want a positive duration", f.d)
+		}
+	}
+}
+
+// loadModel checks that exactly one of closed loop and open loop is chosen.
+func (v *validator) loadModel() {
+	l := &v.p.Load
+	switch {
+	case l.Concurrency < 0:
+		v.fail("load.concurrency", "%d: want a positive number of users", l.Concurrency)
+	case l.Concurrency > maxConcurrency:
+		v.fail("load.concurrency", "%d users is more than %d; is there an extra zero?", l.Concurrency, maxConcurrency)
+	}
+	if math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0 {
+		v.fail("load.rate", "%v: want a positive number of requests per second", l.Rate)
+	}
+	closed, open := l.Concurrency > 0, l.Rate > 0
+	if closed && open {
+		v.fail("load.rate", "set load.concurrency (closed loop: N users) or load.rate (open loop: requests/s), not both")
+	}
+	if !closed && !open && l.Concurrency == 0 && l.Rate == 0 {
+		v.fail("load", "set load.concurrency (closed loop, --concurrency N) or load.rate (open loop, --rate R)")
+	}
+}
+
+// openLoop checks the options that only apply with load.rate.
+func (v *validator) openLoop() {
+	l := &v.p.Load
+	open := l.Rate > 0
+	if l.Arrival != "" {
+		if !open {
+			v.fail("load.arrival", "only applies with load.rate (open loop)")
+		} else if !slices.Contains(schedule.ArrivalKinds(), l.Arrival) {
+			v.fail("load.arrival", "%q: want one of %s", l.Arrival, strings.Join(schedule.ArrivalKinds(), ", "))
+		}
+	}
+	if l.Burstiness != 0 && l.Arrival != schedule.Gamma {
+		v.fail("load.burstiness", "only applies with arrival: gamma")
+	} else if l.Arrival == schedule.Gamma && !(l.Burstiness > 0 && !math.IsInf(l.Burstiness, 0)) {
+		v.fail("load.burstiness", "%v: want a number above 0 (1 is Poisson, below 1 burstier)", l.Burstiness)
+	}
+	switch {
+	case l.MaxInFlight < 0 || l.MaxInFlight > maxInFlight:
+		v.fail("load.max_in_flight", "%d: want 0 (no cap) to %d", l.MaxInFlight, maxInFlight)
+	case l.MaxInFlight > 0 && !open:
+		v.fail("load.max_in_flight", "only applies with load.rate (closed loop is capped by its users)")
+	}
+	switch {
+	case l.LateAfter < 0:
+		v.fail("load.late_after", "%v: want a positive duration", l.LateAfter)
+	case l.LateAfter > 0 && !open:
+		v.fail("load.late_after", "only applies with load.rate (open loop)")
+	}
+}
+
+// closedLoop checks the options that only apply with load.concurrency.
+func (v *validator) closedLoop() {
+	l := &v.p.Load
+	if l.ThinkTime == "" {
+		return
+	}
+	if l.Concurrency <= 0 {
+		v.fail("load.think_time", "only applies with load.concurrency (closed loop)")
+		return
+	}
+	if _, err := schedule.ParseThinkTime(l.ThinkTime); err != nil {
+		v.fail("load.think_time", "%v", err)
+	}
+}
+
+func (v *validator) stopConditions() {
+	l := &v.p.Load
+	if l.Duration < 0 {
+		v.fail("load.duration", "%v: want a positive duration", l.Duration)
+	}
+	if l.Requests < 0 {
+		v.fail("load.requests", "%d: want a positive number of requests", l.Requests)
+	}
+	if l.Duration == 0 && l.Requests == 0 {
+		v.fail("load.duration", "set load.duration, load.requests or both")
+	}
+	switch {
+	case l.Warmup < 0:
+		v.fail("load.warmup", "%v: want a positive duration", l.Warmup)
+	case l.Duration > 0 && l.Warmup >= l.Duration:
+		v.fail("load.warmup", "%v leaves nothing to measure in a %v run: want less than load.duration", l.Warmup, l.Duration)
+	}
+	if l.Grace < 0 {
+		v.fail("load.grace", "%v: want a positive duration", l.Grace)
+	}
+}
+
+func (v *validator) workload() {
+	w := &v.p.Workload
+	v.length("workload.input_tokens", w.InputTokens)
+	v.length("workload.output_tokens", w.OutputTokens)
+}
+
+// length checks a token length spec with workload's own parser.
+func (v *validator) length(path, spec string) {
+	d, err := workload.ParseDist(spec)
+	if err != nil {
+		v.fail(path, "%v", err)
+		return
+	}
+	if d.Min() < 1 {
+		v.fail(path, "%s can be %d; want at least 1 token", d, d.Min())
+	}
+}

@@ -1,0 +1,168 @@
+package plan
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// closedPlan is a minimal valid closed-loop plan.
+func closedPlan() *Plan {
+	return &Plan{Target: Target{URL: "http://127.0.0.1:8000/v1"}, Load: LoadOptions{Concurrency: 2}}
+}
+
+// openPlan is a minimal valid open-loop plan.
+func openPlan() *Plan {
+	return &Plan{Target: Target{URL: "https://127.0.0.1:8443/v1"}, Load: LoadOptions{Rate: 5}}
+}
+
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		plan   func() *Plan
+		change func(p *Plan)
+		want   string // "" means valid
+	}{
+		// The minimal closed-loop plan is valid.
+		{"closed ok", closedPlan, func(*Plan) {}, ""},
+		// The minimal open-loop plan is valid.
+		{"open ok", openPlan, func(*Plan) {}, ""},
+		// The URL is required.
+		{"no url", closedPlan, func(p *Plan) { p.Target.URL = "" }, "target.url: required"},
+		// Only http and https.
+		{"ftp url", closedPlan, func(p *Plan) { p.Target.URL = "ftp://h/v1" }, `target.url: "ftp://h/v1" is not an http:// or https:// URL`},
+		// A URL needs a host.
+		{"no host", closedPlan, func(p *Plan) { p.Target.URL = "http:///v1" }, "is not an http:// or https:// URL with a host"},
+		// A bad URL's password is not echoed in the error.
+		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
+		// Only the two APIs.
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "embeddings" }, `target.api: "embeddings" is not an API: want chat or completions`},
+		// Two key sources conflict.
+		{"two keys", closedPlan, func(p *Plan) { p.Target.APIKeyEnv, p.Target.APIKeyFile = "K", "k.txt" }, "set api_key_env or api_key_file, not both"},
+		// A CA file is pointless when verification is off.
+		{"ca and insecure", closedPlan, func(p *Plan) { p.Target.CAFile, p.Target.Insecure = "ca.pem", true }, "target.ca_file: has no effect with insecure"},
+		// Header names must be tokens.
+		{"bad header", closedPlan, func(p *Plan) { p.Target.Headers = map[string]string{"X Bad": "1"} }, `target.headers.X Bad: "X Bad" is not a valid HTTP header name`},
+		// Header values cannot smuggle a second header.
+		{"header crlf", closedPlan, func(p *Plan) { p.Target.Headers = map[string]string{"X-A": "1\r\nX-B: 2"} }, "header values cannot contain line breaks"},
+		// The body must marshal to JSON.
+		{"bad body", closedPlan, func(p *Plan) { p.Target.Body = map[string]any{"x": math.NaN()} }, "target.body: cannot be sent as JSON"},
+		// Negative timeouts make no sense.
+		{"negative timeout", closedPlan, func(p *Plan) { p.Target.Timeouts.TTFT = -time.Second }, "target.timeouts.ttft: -1s: want a positive duration"},
+		// Neither load model.
+		{"no load", closedPlan, func(p *Plan) { p.Load.Concurrency = 0 }, "load: set load.concurrency (closed loop, --concurrency N) or load.rate"},
+		// Both load models.
+		{"both loads", closedPlan, func(p *Plan) { p.Load.Rate = 3 }, "load.rate: set load.concurrency (closed loop: N users) or load.rate (open loop: requests/s), not both"},
+		// Negative users.
+		{"negative users", closedPlan, func(p *Plan) { p.Load.Concurrency = -1 }, "load.concurrency: -1: want a positive number of users"},
+		// An extra three zeros.
+		{"huge users", closedPlan, func(p *Plan) { p.Load.Concurrency = 32_000_000 }, "is there an extra zero?"},
+		// NaN rate.
+		{"nan rate", openPlan, func(p *Plan) { p.Load.Rate = math.NaN() }, "load.rate: NaN: want a positive number"},
+		// Arrival needs open loop.
+		{"arrival closed", closedPlan, func(p *Plan) { p.Load.Arrival = "poisson" }, "load.arrival: only applies with load.rate"},
+		// Unknown arrival.
+		{"bad arrival", openPlan, func(p *Plan) { p.Load.Arrival = "uniform" }, `load.arrival: "uniform": want one of constant, poisson, gamma`},
+		// Burstiness needs gamma.
+		{"burstiness poisson", openPlan, func(p *Plan) { p.Load.Burstiness = 0.5 }, "load.burstiness: only applies with arrival: gamma"},
+		// Gamma burstiness must be positive.
+		{"burstiness negative", openPlan, func(p *Plan) { p.Load.Arrival, p.Load.Burstiness = "gamma", -1 }, "load.burstiness: -1: want a number above 0"},
+		// Gamma gets burstiness 1 by default.
+		{"gamma default", openPlan, func(p *Plan) { p.Load.Arrival = "gamma" }, ""},
+		// max_in_flight needs open loop.
+		{"cap closed", closedPlan, func(p *Plan) { p.Load.MaxInFlight = 8 }, "load.max_in_flight: only applies with load.rate"},
+		// late_after needs open loop.
+		{"late closed", closedPlan, func(p *Plan) { p.Load.LateAfter = time.Millisecond }, "load.late_after: only applies with load.rate"},
+		// think_time needs closed loop.
+		{"think open", openPlan, func(p *Plan) { p.Load.ThinkTime = "1s" }, "load.think_time: only applies with load.concurrency"},
+		// think_time is parsed by schedule's parser.
+		{"bad think", closedPlan, func(p *Plan) { p.Load.ThinkTime = "uniform(5s,1s)" }, "low 5s is above high 1s"},
+		// Warm-up must leave something to measure.
+		{"warmup too long", closedPlan, func(p *Plan) { p.Load.Duration, p.Load.Warmup = time.Minute, time.Minute }, "load.warmup: 1m0s leaves nothing to measure"},
+		// A request-count run may have a time-based warm-up.
+		{"warmup with requests", closedPlan, func(p *Plan) { p.Load.Requests, p.Load.Warmup = 100, time.Hour }, ""},
+		// Negative request counts.
+		{"negative requests", closedPlan, func(p *Plan) { p.Load.Requests = -5 }, "load.requests: -5"},
+		// Token specs go through workload's parser.
+		{"bad input tokens", closedPlan, func(p *Plan) { p.Workload.InputTokens = "uniform(9,1)" }, "workload.input_tokens: length \"uniform(9,1)\": uniform low 9 is above high 1"},
+		// Zero-token outputs are refused.
+		{"zero output", closedPlan, func(p *Plan) { p.Workload.OutputTokens = "uniform(0,4)" }, "workload.output_tokens: uniform(0,4) can be 0; want at least 1 token"},
+		// Names must be safe directory names.
+		{"path name", closedPlan, func(p *Plan) { p.Name = "../etc" }, `name: "../etc" cannot name a run directory`},
+		// Names cannot be hidden files either.
+		{"dot name", closedPlan, func(p *Plan) { p.Name = ".hidden" }, "cannot name a run directory"},
+	}
+	for _, tt := range tests {
+		p := tt.plan()
+		tt.change(p)
+		p.ApplyDefaults()
+		err := p.Validate()
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: unexpected error: %v", tt.name, err)
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("%s: error %v\nwant it to contain %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+func TestValidateCollectsAll(t *testing.T) {
+	t.Parallel()
+	p := &Plan{Name: "a/b", Target: Target{API: "grpc"}, Load: LoadOptions{Concurrency: 1, Rate: 1},
+		Workload: Workload{InputTokens: "x"}}
+	p.ApplyDefaults()
+	var errs Errors
+	if err := p.Validate(); !errors.As(err, &errs) {
+		t.Fatalf("Validate = %v, want Errors", err)
+	}
+	// Name, URL, API, both load models and input tokens: five problems,
+	// each its own FieldError.
+	fields := []string{"name", "target.url", "target.api", "load.rate", "workload.input_tokens"}
+	if len(errs) != len(fields) {
+		t.Fatalf("got %d problems, want %d:\n%v", len(errs), len(fields), errs)
+	}
+	for i, f := range fields {
+		if errs[i].Field != f {
+			t.Errorf("problem %d is about %s, want %s", i, errs[i].Field, f)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		plan  *Plan
+		check func(p *Plan) bool
+	}{
+		// No stop condition: a one-minute run.
+		{"default duration", closedPlan(), func(p *Plan) bool { return p.Load.Duration == DefaultDuration }},
+		// A request count alone adds no duration.
+		{"requests only", &Plan{Load: LoadOptions{Requests: 10}}, func(p *Plan) bool { return p.Load.Duration == 0 }},
+		// Open loop gets Poisson arrivals and a lateness threshold.
+		{"open loop", openPlan(), func(p *Plan) bool {
+			return p.Load.Arrival == "poisson" && p.Load.LateAfter == DefaultLateAfter && p.Load.Burstiness == 0
+		}},
+		// Closed loop gets neither.
+		{"closed loop", closedPlan(), func(p *Plan) bool { return p.Load.Arrival == "" && p.Load.LateAfter == 0 }},
+		// Bools default to true but an explicit false stays.
+		{"explicit false", &Plan{Target: Target{Stream: ptr(false)}}, func(p *Plan) bool {
+			return !*p.Target.Stream && *p.Target.IncludeUsage && *p.Workload.IgnoreEOS
+		}},
+		// The rest of the documented defaults.
+		{"others", closedPlan(), func(p *Plan) bool {
+			return p.Name == "run" && p.Target.API == "chat" && p.Target.Timeouts == Timeouts{10 * time.Second, time.Minute, 10 * time.Minute} &&
+				p.Load.Grace == 30*time.Second && p.Workload == Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: p.Workload.IgnoreEOS} &&
+				p.Output.Dir == "runs"
+		}},
+	}
+	for _, tt := range tests {
+		tt.plan.ApplyDefaults()
+		if !tt.check(tt.plan) {
+			t.Errorf("%s: defaults wrong: %+v", tt.name, tt.plan)
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// OpenAIBody describes one request body for the OpenAI APIs. Render turns
+// it into JSON once, before the request is due.
+type OpenAIBody struct {
+	// Model is sent as "model" when not empty (llama.cpp ignores it).
+	Model string
+	// Prompt is the user message (chat) or the prompt (completions).
+	Prompt string
+	// MaxTokens is sent as "max_tokens" when positive.
+	MaxTokens int
+	// Stream asks for an SSE reply.
+	Stream bool
+	// IncludeUsage asks a streaming reply for a final usage chunk
+	// (stream_options.include_usage); ignored when not streaming, where
+	// usage always comes with the reply.
+	IncludeUsage bool
+	// IgnoreEOS asks the server (vLLM, SGLang, llama.cpp) to generate
+	// exactly MaxTokens tokens; sent only when true.
+	IgnoreEOS bool
+	// Extra fields are merged in last and may override any of the above
+	// (temperature, top_p, min_tokens, ...). If Extra overrides "stream",
+	// the Request's Stream flag must say the same.
+	Extra map[string]any
+}
+
+// Render returns the JSON body for api. Keys are sorted, so the same body
+// always renders to the same bytes.
+func (b OpenAIBody) Render(api API) ([]byte, error) {
+	m := make(map[string]any, 6+len(b.Extra))
+	switch api {
+	case APIChat:
+		m["messages"] = []map[string]string{{"role": "user", "content": b.Prompt}}
+	case APICompletions:
+		m["prompt"] = b.Prompt
+	default:
+		return nil, fmt.Errorf("render body: unknown API %q (want %q or %q)", api, APIChat, APICompletions)
+	}
+	if b.Model != "" {
+		m["model"] = b.Model
+	}
+	if b.MaxTokens > 0 {
+		m["max_tokens"] = b.MaxTokens
+	}
+	m["stream"] = b.Stream
+	if b.Stream && b.IncludeUsage {
+		m["stream_options"] = map[string]bool{"include_usage": true}
+	}
+	if b.IgnoreEOS {
+		m["ignore_eos"] = true
+	}
+	for k, v := range b.Extra {
+		m[k] = v
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false) // prompts are data, not HTML: keep '<' as is
+	if err := enc.Encode(m); err != nil {
+		return nil, fmt.Errorf("render body: %w", err)
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,241 @@
+package protocol
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/inferload/inferload/record"
+)
+
+// The causes a call's context is canceled with, so that classify can tell
+// which deadline fired.
+var (
+	errTTFTTimeout  = errors.New("TTFT timeout")
+	errTotalTimeout = errors.New("total timeout")
+	errDrainTimeout = errors.New("stream kept open after [DONE]")
+)
+
+const (
+	// maxErrBody is how much of an error reply is read for its message.
+	maxErrBody = 4 << 10
+	// maxErrMsg keeps Trace.ErrMsg short enough for a record line.
+	maxErrMsg = 240
+)
+
+// failure is a request failure already classified where it was found.
+type failure struct {
+	kind record.ErrorKind
+	msg  string
+}
+
+func (f *failure) Error() string { return string(f.kind) + ": " + f.msg }
+
+// classify maps what went wrong to the error taxonomy. Order matters: a
+// failure found in the reply is definitive; then a fired deadline or the
+// caller's cancellation explains any I/O error that followed it; only then
+// is the network error itself looked at.
+func (cl *call) classify(err error) (record.ErrorKind, string) {
+	var f *failure
+	if errors.As(err, &f) {
+		return f.kind, f.msg
+	}
+	if cl.ctx.Err() != nil {
+		if kind, msg, ok := cl.deadline(); ok {
+			return kind, msg
+		}
+	}
+	return classifyNet(err)
+}
+
+// deadline explains a done call context: which timeout fired, or whether
+// the caller canceled.
+func (cl *call) deadline() (record.ErrorKind, string, bool) {
+	switch cause := context.Cause(cl.ctx); {
+	case cause == errTTFTTimeout:
+		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no content within the TTFT timeout (%v)", cl.c.ttft), true
+	case cause == errTotalTimeout && cl.t.ContentEvents > 0:
+		return record.ErrTimeoutAfterTTFT, fmt.Sprintf("total timeout (%v) after %d content events",
+			cl.c.total, cl.t.ContentEvents), true
+	case cause == errTotalTimeout:
+		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("total timeout (%v) before any content", cl.c.total), true
+	case cl.parent.Err() != nil:
+		return record.ErrCanceled, "canceled: " + context.Cause(cl.parent).Error(), true
+	}
+	return "", "", false
+}
+
+// classifyNet classifies an error of the connection or transport.
+func classifyNet(err error) (record.ErrorKind, string) {
+	msg := netMessage(err)
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return record.ErrConnRefused, msg
+	case isConnectTimeout(err):
+		return record.ErrConnectTimeout, msg
+	case isTLS(err):
+		return record.ErrTLS, msg
+	case isReset(err):
+		return record.ErrConnReset, msg
+	case errors.Is(err, ErrEventTooLarge):
+		return record.ErrMalformedEvent, msg
+	}
+	return record.ErrOther, msg
+}
+
+func isConnectTimeout(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" && op.Timeout() {
+		return true
+	}
+	// net/http reports a slow handshake with an unexported error type.
+	return strings.Contains(err.Error(), "TLS handshake timeout")
+}
+
+func isTLS(err error) bool {
+	var (
+		verify   *tls.CertificateVerificationError
+		header   tls.RecordHeaderError
+		alert    tls.AlertError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
+	return errors.As(err, &verify) || errors.As(err, &header) || errors.As(err, &alert) ||
+		errors.As(err, &unknown) || errors.As(err, &hostname) || errors.As(err, &invalid) ||
+		strings.Contains(err.Error(), "tls: ")
+}
+
+// isReset covers a connection the server dropped: an RST, a write to a
+// closed socket, or an EOF in the middle of the reply (a truncated chunked
+// body gives io.ErrUnexpectedEOF, an EOF before the status line io.EOF).
+func isReset(err error) bool {
+	if errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, io.EOF) {
+		return true
+	}
+	s := err.Error()
+	return strings.Contains(s, "server closed idle connection") ||
+		strings.Contains(s, "connection reset")
+}
+
+// netMessage drops the "Post URL:" wrapper: the URL is known from the plan
+// and may carry credentials.
+func netMessage(err error) string {
+	var ue interface{ Unwrap() error }
+	if errors.As(err, &ue) && strings.HasPrefix(err.Error(), "Post ") {
+		if inner := ue.Unwrap(); inner != nil {
+			return inner.Error()
+		}
+	}
+	return err.Error()
+}
+
+// httpError records a non-2xx reply with the message the server gave.
+func (cl *call) httpError(resp *http.Response) error {
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrBody))
+	cl.t.BytesIn = int64(len(body))
+	kind := record.ErrHTTP4xx
+	switch code := resp.StatusCode; {
+	case code == http.StatusTooManyRequests:
+		kind = record.ErrHTTP429
+	case code >= 500:
+		kind = record.ErrHTTP5xx
+	case code < 400:
+		kind = record.ErrOther
+	}
+	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
+	if text := errorText(body); text != "" {
+		msg += ": " + text
+	}
+	return &failure{kind, msg}
+}
+
+// errorText pulls the human message out of an error body or event: the
+// shapes OpenAI, vLLM, TGI, FastAPI and llama.cpp use, else the raw text.
+func errorText(body []byte) string {
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return string(body)
+	}
+	var inner struct {
+		Message string `json:"message"`
+	}
+	var s string
+	switch {
+	case json.Unmarshal(v.Error, &inner) == nil && inner.Message != "":
+		return inner.Message
+	case json.Unmarshal(v.Error, &s) == nil && s != "":
+		return s
+	case v.Message != "":
+		return v.Message
+	case json.Unmarshal(v.Detail, &s) == nil && s != "":
+		return s
+	}
+	return string(body)
+}
+
+// decodeJSONString decodes the raw contents of a JSON string.
+func decodeJSONString(raw []byte) string {
+	var s string
+	if json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &s) != nil {
+		return string(raw)
+	}
+	return s
+}
+
+// sanitize makes a server- or network-supplied message safe for a record:
+// the API key is redacted, control characters and runs of space become one
+// space, invalid UTF-8 is dropped, and the result is cut to maxErrMsg
+// bytes. Redaction comes first so that truncation cannot leave part of a
+// key behind.
+func (c *OpenAI) sanitize(msg string) string {
+	if c.secret != "" {
+		msg = strings.ReplaceAll(msg, c.secret, "[redacted]")
+	}
+	msg = strings.ToValidUTF8(msg, "")
+	var b strings.Builder
+	space := false
+	for _, r := range msg {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			space = true
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+		if b.Len() > maxErrMsg {
+			break
+		}
+	}
+	return truncate(b.String(), maxErrMsg)
+}
+
+// truncate cuts s to at most n bytes on a rune boundary, marking the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

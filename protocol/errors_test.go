@@ -1,0 +1,393 @@
+package protocol
+
+import (
+	"bufio"
+	"context"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// errCase is one way a target can misbehave and how it must be classified.
+type errCase struct {
+	name    string
+	handler http.HandlerFunc // the misbehaving server, when one is needed
+	target  func(t *testing.T) string
+	opts    func(*OpenAIOptions)
+	plain   bool          // non-streaming request
+	cancel  chan struct{} // closed by the server when the caller should cancel
+	kind    record.ErrorKind
+	status  int
+	msg     string // substring of ErrMsg
+	events  int    // content events that must have been kept
+}
+
+func TestErrorKinds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range errCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			base := ""
+			switch {
+			case tc.target != nil:
+				base = tc.target(t)
+			default:
+				srv := httptest.NewServer(tc.handler)
+				t.Cleanup(srv.Close)
+				base = srv.URL + "/v1"
+			}
+			c := newClient(t, base, tc.opts)
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if tc.cancel != nil {
+				go func() {
+					select {
+					case <-tc.cancel:
+						cancel()
+					case <-ctx.Done():
+					}
+				}()
+			}
+			var tr Trace
+			c.Do(ctx, chatRequest(!tc.plain), &tr)
+			checkTrace(t, &tr)
+			if tr.Err != tc.kind || tr.Status != tc.status || !strings.Contains(tr.ErrMsg, tc.msg) {
+				t.Errorf("got %q status %d %q; want %q status %d message containing %q",
+					tr.Err, tr.Status, tr.ErrMsg, tc.kind, tc.status, tc.msg)
+			}
+			if tr.ContentEvents != tc.events {
+				t.Errorf("%d content events kept, want %d", tr.ContentEvents, tc.events)
+			}
+		})
+	}
+}
+
+// errCases builds the table; every row gets fresh channels.
+func errCases() []errCase {
+	canceled := make(chan struct{})
+	return []errCase{
+		// Nothing listens on the port.
+		{name: "connection refused", target: refusedTarget, kind: record.ErrConnRefused, msg: "refused"},
+		// The listener's accept queue is full, so the SYN is dropped until the connect timeout.
+		{name: "connect timeout", target: fullBacklogTarget, kind: record.ErrConnectTimeout, msg: "timeout",
+			opts: func(o *OpenAIOptions) { o.ConnectTimeout = 100 * time.Millisecond }},
+		// The server resets the connection instead of answering.
+		{name: "reset before reply", handler: resetHandler(""), kind: record.ErrConnReset},
+		// The server resets the connection in the middle of the stream.
+		{name: "reset mid stream", handler: resetHandler("data: " + chatToken("a") + "\n\n"), kind: record.ErrConnReset, status: 200},
+		// The connection closes in the middle of a chunked body: unexpected EOF, events kept.
+		{name: "eof mid stream", handler: truncatedHandler, kind: record.ErrConnReset, status: 200, events: 2},
+		// The server closes the connection before any reply.
+		{name: "eof before reply", handler: closeHandler, kind: record.ErrConnReset, msg: "EOF"},
+		// HTTPS to a plain HTTP server: the first record is not TLS.
+		{name: "tls to plain server", target: plainAsTLSTarget, kind: record.ErrTLS, msg: "tls"},
+		// A certificate the client does not trust.
+		{name: "tls unknown authority", target: tlsTarget, kind: record.ErrTLS, msg: "certificate"},
+		// No content before the TTFT timeout; the role chunk does not count.
+		{name: "ttft timeout", handler: stallAfter(roleChunk), kind: record.ErrTimeoutBeforeTTFT, status: 200, msg: "TTFT timeout",
+			opts: func(o *OpenAIOptions) { o.TTFTTimeout = 100 * time.Millisecond }},
+		// The total timeout fires before even the headers: before the first token.
+		{name: "total timeout before headers", handler: stallHeaders, kind: record.ErrTimeoutBeforeTTFT, msg: "before any content",
+			opts: func(o *OpenAIOptions) { o.TotalTimeout = 100 * time.Millisecond }},
+		// The total timeout fires after the first token: after, with what arrived kept.
+		{name: "total timeout after first token", handler: stallAfter(chatToken("a")), kind: record.ErrTimeoutAfterTTFT,
+			status: 200, msg: "after 1 content events", events: 1,
+			opts: func(o *OpenAIOptions) {
+				o.TotalTimeout = 150 * time.Millisecond
+				o.TTFTTimeout = 100 * time.Millisecond
+			}},
+		// A first token stops the TTFT timer: a stream slower than the TTFT timeout overall still succeeds.
+		{name: "ttft timer stopped", handler: slowStream, kind: record.ErrNone, status: 200, events: 3,
+			opts: func(o *OpenAIOptions) { o.TTFTTimeout = 100 * time.Millisecond }},
+		// 429 has its own kind; the server's message is kept.
+		{name: "http 429", handler: errorReply(429, `{"error":{"message":"rate limited","type":"rate_limit"}}`),
+			kind: record.ErrHTTP429, status: 429, msg: "HTTP 429: rate limited"},
+		// Other 4xx: vLLM's error body.
+		{name: "http 400", handler: errorReply(400, `{"object":"error","message":"max_tokens is too large","type":"BadRequestError","param":null,"code":400}`),
+			kind: record.ErrHTTP4xx, status: 400, msg: "max_tokens is too large"},
+		// A 401 that echoes the key: redacted.
+		{name: "http 401 echoing the key", handler: echoAuth, kind: record.ErrHTTP4xx, status: 401, msg: "[redacted]"},
+		// 5xx with a huge plain-text body: truncated, control characters gone.
+		{name: "http 503", handler: errorReply(503, "overloaded\n\t"+strings.Repeat("x", 20000)),
+			kind: record.ErrHTTP5xx, status: 503, msg: "HTTP 503: overloaded xxx"},
+		// FastAPI's {"detail": ...} shape.
+		{name: "http 422 detail", handler: errorReply(422, `{"detail":"field required"}`),
+			kind: record.ErrHTTP4xx, status: 422, msg: "field required"},
+		// The stream just stops: no [DONE].
+		{name: "stream incomplete", handler: streamOf(chatToken("a"), chatToken("b")), kind: record.ErrStreamIncomplete,
+			status: 200, msg: "without [DONE] after 2 content events", events: 2},
+		// A server that ignores stream:true: told apart by its Content-Type.
+		{name: "not streamed", handler: errorReply(200, `{"choices":[{"message":{"content":"x"}}]}`),
+			kind: record.ErrStreamIncomplete, status: 200, msg: "did not stream"},
+		// Bad JSON in an event.
+		{name: "malformed event", handler: streamOf(chatToken("a"), `{"choices":[{"delta":`, "[DONE]"),
+			kind: record.ErrMalformedEvent, status: 200, msg: "after 1 content events", events: 1},
+		// An event over the size limit.
+		{name: "event too large", handler: hugeEvent, kind: record.ErrMalformedEvent, status: 200, msg: "size limit"},
+		// data: {"error": ...} inside a 200 stream is a failure, never a success.
+		{name: "error event data", handler: streamOf(chatToken("a"), `{"error":{"message":"CUDA out of memory","code":500}}`, "[DONE]"),
+			kind: record.ErrStreamErrorEvent, status: 200, msg: "CUDA out of memory", events: 1},
+		// event: error is a failure too.
+		{name: "error event type", handler: rawStream("data: " + chatToken("a") + "\n\nevent: error\ndata: overloaded\n\ndata: [DONE]\n\n"),
+			kind: record.ErrStreamErrorEvent, status: 200, msg: "overloaded", events: 1},
+		// A finished stream with no content at all.
+		{name: "empty output", handler: streamOf(roleChunk, usageChunk, "[DONE]"), kind: record.ErrEmptyOutput, status: 200, msg: "no content"},
+		// A non-streaming reply with empty content.
+		{name: "empty output plain", plain: true, handler: errorReply(200, `{"choices":[{"message":{"content":""},"finish_reason":"stop"}]}`),
+			kind: record.ErrEmptyOutput, status: 200, msg: "finish_reason stop"},
+		// A non-streaming reply that is not JSON.
+		{name: "malformed plain", plain: true, handler: errorReply(200, `{"choices":`), kind: record.ErrMalformedEvent, status: 200, msg: "reply body"},
+		// A non-streaming 200 carrying an error object.
+		{name: "error in plain reply", plain: true, handler: errorReply(200, `{"error":"model overloaded"}`),
+			kind: record.ErrStreamErrorEvent, status: 200, msg: "model overloaded"},
+		// The caller cancels mid-stream.
+		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
+			kind: record.ErrCanceled, status: 200, msg: "canceled", events: 1},
+	}
+}
+
+func refusedTarget(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "http://" + addr + "/v1"
+}
+
+// fullBacklogTarget listens with a backlog of 0 and fills it with one
+// connection: Linux then drops further SYNs, so connecting times out.
+func fullBacklogTarget(t *testing.T) string {
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	filler, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		t.Fatalf("filling the backlog: %v", err)
+	}
+	t.Cleanup(func() { filler.Close() })
+	return "http://" + addr + "/v1"
+}
+
+func plainAsTLSTarget(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	return strings.Replace(srv.URL, "http://", "https://", 1) + "/v1"
+}
+
+// discardLog silences the TLS server's handshake-error log lines, which
+// the tests provoke on purpose.
+var discardLog = log.New(io.Discard, "", 0)
+
+func tlsTarget(t *testing.T) string {
+	srv := httptest.NewTLSServer(streamOf(chatToken("a"), "[DONE]"))
+	srv.Config.ErrorLog = discardLog
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// hijack consumes the request and takes over the raw connection.
+func hijack(w http.ResponseWriter, r *http.Request) (net.Conn, *bufio.ReadWriter) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	conn, rw, err := w.(http.Hijacker).Hijack()
+	if err != nil {
+		panic(err)
+	}
+	return conn, rw
+}
+
+// resetHandler writes prefix as the start of a chunked SSE reply (nothing
+// when empty) and then resets the connection.
+func resetHandler(prefix string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, rw := hijack(w, r)
+		if prefix != "" {
+			fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", len(prefix), prefix)
+			rw.Flush()
+		}
+		conn.(*net.TCPConn).SetLinger(0) // close with RST
+		conn.Close()
+	}
+}
+
+// truncatedHandler sends two events of a chunked reply, then closes
+// cleanly in the middle of the body.
+func truncatedHandler(w http.ResponseWriter, r *http.Request) {
+	conn, rw := hijack(w, r)
+	body := "data: " + chatToken("a") + "\n\ndata: " + chatToken("b") + "\n\n"
+	fmt.Fprintf(rw, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n", len(body), body)
+	rw.Flush()
+	conn.Close()
+}
+
+func closeHandler(w http.ResponseWriter, r *http.Request) {
+	conn, _ := hijack(w, r)
+	conn.Close()
+}
+
+// stallAfter sends one event and then waits for the client to go away.
+func stallAfter(event string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		sendEvent(w, event)
+		<-r.Context().Done()
+	}
+}
+
+// stallAfterSignal sends one event, tells the test, and waits.
+func stallAfterSignal(event string, sent chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		sendEvent(w, event)
+		close(sent)
+		<-r.Context().Done()
+	}
+}
+
+func stallHeaders(w http.ResponseWriter, r *http.Request) {
+	<-r.Context().Done()
+}
+
+// slowStream takes 3 x 60 ms in all, longer than a 100 ms TTFT timeout,
+// but its first token comes at once.
+func slowStream(w http.ResponseWriter, r *http.Request) {
+	startStream(w, r)
+	for i := range 3 {
+		sendEvent(w, chatToken(fmt.Sprint(i)))
+		time.Sleep(60 * time.Millisecond) // pacing under test
+	}
+	sendEvent(w, "[DONE]")
+}
+
+func errorReply(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}
+}
+
+func echoAuth(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintf(w, `{"error":{"message":"invalid key %s"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+}
+
+// streamOf sends each string as one data event.
+func streamOf(events ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		for _, ev := range events {
+			sendEvent(w, ev)
+		}
+	}
+}
+
+// rawStream sends a stream body as it is.
+func rawStream(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		fmt.Fprint(w, body)
+	}
+}
+
+func hugeEvent(w http.ResponseWriter, r *http.Request) {
+	startStream(w, r)
+	fmt.Fprint(w, "data: ")
+	chunk := []byte(strings.Repeat("x", 64<<10))
+	for written := 0; written <= DefaultMaxEventSize; written += len(chunk) {
+		if _, err := w.Write(chunk); err != nil {
+			return // the client gave up, as it should
+		}
+	}
+}
+
+func TestTLSWithCAFileAndInsecure(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewTLSServer(streamOf(chatToken("a"), "[DONE]"))
+	defer srv.Close()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(ca, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		opts func(*OpenAIOptions)
+	}{
+		{"CA file", func(o *OpenAIOptions) { o.CAFile = ca }},      // the server's CA is trusted
+		{"insecure", func(o *OpenAIOptions) { o.Insecure = true }}, // verification skipped on purpose
+	}
+	for _, tc := range tests {
+		tr := doTrace(t, newClient(t, srv.URL+"/v1", tc.opts), chatRequest(true))
+		if tr.Err != record.ErrNone || tr.ContentEvents != 1 {
+			t.Errorf("%s: %s %q, %d events; want success with 1 event", tc.name, tr.Err, tr.ErrMsg, tr.ContentEvents)
+		}
+	}
+}
+
+func TestDoRejectsBadRequests(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, "http://127.0.0.1:1/v1", nil)
+	tests := []struct {
+		name string
+		req  *Request
+		msg  string
+	}{
+		{"nil", nil, "nil request"},                                      // a caller bug is a failure, not a panic
+		{"unknown API", &Request{API: "embeddings"}, `API "embeddings"`}, // not spoken here
+	}
+	for _, tc := range tests {
+		var tr Trace
+		c.Do(context.Background(), tc.req, &tr)
+		if tr.Err != record.ErrOther || !strings.Contains(tr.ErrMsg, tc.msg) || !tr.Sent.IsZero() {
+			t.Errorf("%s: %s %q (sent %v); want other, message with %q, nothing sent", tc.name, tr.Err, tr.ErrMsg, tr.Sent, tc.msg)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	t.Parallel()
+	c := &OpenAI{secret: testKey}
+	long := strings.Repeat("é", 300)
+	tests := []struct {
+		name, in, want string
+	}{
+		{"key redacted", "bad key " + testKey + "!", "bad key [redacted]!"},              // secrets never reach a record
+		{"controls", "a\n\n\tb\x00c\r\n", "a bc"},                                        // one line, no control characters
+		{"invalid utf8", "a\xffb", "ab"},                                                 // records are valid UTF-8
+		{"truncated on a rune", long, strings.Repeat("é", (maxErrMsg-len("…"))/2) + "…"}, // short, and still valid UTF-8
+	}
+	for _, tc := range tests {
+		if got := c.sanitize(tc.in); got != tc.want {
+			t.Errorf("%s: sanitize(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// DefaultConnectTimeout bounds TCP connect plus TLS handshake when
+// OpenAIOptions.ConnectTimeout is zero.
+const DefaultConnectTimeout = 10 * time.Second
+
+// defaultIdlePerHost keeps a connection per stream alive between requests
+// when MaxConns is unlimited: net/http's default of 2 would make a
+// 1,000-stream test reconnect on almost every request.
+const defaultIdlePerHost = 16384
+
+// maxEventsCap bounds the Trace.EventsUS preallocation a Request may ask
+// for, so a bad hint cannot make Do allocate gigabytes.
+const maxEventsCap = 1 << 20
+
+// OpenAIOptions configures an OpenAI-compatible client. The zero value of
+// every field means its documented default.
+type OpenAIOptions struct {
+	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1; a trailing
+	// slash is ignored. Required.
+	BaseURL string
+	// APIKey, when set, is sent as "Authorization: Bearer <key>". The caller
+	// resolves it (from the environment or a file); it is never logged and
+	// is redacted from every Trace.ErrMsg.
+	APIKey string
+	// Headers are added to every request. They override the defaults
+	// (Content-Type, Accept, User-Agent) but not the APIKey's
+	// Authorization. A "Host" entry sets the request's Host.
+	Headers map[string]string
+	// CAFile is a PEM bundle trusted in addition to the system roots.
+	CAFile string
+	// Insecure skips TLS certificate verification.
+	Insecure bool
+	// ConnectTimeout bounds TCP connect plus TLS handshake
+	// (default DefaultConnectTimeout).
+	ConnectTimeout time.Duration
+	// TTFTTimeout bounds the time from Do to the first content event
+	// (0: none).
+	TTFTTimeout time.Duration
+	// TotalTimeout bounds a whole request (0: none; ctx still applies).
+	TotalTimeout time.Duration
+	// MaxConns caps connections to the target (0: unlimited). Requests over
+	// the cap wait for a connection; Trace.Sent excludes that wait.
+	MaxConns int
+}
+
+// OpenAI is a Client for OpenAI-compatible /chat/completions and
+// /completions endpoints (vLLM, SGLang, TGI, llama.cpp, Ollama, ...).
+// It speaks HTTP/1.1 with one connection per in-flight request, as these
+// servers are usually benchmarked, and is safe for concurrent use.
+type OpenAI struct {
+	tr             *http.Transport
+	chatURL        string
+	completionsURL string
+	host           string // Host header override, "" for the URL's
+	streamHeader   http.Header
+	plainHeader    http.Header
+	secret         string
+	ttft, total    time.Duration
+	readers        sync.Pool // *SSEReader
+}
+
+// NewOpenAI validates opts and builds a client with a connection pool sized
+// for thousands of concurrent streams.
+func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
+	base, err := parseBaseURL(opts.BaseURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDurations(opts); err != nil {
+		return nil, err
+	}
+	tlsConf, err := tlsConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	c := &OpenAI{
+		tr:             transport(opts, tlsConf),
+		chatURL:        base + "/chat/completions",
+		completionsURL: base + "/completions",
+		secret:         opts.APIKey,
+		ttft:           opts.TTFTTimeout,
+		total:          opts.TotalTimeout,
+	}
+	if err := c.buildHeaders(opts); err != nil {
+		return nil, err
+	}
+	c.readers.New = func() any { return NewSSEReader(nil, time.Now) }
+	return c, nil
+}
+
+// Close releases idle connections. In-flight requests are not affected.
+func (c *OpenAI) Close() { c.tr.CloseIdleConnections() }
+
+// parseBaseURL checks that raw is an absolute http(s) URL and returns it
+// without a trailing slash.
+func parseBaseURL(raw string) (string, error) {
+	if raw == "" {
+		return "", errors.New("base URL is empty (want e.g. http://127.0.0.1:8000/v1)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
+	}
+	if u.Host == "" {
+		return "", fmt.Errorf("base URL %q: no host", u.Redacted())
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
+	}
+	return strings.TrimRight(raw, "/"), nil
+}
+
+func checkDurations(opts OpenAIOptions) error {
+	switch {
+	case opts.ConnectTimeout < 0:
+		return fmt.Errorf("connect timeout %v is negative", opts.ConnectTimeout)
+	case opts.TTFTTimeout < 0:
+		return fmt.Errorf("TTFT timeout %v is negative", opts.TTFTTimeout)
+	case opts.TotalTimeout < 0:
+		return fmt.Errorf("total timeout %v is negative", opts.TotalTimeout)
+	case opts.MaxConns < 0:
+		return fmt.Errorf("max connections %d is negative", opts.MaxConns)
+	}
+	return nil
+}
+
+// tlsConfig trusts the system roots plus opts.CAFile.
+func tlsConfig(opts OpenAIOptions) (*tls.Config, error) {
+	conf := &tls.Config{InsecureSkipVerify: opts.Insecure} //nolint:gosec // explicit user switch
+	if opts.CAFile == "" {
+		return conf, nil
+	}
+	pem, err := os.ReadFile(opts.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("CA file: %w", err)
+	}
+	pool, err := x509.SystemCertPool()
+	if err != nil {
+		pool = x509.NewCertPool()
+	}
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("CA file %s: no PEM certificate found", opts.CAFile)
+	}
+	conf.RootCAs = pool
+	return conf, nil
+}
+
+func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
+	connect := opts.ConnectTimeout
+	if connect == 0 {
+		connect = DefaultConnectTimeout
+	}
+	idle := defaultIdlePerHost
+	if opts.MaxConns > 0 {
+		idle = opts.MaxConns
+	}
+	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		// No proxy from the environment: a load test measures the target,
+		// and a proxy picked up by accident would be measured instead.
+		Proxy:               nil,
+		DialContext:         d.DialContext,
+		TLSClientConfig:     tlsConf,
+		TLSHandshakeTimeout: connect,
+		DisableCompression:  true,
+		MaxIdleConnsPerHost: idle,
+		MaxConnsPerHost:     opts.MaxConns,
+		IdleConnTimeout:     90 * time.Second,
+	}
+}
+
+// buildHeaders renders the two header sets once; every request shares one
+// of them read-only, so Do copies no headers.
+func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
+	base := http.Header{}
+	base.Set("Content-Type", "application/json")
+	base.Set("User-Agent", "inferload")
+	// A nil X-Idempotency-Key is never sent, but it lets net/http resend a
+	// POST that hit a keep-alive connection the server had just closed:
+	// that race is not a failure of the target.
+	base["X-Idempotency-Key"] = nil
+	c.streamHeader, c.plainHeader = base.Clone(), base
+	c.streamHeader.Set("Accept", "text/event-stream")
+	c.plainHeader.Set("Accept", "application/json")
+	for k, v := range opts.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return err
+		}
+		if http.CanonicalHeaderKey(k) == "Host" {
+			c.host = v
+			continue
+		}
+		c.streamHeader.Set(k, v)
+		c.plainHeader.Set(k, v)
+	}
+	if opts.APIKey != "" {
+		if strings.ContainsAny(opts.APIKey, "\r\n\x00") {
+			return errors.New("API key contains a line break or NUL")
+		}
+		c.streamHeader.Set("Authorization", "Bearer "+opts.APIKey)
+		c.plainHeader.Set("Authorization", "Bearer "+opts.APIKey)
+	}
+	return nil
+}
+
+// checkHeader rejects what net/http would refuse at request time, so the
+// mistake shows at startup instead of as thousands of failed requests.
+func checkHeader(name, value string) error {
+	if name == "" {
+		return errors.New("header with an empty name")
+	}
+	for _, r := range name {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return fmt.Errorf("header name %q: invalid character %q", name, r)
+		}
+	}
+	if strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("header %s: value contains a line break or NUL", name)
+	}
+	return nil
+}
+
+// Do sends req and describes what happened in t (which it resets first).
+// It implements Client: it never panics, returns once the reply is read,
+// the request failed, or ctx is done, and always closes the body.
+func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
+	t.Reset()
+	t.Start = time.Now()
+	u, hdr, err := c.route(req)
+	if err != nil {
+		c.finish(t, record.ErrOther, err.Error())
+		return
+	}
+	callCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if c.total > 0 {
+		tm := time.AfterFunc(c.total, func() { cancel(errTotalTimeout) })
+		defer tm.Stop()
+	}
+	var ttft *time.Timer
+	if c.ttft > 0 {
+		ttft = time.AfterFunc(c.ttft, func() { cancel(errTTFTTimeout) })
+		defer ttft.Stop()
+	}
+	cl := call{c: c, parent: ctx, ctx: callCtx, cancel: cancel, ttft: ttft, req: req, t: t}
+	cl.run(u, hdr)
+}
+
+// route picks the endpoint and header set for req.
+func (c *OpenAI) route(req *Request) (string, http.Header, error) {
+	if req == nil {
+		return "", nil, errors.New("nil request")
+	}
+	hdr := c.plainHeader
+	if req.Stream {
+		hdr = c.streamHeader
+	}
+	switch req.API {
+	case APIChat:
+		return c.chatURL, hdr, nil
+	case APICompletions:
+		return c.completionsURL, hdr, nil
+	}
+	return "", nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q or %q)",
+		req.API, APIChat, APICompletions)
+}
+
+// finish records a failure that happened before anything was sent.
+func (c *OpenAI) finish(t *Trace, kind record.ErrorKind, msg string) {
+	t.End = time.Now()
+	t.Err = kind
+	t.ErrMsg = c.sanitize(msg)
+}
+
+// call is one request in flight.
+type call struct {
+	c      *OpenAI
+	parent context.Context // the caller's: done means canceled
+	ctx    context.Context // parent plus this client's timeouts
+	cancel context.CancelCauseFunc
+	ttft   *time.Timer // nil without a TTFT timeout
+	req    *Request
+	t      *Trace
+}
+
+// run sends the request and reads the reply into the trace.
+func (cl *call) run(u string, hdr http.Header) {
+	resp, err := cl.send(u, hdr)
+	if err != nil {
+		cl.fail(err)
+		return
+	}
+	defer resp.Body.Close()
+	cl.t.Status = resp.StatusCode
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		err = cl.httpError(resp)
+	case cl.req.Stream:
+		err = cl.readStream(resp)
+	default:
+		err = cl.readBody(resp.Body)
+	}
+	if err != nil {
+		cl.fail(err)
+	}
+}
+
+// send writes the request. Trace.Sent is stamped when a connection is in
+// hand and the first byte is about to be written, so neither dialing nor
+// waiting for a pooled connection counts as server latency.
+func (cl *call) send(u string, hdr http.Header) (*http.Response, error) {
+	t := cl.t
+	if cl.req.EventsCap > cap(t.EventsUS) {
+		t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
+	}
+	ct := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { t.Sent = time.Now() }}
+	ctx := httptrace.WithClientTrace(cl.ctx, ct)
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(cl.req.Body))
+	if err != nil {
+		return nil, err
+	}
+	hr.Header = hdr
+	if cl.c.host != "" {
+		hr.Host = cl.c.host
+	}
+	t.BytesOut = int64(len(cl.req.Body))
+	return cl.c.tr.RoundTrip(hr)
+}
+
+// fail classifies err into the trace.
+func (cl *call) fail(err error) {
+	if cl.t.End.IsZero() {
+		cl.t.End = time.Now()
+	}
+	kind, msg := cl.classify(err)
+	cl.t.Err = kind
+	cl.t.ErrMsg = cl.c.sanitize(msg)
+}

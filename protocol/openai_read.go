@@ -1,0 +1,200 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+const (
+	// maxPooledReader: a reader that grew past this for one huge event is
+	// dropped rather than kept for every later stream.
+	maxPooledReader = 64 << 10
+	// maxBody bounds a non-streaming reply held in memory.
+	maxBody = 64 << 20
+	// drainAfterDone bounds reading after [DONE]: the rest of the body is
+	// read so the connection can be reused, but a server that keeps the
+	// stream open after [DONE] must not hold the request.
+	drainAfterDone      = 64 << 10
+	drainAfterDoneGrace = time.Second
+)
+
+// bodyBuffers holds buffers for non-streaming replies.
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// doneData is the OpenAI end-of-stream sentinel.
+var doneData = []byte("[DONE]")
+
+// readStream reads an SSE reply, timestamping each content event.
+func (cl *call) readStream(resp *http.Response) error {
+	sse := cl.c.readers.Get().(*SSEReader)
+	sse.Reset(resp.Body)
+	defer cl.c.putReader(sse)
+	defer func() { cl.t.BytesIn = sse.BytesRead() }()
+	var ck Chunk
+	for {
+		ev, err := sse.Next()
+		switch {
+		case err == io.EOF:
+			return incomplete(cl.t, resp.Header.Get("Content-Type"))
+		case err != nil:
+			return err
+		case bytes.Equal(bytes.TrimSpace(ev.Data), doneData):
+			cl.t.SawDone = true
+			cl.t.End = ev.At
+			cl.drain(sse)
+			return emptyOutput(cl.t)
+		}
+		if err := cl.event(ev, &ck); err != nil {
+			return err
+		}
+	}
+}
+
+func (c *OpenAI) putReader(sse *SSEReader) {
+	sse.Reset(nil)
+	if sse.BufferSize() <= maxPooledReader {
+		c.readers.Put(sse)
+	}
+}
+
+// event folds one SSE event into the trace.
+func (cl *call) event(ev Event, ck *Chunk) error {
+	t := cl.t
+	switch string(ev.Type) {
+	case "", "message":
+	case "error":
+		return &failure{record.ErrStreamErrorEvent, "error event: " + errorText(ev.Data)}
+	default:
+		return nil // other event types carry nothing this client reads
+	}
+	if len(bytes.TrimSpace(ev.Data)) == 0 {
+		return nil // an empty data line is a keep-alive
+	}
+	if err := ScanChunk(ev.Data, ck); err != nil {
+		return &failure{record.ErrMalformedEvent,
+			fmt.Sprintf("event after %d content events: %v", t.ContentEvents, err)}
+	}
+	if ck.Error {
+		return &failure{record.ErrStreamErrorEvent, "error event: " + errorText(ev.Data)}
+	}
+	cl.apply(ck)
+	if ck.Content || ck.Reasoning {
+		cl.token(ev.At, ck.Reasoning)
+	}
+	return nil
+}
+
+// apply copies usage and finish reason from a chunk.
+func (cl *call) apply(ck *Chunk) {
+	t := cl.t
+	if ck.Usage {
+		t.UsageReported = true
+		t.PromptTokens = ck.PromptTokens
+		t.CompletionTokens = ck.CompletionTokens
+		t.ReasoningTokens = ck.ReasoningTokens
+	}
+	if len(ck.FinishReason) > 0 {
+		t.FinishReason = finishReason(ck.FinishReason)
+	}
+}
+
+// token records a content-carrying event that arrived at at.
+func (cl *call) token(at time.Time, reasoning bool) {
+	t := cl.t
+	if t.ContentEvents == 0 {
+		t.FirstToken = at
+		if cl.ttft != nil {
+			cl.ttft.Stop()
+		}
+	}
+	t.ContentEvents++
+	if reasoning {
+		t.ReasoningEvents++
+	}
+	t.EventsUS = append(t.EventsUS, at.Sub(t.Sent).Microseconds())
+}
+
+// drain reads what follows [DONE] (normally just the end of the chunked
+// body) so the connection goes back to the pool.
+func (cl *call) drain(sse *SSEReader) {
+	tm := time.AfterFunc(drainAfterDoneGrace, func() { cl.cancel(errDrainTimeout) })
+	defer tm.Stop()
+	limit := sse.BytesRead() + drainAfterDone
+	for sse.BytesRead() < limit {
+		if _, err := sse.Next(); err != nil {
+			return
+		}
+	}
+}
+
+// incomplete describes a stream that ended without [DONE].
+func incomplete(t *Trace, contentType string) error {
+	msg := fmt.Sprintf("stream ended without [DONE] after %d content events", t.ContentEvents)
+	if ct := strings.ToLower(contentType); ct != "" && !strings.HasPrefix(ct, "text/event-stream") {
+		msg += fmt.Sprintf(" (Content-Type %q: the server did not stream)", contentType)
+	}
+	return &failure{record.ErrStreamIncomplete, msg}
+}
+
+// emptyOutput fails a finished reply that generated nothing.
+func emptyOutput(t *Trace) error {
+	if t.ContentEvents > 0 {
+		return nil
+	}
+	msg := "reply finished with no content"
+	if t.FinishReason != "" {
+		msg += " (finish_reason " + t.FinishReason + ")"
+	}
+	return &failure{record.ErrEmptyOutput, msg}
+}
+
+// readBody reads a non-streaming reply: its one content event is stamped
+// when the whole body has arrived.
+func (cl *call) readBody(body io.Reader) error {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledReader {
+			bodyBuffers.Put(buf)
+		}
+	}()
+	n, err := buf.ReadFrom(io.LimitReader(body, maxBody+1))
+	at := time.Now()
+	cl.t.BytesIn = n
+	if err != nil {
+		return err
+	}
+	if n > maxBody {
+		return &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxBody>>20)}
+	}
+	cl.t.End = at
+	var ck Chunk
+	if err := ScanChunk(buf.Bytes(), &ck); err != nil {
+		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
+	}
+	if ck.Error {
+		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(buf.Bytes())}
+	}
+	cl.apply(&ck)
+	if ck.Content || ck.Reasoning {
+		cl.token(at, ck.Reasoning)
+	}
+	return emptyOutput(cl.t)
+}
+
+// finishReason returns the usual values without allocating.
+func finishReason(b []byte) string {
+	for _, s := range [...]string{"stop", "length", "tool_calls", "content_filter", "eos_token", "abort"} {
+		if string(b) == s {
+			return s
+		}
+	}
+	return decodeJSONString(b)
+}

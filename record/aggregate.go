@@ -1,0 +1,271 @@
+package record
+
+import (
+	"math"
+	"time"
+)
+
+// Run modes, as RunInfo.Mode and summary.json's mode.
+const (
+	ModeClosed = "closed"
+	ModeOpen   = "open"
+)
+
+// RunInfo is what a summary needs to know about the run beyond its records.
+type RunInfo struct {
+	Name string
+	// Started is the UTC wall time of the run clock's zero.
+	Started time.Time
+	// Mode is ModeClosed or ModeOpen.
+	Mode string
+	// WarmupEndUS and EndUS bound the measured window [WarmupEndUS, EndUS]
+	// on the run clock. EndUS should be the run_end instant (the last
+	// request finished or the grace ran out); 0 means unknown (a killed
+	// run), and the latest completion among the records is used instead.
+	WarmupEndUS int64
+	EndUS       int64
+	Interrupted bool
+}
+
+// Apply fills the fields an annotation carries: run_start's wall time,
+// warmup_end, run_end and interrupted. Feeding it every line of events.jsonl
+// rebuilds what the live run knew; Name and Mode come from the plan.
+func (ri *RunInfo) Apply(e *Event) {
+	switch e.Kind {
+	case EventRunStart:
+		if t, err := time.Parse(time.RFC3339Nano, e.Message); err == nil {
+			ri.Started = t.UTC()
+		}
+	case EventWarmupEnd:
+		ri.WarmupEndUS = e.TimeUS
+	case EventRunEnd:
+		ri.EndUS = e.TimeUS
+	case EventInterrupted:
+		ri.Interrupted = true
+	}
+}
+
+// Aggregate folds records into the figures of a Summary. It is not safe for
+// concurrent use: the caller serialises Add. Nothing it computes depends on
+// the order records are added in.
+type Aggregate struct {
+	ttft, itl, tpot, e2e, queue, failedE2E *Hist
+
+	succeeded, failed, late, openLoop int64
+	warmup, warmupFailed              int64
+	errors                            map[ErrorKind]int64
+
+	inTok, outTok, reasoningTok int64
+	usage, counted, nonStream   int64
+	eosChecked, eosNotHonoured  int64
+
+	lastDoneUS int64
+}
+
+// NewAggregate returns an empty aggregate.
+func NewAggregate() *Aggregate {
+	return &Aggregate{
+		ttft: NewHist(), itl: NewHist(), tpot: NewHist(), e2e: NewHist(),
+		queue: NewHist(), failedE2E: NewHist(),
+		errors: make(map[ErrorKind]int64),
+	}
+}
+
+// Add folds one record in. Warm-up records are only counted; failures feed
+// only the failed-E2E histogram and the error counts; successes feed every
+// latency histogram and the token totals (docs/metrics.md has the rules).
+func (a *Aggregate) Add(r *Result) {
+	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
+	if r.Warmup {
+		a.warmup++
+		if !r.OK() {
+			a.warmupFailed++
+		}
+		return
+	}
+	if r.OpenLoop {
+		a.openLoop++
+	}
+	if r.Late {
+		a.late++
+	}
+	if !r.OK() {
+		a.failed++
+		a.errors[r.Error]++
+		a.failedE2E.Record(r.E2EUS)
+		return
+	}
+	a.succeeded++
+	a.addTokens(r)
+	a.addLatencies(r)
+}
+
+func (a *Aggregate) addTokens(r *Result) {
+	a.inTok += int64(inputTokens(r))
+	a.outTok += int64(r.OutputTokens)
+	a.reasoningTok += int64(r.ReasoningTokens)
+	if r.TokenSource == TokensUsage {
+		a.usage++
+	} else {
+		a.counted++
+	}
+	if r.IgnoreEOS && r.MaxTokens > 0 {
+		a.eosChecked++
+		if r.OutputTokens != r.MaxTokens {
+			a.eosNotHonoured++
+		}
+	}
+}
+
+// inputTokens prefers the server's prompt_tokens; a server that reported
+// none leaves InputTokens at 0 and the client's own count stands in.
+func inputTokens(r *Result) int {
+	if r.InputTokens > 0 {
+		return r.InputTokens
+	}
+	return r.PromptTokensSent
+}
+
+func (a *Aggregate) addLatencies(r *Result) {
+	a.e2e.Record(r.E2EUS)
+	if r.OpenLoop {
+		a.queue.Record(r.QueueDelayUS)
+	}
+	for i := 1; i < len(r.EventsUS); i++ {
+		a.itl.Record(r.EventsUS[i] - r.EventsUS[i-1])
+	}
+	// A non-streamed reply arrives whole: its "first token" is its end, so
+	// TTFT and TPOT would describe the transport, not generation.
+	if !r.Stream {
+		a.nonStream++
+		return
+	}
+	if r.TTFTUS <= 0 {
+		return // no content event: nothing to time
+	}
+	a.ttft.Record(r.TTFTUS)
+	if r.OutputTokens > 1 {
+		a.tpot.Record(tpotUS(r))
+	}
+}
+
+// tpotUS is (E2E − TTFT) / (output tokens − 1), rounded to the microsecond.
+// E2E and TTFT share an origin, so an open-loop queue delay cancels out.
+// Example: E2E 1 100 ms, TTFT 100 ms, 101 tokens → 10 ms per token.
+func tpotUS(r *Result) int64 {
+	return int64(math.Round(float64(r.E2EUS-r.TTFTUS) / float64(r.OutputTokens-1)))
+}
+
+// Running is the live view of an aggregate that a progress line shows.
+type Running struct {
+	Succeeded, Failed    int64
+	Warmup, WarmupFailed int64
+	OutputTokens         int64
+	TTFTP50, TTFTP99     time.Duration
+}
+
+// Running returns the counts and TTFT percentiles so far, measured records
+// only (warm-up records appear only in the warm-up counts).
+func (a *Aggregate) Running() Running {
+	return Running{
+		Succeeded: a.succeeded, Failed: a.failed,
+		Warmup: a.warmup, WarmupFailed: a.warmupFailed,
+		OutputTokens: a.outTok,
+		TTFTP50:      time.Duration(a.ttft.QuantileUS(0.50)) * time.Microsecond,
+		TTFTP99:      time.Duration(a.ttft.QuantileUS(0.99)) * time.Microsecond,
+	}
+}
+
+// Summary computes the summary of everything added so far. It can be called
+// more than once; Add may continue afterwards.
+func (a *Aggregate) Summary(info RunInfo) *Summary {
+	windowS := a.windowS(info)
+	s := &Summary{
+		SchemaVersion: SchemaVersion,
+		Name:          info.Name,
+		Started:       info.Started.UTC(),
+		Mode:          info.Mode,
+		WindowS:       windowS,
+		Interrupted:   info.Interrupted,
+		Requests: Requests{
+			Total:     a.succeeded + a.failed + a.warmup,
+			Succeeded: a.succeeded, Failed: a.failed,
+			Warmup: a.warmup, Late: a.late,
+		},
+		FailureRate: ratio(a.failed, a.succeeded+a.failed),
+		Errors:      a.errorCounts(),
+		Metrics: Metrics{
+			TTFT: a.ttft.Stats(), ITL: a.itl.Stats(), TPOT: a.tpot.Stats(),
+			E2E: a.e2e.Stats(), QueueDelay: a.queue.Stats(),
+		},
+		FailedE2E: a.failedE2E.Stats(),
+		Throughput: Throughput{
+			RequestsPerS:     perSecond(a.succeeded, windowS),
+			OutputTokensPerS: perSecond(a.outTok, windowS),
+			InputTokensPerS:  perSecond(a.inTok, windowS),
+		},
+		Tokens: Tokens{
+			Source:     a.tokenSource(),
+			InputTotal: a.inTok, OutputTotal: a.outTok, ReasoningTotal: a.reasoningTok,
+			UsageReported: a.usage, Counted: a.counted,
+		},
+		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured},
+	}
+	s.Warnings = a.warnings(s)
+	return s
+}
+
+// windowS is the measured window's length in seconds. A run killed before
+// it wrote run_end has no EndUS: its window closes at the last completion.
+func (a *Aggregate) windowS(info RunInfo) float64 {
+	end := info.EndUS
+	if end <= 0 {
+		end = a.lastDoneUS
+	}
+	return float64(max(end-info.WarmupEndUS, 0)) / 1e6
+}
+
+func (a *Aggregate) errorCounts() map[string]int64 {
+	m := make(map[string]int64, len(a.errors))
+	for k, n := range a.errors {
+		if n > 0 {
+			m[string(k)] = n
+		}
+	}
+	return m
+}
+
+func (a *Aggregate) tokenSource() string {
+	switch {
+	case a.succeeded == 0:
+		return SourceNone
+	case a.counted == 0:
+		return SourceUsage
+	case a.usage == 0:
+		return SourceCounted
+	default:
+		return SourceMixed
+	}
+}
+
+func (a *Aggregate) clamped() int64 {
+	var n int64
+	for _, h := range []*Hist{a.ttft, a.itl, a.tpot, a.e2e, a.queue, a.failedE2E} {
+		n += h.Clamped()
+	}
+	return n
+}
+
+func ratio(n, d int64) float64 {
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / float64(d)
+}
+
+func perSecond(n int64, windowS float64) float64 {
+	if windowS <= 0 {
+		return 0
+	}
+	return float64(n) / windowS
+}

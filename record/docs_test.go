@@ -1,0 +1,35 @@
+package record
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestSummaryDocumented: every field summary.json can hold, and every error
+// kind, is named in docs/summary.md, so the reference cannot drift from
+// the code.
+func TestSummaryDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../docs/summary.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(doc)
+	recs := randomRecords(50, 1)
+	paths := flatten(t, summarize(closedInfo, recs))
+	for path := range paths {
+		if strings.HasPrefix(path, "errors.") {
+			path = "errors.<kind>"
+		}
+		parent := path[:strings.LastIndex(path, ".")+1] + "*"
+		if !strings.Contains(text, "`"+path+"`") && !strings.Contains(text, "`"+parent+"`") {
+			t.Errorf("docs/summary.md does not document `%s`", path)
+		}
+	}
+	for _, k := range ErrorKinds {
+		if !strings.Contains(text, "`"+string(k)+"`") {
+			t.Errorf("docs/summary.md does not list error kind `%s`", k)
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// maxLineBytes bounds one JSON line. A record with a 1M-event stream is
+// about 10 MB; anything past this is not a line we wrote.
+const maxLineBytes = 64 << 20
+
+// ReadStats says what a reader found in a JSON-lines file.
+type ReadStats struct {
+	// Lines is the number of non-blank lines seen, including a truncated one.
+	Lines int
+	// Values is the number of lines decoded and handed to the callback.
+	Values int
+	// Truncated is 1 when the file ended in a cut-short line (the writer was
+	// killed mid-line): that line is skipped rather than failing the read.
+	Truncated int
+}
+
+// ReadRecords streams the records of a records.jsonl file to fn, in file
+// order. Each call gets a fresh *Result that fn may keep. A cut-short last
+// line is counted in ReadStats.Truncated and skipped; a corrupt line
+// anywhere else is an error naming its line number. An error from fn stops
+// the read and is returned wrapped with the line number.
+func ReadRecords(path string, fn func(*Result) error) (ReadStats, error) {
+	return readJSONL(path, fn)
+}
+
+// ReadEvents streams the annotations of an events.jsonl file to fn, with the
+// same tolerance and errors as ReadRecords.
+func ReadEvents(path string, fn func(*Event) error) (ReadStats, error) {
+	return readJSONL(path, fn)
+}
+
+// ReadSeries streams the windows of a series.jsonl file to fn, with the same
+// tolerance and errors as ReadRecords.
+func ReadSeries(path string, fn func(*Window) error) (ReadStats, error) {
+	return readJSONL(path, fn)
+}
+
+func readJSONL[T any](path string, fn func(*T) error) (ReadStats, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ReadStats{}, fmt.Errorf("read JSON lines: %w", err)
+	}
+	defer f.Close()
+	return decodeJSONL(path, f, fn)
+}
+
+// decodeJSONL is readJSONL over any reader; name labels errors.
+func decodeJSONL[T any](name string, r io.Reader, fn func(*T) error) (ReadStats, error) {
+	var st ReadStats
+	br := bufio.NewReaderSize(r, 64<<10)
+	for lineNo := 1; ; lineNo++ {
+		line, complete, err := readLine(br)
+		if err != nil {
+			return st, fmt.Errorf("%s line %d: %w", name, lineNo, err)
+		}
+		if line == nil {
+			return st, nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		st.Lines++
+		v := new(T)
+		if err := json.Unmarshal(line, v); err != nil {
+			if !complete {
+				st.Truncated = 1 // the writer died mid-line: expected, not corrupt
+				return st, nil
+			}
+			return st, fmt.Errorf("%s line %d: corrupt record: %w", name, lineNo, err)
+		}
+		st.Values++
+		if err := fn(v); err != nil {
+			return st, fmt.Errorf("%s line %d: %w", name, lineNo, err)
+		}
+	}
+}
+
+// readLine returns the next line without its newline; complete is false for
+// a last line with no newline. It returns a nil line at the end of input.
+func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		line = append(line, chunk...)
+		switch {
+		case err == nil:
+			return line[:len(line)-1], true, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			if len(line) > maxLineBytes {
+				return nil, false, fmt.Errorf("line longer than %d bytes", maxLineBytes)
+			}
+		case errors.Is(err, io.EOF):
+			if len(line) == 0 {
+				return nil, false, nil
+			}
+			return line, false, nil
+		default:
+			return nil, false, err
+		}
+	}
+}

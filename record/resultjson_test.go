@@ -1,0 +1,70 @@
+package record
+
+import (
+	"encoding/json"
+	"math"
+	"reflect"
+	"testing"
+)
+
+// TestAppendResultJSONMatches: the reflection-free encoder produces exactly
+// encoding/json's bytes, for every field (a field added to Result and not to
+// appendResultJSON fails the "every field set" row), every omitempty case
+// and strings that need escaping.
+func TestAppendResultJSONMatches(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		r    Result
+	}{
+		// The zero record: only the always-present fields appear.
+		{"zero", Result{}},
+		// Every field non-zero, set by reflection so new fields are covered.
+		{"every field set", everyFieldSet()},
+		// Extremes of the integer types.
+		{"extremes", Result{ID: math.MaxUint64, SendUS: math.MinInt64, E2EUS: math.MaxInt64, EventsUS: []int64{math.MinInt64, 0, math.MaxInt64}, InputTokens: -1}},
+		// Quotes, backslashes, control bytes, HTML characters, non-ASCII and invalid UTF-8.
+		{"escaping", Result{Class: `a"b\c`, ErrorMsg: "line\nnext\t<b>&amp;</b> é \u2028 \xff", FinishReason: "stop"}},
+		// An empty (non-nil) events slice is omitted like a nil one.
+		{"empty events", Result{EventsUS: []int64{}}},
+	}
+	for _, rr := range randomRecords(50, 9) {
+		tests = append(tests, struct {
+			name string
+			r    Result
+		}{"random", rr})
+	}
+	for _, tt := range tests {
+		want, err := json.Marshal(&tt.r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendResultJSON(nil, &tt.r); string(got) != string(want) {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, want)
+		}
+	}
+}
+
+// everyFieldSet returns a Result with every exported field non-zero.
+func everyFieldSet() Result {
+	var r Result
+	v := reflect.ValueOf(&r).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(1000 + i))
+		case reflect.Uint64:
+			f.SetUint(uint64(1000 + i))
+		case reflect.String:
+			f.SetString("s" + v.Type().Field(i).Name)
+		case reflect.Slice:
+			f.Set(reflect.ValueOf([]int64{int64(i), int64(i) * 7}))
+		default:
+			panic("everyFieldSet: unhandled kind " + f.Kind().String())
+		}
+	}
+	return r
+}

@@ -1,0 +1,165 @@
+package record
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// SchemaVersion is the summary.json schema this package writes. It changes
+// only when a field is removed or changes meaning; added fields keep it.
+const SchemaVersion = 1
+
+// Summary is summary.json: the aggregate of a run's measured window. Every
+// field is documented in docs/summary.md and every figure's definition in
+// docs/metrics.md. The same records in the same order (or in any order)
+// give a byte-identical encoding.
+type Summary struct {
+	SchemaVersion int       `json:"schema_version"`
+	Name          string    `json:"name"`
+	Started       time.Time `json:"started"`
+	Mode          string    `json:"mode"`
+	// WindowS is the measured window's length in seconds.
+	WindowS     float64 `json:"window_s"`
+	Interrupted bool    `json:"interrupted"`
+
+	Requests Requests `json:"requests"`
+	// FailureRate is failed / (succeeded + failed), 0 when both are 0.
+	FailureRate float64 `json:"failure_rate"`
+	// Errors counts measured failures by kind; kinds with no failure are absent.
+	Errors map[string]int64 `json:"errors"`
+
+	Metrics Metrics `json:"metrics"`
+	// FailedE2E is the end-to-end latency of measured failed requests.
+	FailedE2E Stats `json:"failed_e2e_ms"`
+
+	Throughput Throughput `json:"throughput"`
+	Tokens     Tokens     `json:"tokens"`
+	Checks     Checks     `json:"checks"`
+	// Warnings are plain sentences, in a fixed order, about figures a reader
+	// should not trust as-is.
+	Warnings []string `json:"warnings"`
+}
+
+// Requests counts every record of the run.
+type Requests struct {
+	// Total is every record: Succeeded + Failed + Warmup.
+	Total     int64 `json:"total"`
+	Succeeded int64 `json:"succeeded"`
+	Failed    int64 `json:"failed"`
+	// Warmup counts records sent during the warm-up, whatever their outcome.
+	Warmup int64 `json:"warmup"`
+	// Late counts measured open-loop requests that started late.
+	Late int64 `json:"late"`
+}
+
+// Metrics are the latency distributions of measured successful requests.
+type Metrics struct {
+	TTFT       Stats `json:"ttft_ms"`
+	ITL        Stats `json:"itl_ms"`
+	TPOT       Stats `json:"tpot_ms"`
+	E2E        Stats `json:"e2e_ms"`
+	QueueDelay Stats `json:"queue_delay_ms"`
+}
+
+// Throughput is per second of the measured window, from measured
+// successful requests.
+type Throughput struct {
+	RequestsPerS     float64 `json:"requests_per_s"`
+	OutputTokensPerS float64 `json:"output_tokens_per_s"`
+	InputTokensPerS  float64 `json:"input_tokens_per_s"`
+}
+
+// The values of Tokens.Source.
+const (
+	SourceUsage   = "usage"   // every measured success carried server usage
+	SourceCounted = "counted" // none did: output tokens are counted events
+	SourceMixed   = "mixed"   // some did
+	SourceNone    = "none"    // there was no measured success
+)
+
+// Tokens totals the tokens of measured successful requests.
+type Tokens struct {
+	Source         string `json:"source"`
+	InputTotal     int64  `json:"input_total"`
+	OutputTotal    int64  `json:"output_total"`
+	ReasoningTotal int64  `json:"reasoning_total"`
+	// UsageReported counts successes whose output count came from usage.
+	UsageReported int64 `json:"usage_reported"`
+	// Counted counts successes whose output count was counted by the client.
+	Counted int64 `json:"counted"`
+}
+
+// Checks are sanity checks on what the server did with the request.
+type Checks struct {
+	// IgnoreEOSChecked counts successes that asked for ignore_eos with a
+	// max_tokens, i.e. whose output length is known in advance.
+	IgnoreEOSChecked int64 `json:"ignore_eos_checked"`
+	// IgnoreEOSNotHonoured counts those whose output_tokens != max_tokens.
+	IgnoreEOSNotHonoured int64 `json:"ignore_eos_not_honoured"`
+}
+
+// EncodeSummary writes s as indented JSON with a trailing newline: the exact
+// bytes of summary.json.
+func EncodeSummary(w io.Writer, s *Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode summary: %w", err)
+	}
+	if _, err := w.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// WriteSummary writes s to path atomically (a temporary file renamed over
+// path), so a reader never sees half a summary.
+func WriteSummary(path string, s *Summary) error {
+	var buf bytes.Buffer
+	if err := EncodeSummary(&buf, s); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".summary-*.json")
+	if err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	// CreateTemp makes the file private; a summary is meant to be shared.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write summary %s: %w", path, err)
+	}
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write summary %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write summary %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	return nil
+}
+
+// ReadSummary reads a summary.json. A schema version newer than this build
+// understands is an error rather than a silent misreading.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read summary %s: %w", path, err)
+	}
+	if s.SchemaVersion < 1 || s.SchemaVersion > SchemaVersion {
+		return nil, fmt.Errorf("read summary %s: schema_version %d is not supported (this build reads 1 to %d)",
+			path, s.SchemaVersion, SchemaVersion)
+	}
+	return &s, nil
+}

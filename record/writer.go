@@ -1,0 +1,172 @@
+package record
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// flushInterval bounds what a SIGKILL can lose: buffered lines reach the OS
+// (page cache) at least this often.
+const flushInterval = time.Second
+
+// writerBufSize is large enough that a busy run makes one write syscall per
+// many records, small enough to hold well under a second of them.
+const writerBufSize = 64 << 10
+
+// maxKeptLine is the largest line buffer kept for reuse between writes.
+const maxKeptLine = 1 << 20
+
+// ErrWriterClosed is returned by Write after Close.
+var ErrWriterClosed = errors.New("record: writer closed")
+
+// JSONLWriter appends one JSON value per line to a file. It is safe for
+// concurrent use. Lines are buffered and handed to the OS at least once a
+// second by a background goroutine, and on Flush and Close, so a process
+// killed with SIGKILL loses at most the last second of lines (and may leave
+// the last line cut short, which the readers tolerate).
+type JSONLWriter struct {
+	path string
+
+	mu      sync.Mutex
+	f       *os.File
+	buf     *bufio.Writer
+	line    []byte        // one encoded line; reused so a line allocates nothing
+	scratch bytes.Buffer  // where enc encodes values other than *Result
+	enc     *json.Encoder // encodes into scratch
+	err     error         // first write or flush error; sticky
+	closed  bool
+	closing sync.Once
+
+	stop    chan struct{}
+	done    chan struct{}
+	onFlush func() // test hook: called after each background flush, with mu held
+}
+
+// NewJSONLWriter opens path for appending (creating it if needed) and starts
+// the background flusher. Close must be called to stop it.
+func NewJSONLWriter(path string) (*JSONLWriter, error) {
+	return newJSONLWriter(path, flushInterval, nil)
+}
+
+func newJSONLWriter(path string, every time.Duration, onFlush func()) (*JSONLWriter, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open record log: %w", err)
+	}
+	w := &JSONLWriter{
+		path:    path,
+		f:       f,
+		buf:     bufio.NewWriterSize(f, writerBufSize),
+		stop:    make(chan struct{}),
+		done:    make(chan struct{}),
+		onFlush: onFlush,
+	}
+	w.enc = json.NewEncoder(&w.scratch)
+	go w.flushEvery(every)
+	return w, nil
+}
+
+// Write appends v as one JSON line. It returns the first error the writer
+// has met (including one from a background flush), so a full disk is
+// reported to the caller rather than lost.
+func (w *JSONLWriter) Write(v any) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	// Encoding the whole line before writing means a value that cannot be
+	// marshalled never leaves half a line in the file.
+	line, err := w.encodeLine(v)
+	if err != nil {
+		return fmt.Errorf("%s: encode %T: %w", w.path, v, err)
+	}
+	if _, err := w.buf.Write(line); err != nil {
+		w.err = fmt.Errorf("%s: write: %w", w.path, err)
+	}
+	if cap(w.line) > maxKeptLine {
+		w.line = nil // one giant record should not pin its buffer for the run
+	}
+	return w.err
+}
+
+// encodeLine renders v and its newline into a reused buffer. Records, the
+// bulk of every run, take a reflection-free path with identical output.
+func (w *JSONLWriter) encodeLine(v any) ([]byte, error) {
+	if r, ok := v.(*Result); ok && r != nil {
+		w.line = append(appendResultJSON(w.line[:0], r), '\n')
+		return w.line, nil
+	}
+	w.scratch.Reset()
+	if err := w.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return w.scratch.Bytes(), nil
+}
+
+// Flush hands buffered lines to the OS now.
+func (w *JSONLWriter) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.flushLocked()
+}
+
+func (w *JSONLWriter) flushLocked() error {
+	if w.err != nil || w.closed {
+		return w.err
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.err = fmt.Errorf("%s: flush: %w", w.path, err)
+	}
+	return w.err
+}
+
+func (w *JSONLWriter) flushEvery(every time.Duration) {
+	defer close(w.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-t.C:
+			w.mu.Lock()
+			if w.buf.Buffered() > 0 {
+				_ = w.flushLocked() // kept in w.err for the next Write
+			}
+			if w.onFlush != nil {
+				w.onFlush()
+			}
+			w.mu.Unlock()
+		}
+	}
+}
+
+// Close stops the flusher, flushes what is buffered and closes the file.
+// It returns the first error the writer met. Calling it again, even
+// concurrently, is harmless.
+func (w *JSONLWriter) Close() error {
+	w.closing.Do(func() {
+		close(w.stop)
+		<-w.done
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		_ = w.flushLocked()
+		w.closed = true
+		if err := w.f.Close(); err != nil && w.err == nil {
+			w.err = fmt.Errorf("%s: close: %w", w.path, err)
+		}
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}

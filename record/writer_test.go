@@ -1,0 +1,184 @@
+package record
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestWriterConcurrent: many goroutines writing at once produce whole,
+// parseable lines, none lost or interleaved.
+func TestWriterConcurrent(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	w, err := NewJSONLWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 8, 250
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range each {
+				r := Result{ID: uint64(g*each + i), EventsUS: []int64{1, 2, 3}, Stream: true}
+				if err := w.Write(&r); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(map[uint64]bool)
+	st, err := ReadRecords(path, func(r *Result) error {
+		if seen[r.ID] || len(r.EventsUS) != 3 {
+			t.Errorf("record %d duplicated or damaged: %+v", r.ID, r)
+		}
+		seen[r.ID] = true
+		return nil
+	})
+	if err != nil || st.Values != writers*each || st.Truncated != 0 {
+		t.Errorf("read back %+v, %v; want %d whole records", st, err, writers*each)
+	}
+}
+
+// TestWriterFlushesEverySecond: with no Flush or Close, a written line
+// reaches the file within the default interval, which is what bounds a
+// SIGKILL's loss to the last second.
+func TestWriterFlushesEverySecond(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "events.jsonl")
+	flushed := make(chan struct{}, 1)
+	w, err := newJSONLWriter(path, flushInterval, func() {
+		select {
+		case flushed <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Write(Event{TimeUS: 5, Kind: EventNote, Message: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); len(b) != 0 {
+		t.Fatalf("line reached the file before any flush: %q", b)
+	}
+	select {
+	case <-flushed:
+	case <-time.After(flushInterval + 2*time.Second):
+		t.Fatal("no background flush within the interval")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || string(b) != `{"time_us":5,"kind":"note","message":"hi"}`+"\n" {
+		t.Errorf("file after background flush = %q, %v", b, err)
+	}
+}
+
+// TestWriterErrors covers the failure paths: each must be reported and
+// must never leave a partial line behind.
+func TestWriterErrors(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	// Opening inside a missing directory names the problem.
+	if _, err := NewJSONLWriter(filepath.Join(dir, "no", "such", "x.jsonl")); err == nil {
+		t.Error("open in a missing directory succeeded")
+	}
+	path := filepath.Join(dir, "r.jsonl")
+	w, err := NewJSONLWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A value JSON cannot encode is refused whole; the next line is intact.
+	if err := w.Write(map[string]any{"bad": make(chan int)}); err == nil || !strings.Contains(err.Error(), "encode") {
+		t.Errorf("unencodable value: err = %v", err)
+	}
+	if err := w.Write(&Result{ID: 9}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Close twice is harmless; Write after Close is refused.
+	if err := w.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := w.Write(&Result{}); !errors.Is(err, ErrWriterClosed) {
+		t.Errorf("Write after Close: err = %v, want ErrWriterClosed", err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := `{"id":9,"send_us":0,"e2e_us":0,"stream":false,"input_tokens":0,"output_tokens":0}` + "\n"; string(b) != want {
+		t.Errorf("file = %q, want %q", b, want)
+	}
+}
+
+// TestWriterAppends: reopening a log appends rather than truncating, so a
+// resumed writer never destroys records.
+func TestWriterAppends(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "r.jsonl")
+	for id := range uint64(2) {
+		w, err := NewJSONLWriter(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Write(&Result{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, _ := os.ReadFile(path)
+	if n := bytes.Count(b, []byte("\n")); n != 2 {
+		t.Errorf("file has %d lines, want 2: %q", n, b)
+	}
+}
+
+func benchResult() *Result {
+	events := make([]int64, 128)
+	for i := range events {
+		events[i] = int64(250_000 + i*21_337)
+	}
+	return &Result{
+		ID: 123456, Class: "default", SendUS: 98_765_432, TTFTUS: events[0], E2EUS: events[127] + 1500,
+		EventsUS: events, Stream: true, InputTokens: 512, OutputTokens: 128, TokenSource: TokensUsage,
+		PromptTokensSent: 512, MaxTokens: 128, IgnoreEOS: true, FinishReason: "length", Status: 200,
+		BytesOut: 2400, BytesIn: 31000,
+	}
+}
+
+func BenchmarkJSONLWriter(b *testing.B) {
+	w, err := NewJSONLWriter(filepath.Join(b.TempDir(), "records.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := benchResult()
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}

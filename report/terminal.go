@@ -1,0 +1,147 @@
+// Package report shows a run: the final terminal table, the live progress
+// line and summary.json on stdout. It knows nothing of how the figures were
+// produced; everything comes from record.Summary.
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/inferload/inferload/record"
+)
+
+// latencyColumns are the latency table's columns after the row label.
+var latencyColumns = []string{"p50", "p90", "p95", "p99", "p99.9", "max", "mean", "n"}
+
+const (
+	labelWidth = 14
+	cellWidth  = 9
+)
+
+// WriteSummary writes the final summary table: requests, errors by kind,
+// throughput, tokens, a latency table in milliseconds, then warnings.
+func WriteSummary(w io.Writer, s *record.Summary) error {
+	var b bytes.Buffer
+	writeHeader(&b, s)
+	writeCounts(&b, s)
+	b.WriteByte('\n')
+	writeLatencies(&b, s)
+	writeWarnings(&b, s.Warnings)
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return fmt.Errorf("write summary table: %w", err)
+	}
+	return nil
+}
+
+func writeHeader(b *bytes.Buffer, s *record.Summary) {
+	fmt.Fprintf(b, "inferload run %q: %s loop, %.1f s measured, started %s",
+		s.Name, s.Mode, s.WindowS, s.Started.Format("2006-01-02 15:04:05 MST"))
+	if s.Interrupted {
+		b.WriteString("  [INTERRUPTED]")
+	}
+	b.WriteString("\n\n")
+}
+
+func writeCounts(b *bytes.Buffer, s *record.Summary) {
+	r := s.Requests
+	row(b, "Requests", fmt.Sprintf("%d total   %d succeeded   %d failed   %d warm-up   %d late",
+		r.Total, r.Succeeded, r.Failed, r.Warmup, r.Late))
+	row(b, "Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate))
+	row(b, "Errors", errorList(s.Errors))
+	t := s.Throughput
+	row(b, "Throughput", fmt.Sprintf("%.2f req/s   %.1f output tok/s   %.1f input tok/s",
+		t.RequestsPerS, t.OutputTokensPerS, t.InputTokensPerS))
+	k := s.Tokens
+	row(b, "Tokens", fmt.Sprintf("source %s (%d usage, %d counted)   input %d   output %d   reasoning %d",
+		k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
+	if c := s.Checks; c.IgnoreEOSChecked > 0 {
+		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
+	}
+}
+
+func row(b *bytes.Buffer, label, value string) {
+	fmt.Fprintf(b, "%-*s%s\n", labelWidth, label, value)
+}
+
+// errorList shows kinds in the taxonomy's order, then any unknown kind
+// (from a newer build's records) alphabetically.
+func errorList(errs map[string]int64) string {
+	if len(errs) == 0 {
+		return "none"
+	}
+	var parts []string
+	known := map[string]bool{}
+	for _, k := range record.ErrorKinds {
+		known[string(k)] = true
+		if n := errs[string(k)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	var other []string
+	for k, n := range errs {
+		if !known[k] {
+			other = append(other, fmt.Sprintf("%s %d", k, n))
+		}
+	}
+	sort.Strings(other)
+	return strings.Join(append(parts, other...), ", ")
+}
+
+func writeLatencies(b *bytes.Buffer, s *record.Summary) {
+	fmt.Fprintf(b, "%-*s", labelWidth, "Latency (ms)")
+	for _, c := range latencyColumns {
+		fmt.Fprintf(b, "%*s", cellWidth, c)
+	}
+	b.WriteByte('\n')
+	m := s.Metrics
+	latencyRow(b, "TTFT", m.TTFT)
+	latencyRow(b, "ITL", m.ITL)
+	latencyRow(b, "TPOT", m.TPOT)
+	latencyRow(b, "E2E", m.E2E)
+	latencyRow(b, "Queue delay", m.QueueDelay)
+	latencyRow(b, "Failed E2E", s.FailedE2E)
+}
+
+// latencyRow prints one metric; a metric with no values shows dashes
+// rather than zeros that could be mistaken for measurements.
+func latencyRow(b *bytes.Buffer, label string, st record.Stats) {
+	fmt.Fprintf(b, "%-*s", labelWidth, label)
+	cells := []float64{st.P50, st.P90, st.P95, st.P99, st.P999, st.Max, st.Mean}
+	for _, v := range cells {
+		cell := "-"
+		if st.Count > 0 {
+			cell = formatMS(v)
+		}
+		fmt.Fprintf(b, "%*s", cellWidth, cell)
+	}
+	fmt.Fprintf(b, "%*d\n", cellWidth, st.Count)
+}
+
+// formatMS keeps about four significant digits: 0.052, 1.23, 12.3, 123.4, 12345.
+func formatMS(ms float64) string {
+	switch {
+	case ms == 0:
+		return "0"
+	case ms < 1:
+		return fmt.Sprintf("%.3f", ms)
+	case ms < 10:
+		return fmt.Sprintf("%.2f", ms)
+	case ms < 1000:
+		return fmt.Sprintf("%.1f", ms)
+	default:
+		return fmt.Sprintf("%.0f", ms)
+	}
+}
+
+func writeWarnings(b *bytes.Buffer, warnings []string) {
+	if len(warnings) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nWARNINGS (%d)\n", len(warnings))
+	for _, w := range warnings {
+		fmt.Fprintf(b, "  ! %s\n", w)
+	}
+}

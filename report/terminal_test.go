@@ -1,0 +1,170 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/inferload/inferload/record"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// stats builds a distribution whose percentiles climb from p50.
+func stats(n int64, p50 float64) record.Stats {
+	return record.Stats{Count: n, Mean: p50 * 1.1, Stddev: p50 / 4, Min: p50 / 2, P50: p50,
+		P90: p50 * 1.5, P95: p50 * 1.8, P99: p50 * 2.5, P999: p50 * 4, Max: p50 * 6}
+}
+
+var started = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// summaryCases are the summaries rendered against testdata/<name>.golden.
+var summaryCases = []struct {
+	name string
+	s    *record.Summary
+}{{
+	// A healthy closed-loop run: every latency row filled, precisions from
+	// sub-millisecond ITL to multi-second E2E, errors in taxonomy order.
+	name: "closed",
+	s: &record.Summary{
+		SchemaVersion: 1, Name: "qwen-32u", Started: started, Mode: record.ModeClosed, WindowS: 120,
+		Requests:    record.Requests{Total: 1040, Succeeded: 990, Failed: 10, Warmup: 40},
+		FailureRate: 0.01,
+		Errors:      map[string]int64{"timeout_before_first_token": 3, "http_5xx": 7},
+		Metrics: record.Metrics{
+			TTFT: stats(990, 123.456), ITL: stats(125_000, 0.0523), TPOT: stats(990, 7.891),
+			E2E: stats(990, 1234.5),
+		},
+		FailedE2E:  stats(10, 30_000),
+		Throughput: record.Throughput{RequestsPerS: 8.25, OutputTokensPerS: 1056.04, InputTokensPerS: 4224.17},
+		Tokens:     record.Tokens{Source: "usage", InputTotal: 506_880, OutputTotal: 126_720, UsageReported: 990},
+		Checks:     record.Checks{IgnoreEOSChecked: 990},
+		Warnings:   []string{"only 990 successful requests: P99.9 needs at least 1000 to mean much"},
+	},
+}, {
+	// An interrupted open-loop run with queue delay, late starts, an unknown
+	// error kind and several warnings.
+	name: "open_interrupted",
+	s: &record.Summary{
+		SchemaVersion: 1, Name: "poisson-8", Started: started, Mode: record.ModeOpen, WindowS: 33.5, Interrupted: true,
+		Requests:    record.Requests{Total: 268, Succeeded: 200, Failed: 60, Warmup: 8, Late: 12},
+		FailureRate: 60.0 / 260,
+		Errors:      map[string]int64{"http_429": 50, "canceled": 9, "future_kind": 1},
+		Metrics: record.Metrics{
+			TTFT: stats(200, 812), ITL: stats(25_000, 21.7), TPOT: stats(200, 22.4),
+			E2E: stats(200, 3800), QueueDelay: stats(200, 0.4),
+		},
+		FailedE2E:  stats(60, 2.1),
+		Throughput: record.Throughput{RequestsPerS: 5.97, OutputTokensPerS: 763.9, InputTokensPerS: 3055.6},
+		Tokens:     record.Tokens{Source: "mixed", InputTotal: 102_400, OutputTotal: 25_600, ReasoningTotal: 512, UsageReported: 150, Counted: 50},
+		Checks:     record.Checks{IgnoreEOSChecked: 200, IgnoreEOSNotHonoured: 50},
+		Warnings: []string{
+			"the run was interrupted: figures cover only the part that ran",
+			"ignore_eos not honoured: 50 of 200 requests that asked for it returned output_tokens != max_tokens",
+			"12 of 260 measured open-loop requests started late",
+		},
+	},
+}, {
+	// Nothing measured: dashes, not zeros, in the latency table.
+	name: "empty",
+	s: &record.Summary{
+		SchemaVersion: 1, Name: "", Started: started, Mode: record.ModeClosed,
+		Errors: map[string]int64{}, Tokens: record.Tokens{Source: "none"},
+		Warnings: []string{"no measured requests: every figure is empty (is the warm-up as long as the run?)"},
+	},
+}}
+
+// TestWriteSummaryGolden renders each case and compares it with its golden
+// file; go test -update rewrites them for review in the diff.
+func TestWriteSummaryGolden(t *testing.T) {
+	t.Parallel()
+	for _, tc := range summaryCases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			if err := WriteSummary(&buf, tc.s); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s differs (-want +got):\n%s", path, diff)
+	}
+}
+
+// TestFormatMS pins the precision rules of latency cells.
+func TestFormatMS(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		ms   float64
+		want string
+	}{
+		{0, "0"},            // an exact zero stays short
+		{0.0523, "0.052"},   // sub-millisecond: microsecond resolution
+		{7.891, "7.89"},     // single digits: two decimals
+		{123.456, "123.5"},  // tens and hundreds: one decimal
+		{30_000.4, "30000"}, // seconds and above: whole milliseconds
+		{999.96, "1000.0"},  // rounding up crosses into the next width, still readable
+	}
+	for _, tt := range tests {
+		if got := formatMS(tt.ms); got != tt.want {
+			t.Errorf("formatMS(%v) = %q, want %q", tt.ms, got, tt.want)
+		}
+	}
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestWriteErrors: a failing writer is reported, not swallowed.
+func TestWriteErrors(t *testing.T) {
+	t.Parallel()
+	if err := WriteSummary(failWriter{}, summaryCases[0].s); err == nil {
+		t.Error("WriteSummary to a failing writer: no error")
+	}
+	if err := WriteJSON(failWriter{}, summaryCases[0].s); err == nil {
+		t.Error("WriteJSON to a failing writer: no error")
+	}
+}
+
+// TestWriteJSON: --output json prints exactly summary.json's bytes.
+func TestWriteJSON(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "summary.json")
+	s := summaryCases[1].s
+	if err := record.WriteSummary(path, s); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSON(&buf, s); err != nil {
+		t.Fatal(err)
+	}
+	file, _ := os.ReadFile(path)
+	if !bytes.Equal(buf.Bytes(), file) {
+		t.Errorf("WriteJSON differs from summary.json:\n%s\nvs\n%s", buf.Bytes(), file)
+	}
+	if !bytes.Contains(file, []byte("\n  \"requests\": {\n    \"total\": 268,")) {
+		t.Errorf("not indented two spaces per level:\n%s", file)
+	}
+}

@@ -1,0 +1,115 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+)
+
+// Source produces the spec of request i. Implementations are pure functions
+// of their configuration and i, and safe for concurrent use, so the engine
+// can ask for specs from many goroutines in any order and a run is
+// reproducible whatever its timing. Synthetic text is the first Source;
+// request classes and datasets are later ones.
+type Source interface {
+	Spec(i uint64) Spec
+}
+
+// DefaultClass is the class of requests when no classes are configured.
+const DefaultClass = "default"
+
+// prefixWords is how many random words open every prompt, before the
+// request index. Together they make each prompt differ from all others
+// within its first few tokens, so a server's prefix cache cannot turn every
+// request after the first into a cache hit and flatter its TTFT.
+const prefixWords = 3
+
+// GeneratorConfig configures a synthetic-text Generator.
+type GeneratorConfig struct {
+	// Seed selects the workload: the same seed gives the same specs.
+	Seed uint64
+	// Input is the prompt length distribution, in tokens (required).
+	Input Dist
+	// Output is the max_tokens distribution (required).
+	Output Dist
+	// IgnoreEOS is copied into every spec.
+	IgnoreEOS bool
+	// Class names the specs' class; empty means DefaultClass.
+	Class string
+}
+
+// Generator builds synthetic-text specs. It is immutable after
+// NewGenerator and safe for concurrent use.
+type Generator struct {
+	cfg GeneratorConfig
+}
+
+var _ Source = (*Generator)(nil)
+
+// NewGenerator checks cfg and returns a Generator for it.
+func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
+	if cfg.Input == nil {
+		return nil, errors.New("workload: input length distribution is missing")
+	}
+	if cfg.Output == nil {
+		return nil, errors.New("workload: output length distribution is missing")
+	}
+	if cfg.Input.Min() < 1 {
+		return nil, fmt.Errorf("workload: input length %s can be %d; prompts need at least 1 token", cfg.Input, cfg.Input.Min())
+	}
+	if cfg.Output.Min() < 1 {
+		return nil, fmt.Errorf("workload: output length %s can be %d; ask for at least 1 token", cfg.Output, cfg.Output.Min())
+	}
+	if cfg.Class == "" {
+		cfg.Class = DefaultClass
+	}
+	return &Generator{cfg: cfg}, nil
+}
+
+// Spec returns request i's spec. It is a pure function of the generator's
+// configuration and i: it seeds its own random source from (Seed, i), so
+// the order and concurrency of calls do not matter.
+//
+// The draws happen in a fixed order — input length, output length, then the
+// prompt's words — and changing that order changes every workload; the
+// golden test guards it.
+func (g *Generator) Spec(i uint64) Spec {
+	rng := rand.New(rand.NewPCG(g.cfg.Seed, splitmix64(i)))
+	in := g.cfg.Input.Sample(rng)
+	out := g.cfg.Output.Sample(rng)
+	return Spec{
+		Index:       i,
+		Class:       g.cfg.Class,
+		Prompt:      prompt(rng, i, in),
+		InputTokens: in,
+		MaxTokens:   out,
+		IgnoreEOS:   g.cfg.IgnoreEOS,
+	}
+}
+
+// prompt builds an n-token prompt that begins with a few random words and
+// request i's index spelled in words, then continues with Text. A prompt
+// shorter than that opening is cut to n words.
+func prompt(rng *rand.Rand, i uint64, n int) string {
+	var b strings.Builder
+	b.Grow(n * bytesPerToken)
+	head := min(prefixWords, n)
+	pick := wordPicker{rng: rng}
+	for range head {
+		b.WriteString(pick.next())
+	}
+	head += writeIndex(&b, i, n-head)
+	writeText(&b, rng, n-head)
+	return b.String()
+}
+
+// splitmix64 scrambles the request index before it seeds PCG, so that the
+// random streams of neighbouring requests (i and i+1) share no visible
+// structure.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
