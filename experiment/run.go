@@ -53,6 +53,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer client.Close()
 	cfg, err := engineConfig(p, client)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,44 @@
+# inferload's build and test entry points. `make test` is what CI runs.
+GO          ?= go
+STATICCHECK_VERSION ?= 2026.2.2
+GOBIN       ?= $(shell $(GO) env GOPATH)/bin
+STATICCHECK := $(GOBIN)/staticcheck
+
+.PHONY: test lint tools build demo bench fuzz
+
+## test: lint, then every test with the race detector (what CI runs)
+test: lint
+	$(GO) test -race -count=1 -timeout 600s ./...
+
+## lint: gofmt, go vet and staticcheck must all be clean
+lint: tools
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+## tools: install the pinned linters (Go module proxy only)
+tools:
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -q "$(STATICCHECK_VERSION)"; then \
+	  echo "installing staticcheck $(STATICCHECK_VERSION)"; \
+	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	fi
+
+## build: a static binary in ./inferload
+build:
+	CGO_ENABLED=0 $(GO) build -o inferload ./cmd/inferload
+
+## demo: the main job (simulated server + mixed workload + summary)
+demo:
+	$(GO) run ./cmd/inferload demo
+
+## bench: the documented benchmarks (see BENCHMARKS.md)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./protocol/ ./record/ ./workload/ ./schedule/
+
+## fuzz: run each fuzz target briefly (the corpus lives in testdata/fuzz)
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzSSE$$' -fuzztime 30s ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzChunk$$' -fuzztime 30s ./protocol/
+	$(GO) test -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime 30s ./plan/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime 30s ./record/

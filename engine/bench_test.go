@@ -1,0 +1,238 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+)
+
+// These benchmarks measure the client end to end (engine + protocol)
+// against local servers. They back the figures in BENCHMARKS.md.
+
+func benchClient(b *testing.B, url string) *protocol.OpenAI {
+	b.Helper()
+	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url + "/v1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(c.Close)
+	return c
+}
+
+// tinyStream answers with one content chunk, usage and [DONE] at once.
+func tinyStream(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":4,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+}
+
+type constantArrivals struct {
+	mu  sync.Mutex
+	gap time.Duration
+	n   int
+}
+
+func (c *constantArrivals) Next() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := time.Duration(c.n) * c.gap
+	c.n++
+	return d
+}
+
+func runPhase(b *testing.B, cfg Config) []*record.Result {
+	b.Helper()
+	e, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	out := make(chan *record.Result, 4096)
+	go func() { _ = e.Run(context.Background(), out) }()
+	var rs []*record.Result
+	for r := range out {
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func percentileUS(vals []int64, q float64) int64 {
+	slices.Sort(vals)
+	if len(vals) == 0 {
+		return 0
+	}
+	return vals[min(len(vals)-1, int(q*float64(len(vals))))]
+}
+
+// BenchmarkOpenLoopSendLag: 1,000 requests/s on an absolute schedule against
+// a zero-delay server; the figure is the P99 of (actual start − intended
+// start). Target: ≤ 2 ms.
+func BenchmarkOpenLoopSendLag(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(tinyStream))
+	defer srv.Close()
+	client := benchClient(b, srv.URL)
+	const n = 3000 // three seconds at 1,000/s
+	for b.Loop() {
+		rs := runPhase(b, Config{Client: client, Source: fixedSource{}, Render: render,
+			Arrivals: &constantArrivals{gap: time.Millisecond}, Requests: n, Grace: 10 * time.Second})
+		lags := make([]int64, 0, len(rs))
+		failed := 0
+		for _, r := range rs {
+			lags = append(lags, r.QueueDelayUS)
+			if !r.OK() {
+				failed++
+			}
+		}
+		if failed > 0 {
+			b.Fatalf("%d of %d requests failed", failed, len(rs))
+		}
+		b.ReportMetric(float64(percentileUS(lags, 0.50)), "p50-lag-µs")
+		b.ReportMetric(float64(percentileUS(lags, 0.99)), "p99-lag-µs")
+		b.ReportMetric(float64(percentileUS(lags, 1)), "max-lag-µs")
+	}
+}
+
+// BenchmarkTTFTAccuracy: 16 concurrent streams; the server notes when it
+// flushed each first token, the client measures its arrival; the figure is
+// the P99 of the difference (client overhead on TTFT). Target: ≤ 1 ms.
+func BenchmarkTTFTAccuracy(b *testing.B) {
+	var mu sync.Mutex
+	sentAt := map[string]time.Time{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Req")
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.(http.Flusher).Flush()
+		time.Sleep(2 * time.Millisecond) // simulated prefill
+		mu.Lock()
+		sentAt[id] = time.Now()
+		mu.Unlock()
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+		w.(http.Flusher).Flush()
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	body, _ := protocol.OpenAIBody{Prompt: "x", MaxTokens: 1, Stream: true}.Render(protocol.APIChat)
+	var diffs []int64
+	var dmu sync.Mutex
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for w := range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range 50 {
+					id := fmt.Sprintf("%d-%d", w, i)
+					c, _ := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1", Headers: map[string]string{"X-Req": id}})
+					var tr protocol.Trace
+					c.Do(context.Background(), &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: 1}, &tr)
+					c.Close()
+					mu.Lock()
+					s := sentAt[id]
+					mu.Unlock()
+					if tr.Err != record.ErrNone || tr.FirstToken.IsZero() {
+						continue
+					}
+					dmu.Lock()
+					diffs = append(diffs, tr.FirstToken.Sub(s).Microseconds())
+					dmu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(percentileUS(diffs, 0.50)), "p50-ttft-err-µs")
+	b.ReportMetric(float64(percentileUS(diffs, 0.99)), "p99-ttft-err-µs")
+}
+
+// holdServerEnv makes the test binary act as a stream-holding server in a
+// child process, so the client's memory is measured alone.
+const holdServerEnv = "INFERLOAD_BENCH_HOLD_SERVER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(holdServerEnv) != "" {
+		serveHolding()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// serveHolding streams one token every 200ms for 10s per request.
+func serveHolding() {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for range 50 {
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-time.After(200 * time.Millisecond):
+			case <-r.Context().Done():
+				return
+			}
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	srv.Start()
+	fmt.Println(srv.URL)
+	select {}
+}
+
+// BenchmarkConcurrentStreams10k: 10,000 closed-loop users each holding a
+// stream open against a server in another process; the figure is the
+// client's heap+stack growth per open stream. Target: ≤ 64 KiB.
+func BenchmarkConcurrentStreams10k(b *testing.B) {
+	const streams = 10000
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), holdServerEnv+"=1")
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	buf := make([]byte, 128)
+	n, err := stdout.Read(buf)
+	if err != nil {
+		b.Fatal(err)
+	}
+	url := strings.TrimSpace(string(buf[:n]))
+	client := benchClient(b, url)
+	for b.Loop() {
+		runtime.GC()
+		var before, peak runtime.MemStats
+		runtime.ReadMemStats(&before)
+		e, err := New(Config{Client: client, Source: fixedSource{}, Render: render,
+			Concurrency: streams, Requests: streams, Grace: time.Minute})
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := make(chan *record.Result, streams)
+		go func() { _ = e.Run(context.Background(), out) }()
+		deadline := time.Now().Add(30 * time.Second)
+		for e.InFlight() < streams && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		open := e.InFlight()
+		runtime.ReadMemStats(&peak)
+		failed := 0
+		for r := range out {
+			if !r.OK() {
+				failed++
+			}
+		}
+		used := (peak.HeapInuse + peak.StackInuse) - (before.HeapInuse + before.StackInuse)
+		b.ReportMetric(float64(open), "open-streams")
+		b.ReportMetric(float64(used)/float64(max(open, 1))/1024, "KiB/stream")
+		b.ReportMetric(float64(failed), "failed")
+	}
+}
+

@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// TestMain lets a test re-execute this binary as the real inferload
+// command (for the SIGKILL and SIGTERM tests).
+func TestMain(m *testing.M) {
+	if os.Getenv("INFERLOAD_CLI_CHILD") == "1" {
+		os.Exit(Main(OSState()))
+	}
+	os.Exit(m.Run())
+}
+
+// chatServer streams `tokens` chunks `gap` apart, vLLM style.
+func chatServer(t *testing.T, tokens int, gap time.Duration) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i := range tokens {
+			select {
+			case <-time.After(gap):
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"w%d \"}}]}\n\n", i)
+			fl.Flush()
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":%d}}\n\ndata: [DONE]\n\n", tokens)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	st := &State{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+		ReadFile: os.ReadFile, Version: "test"}
+	code = Main(st)
+	return code, out.String(), errb.String()
+}
+
+func TestRunPrintsSummaryJSON(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, 0)
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--concurrency", "2",
+		"--requests", "10", "--input-tokens", "8", "--output-tokens", "4", "--out", dir, "-o", "json", "-q")
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	var s record.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("stdout is not summary JSON: %v\n%s", err, stdout)
+	}
+	if s.Requests.Succeeded != 10 || s.SchemaVersion != record.SchemaVersion {
+		t.Errorf("summary %+v: want 10 successes and the schema version", s.Requests)
+	}
+}
+
+func TestRunTextOutputShowsTableAndRunDir(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, 0)
+	dir := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--concurrency", "1",
+		"--requests", "3", "--out", dir)
+	if code != ExitOK {
+		t.Fatalf("exit %d, stderr %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "TTFT") || !strings.Contains(stderr, "results: "+dir) {
+		t.Errorf("stdout %q / stderr %q: want a latency table and the run directory", stdout, stderr)
+	}
+}
+
+func TestBadInputExitCodes(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		// an unknown flag is a usage error that says which flag
+		{"unknown flag", []string{"run", "--concurency", "4"}, ExitUsage, "concurency"},
+		// a plan without a target names the missing field
+		{"missing url", []string{"run", "--concurrency", "4"}, ExitUsage, "url"},
+		// both load models at once is rejected with both names
+		{"both loops", []string{"run", "--url", "http://127.0.0.1:1/v1", "--concurrency", "1", "--rate", "2"}, ExitUsage, "rate"},
+		// a bad output format is a usage error
+		{"bad output", []string{"run", "-o", "xml"}, ExitUsage, "xml"},
+		// a missing plan file names the file
+		{"missing plan", []string{"run", "-f", "/nonexistent/plan.yaml"}, ExitUsage, "/nonexistent/plan.yaml"},
+		// report of a directory that is not a run directory
+		{"report no dir", []string{"report", "/nonexistent/run"}, ExitError, "not a run directory"},
+		// report needs exactly one argument
+		{"report no arg", []string{"report"}, ExitUsage, "arg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			code, _, stderr := runCLI(t, tt.args...)
+			if code != tt.code || !strings.Contains(stderr, tt.want) {
+				t.Errorf("exit %d stderr %q: want exit %d mentioning %q", code, stderr, tt.code, tt.want)
+			}
+		})
+	}
+}
+
+// startChild runs `inferload run` as a separate process writing into out.
+func startChild(t *testing.T, url, out string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "run", "--url", url, "--concurrency", "8", "--duration", "5m",
+		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--grace", "2s")
+	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		if t.Failed() {
+			t.Logf("child stderr: %s", stderr.String())
+		}
+	})
+	return cmd
+}
+
+// waitForRecords polls the child's records until it has at least n lines.
+func waitForRecords(t *testing.T, out string, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		dirs, _ := filepath.Glob(filepath.Join(out, "*", "records.jsonl"))
+		if len(dirs) == 1 {
+			if b, _ := os.ReadFile(dirs[0]); bytes.Count(b, []byte("\n")) >= n {
+				return filepath.Dir(dirs[0])
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("child wrote fewer than %d records in 30s", n)
+	return ""
+}
+
+// A SIGKILL loses at most the last second: the records flushed so far are
+// readable and `report` rebuilds a summary from them.
+func TestSIGKILLKeepsFlushedRecords(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, time.Millisecond)
+	out := t.TempDir()
+	cmd := startChild(t, srv.URL+"/v1", out)
+	runDir := waitForRecords(t, out, 50)
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, stderr)
+	}
+	var s record.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Requests.Succeeded < 50 || !s.Interrupted {
+		t.Errorf("rebuilt %+v interrupted=%v: want >= 50 successes and interrupted", s.Requests, s.Interrupted)
+	}
+}
+
+// SIGTERM is a graceful stop: the child finishes in-flight requests, writes
+// summary.json and exits with the interrupted code.
+func TestSIGTERMStopsGracefully(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, time.Millisecond)
+	out := t.TempDir()
+	cmd := startChild(t, srv.URL+"/v1", out)
+	runDir := waitForRecords(t, out, 20)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if cmd.ProcessState.ExitCode() != ExitInterrupted {
+		t.Fatalf("exit %v, want %d", err, ExitInterrupted)
+	}
+	s, err := record.ReadSummary(filepath.Join(runDir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.Interrupted || s.Requests.Succeeded < 20 || s.Requests.Failed != 0 {
+		t.Errorf("summary %+v interrupted=%v: want >= 20 successes, no failures, interrupted", s.Requests, s.Interrupted)
+	}
+}
