@@ -82,8 +82,8 @@ func (f *Flags) bindLoad() {
 func (f *Flags) bindWorkload() {
 	fs := f.fs
 	bind(f, "seed", "workload.seed", fs.Uint64("seed", DefaultSeed, "seed of prompts, lengths and arrivals: the same seed sends the same requests"), func(p *Plan) *uint64 { return &p.Workload.Seed })
-	bind(f, "input-tokens", "workload.input_tokens", fs.String("input-tokens", DefaultInputTokens, "prompt length in tokens: 512 or uniform(256,1024)"), func(p *Plan) *string { return &p.Workload.InputTokens })
-	bind(f, "output-tokens", "workload.output_tokens", fs.String("output-tokens", DefaultOutputTokens, "max_tokens asked for: 128 or uniform(64,256)"), func(p *Plan) *string { return &p.Workload.OutputTokens })
+	bind(f, "input-tokens", "workload.input_tokens", fs.String("input-tokens", DefaultInputTokens, "prompt length in tokens: 512, uniform(256,1024) or buckets(128:7,512:2,2048:1)"), func(p *Plan) *string { return &p.Workload.InputTokens })
+	bind(f, "output-tokens", "workload.output_tokens", fs.String("output-tokens", DefaultOutputTokens, "max_tokens asked for: 128, uniform(64,256) or buckets(128:1,512:1)"), func(p *Plan) *string { return &p.Workload.OutputTokens })
 	bindOptBool(f, "ignore-eos", "workload.ignore_eos", fs.Bool("ignore-eos", true, "ask the server to generate exactly max_tokens (ignore_eos)"), func(p *Plan) **bool { return &p.Workload.IgnoreEOS })
 }
 

@@ -55,7 +55,7 @@ func ParseDist(s string) (Dist, error) {
 	}
 	parse, ok := distParsers[name]
 	if !ok {
-		return nil, fmt.Errorf("length %q: unknown distribution %q (want an integer such as 512 or uniform(lo,hi))", s, name)
+		return nil, fmt.Errorf("length %q: unknown distribution %q (want an integer such as 512, uniform(lo,hi) or buckets(len:weight,...))", s, name)
 	}
 	d, err := parse(args)
 	if err != nil {
