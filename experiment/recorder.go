@@ -65,13 +65,14 @@ func (r *recorder) finish(eng *engine.Engine, start time.Time, interrupted bool)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.series.Flush()
-	info := record.RunInfo{Name: r.name, Started: start.UTC(), Mode: r.mode, EndUS: endUS, Interrupted: interrupted}
+	info := record.RunInfo{Name: r.name, Started: start.UTC(), Mode: r.mode, EndUS: endUS,
+		MeasureEndUS: eng.StoppedIssuingUS(), Interrupted: interrupted}
 	events := []record.Event{}
 	if r.warmup > 0 {
 		info.WarmupEndUS = min(r.warmup.Microseconds(), endUS)
 		events = append(events, record.Event{TimeUS: info.WarmupEndUS, Kind: record.EventWarmupEnd})
 	}
-	events = append(events, record.Event{TimeUS: eng.StoppedIssuingUS(), Kind: record.EventMeasureEnd})
+	events = append(events, record.Event{TimeUS: info.MeasureEndUS, Kind: record.EventMeasureEnd})
 	if interrupted {
 		events = append(events, record.Event{TimeUS: endUS, Kind: record.EventInterrupted, Message: "stopped by signal"})
 	}
@@ -88,23 +89,26 @@ func (r *recorder) summary(info record.RunInfo) *record.Summary {
 	return r.agg.Summary(info)
 }
 
-// snapshot is the live state for the progress line.
+// rateSpan is how far back the progress line's rates look.
+const rateSpan = 5 * time.Second
+
+// snapshot is the live state for the progress line. Rates are what was
+// delivered over the last few seconds, warm-up included, so the line shows
+// the server's current pace.
 func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine) report.Snapshot {
+	elapsed := time.Since(eng.Started())
+	now := elapsed.Microseconds()
 	r.mu.Lock()
 	run := r.agg.Running()
+	reqs, toks := r.agg.Rate(max(now-rateSpan.Microseconds(), 0), now)
 	r.mu.Unlock()
-	elapsed := time.Since(eng.Started())
-	s := report.Snapshot{
+	return report.Snapshot{
 		Elapsed: elapsed, Total: p.Load.Duration, Target: p.Load.Requests,
-		Done:     int(run.Succeeded + run.Failed + run.Warmup + run.WarmupFailed),
+		Done:     int(run.Succeeded + run.Failed + run.Warmup),
 		InFlight: eng.InFlight(), TTFTP50: run.TTFTP50, TTFTP99: run.TTFTP99,
 		Errors: int(run.Failed + run.WarmupFailed), Warmup: elapsed < r.warmup,
+		ReqPerS: reqs, OutTokPerS: toks,
 	}
-	if measured := (elapsed - r.warmup).Seconds(); measured > 0 {
-		s.ReqPerS = float64(run.Succeeded) / measured
-		s.OutTokPerS = float64(run.OutputTokens) / measured
-	}
-	return s
 }
 
 // errNoRecords says a run directory holds nothing to rebuild from.

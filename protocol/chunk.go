@@ -2,7 +2,9 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
+	"math/bits"
 )
 
 // Chunk is what one OpenAI-style JSON object says about generation: a
@@ -89,8 +91,12 @@ func (s *scanner) fail(msg string) error {
 	return &SyntaxError{Offset: s.i, Msg: msg}
 }
 
-// ws skips JSON whitespace.
+// ws skips JSON whitespace. Compact JSON has none, so the first test
+// usually returns.
 func (s *scanner) ws() {
+	if s.i < len(s.b) && s.b[s.i] > ' ' {
+		return
+	}
 	for s.i < len(s.b) {
 		switch s.b[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -162,13 +168,49 @@ func (s *scanner) key() (name []byte, escaped bool, err error) {
 }
 
 // str reads a string, returning its raw contents and whether it holds
-// escapes. It finds the closing quote with bytes.IndexByte and remembers it
-// across escapes, so a string full of escapes is still read in linear time.
+// escapes. Chunks are mostly short strings, too short to repay the call
+// overhead of bytes.IndexByte, so str looks for the closing quote (or a
+// backslash) eight bytes at a time in a register; longStr takes over at the
+// first backslash.
 func (s *scanner) str() ([]byte, bool, error) {
 	if s.peek() != '"' {
 		return nil, false, s.fail("expected a string")
 	}
 	start := s.i + 1
+	j := start
+	for ; j+8 <= len(s.b); j += 8 {
+		x := binary.LittleEndian.Uint64(s.b[j:])
+		if m := hasByte(x, '"') | hasByte(x, '\\'); m != 0 {
+			j += bits.TrailingZeros64(m) >> 3
+			break
+		}
+	}
+	for j < len(s.b) && s.b[j] != '"' && s.b[j] != '\\' {
+		j++
+	}
+	switch {
+	case j >= len(s.b):
+		s.i = len(s.b)
+		return nil, false, s.fail("unterminated string")
+	case s.b[j] == '"':
+		s.i = j + 1
+		return s.b[start:j], false, nil
+	}
+	return s.longStr(start)
+}
+
+// hasByte sets the high bit of the first byte of x equal to c (bytes after
+// it may be marked too, which the callers never look at).
+func hasByte(x uint64, c byte) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	y := x ^ (lo * uint64(c))
+	return (y - lo) &^ y & hi
+}
+
+// longStr reads the rest of a string that starts at start. It finds the
+// closing quote with bytes.IndexByte and remembers it across escapes, so a
+// string full of escapes is still read in linear time.
+func (s *scanner) longStr(start int) ([]byte, bool, error) {
 	j, quote, escaped := start, -1, false
 	for {
 		if quote < j {

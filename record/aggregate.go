@@ -18,11 +18,15 @@ type RunInfo struct {
 	Started time.Time
 	// Mode is ModeClosed or ModeOpen.
 	Mode string
-	// WarmupEndUS and EndUS bound the measured window [WarmupEndUS, EndUS]
-	// on the run clock. EndUS should be the run_end instant (the last
-	// request finished or the grace ran out); 0 means unknown (a killed
-	// run), and the latest completion among the records is used instead.
+	// WarmupEndUS starts the measured window on the run clock.
 	WarmupEndUS int64
+	// MeasureEndUS is when issuing stopped: the measured window is
+	// [WarmupEndUS, MeasureEndUS], the time load was offered. 0 means
+	// unknown, and the window falls back to ending at EndUS.
+	MeasureEndUS int64
+	// EndUS is the run_end instant (the last request finished or the
+	// grace ran out); 0 means unknown (a killed run), and the latest
+	// completion among the records is used instead.
 	EndUS       int64
 	Interrupted bool
 }
@@ -38,6 +42,8 @@ func (ri *RunInfo) Apply(e *Event) {
 		}
 	case EventWarmupEnd:
 		ri.WarmupEndUS = e.TimeUS
+	case EventMeasureEnd:
+		ri.MeasureEndUS = e.TimeUS
 	case EventRunEnd:
 		ri.EndUS = e.TimeUS
 	case EventInterrupted:
@@ -60,6 +66,7 @@ type Aggregate struct {
 	eosChecked, eosNotHonoured  int64
 
 	lastDoneUS int64
+	delivered  throughputMeter
 }
 
 // NewAggregate returns an empty aggregate.
@@ -76,6 +83,9 @@ func NewAggregate() *Aggregate {
 // latency histogram and the token totals (docs/metrics.md has the rules).
 func (a *Aggregate) Add(r *Result) {
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
+	if r.OK() {
+		a.delivered.add(r)
+	}
 	if r.Warmup {
 		a.warmup++
 		if !r.OK() {
@@ -179,7 +189,9 @@ func (a *Aggregate) Running() Running {
 // Summary computes the summary of everything added so far. It can be called
 // more than once; Add may continue afterwards.
 func (a *Aggregate) Summary(info RunInfo) *Summary {
-	windowS := a.windowS(info)
+	from, to, drained := a.window(info)
+	windowS := float64(to-from) / 1e6
+	reqs, outTok, inTok := a.delivered.over(from, to)
 	s := &Summary{
 		SchemaVersion: SchemaVersion,
 		Name:          info.Name,
@@ -200,9 +212,9 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		},
 		FailedE2E: a.failedE2E.Stats(),
 		Throughput: Throughput{
-			RequestsPerS:     perSecond(a.succeeded, windowS),
-			OutputTokensPerS: perSecond(a.outTok, windowS),
-			InputTokensPerS:  perSecond(a.inTok, windowS),
+			RequestsPerS:     perSecond(reqs, windowS),
+			OutputTokensPerS: perSecond(outTok, windowS),
+			InputTokensPerS:  perSecond(inTok, windowS),
 		},
 		Tokens: Tokens{
 			Source:     a.tokenSource(),
@@ -212,17 +224,35 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured},
 	}
 	s.Warnings = a.warnings(s)
+	if drained && windowS > 0 {
+		s.Warnings = append(s.Warnings, "throughput is measured up to the last reply, drain included: "+
+			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
+	}
 	return s
 }
 
-// windowS is the measured window's length in seconds. A run killed before
-// it wrote run_end has no EndUS: its window closes at the last completion.
-func (a *Aggregate) windowS(info RunInfo) float64 {
+// minOfferedUS is the shortest stretch of offered load throughput is
+// measured over on its own; shorter runs include the drain.
+const minOfferedUS = 1_000_000
+
+// window is the measured window on the run clock: from the warm-up end to
+// when issuing stopped, the time load was offered. A run killed before it
+// wrote its closing events ends at its last completion; a run that offered
+// load for under a second (a quick burst of requests) ends at its last
+// reply, and drained says so.
+func (a *Aggregate) window(info RunInfo) (from, to int64, drained bool) {
 	end := info.EndUS
 	if end <= 0 {
 		end = a.lastDoneUS
 	}
-	return float64(max(end-info.WarmupEndUS, 0)) / 1e6
+	from, to = info.WarmupEndUS, end
+	if m := info.MeasureEndUS; m > 0 && m < end {
+		if m-from >= minOfferedUS {
+			return from, m, false
+		}
+		drained = true
+	}
+	return from, max(to, from), drained
 }
 
 func (a *Aggregate) errorCounts() map[string]int64 {
@@ -263,9 +293,9 @@ func ratio(n, d int64) float64 {
 	return float64(n) / float64(d)
 }
 
-func perSecond(n int64, windowS float64) float64 {
+func perSecond(n, windowS float64) float64 {
 	if windowS <= 0 {
 		return 0
 	}
-	return float64(n) / windowS
+	return n / windowS
 }

@@ -85,16 +85,47 @@ var aggregateCases = []struct {
 		"metrics.e2e_ms.p50": 70.0, "metrics.queue_delay_ms.p50": 20.0, "requests.late": 1.0,
 	},
 }, {
-	// Window [10 s, 20 s] = 10 s; 5 successes × 100 output tokens, input from
-	// PromptTokensSent (50) since usage gave no prompt_tokens.
+	// Window [10 s, 20 s] = 10 s; 5 successes sent at 11..15 s × 100 output
+	// tokens, input from PromptTokensSent (50) since usage gave no prompt_tokens.
 	name: "throughput over the window",
-	info: RunInfo{WarmupEndUS: 10e6, EndUS: 20e6},
-	recs: repeat(5, withRes(aggBase, func(r *Result) { r.OutputTokens, r.InputTokens, r.PromptTokensSent = 100, 0, 50 })),
+	info: RunInfo{WarmupEndUS: 10e6, MeasureEndUS: 20e6, EndUS: 20e6},
+	recs: func() []Result {
+		rs := repeat(5, withRes(aggBase, func(r *Result) { r.OutputTokens, r.InputTokens, r.PromptTokensSent = 100, 0, 50 }))
+		for i := range rs {
+			rs[i].SendUS = 11e6 + int64(i)*1e6
+		}
+		return rs
+	}(),
 	want: map[string]any{
 		"window_s": 10.0, "throughput.requests_per_s": 0.5,
 		"throughput.output_tokens_per_s": 50.0, "throughput.input_tokens_per_s": 25.0,
 		"tokens.input_total": 250.0,
 	},
+}, {
+	// Throughput is what was delivered inside [warm-up end, issuing stop]:
+	// a warm-up request completing at 12 s counts (3 of its 4 token events
+	// arrive after 10 s); a measured request draining until 24 s counts only
+	// its 2 events before 20 s and not as a completed request. Window 10 s.
+	name: "throughput counts deliveries inside the window",
+	info: RunInfo{WarmupEndUS: 10e6, MeasureEndUS: 20e6, EndUS: 30e6},
+	recs: []Result{
+		{Warmup: true, SendUS: 9e6, Stream: true, EventsUS: []int64{500_000, 1_500_000, 2_500_000, 2_900_000},
+			TTFTUS: 500_000, E2EUS: 3e6, OutputTokens: 4, InputTokens: 10, TokenSource: TokensUsage},
+		{SendUS: 15e6, Stream: true, EventsUS: []int64{1e6, 2e6, 6e6, 8e6},
+			TTFTUS: 1e6, E2EUS: 9e6, OutputTokens: 4, InputTokens: 10, TokenSource: TokensUsage},
+	},
+	want: map[string]any{
+		"window_s": 10.0, "throughput.requests_per_s": 0.1,
+		"throughput.output_tokens_per_s": 0.5, "throughput.input_tokens_per_s": 1.0,
+		"requests.succeeded": 1.0, "metrics.e2e_ms.max": 9000.0,
+	},
+}, {
+	// Load offered for only 0.5 s (a burst of requests): the window runs to
+	// the last reply instead, drain included (and a warning says so).
+	name: "short offered load includes the drain",
+	info: RunInfo{MeasureEndUS: 500_000, EndUS: 2e6},
+	recs: []Result{withRes(aggBase, func(r *Result) { r.E2EUS = 1_500_000 })},
+	want: map[string]any{"window_s": 2.0, "throughput.requests_per_s": 0.5},
 }, {
 	// A killed run has no run_end: the window closes at the last completion (1 ms + 150 ms).
 	name: "window end falls back to last completion",
@@ -360,7 +391,7 @@ func TestRunInfoApply(t *testing.T) {
 	for i := range events {
 		ri.Apply(&events[i])
 	}
-	want := RunInfo{Started: time.Date(2026, 5, 1, 10, 0, 0, 5e8, time.UTC), WarmupEndUS: 2e6, EndUS: 11e6, Interrupted: true}
+	want := RunInfo{Started: time.Date(2026, 5, 1, 10, 0, 0, 5e8, time.UTC), WarmupEndUS: 2e6, MeasureEndUS: 9e6, EndUS: 11e6, Interrupted: true}
 	if ri != want {
 		t.Errorf("RunInfo = %+v, want %+v", ri, want)
 	}

@@ -1,0 +1,156 @@
+package protocol
+
+import (
+	"context"
+	"net/http/httptrace"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// BenchmarkSSEParse measures the SSE reader alone on a stream of typical
+// vLLM chat chunks delivered in 4 KiB reads. One op is one event.
+func BenchmarkSSEParse(b *testing.B) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(vllmChunk), left: -1}, time.Now)
+	b.SetBytes(int64(len(vllmChunk)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if _, err := r.Next(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkChunkScan measures ScanChunk on one typical chat chunk.
+func BenchmarkChunkScan(b *testing.B) {
+	data := []byte(vllmChunk[len("data: ") : len(vllmChunk)-2])
+	var c Chunk
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		if err := ScanChunk(data, &c); err != nil || !c.Content {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// BenchmarkEventPath is the whole per-event path of a stream: SSE parse,
+// chunk scan and the timestamp, without the network.
+func BenchmarkEventPath(b *testing.B) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(vllmChunk), left: -1}, time.Now)
+	var c Chunk
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	for range b.N {
+		ev, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanChunk(ev.Data, &c); err != nil || !c.Content {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "events/s")
+}
+
+// cpuTime is the process's user plus system CPU time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runRequests sends b.N requests from 16 goroutines and returns the
+// client CPU time they used.
+func runRequests(b *testing.B, c *OpenAI, req *Request, check func(*Trace) bool) time.Duration {
+	var failed atomic.Value
+	b.SetParallelism(8)
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	b.RunParallel(func(pb *testing.PB) {
+		var tr Trace
+		for pb.Next() {
+			c.Do(context.Background(), req, &tr)
+			if tr.Err != record.ErrNone || !check(&tr) {
+				failed.Store(string(tr.Err) + ": " + tr.ErrMsg)
+			}
+		}
+	})
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	if msg := failed.Load(); msg != nil {
+		b.Fatalf("a request failed: %v", msg)
+	}
+	return cpu
+}
+
+// BenchmarkStreamEndToEnd streams 1000-token replies from a zero-delay
+// server in another process (so its CPU is not counted), every token
+// timestamped. client-CPU-s/1M-tokens is user+system CPU of this process.
+func BenchmarkStreamEndToEnd(b *testing.B) {
+	const tokens = 1000
+	c := newClient(b, startBenchServer(b), nil)
+	req := benchRequest(b, true, tokens, nil)
+	b.ReportAllocs()
+	cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == tokens && len(tr.EventsUS) == tokens })
+	b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
+	b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
+}
+
+// BenchmarkNonStreaming sends small non-streaming requests to a server in
+// another process. client-CPU-µs/req is user+system CPU of this process.
+func BenchmarkNonStreaming(b *testing.B) {
+	c := newClient(b, startBenchServer(b), nil)
+	req := benchRequest(b, false, 8, nil)
+	b.ReportAllocs()
+	cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == 1 })
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
+}
+
+// BenchmarkStreamMemory holds open streams (each has received its first
+// event and waits for more) and reports the client's heap plus stack bytes
+// per stream. One op is one stream; run it with -benchtime=Nx.
+func BenchmarkStreamMemory(b *testing.B) {
+	c := newClient(b, startBenchServer(b), nil)
+	req := benchRequest(b, true, 16, map[string]any{"hold": true})
+	ctx, cancel := context.WithCancel(context.Background())
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	var wg sync.WaitGroup
+	var open sync.WaitGroup
+	open.Add(b.N)
+	for range b.N {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var tr Trace
+			var once sync.Once
+			opened := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				GotFirstResponseByte: func() { once.Do(open.Done) },
+			})
+			c.Do(opened, req, &tr)
+		}()
+	}
+	open.Wait()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	perStream := (after.HeapInuse + after.StackInuse) - (before.HeapInuse + before.StackInuse)
+	cancel()
+	wg.Wait()
+	b.ReportMetric(float64(perStream)/float64(b.N), "client-B/stream")
+}

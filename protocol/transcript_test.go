@@ -1,0 +1,154 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/inferload/inferload/record"
+)
+
+// transcript is one file under testdata/streams: a header of expectations,
+// a "-- stream --" line, then the response body exactly as a server sent it.
+type transcript struct {
+	want   transcriptWant
+	eol    string
+	stream []byte
+}
+
+// transcriptWant is what the client must make of a transcript.
+type transcriptWant struct {
+	Content, Reasoning int
+	Usage              bool
+	Prompt, Completion int
+	ReasoningTokens    int
+	Finish             string
+	Done               bool
+	Err                record.ErrorKind
+}
+
+func loadTranscript(path string) (transcript, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return transcript{}, err
+	}
+	head, body, ok := bytes.Cut(raw, []byte("-- stream --\n"))
+	if !ok {
+		return transcript{}, fmt.Errorf("%s: no \"-- stream --\" line", path)
+	}
+	tr := transcript{eol: "lf"}
+	sc := bufio.NewScanner(bytes.NewReader(head))
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		key, value, _ := strings.Cut(text, ":")
+		if err := tr.set(strings.TrimSpace(key), strings.TrimSpace(value)); err != nil {
+			return transcript{}, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+	}
+	switch tr.eol {
+	case "lf":
+	case "crlf":
+		body = bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n"))
+	case "cr":
+		body = bytes.ReplaceAll(body, []byte("\n"), []byte("\r"))
+	default:
+		return transcript{}, fmt.Errorf("%s: eol %q, want lf, crlf or cr", path, tr.eol)
+	}
+	tr.stream = body
+	return tr, nil
+}
+
+// set applies one header line.
+func (tr *transcript) set(key, value string) error {
+	w := &tr.want
+	var err error
+	switch key {
+	case "content":
+		w.Content, err = strconv.Atoi(value)
+	case "reasoning":
+		w.Reasoning, err = strconv.Atoi(value)
+	case "usage":
+		if value == "none" {
+			return nil
+		}
+		w.Usage = true
+		_, err = fmt.Sscanf(value, "%d %d %d", &w.Prompt, &w.Completion, &w.ReasoningTokens)
+	case "finish":
+		w.Finish = value
+	case "done":
+		w.Done, err = strconv.ParseBool(value)
+	case "error":
+		w.Err = record.ErrorKind(value)
+	case "eol":
+		tr.eol = value
+	default:
+		return fmt.Errorf("unknown header %q", key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// serveTranscript writes the stream in pieces of size bytes (all at once
+// when size is 0), flushing each, so the client sees real split reads.
+func serveTranscript(stream []byte, size int) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		if size == 0 {
+			size = len(stream)
+		}
+		for rest := stream; len(rest) > 0; {
+			n := min(size, len(rest))
+			if _, err := w.Write(rest[:n]); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			rest = rest[n:]
+		}
+	}
+}
+
+func TestTranscripts(t *testing.T) {
+	t.Parallel()
+	paths, err := filepath.Glob("testdata/streams/*.txt")
+	if err != nil || len(paths) < 15 {
+		t.Fatalf("found %d transcripts (%v), want at least 15", len(paths), err)
+	}
+	for _, path := range paths {
+		tr, err := loadTranscript(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{0, 7} {
+			t.Run(fmt.Sprintf("%s/pieces=%d", filepath.Base(path), size), func(t *testing.T) {
+				t.Parallel()
+				srv := httptest.NewServer(serveTranscript(tr.stream, size))
+				defer srv.Close()
+				got := doTrace(t, newClient(t, srv.URL+"/v1", nil), chatRequest(true))
+				view := transcriptWant{
+					Content: got.ContentEvents, Reasoning: got.ReasoningEvents,
+					Usage: got.UsageReported, Prompt: got.PromptTokens, Completion: got.CompletionTokens,
+					ReasoningTokens: got.ReasoningTokens, Finish: got.FinishReason, Done: got.SawDone, Err: got.Err,
+				}
+				if diff := cmp.Diff(tr.want, view); diff != "" {
+					t.Errorf("(-want +got), ErrMsg %q:\n%s", got.ErrMsg, diff)
+				}
+				if got.BytesIn != int64(len(tr.stream)) && got.Err == record.ErrNone {
+					t.Errorf("BytesIn %d, the stream has %d bytes", got.BytesIn, len(tr.stream))
+				}
+			})
+		}
+	}
+}
