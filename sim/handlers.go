@@ -1,0 +1,335 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// maxBodyBytes bounds a request body; a 4k-token prompt is ~20 KB.
+const maxBodyBytes = 32 << 20
+
+func (s *Server) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", s.tracked(s.generate(apiChat)))
+	mux.HandleFunc("POST /v1/completions", s.tracked(s.generate(apiCompletions)))
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	return mux
+}
+
+// tracked counts handlers in flight, so Close can wait for them. Once
+// Close has begun no handler joins (a WaitGroup must not grow from zero
+// while someone waits on it); late requests get a 503.
+func (s *Server) tracked(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		s.handlersMu.Lock()
+		if s.closing {
+			s.handlersMu.Unlock()
+			writeAPIError(w, s.admissionError(errClosed))
+			return
+		}
+		s.handlers.Add(1)
+		s.handlersMu.Unlock()
+		defer s.handlers.Done()
+		h(w, r)
+	}
+}
+
+func jsonString(v string) []byte {
+	b, _ := json.Marshal(v)
+	return b
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintf(w, `{"object":"list","data":[{"id":%s,"object":"model","created":%d,"owned_by":"inferload-sim","root":%s,"parent":null,"max_model_len":%d}]}`,
+		s.modelJSON, s.epoch.Unix(), s.modelJSON, s.prof.MaxModelLen)
+}
+
+// call is one generation request being answered.
+type call struct {
+	s       *Server
+	w       http.ResponseWriter
+	r       *http.Request
+	g       generation
+	fault   Fault
+	faultAt int // mid-stream faults fire before this token is written
+	id      string
+	created int64
+	words   uint64 // where the answer starts in the vocabulary
+	st      *stream
+}
+
+func (s *Server) generate(api apiKind) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			writeAPIError(w, badRequest("", "reading request body: %v", err))
+			return
+		}
+		g, aerr := parseGeneration(body, api, s.prof)
+		if aerr != nil {
+			writeAPIError(w, aerr)
+			return
+		}
+		c := s.newCall(w, r, g)
+		c.serve()
+	}
+}
+
+// newCall draws everything random about a request from the seed and its
+// arrival number, in a fixed order, so runs are reproducible.
+func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *call {
+	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
+	c := &call{s: s, w: w, r: r, g: g, created: time.Now().Unix()}
+	c.fault = s.faults.Pick(rng.Float64())
+	out, reason := s.outputLength(g, rng)
+	c.faultAt = rng.IntN(out)
+	c.words = rng.Uint64()
+	prefix := "chatcmpl-"
+	if g.api == apiCompletions {
+		prefix = "cmpl-"
+	}
+	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
+	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1)}
+	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
+	return c
+}
+
+// outputLength decides how many tokens to generate and why it stops:
+// ignore_eos runs to max_tokens; otherwise the profile's distribution
+// draws a length, raised to min_tokens and capped by max_tokens.
+func (s *Server) outputLength(g generation, rng *rand.Rand) (int, string) {
+	if g.ignoreEOS {
+		return g.maxTokens, "length"
+	}
+	n := max(s.prof.OutputLength.Sample(rng), g.minTokens)
+	if n >= g.maxTokens {
+		return g.maxTokens, "length"
+	}
+	return n, "stop"
+}
+
+func (c *call) serve() {
+	s := c.s
+	switch c.fault.Kind {
+	case FaultStatus:
+		writeAPIError(c.w, statusFault(c.fault.Status))
+		return
+	case FaultSlowFirstByte:
+		if !c.pause(c.fault.Delay) {
+			return
+		}
+	}
+	if err := s.submit(c.st); err != nil {
+		writeAPIError(c.w, s.admissionError(err))
+		return
+	}
+	defer s.abort(c.st)
+	if c.g.stream {
+		c.serveStream()
+	} else {
+		c.serveJSON()
+	}
+}
+
+// statusFault is the body an injected error status carries.
+func statusFault(code int) *apiError {
+	e := &apiError{status: code, typ: "server_error", msg: fmt.Sprintf("simulated fault: HTTP %d %s", code, http.StatusText(code))}
+	switch {
+	case code == http.StatusTooManyRequests:
+		e.typ, e.code = "rate_limit_error", "rate_limit_exceeded"
+	case code < 500:
+		e.typ = "invalid_request_error"
+	}
+	return e
+}
+
+// admissionError maps an Engine.Add failure to the reply a real server
+// or its gateway would give.
+func (s *Server) admissionError(err error) *apiError {
+	switch {
+	case errors.Is(err, ErrQueueFull):
+		e := &apiError{status: s.prof.QueueFullStatus, typ: "server_error", code: "server_overloaded",
+			msg: "The server is overloaded: " + err.Error() + ". Retry later."}
+		if e.status == http.StatusTooManyRequests {
+			e.typ, e.code = "rate_limit_error", "rate_limit_exceeded"
+		}
+		return e
+	case errors.Is(err, ErrTooLong):
+		return tooLong("messages", err.Error())
+	case errors.Is(err, errClosed):
+		return &apiError{status: http.StatusServiceUnavailable, typ: "server_error", msg: err.Error()}
+	}
+	return &apiError{status: http.StatusInternalServerError, typ: "server_error", msg: err.Error()}
+}
+
+// pause waits d unless the client leaves or the server closes.
+func (c *call) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.r.Context().Done():
+		return false
+	case <-c.s.done:
+		return false
+	}
+}
+
+// await blocks until the scheduler has news for this stream. A server
+// shutting down cuts the connection, so the client sees a broken stream
+// rather than a clean but short one.
+func (c *call) await() bool {
+	select {
+	case <-c.st.notify:
+		return true
+	case <-c.r.Context().Done():
+		return false
+	case <-c.s.done:
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// progress reports the tokens available and whether they are all. done is
+// read first: the scheduler stores avail before done, so a true done
+// guarantees avail is final.
+func (st *stream) progress() (int, bool) {
+	done := st.done.Load()
+	return int(st.avail.Load()), done
+}
+
+// serveStream writes the SSE reply: role chunk (chat), one chunk per token,
+// a finish_reason chunk, a usage chunk if asked for, then [DONE] - with the
+// request's fault, if any, somewhere in between.
+func (c *call) serveStream() {
+	h := c.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	c.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(c.w)
+	_ = rc.Flush()
+	cr := newChunkRenderer(c.g.api, c.id, c.created, c.s.modelJSON)
+	sent := 0
+	for c.await() {
+		avail, done := c.st.progress()
+		if sent == 0 && avail > 0 && c.g.api == apiChat {
+			c.write(cr.role())
+		}
+		for ; sent < avail; sent++ {
+			if sent == c.faultAt && !c.midStreamFault(cr, sent) {
+				return
+			}
+			c.write(cr.token(tokenText(c.words, sent), false))
+		}
+		if done {
+			c.finishStream(cr, sent)
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+}
+
+// midStreamFault injects the request's fault before token i; false means
+// the stream is over.
+func (c *call) midStreamFault(cr *chunkRenderer, i int) bool {
+	switch c.fault.Kind {
+	case FaultReset:
+		c.reset()
+		return false
+	case FaultMalformed:
+		c.write(cr.token(tokenText(c.words, i), true))
+	case FaultStall:
+		_ = http.NewResponseController(c.w).Flush()
+		return c.pause(c.fault.Delay)
+	case FaultErrorEvent:
+		e := &apiError{typ: "server_error", code: "internal_error", msg: "simulated fault: the engine failed mid-generation"}
+		c.write(append(append([]byte("data: "), e.body()...), "\n\n"...))
+		c.write([]byte(doneEvent))
+		return false
+	}
+	return true
+}
+
+func (c *call) finishStream(cr *chunkRenderer, sent int) {
+	c.write(cr.finish(c.st.reason))
+	if c.g.includeUsage {
+		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}))
+	}
+	if c.fault.Kind != FaultMissingDone {
+		c.write([]byte(doneEvent))
+	}
+	_ = http.NewResponseController(c.w).Flush()
+}
+
+// write sends bytes to the client; errors surface as the request's
+// context ending, which the next await sees.
+func (c *call) write(b []byte) { _, _ = c.w.Write(b) }
+
+// reset hijacks the connection and closes it with SO_LINGER 0, so the
+// kernel sends a TCP RST: what a crashed server or proxy looks like. A
+// stream's chunks so far go out first; a plain reply sends nothing, not
+// even its status line.
+func (c *call) reset() {
+	rc := http.NewResponseController(c.w)
+	if c.g.stream {
+		_ = rc.Flush()
+	}
+	conn, _, err := rc.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler) // not hijackable (HTTP/2): abort instead
+	}
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// serveJSON waits for the whole answer, then sends it in one body.
+func (c *call) serveJSON() {
+	for {
+		if !c.await() {
+			return
+		}
+		if _, done := c.st.progress(); done {
+			break
+		}
+	}
+	n := c.st.req.OutputTokens
+	var text strings.Builder
+	for i := range n {
+		text.WriteString(tokenText(c.words, i))
+	}
+	body := completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text.String(), c.st.reason,
+		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached})
+	switch c.fault.Kind {
+	case FaultReset:
+		c.reset()
+		return
+	case FaultStall:
+		if !c.pause(c.fault.Delay) {
+			return
+		}
+	case FaultMalformed:
+		body = body[:len(body)/2]
+	case FaultErrorEvent:
+		writeAPIError(c.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error",
+			msg: "simulated fault: the engine failed mid-generation"})
+		return
+	}
+	c.w.Header().Set("Content-Type", "application/json")
+	_, _ = c.w.Write(body)
+}

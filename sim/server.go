@@ -1,0 +1,389 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// Config configures a Server. Its zero value runs the default profile
+// with no faults at real speed.
+type Config struct {
+	// Profile is the deployment to simulate; the zero Profile means
+	// LookupProfile(DefaultProfile).
+	Profile Profile
+	// Faults, when not zero, replaces Profile.Faults.
+	Faults Faults
+	// Seed makes fault choice, output lengths and answer text
+	// reproducible: the k-th request to arrive gets the k-th draw.
+	Seed uint64
+	// Speedup runs the simulated clock this many times faster than the
+	// wall clock (0 means 1). Reported latencies stay in simulated time;
+	// fault delays are wall-clock.
+	Speedup float64
+}
+
+// Server is a simulated OpenAI-compatible inference server: HTTP handlers
+// in front of one scheduler goroutine that owns the Engine and releases
+// each step's tokens when the step's simulated time has passed.
+type Server struct {
+	prof    Profile
+	faults  Faults
+	seed    uint64
+	speedup float64
+
+	eng      *Engine
+	counters EngineCounters
+	m        *metrics
+	gpu      *gpuCollector
+	mux      *http.ServeMux
+
+	cmds      chan command
+	done      chan struct{}
+	stopped   chan struct{}
+	closeOnce sync.Once
+	httpSrv   *http.Server
+
+	handlersMu sync.Mutex
+	closing    bool
+	handlers   sync.WaitGroup
+
+	arrivals  atomic.Uint64
+	epoch     time.Time
+	modelJSON []byte
+
+	// Scheduler-owned step clock.
+	clock    time.Duration // engine time when the last step ended
+	busy     bool          // a step ended and the next follows at once
+	deadline time.Time
+
+	latMu    sync.Mutex
+	lateness *hdrhistogram.Histogram // nanoseconds
+}
+
+// errClosed answers requests that arrive while the server shuts down.
+var errClosed = errors.New("simulator is shutting down")
+
+// catchUpSlack is how late (wall clock) a step may be delivered and still
+// have the next step start at the previous one's simulated end, so timer
+// wake-up delays do not add up into a slower simulated GPU. A longer gap
+// (the process was descheduled) is dropped instead of replayed in a burst.
+const catchUpSlack = 20 * time.Millisecond
+
+// New validates cfg and starts the scheduler; call Close to stop it.
+func New(cfg Config) (*Server, error) {
+	p := cfg.Profile
+	if p.Name == "" && p.Model == "" {
+		p, _ = LookupProfile(DefaultProfile)
+	}
+	eng, err := NewEngine(p)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	s := &Server{
+		prof: eng.Profile(), faults: eng.Profile().Faults, seed: cfg.Seed, speedup: cfg.Speedup,
+		eng: eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
+		epoch: time.Now(), lateness: hdrhistogram.New(1, int64(10*time.Second), 3),
+	}
+	if !cfg.Faults.IsZero() {
+		if err := cfg.Faults.Validate(); err != nil {
+			return nil, fmt.Errorf("sim: faults: %w", err)
+		}
+		s.faults = cfg.Faults.clone()
+	}
+	switch {
+	case s.speedup == 0:
+		s.speedup = 1
+	case s.speedup < 0:
+		return nil, fmt.Errorf("sim: speedup must be > 0, got %g", cfg.Speedup)
+	}
+	if s.prof.GPU.Count > 0 {
+		s.gpu = newGPUCollector(s.prof, s.epoch)
+	}
+	s.m = newMetrics(s.prof, s.gpu)
+	s.modelJSON = jsonString(s.prof.Model)
+	s.mux = s.routes()
+	go s.loop()
+	return s, nil
+}
+
+// Start is New plus an HTTP server listening on addr ("127.0.0.1:0" picks
+// a free port). It returns the OpenAI base URL, e.g.
+// "http://127.0.0.1:8000/v1". Close stops both.
+func Start(cfg Config, addr string) (*Server, string, error) {
+	s, err := New(cfg)
+	if err != nil {
+		return nil, "", err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		s.Close()
+		return nil, "", fmt.Errorf("sim: listen %s: %w", addr, err)
+	}
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	go func() { _ = s.httpSrv.Serve(ln) }()
+	return s, "http://" + ln.Addr().String() + "/v1", nil
+}
+
+// Handler serves /v1/chat/completions, /v1/completions, /v1/models,
+// /health and /metrics.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Profile is the profile the server runs, defaults filled in.
+func (s *Server) Profile() Profile { return s.prof }
+
+// Close stops the scheduler; streams in flight are cut off. For a server
+// made by Start it also closes the listener and connections and waits for
+// the handlers to return. Close is idempotent.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		s.handlersMu.Lock()
+		s.closing = true
+		s.handlersMu.Unlock()
+		close(s.done)
+		<-s.stopped
+		if s.httpSrv != nil {
+			_ = s.httpSrv.Close()
+			s.handlers.Wait()
+		}
+	})
+}
+
+// StepStats describes how closely the scheduler kept to simulated time.
+type StepStats struct {
+	// Steps is the number of engine steps delivered.
+	Steps int64
+	// Lateness percentiles: how long after a step's wall-clock deadline
+	// its tokens were released.
+	LatenessP50, LatenessP99, LatenessMax time.Duration
+}
+
+// StepStats returns the step timing figures so far.
+func (s *Server) StepStats() StepStats {
+	s.latMu.Lock()
+	defer s.latMu.Unlock()
+	return StepStats{
+		Steps:       s.lateness.TotalCount(),
+		LatenessP50: time.Duration(s.lateness.ValueAtQuantile(50)),
+		LatenessP99: time.Duration(s.lateness.ValueAtQuantile(99)),
+		LatenessMax: time.Duration(s.lateness.Max()),
+	}
+}
+
+type cmdKind uint8
+
+const (
+	cmdAdd cmdKind = iota
+	cmdAbort
+	cmdInspect
+)
+
+// command is a handler's request to the scheduler goroutine.
+type command struct {
+	kind  cmdKind
+	st    *stream
+	reply chan error    // cmdAdd and cmdInspect; buffered
+	fn    func(*Engine) // cmdInspect
+}
+
+// stream links one HTTP request to its engine sequence. The scheduler
+// publishes progress through the atomics and wakes the handler through
+// notify; a handler that falls behind finds several tokens waiting and
+// writes them in one go, so slow readers never slow the scheduler.
+type stream struct {
+	req    Request
+	reason string    // finish_reason when the last token comes
+	seq    *Sequence // set by the scheduler on admission
+	// eager streams want every step's tokens; a non-streaming reply only
+	// needs waking when it is complete.
+	eager bool
+
+	avail  atomic.Int64 // tokens generated so far
+	done   atomic.Bool  // the last token is in avail
+	cached int          // prefix-cache hit; written before done is set
+	notify chan struct{}
+}
+
+func (st *stream) wake() {
+	select {
+	case st.notify <- struct{}{}:
+	default:
+	}
+}
+
+// loop is the scheduler goroutine: it alone touches the engine.
+func (s *Server) loop() {
+	defer close(s.stopped)
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var inFlight *StepResult
+	for {
+		if inFlight == nil {
+			inFlight = s.startStep(timer)
+		}
+		var tick <-chan time.Time
+		if inFlight != nil {
+			tick = timer.C
+		}
+		select {
+		case c := <-s.cmds:
+			s.apply(c)
+		case <-tick:
+			s.finishStep(inFlight)
+			inFlight = nil
+		case <-s.done:
+			timer.Stop()
+			return
+		}
+	}
+}
+
+func (s *Server) virtualNow(t time.Time) time.Duration {
+	return time.Duration(float64(t.Sub(s.epoch)) * s.speedup)
+}
+
+func (s *Server) wallOffset(v time.Duration) time.Duration {
+	return time.Duration(float64(v) / s.speedup)
+}
+
+// startStep runs the next engine step, if there is work, and arms the
+// timer for its end. Back-to-back steps are chained on simulated time,
+// not on when the timer happened to fire, so wake-up delays don't drift.
+//
+// A chained step can start before a request that arrived while the last
+// step ran, and then finds nothing it may admit; the second attempt starts
+// at the wall clock's now, after every arrival.
+func (s *Server) startStep(timer *time.Timer) *StepResult {
+	for attempt := range 2 {
+		if !s.eng.HasWork() {
+			s.busy = false
+			return nil
+		}
+		wall := time.Now()
+		now := s.virtualNow(wall)
+		start := max(now, s.clock)
+		if s.busy && attempt == 0 && now-s.clock < time.Duration(float64(catchUpSlack)*s.speedup) {
+			start = s.clock
+		}
+		res := s.eng.Step(start)
+		if res.Idle() {
+			continue
+		}
+		s.deadline = s.epoch.Add(s.wallOffset(res.End()))
+		timer.Reset(time.Until(s.deadline))
+		if s.gpu != nil {
+			s.gpu.stepStarted(wall)
+		}
+		return res
+	}
+	s.busy = false
+	return nil
+}
+
+// finishStep releases a step's tokens to the handlers and updates the
+// metrics, all stamped with the engine's clock.
+func (s *Server) finishStep(res *StepResult) {
+	now := time.Now()
+	s.recordLateness(now.Sub(s.deadline))
+	if s.gpu != nil {
+		s.gpu.stepEnded(now)
+	}
+	s.clock, s.busy = res.End(), true
+	// Metrics first: a client that has its last token may scrape at once.
+	s.counters = s.m.observeEngine(s.eng, s.counters)
+	for _, ev := range res.Tokens {
+		seq := ev.Seq
+		if seq.state == stateAborted {
+			continue
+		}
+		st := seq.req.Ref.(*stream)
+		s.m.observeToken(ev)
+		st.avail.Store(int64(seq.generated))
+		if ev.Final {
+			s.m.observeFinish(seq, st.reason)
+			st.cached = seq.cachedTokens
+			st.done.Store(true)
+		}
+		if st.eager || ev.Final {
+			st.wake()
+		}
+	}
+}
+
+func (s *Server) recordLateness(d time.Duration) {
+	d = max(d, 0)
+	s.m.stepLateness.Observe(d.Seconds())
+	s.latMu.Lock()
+	_ = s.lateness.RecordValue(max(int64(d), 1))
+	s.latMu.Unlock()
+}
+
+// apply carries out a handler's command.
+func (s *Server) apply(c command) {
+	switch c.kind {
+	case cmdAdd:
+		seq, err := s.eng.Add(c.st.req, s.virtualNow(time.Now()))
+		c.st.seq = seq
+		if err == nil {
+			s.m.waiting.Set(float64(s.eng.Waiting()))
+		}
+		c.reply <- err
+	case cmdAbort:
+		if c.st.seq != nil {
+			s.eng.Abort(c.st.seq)
+		}
+	case cmdInspect:
+		c.fn(s.eng)
+		c.reply <- nil
+	}
+}
+
+// inspect runs fn on the scheduler goroutine, after every command sent
+// before it, so tests can read the engine without racing it.
+func (s *Server) inspect(fn func(*Engine)) error {
+	reply := make(chan error, 1)
+	select {
+	case s.cmds <- command{kind: cmdInspect, fn: fn, reply: reply}:
+	case <-s.done:
+		return errClosed
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-s.done:
+		return errClosed
+	}
+}
+
+// submit hands a stream to the scheduler and waits for admission.
+func (s *Server) submit(st *stream) error {
+	reply := make(chan error, 1)
+	select {
+	case s.cmds <- command{kind: cmdAdd, st: st, reply: reply}:
+	case <-s.done:
+		return errClosed
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-s.done:
+		return errClosed
+	}
+}
+
+// abort tells the scheduler a stream's client is gone, unless it finished.
+func (s *Server) abort(st *stream) {
+	if st.done.Load() {
+		return
+	}
+	select {
+	case s.cmds <- command{kind: cmdAbort, st: st}:
+	case <-s.done:
+	}
+}
