@@ -235,4 +235,3 @@ func BenchmarkConcurrentStreams10k(b *testing.B) {
 		b.ReportMetric(float64(failed), "failed")
 	}
 }
-

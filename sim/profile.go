@@ -91,9 +91,9 @@ type CostModel struct {
 	DecodePerSeq time.Duration `yaml:"decode_per_seq"`
 	// KVReadPerToken is the time to read one token's KV from memory.
 	KVReadPerToken time.Duration `yaml:"kv_read_per_token"`
-	// WaitingPerRequest is CPU time each step spends per queued request
-	// (vLLM 0.4's Python scheduler and API server walked their queues
-	// every step); 0 for engines where a queue costs nothing per step.
+	// WaitingPerRequest is CPU time each step spends per queued request,
+	// for engines whose scheduler walks its whole queue every step. No
+	// preset uses it (0): it is there for custom profiles.
 	WaitingPerRequest time.Duration `yaml:"waiting_per_request"`
 }
 
