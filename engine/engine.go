@@ -66,11 +66,15 @@ type Config struct {
 	Requests int
 	// Warmup flags requests due in the first Warmup of the phase.
 	Warmup time.Duration
-	// Grace is how long in-flight requests may run once issuing stops.
+	// Grace is how long in-flight requests may run once issuing stops
+	// (0 means DefaultGrace).
 	Grace time.Duration
 	// Seed seeds the think-time generators.
 	Seed uint64
 }
+
+// DefaultGrace is the grace period when Config.Grace is zero.
+const DefaultGrace = 30 * time.Second
 
 func (c *Config) validate() error {
 	var errs []error
@@ -112,6 +116,9 @@ type Engine struct {
 func New(cfg Config) (*Engine, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = DefaultGrace
 	}
 	e := &Engine{cfg: cfg, startedCh: make(chan struct{})}
 	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
