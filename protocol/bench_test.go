@@ -101,14 +101,27 @@ func runRequests(b *testing.B, c *OpenAI, req *Request, check func(*Trace) bool)
 // BenchmarkStreamEndToEnd streams 1000-token replies from a zero-delay
 // server in another process (so its CPU is not counted), every token
 // timestamped. client-CPU-s/1M-tokens is user+system CPU of this process.
+// flush=token: the server flushes every event, as vLLM and the others do,
+// so the client makes about one read system call per token; flush=4KiB: the
+// server's buffer decides, about 17 events per read.
 func BenchmarkStreamEndToEnd(b *testing.B) {
 	const tokens = 1000
-	c := newClient(b, startBenchServer(b), nil)
-	req := benchRequest(b, true, tokens, nil)
-	b.ReportAllocs()
-	cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == tokens && len(tr.EventsUS) == tokens })
-	b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
-	b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
+	for _, mode := range []struct {
+		name  string
+		extra map[string]any
+	}{
+		{"flush=token", nil},
+		{"flush=4KiB", map[string]any{"batch": true}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			c := newClient(b, startBenchServer(b), nil)
+			req := benchRequest(b, true, tokens, mode.extra)
+			b.ReportAllocs()
+			cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == tokens && len(tr.EventsUS) == tokens })
+			b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
+			b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
 }
 
 // BenchmarkNonStreaming sends small non-streaming requests to a server in

@@ -87,8 +87,6 @@ func classifyNet(err error) (record.ErrorKind, string) {
 		return record.ErrTLS, msg
 	case isReset(err):
 		return record.ErrConnReset, msg
-	case errors.Is(err, ErrEventTooLarge):
-		return record.ErrMalformedEvent, msg
 	}
 	return record.ErrOther, msg
 }

@@ -54,14 +54,16 @@ var benchChunks = struct {
 }
 
 // benchHandler streams max_tokens token events, flushing each one as a
-// real server does, or answers with one JSON body. With "hold": true in the
-// body, a stream sends its role chunk and then stays open until the client
-// goes away (for the memory benchmark).
+// real server does, or answers with one JSON body. With "batch": true it
+// leaves flushing to its 4 KiB write buffer instead (about 17 events per
+// write); with "hold": true a stream sends its role chunk and then stays
+// open until the client goes away (for the memory benchmark).
 func benchHandler(w http.ResponseWriter, r *http.Request) {
 	var req struct {
 		Stream    bool `json:"stream"`
 		MaxTokens int  `json:"max_tokens"`
 		Hold      bool `json:"hold"`
+		Batch     bool `json:"batch"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	if !req.Stream {
@@ -80,7 +82,9 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 	}
 	for range req.MaxTokens {
 		_, _ = w.Write(benchChunks.token)
-		fl.Flush()
+		if !req.Batch {
+			fl.Flush()
+		}
 	}
 	_, _ = w.Write(benchChunks.finish)
 	_, _ = w.Write(benchChunks.usage)

@@ -2,11 +2,13 @@ package protocol
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -69,8 +71,8 @@ type OpenAIOptions struct {
 // servers are usually benchmarked, and is safe for concurrent use.
 type OpenAI struct {
 	tr             *http.Transport
-	chatURL        string
-	completionsURL string
+	chatURL        *url.URL
+	completionsURL *url.URL
 	host           string // Host header override, "" for the URL's
 	streamHeader   http.Header
 	plainHeader    http.Header
@@ -95,8 +97,8 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	}
 	c := &OpenAI{
 		tr:             transport(opts, tlsConf),
-		chatURL:        base + "/chat/completions",
-		completionsURL: base + "/completions",
+		chatURL:        base.JoinPath("chat/completions"),
+		completionsURL: base.JoinPath("completions"),
 		secret:         opts.APIKey,
 		ttft:           opts.TTFTTimeout,
 		total:          opts.TotalTimeout,
@@ -111,26 +113,27 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 // Close releases idle connections. In-flight requests are not affected.
 func (c *OpenAI) Close() { c.tr.CloseIdleConnections() }
 
-// parseBaseURL checks that raw is an absolute http(s) URL and returns it
-// without a trailing slash.
-func parseBaseURL(raw string) (string, error) {
+// parseBaseURL checks that raw is an absolute http(s) URL with no query.
+// The endpoints' URLs are parsed once here and shared read-only by every
+// request.
+func parseBaseURL(raw string) (*url.URL, error) {
 	if raw == "" {
-		return "", errors.New("base URL is empty (want e.g. http://127.0.0.1:8000/v1)")
+		return nil, errors.New("base URL is empty (want e.g. http://127.0.0.1:8000/v1)")
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("base URL: %w", err)
+		return nil, fmt.Errorf("base URL: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("base URL %q: no host", u.Redacted())
+		return nil, fmt.Errorf("base URL %q: no host", u.Redacted())
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
+		return nil, fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
 	}
-	return strings.TrimRight(raw, "/"), nil
+	return u, nil
 }
 
 func checkDurations(opts OpenAIOptions) error {
@@ -243,9 +246,11 @@ func checkHeader(name, value string) error {
 	return nil
 }
 
-// Do sends req and describes what happened in t (which it resets first).
-// It implements Client: it never panics, returns once the reply is read,
-// the request failed, or ctx is done, and always closes the body.
+// Do sends req and describes what happened in t (which must not be nil;
+// Do resets it first, keeping its EventsUS array). It implements Client: it
+// never panics, returns once the reply is read, the request failed, or ctx
+// is done, and always closes the body. The TTFT timeout runs from Do's
+// start, so it also bounds connecting and waiting for a MaxConns slot.
 func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	t.Reset()
 	t.Start = time.Now()
@@ -270,9 +275,9 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 }
 
 // route picks the endpoint and header set for req.
-func (c *OpenAI) route(req *Request) (string, http.Header, error) {
+func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 	if req == nil {
-		return "", nil, errors.New("nil request")
+		return nil, nil, errors.New("nil request")
 	}
 	hdr := c.plainHeader
 	if req.Stream {
@@ -284,7 +289,7 @@ func (c *OpenAI) route(req *Request) (string, http.Header, error) {
 	case APICompletions:
 		return c.completionsURL, hdr, nil
 	}
-	return "", nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q or %q)",
+	return nil, nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q or %q)",
 		req.API, APIChat, APICompletions)
 }
 
@@ -307,7 +312,7 @@ type call struct {
 }
 
 // run sends the request and reads the reply into the trace.
-func (cl *call) run(u string, hdr http.Header) {
+func (cl *call) run(u *url.URL, hdr http.Header) {
 	resp, err := cl.send(u, hdr)
 	if err != nil {
 		cl.fail(err)
@@ -331,23 +336,31 @@ func (cl *call) run(u string, hdr http.Header) {
 // send writes the request. Trace.Sent is stamped when a connection is in
 // hand and the first byte is about to be written, so neither dialing nor
 // waiting for a pooled connection counts as server latency.
-func (cl *call) send(u string, hdr http.Header) (*http.Response, error) {
+func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	t := cl.t
 	if cl.req.EventsCap > cap(t.EventsUS) {
 		t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
 	}
 	ct := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { t.Sent = time.Now() }}
-	ctx := httptrace.WithClientTrace(cl.ctx, ct)
-	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(cl.req.Body))
-	if err != nil {
-		return nil, err
+	body := cl.req.Body
+	hr := &http.Request{
+		Method:     http.MethodPost,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     hdr,
+		Body:       io.NopCloser(bytes.NewReader(body)),
+		// GetBody lets net/http resend the body after a keep-alive race.
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+		Host:          cmp.Or(cl.c.host, u.Host),
 	}
-	hr.Header = hdr
-	if cl.c.host != "" {
-		hr.Host = cl.c.host
+	if len(body) == 0 {
+		hr.Body, hr.GetBody = http.NoBody, nil
 	}
-	t.BytesOut = int64(len(cl.req.Body))
-	return cl.c.tr.RoundTrip(hr)
+	t.BytesOut = int64(len(body))
+	return cl.c.tr.RoundTrip(hr.WithContext(httptrace.WithClientTrace(cl.ctx, ct)))
 }
 
 // fail classifies err into the trace.

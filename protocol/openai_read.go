@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -43,6 +44,8 @@ func (cl *call) readStream(resp *http.Response) error {
 		switch {
 		case err == io.EOF:
 			return incomplete(cl.t, resp.Header.Get("Content-Type"))
+		case errors.Is(err, ErrEventTooLarge):
+			return &failure{record.ErrMalformedEvent, fmt.Sprintf("after %d content events: %v", cl.t.ContentEvents, err)}
 		case err != nil:
 			return err
 		case bytes.Equal(bytes.TrimSpace(ev.Data), doneData):

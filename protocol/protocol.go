@@ -47,6 +47,7 @@ type Trace struct {
 	// Sent, in microseconds, stamped when the bytes came off the socket.
 	EventsUS []int64
 
+	// Status is the HTTP status code, 0 when no reply arrived.
 	Status int
 	// ContentEvents counts events carrying generated text (content or
 	// reasoning_content); a role-only or usage-only chunk is not one.
@@ -54,17 +55,23 @@ type Trace struct {
 	// ReasoningEvents counts events that carried reasoning_content.
 	ReasoningEvents int
 	// UsageReported is true when the server's usage block was seen.
-	UsageReported    bool
+	UsageReported bool
+	// PromptTokens, CompletionTokens and ReasoningTokens are the server's
+	// usage figures (the last usage block seen), 0 without one.
 	PromptTokens     int
 	CompletionTokens int
 	ReasoningTokens  int
-	FinishReason     string
+	// FinishReason is the last non-empty finish_reason ("stop", "length", ...).
+	FinishReason string
 	// SawDone is true when a streaming reply ended with data: [DONE].
 	SawDone bool
 
+	// Err classifies the failure; record.ErrNone on success.
 	Err    record.ErrorKind
 	ErrMsg string // short, never contains secrets
 
+	// BytesOut is the request body's size; BytesIn the reply body's bytes
+	// read (headers excluded).
 	BytesOut int64
 	BytesIn  int64
 }

@@ -62,7 +62,7 @@ type SSEReader struct {
 	buf      []byte
 	pos, end int // unparsed bytes are buf[pos:end]
 	at       time.Time
-	err      error // sticky error of the underlying reader
+	err      error // sticky: the underlying reader's error, or the reader's own
 	empty    int   // consecutive reads that returned nothing
 	read     int64
 	bomDone  bool
@@ -77,8 +77,11 @@ type SSEReader struct {
 }
 
 // NewSSEReader returns a reader of the events in r. now stamps each Read
-// (pass time.Now; tests may inject a clock).
+// (time.Now when nil; tests may inject a clock).
 func NewSSEReader(r io.Reader, now func() time.Time) *SSEReader {
+	if now == nil {
+		now = time.Now
+	}
 	return &SSEReader{
 		r:   r,
 		now: now,
