@@ -32,9 +32,9 @@ build:
 demo:
 	$(GO) run ./cmd/inferload demo
 
-## bench: the documented benchmarks (see BENCHMARKS.md)
+## bench: the documented benchmarks, one package at a time (see BENCHMARKS.md)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -benchtime 1s ./protocol/ ./record/ ./workload/ ./schedule/
+	./scripts/bench.sh
 
 ## fuzz: run each fuzz target briefly (the corpus lives in testdata/fuzz)
 fuzz:

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -93,26 +92,6 @@ func (e *Engine) runOpenLoop(issueCtx, reqCtx context.Context, out chan<- *recor
 func acquire(ctx context.Context, slots chan struct{}) bool {
 	select {
 	case slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
-
-// sleepUntil waits for the deadline; false means ctx ended first.
-func sleepUntil(ctx context.Context, deadline time.Time) bool {
-	return sleepCtx(ctx, time.Until(deadline))
-}
-
-// sleepCtx waits d; false means ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
 		return true
 	case <-ctx.Done():
 		return false
