@@ -347,25 +347,21 @@ func (s *Server) apply(c command) {
 // inspect runs fn on the scheduler goroutine, after every command sent
 // before it, so tests can read the engine without racing it.
 func (s *Server) inspect(fn func(*Engine)) error {
-	reply := make(chan error, 1)
-	select {
-	case s.cmds <- command{kind: cmdInspect, fn: fn, reply: reply}:
-	case <-s.done:
-		return errClosed
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-s.done:
-		return errClosed
-	}
+	return s.call(command{kind: cmdInspect, fn: fn})
 }
 
 // submit hands a stream to the scheduler and waits for admission.
 func (s *Server) submit(st *stream) error {
+	return s.call(command{kind: cmdAdd, st: st})
+}
+
+// call sends a command to the scheduler and waits for its reply, unless
+// the server closes first.
+func (s *Server) call(c command) error {
 	reply := make(chan error, 1)
+	c.reply = reply
 	select {
-	case s.cmds <- command{kind: cmdAdd, st: st, reply: reply}:
+	case s.cmds <- c:
 	case <-s.done:
 		return errClosed
 	}
