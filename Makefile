@@ -4,11 +4,15 @@ STATICCHECK_VERSION ?= 2026.2.2
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: test lint tools build demo bench fuzz
+.PHONY: test lint tools test-deps build demo bench fuzz
 
 ## test: lint, then every test with the race detector (what CI runs)
-test: lint
+test: lint test-deps
 	$(GO) test -race -count=1 -timeout 600s ./...
+
+## test-deps: install what integration tests need beyond Go (chromium); quiet when present
+test-deps:
+	@./scripts/install-test-deps.sh
 
 ## lint: gofmt, go vet and staticcheck must all be clean
 lint: tools
@@ -42,3 +46,4 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzChunk$$' -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime 30s ./plan/
 	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime 30s ./record/
+	$(GO) test -run '^$$' -fuzz '^FuzzThreshold$$' -fuzztime 30s ./analyze/

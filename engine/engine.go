@@ -50,6 +50,10 @@ type Config struct {
 	Concurrency int
 	// Think is the closed-loop think time; nil means none.
 	Think ThinkTime
+	// Users, when set, ramps a closed loop: of the Concurrency users only
+	// the first Users(elapsed) send; the others wait (their in-flight
+	// request finishes first). Concurrency is the most it may return.
+	Users func(elapsed time.Duration) int
 
 	// Arrivals drives an open-loop phase.
 	Arrivals Arrivals

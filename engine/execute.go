@@ -17,7 +17,7 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 
 	if renderErr != nil {
 		now := e.offset(time.Now())
-		return &record.Result{ID: i, Class: p.spec.Class, SendUS: now,
+		return &record.Result{ID: i, Class: p.spec.Class, Expect: p.spec.Expect, SendUS: now,
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
 	}
 	tr := protocol.Trace{EventsUS: make([]int64, 0, max(p.req.EventsCap, 1))}
@@ -36,6 +36,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 	r := &record.Result{
 		ID:               i,
 		Class:            p.spec.Class,
+		Expect:           p.spec.Expect,
 		SendUS:           e.offset(sent),
 		EventsUS:         tr.EventsUS,
 		Stream:           p.req.Stream,

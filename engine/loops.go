@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -34,6 +35,9 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
 	rng := newRNG(e.cfg.Seed, id)
 	for issueCtx.Err() == nil {
+		if !e.awaitActive(issueCtx, id) {
+			return
+		}
 		i, ok := e.claim()
 		if !ok {
 			return
@@ -50,6 +54,25 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 			return
 		}
 	}
+}
+
+// rampPoll is how often a user outside a ramp's current target checks
+// again: fine enough that a ramp over seconds looks linear, coarse enough
+// that idle users cost nothing.
+const rampPoll = 5 * time.Millisecond
+
+// awaitActive blocks user id while a ramp has fewer users active than id+1.
+// It returns false when issuing stops first.
+func (e *Engine) awaitActive(issueCtx context.Context, id uint64) bool {
+	if e.cfg.Users == nil {
+		return true
+	}
+	for uint64(max(e.cfg.Users(time.Since(e.start)), 0)) <= id {
+		if !sleepCtx(issueCtx, rampPoll) {
+			return false
+		}
+	}
+	return true
 }
 
 // runOpenLoop issues requests at their intended offsets, whatever the

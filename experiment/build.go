@@ -5,6 +5,7 @@ package experiment
 
 import (
 	"fmt"
+	"maps"
 	"os"
 
 	"github.com/inferload/inferload/engine"
@@ -50,35 +51,76 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 	})
 }
 
-// newSource builds the workload generator of a plan.
-func newSource(p *plan.Plan) (*workload.Generator, error) {
-	in, err := workload.ParseDist(p.Workload.InputTokens)
+// newSource builds the workload of a plan: its request classes (or the
+// single default class) and its bad-input mix.
+func newSource(p *plan.Plan) (*workload.Mix, error) {
+	cfg, err := p.Workload.MixConfig()
 	if err != nil {
-		return nil, fmt.Errorf("workload.input_tokens: %w", err)
+		return nil, err
 	}
-	out, err := workload.ParseDist(p.Workload.OutputTokens)
-	if err != nil {
-		return nil, fmt.Errorf("workload.output_tokens: %w", err)
-	}
-	return workload.NewGenerator(workload.GeneratorConfig{
-		Seed: p.Workload.Seed, Input: in, Output: out, IgnoreEOS: boolOr(p.Workload.IgnoreEOS, true),
-	})
+	return workload.NewMix(cfg)
 }
 
-// newRenderer renders specs into OpenAI request bodies for the plan's target.
+// maxEventsCap bounds the per-request preallocation of event offsets: a
+// bad-input request asking for 2^31 tokens must not reserve 16 GiB.
+const maxEventsCap = 1 << 14
+
+// classTarget is how one class's requests are sent: its API and the body
+// fields merged over the target's.
+type classTarget struct {
+	api   protocol.API
+	extra map[string]any
+}
+
+// classTargets resolves each class's API and extra body fields once.
+// Classes that are not listed (default, bad input) use the target's.
+func classTargets(p *plan.Plan) map[string]classTarget {
+	out := make(map[string]classTarget, len(p.Workload.Classes))
+	for _, c := range p.Workload.Classes {
+		ct := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body}
+		if c.API != "" {
+			ct.api = protocol.API(c.API)
+		}
+		if len(c.Body) > 0 {
+			ct.extra = make(map[string]any, len(p.Target.Body)+len(c.Body))
+			maps.Copy(ct.extra, p.Target.Body)
+			maps.Copy(ct.extra, c.Body)
+		}
+		out[c.Name] = ct
+	}
+	return out
+}
+
+// newRenderer renders specs into OpenAI request bodies for the plan's
+// target, each with its class's API and body fields.
 func newRenderer(p *plan.Plan) engine.Renderer {
-	api := protocol.API(p.Target.API)
+	def := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body}
+	classes := classTargets(p)
 	stream := boolOr(p.Target.Stream, true)
 	usage := boolOr(p.Target.IncludeUsage, true)
 	return func(s workload.Spec) (*protocol.Request, error) {
+		ct, ok := classes[s.Class]
+		if !ok {
+			ct = def
+		}
+		extra := ct.extra
+		if s.Expect != "" && s.MaxTokens <= 0 {
+			// Bad input: send the zero, which OpenAIBody would leave out.
+			extra = maps.Clone(extra)
+			if extra == nil {
+				extra = map[string]any{}
+			}
+			extra["max_tokens"] = s.MaxTokens
+		}
 		body, err := protocol.OpenAIBody{
 			Model: p.Target.Model, Prompt: s.Prompt, MaxTokens: s.MaxTokens,
-			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: p.Target.Body,
-		}.Render(api)
+			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: extra,
+		}.Render(ct.api)
 		if err != nil {
 			return nil, err
 		}
-		return &protocol.Request{API: api, Body: body, Stream: stream, MaxTokens: s.MaxTokens, EventsCap: s.MaxTokens}, nil
+		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
+			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap)}, nil
 	}
 }
 

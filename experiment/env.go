@@ -1,48 +1,98 @@
 package experiment
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
-	"runtime"
+	"time"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 )
 
-// Environment is env.json: what ran, where, against what. Later issues add
-// the target's server version and GPUs; fields only grow.
+// Environment is env.json: what ran, where, against what. Fields only
+// grow; two runs' files diff line by line because every map is written
+// with sorted keys.
 type Environment struct {
-	Client ClientEnv `json:"client"`
-	Target TargetEnv `json:"target"`
+	Client observe.Host `json:"client"`
+	Target TargetEnv    `json:"target"`
+	// GPUs are the local GPUs (NVML or nvidia-smi) or the reason there are
+	// none; Server GPUs are those a DCGM exporter on a scrape target lists.
+	GPUs       observe.GPUState `json:"gpus"`
+	ServerGPUs []observe.GPU    `json:"server_gpus,omitempty"`
+	// Declared are the fields the user declared (plan env: or --env).
+	Declared map[string]string `json:"declared,omitempty"`
 }
 
-// ClientEnv describes the load generator's host.
-type ClientEnv struct {
-	Hostname  string `json:"hostname,omitempty"`
-	OS        string `json:"os"`
-	Arch      string `json:"arch"`
-	CPUs      int    `json:"cpus"`
-	GoVersion string `json:"go_version"`
-	Inferload string `json:"inferload_version"`
-}
-
-// TargetEnv describes the target as the plan declared it.
+// TargetEnv describes the target as the plan declared it and as it
+// described itself.
 type TargetEnv struct {
-	URL    string `json:"url"`
-	API    string `json:"api"`
-	Model  string `json:"model,omitempty"`
-	Stream bool   `json:"stream"`
+	URL    string         `json:"url"`
+	API    string         `json:"api"`
+	Model  string         `json:"model,omitempty"`
+	Stream bool           `json:"stream"`
+	Served observe.Served `json:"served"`
 }
 
-func environment(p *plan.Plan, version string) Environment {
-	host, _ := os.Hostname()
-	return Environment{
-		Client: ClientEnv{Hostname: host, OS: runtime.GOOS, Arch: runtime.GOARCH,
-			CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), Inferload: version},
+// probeTimeout bounds each environment probe, so an unresponsive target or
+// exporter delays the start by seconds, not minutes.
+const probeTimeout = 3 * time.Second
+
+// environment probes the target's /models, the local GPUs and the DCGM
+// labels of the scrape targets. Every probe failure is recorded, never
+// returned.
+func environment(ctx context.Context, p *plan.Plan, version string, env Env) Environment {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	client := probeClient(p, env)
+	e := Environment{
+		Client: observe.HostInfo(version),
 		Target: TargetEnv{URL: stripUserinfo(p.Target.URL), API: p.Target.API,
-			Model: p.Target.Model, Stream: boolOr(p.Target.Stream, true)},
+			Model: p.Target.Model, Stream: boolOr(p.Target.Stream, true),
+			Served: observe.ProbeTarget(ctx, client, p.Target.URL, probeHeaders(p, env))},
+		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
+		Declared: p.Env,
 	}
+	if boolOr(p.Observe.GPU, true) {
+		e.GPUs = observe.ProbeGPUs(ctx, "")
+	}
+	for _, t := range scrapeTargets(p) {
+		e.ServerGPUs = append(e.ServerGPUs, observe.ScrapeGPUs(ctx, client, t.URL)...)
+	}
+	return e
+}
+
+// probeClient trusts what the load-test client trusts.
+func probeClient(p *plan.Plan, env Env) *http.Client {
+	cfg := &tls.Config{InsecureSkipVerify: p.Target.Insecure} //nolint:gosec // the user asked for it
+	if p.Target.CAFile != "" {
+		if pem, err := env.ReadFile(p.Target.CAFile); err == nil {
+			pool, _ := x509.SystemCertPool()
+			if pool == nil {
+				pool = x509.NewCertPool()
+			}
+			pool.AppendCertsFromPEM(pem)
+			cfg.RootCAs = pool
+		}
+	}
+	return &http.Client{Transport: &http.Transport{TLSClientConfig: cfg, DisableKeepAlives: true}}
+}
+
+// probeHeaders are the plan's headers plus the API key.
+func probeHeaders(p *plan.Plan, env Env) http.Header {
+	h := http.Header{}
+	for k, v := range p.Target.Headers {
+		h.Set(k, v)
+	}
+	if key, err := p.APIKey(env.Getenv, env.ReadFile); err == nil && key != "" {
+		h.Set("Authorization", "Bearer "+key)
+	}
+	return h
 }
 
 // stripUserinfo keeps credentials embedded in a URL out of the run directory.

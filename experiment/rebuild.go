@@ -1,13 +1,18 @@
 package experiment
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
 )
 
 // Rebuilt is what Rebuild recomputed, with what it had to tolerate.
@@ -28,6 +33,11 @@ func Rebuild(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	agg := record.NewAggregate()
+	buckets, err := planLengthBuckets(dir)
+	if err != nil {
+		return nil, err
+	}
+	agg.SetInputBuckets(buckets)
 	n := 0
 	stats, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
 		agg.Add(r)
@@ -41,10 +51,109 @@ func Rebuild(dir string) (*Rebuilt, error) {
 		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
 	}
 	s := agg.Summary(info)
+	samples, err := readTelemetry(dir)
+	if err != nil {
+		return nil, err
+	}
+	observe.Summarize(samples, info, s)
+	exprs, err := planThresholds(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := applyThresholds(s, exprs); err != nil {
+		return nil, err
+	}
 	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
 		return nil, err
 	}
+	if err := WriteReport(dir, s); err != nil {
+		return nil, err
+	}
 	return &Rebuilt{Summary: s, TruncatedRecords: stats.Truncated}, nil
+}
+
+// applyThresholds evaluates the plan's thresholds into s.Thresholds.
+func applyThresholds(s *record.Summary, exprs []string) error {
+	if len(exprs) == 0 {
+		return nil
+	}
+	ths, err := analyze.ParseThresholds(exprs)
+	if err != nil {
+		return err
+	}
+	s.Thresholds, err = analyze.Evaluate(ths, s)
+	return err
+}
+
+// planThresholds reads the thresholds a run's plan.yaml holds.
+func planThresholds(dir string) ([]string, error) {
+	path := filepath.Join(dir, PlanFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	var p struct {
+		Thresholds []string `yaml:"thresholds"`
+	}
+	if err := yaml.Unmarshal(raw, &p); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return p.Thresholds, nil
+}
+
+// WriteReport draws report.html from the run directory's files and s (the
+// summary just computed), so a live run and a rebuild draw the same page.
+// Every record is read once more, into a bounded digest.
+func WriteReport(dir string, s *record.Summary) error {
+	in := &report.HTMLInput{Summary: s, Digest: report.NewDigest()}
+	if _, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+		in.Digest.Add(r)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("report of %s: %w", dir, err)
+	}
+	if _, err := record.ReadSeries(filepath.Join(dir, SeriesFile), func(w *record.Window) error {
+		in.Series = append(in.Series, *w)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("report of %s: %w", dir, err)
+	}
+	if _, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+		in.Events = append(in.Events, *e)
+		return nil
+	}); err != nil {
+		return fmt.Errorf("report of %s: %w", dir, err)
+	}
+	if raw, err := os.ReadFile(filepath.Join(dir, EnvFile)); err == nil {
+		if err := json.Unmarshal(raw, &in.Env); err != nil {
+			return fmt.Errorf("report of %s: %s: %w", dir, EnvFile, err)
+		}
+	}
+	return writeFileAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.WriteHTML(w, in) })
+}
+
+// writeFileAtomic writes path through a temporary file renamed over it, so
+// a reader never opens half a report.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	err = write(tmp)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
 }
 
 // readRunInfo recovers the run's name and mode from plan.yaml and its clock

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -24,32 +26,58 @@ type recorder struct {
 	agg        *record.Aggregate
 	series     *record.Series
 	sawFailure bool
+	// pacerLagUS is the worst queue delay since takePacerLag last read it;
+	// the telemetry sampler reads it from its own goroutine.
+	pacerLagUS atomic.Int64
 	err        error // first write error; the run goes on, the error is reported at the end
 }
 
 func newRecorder(files *runFiles, p *plan.Plan) *recorder {
 	r := &recorder{files: files, name: p.Name, mode: record.ModeClosed, warmup: p.Load.Warmup, agg: record.NewAggregate()}
+	r.agg.SetInputBuckets(p.Workload.LengthBuckets)
 	if p.Load.Rate > 0 {
 		r.mode = record.ModeOpen
 	}
-	r.series = record.NewSeries(func(w record.Window) { r.keep(files.series.Write(w)) })
+	r.series = record.NewSeries(func(w record.Window) {
+		r.keep(files.series.Write(w))
+		if w.Failed >= observe.ErrorBurstMin {
+			r.keep(files.events.Write(record.Event{TimeUS: w.TS * 1e6, Kind: observe.EventErrorBurst,
+				Message: fmt.Sprintf("%d of %d requests failed in second %d", w.Failed, w.Completed, w.TS)}))
+		}
+	})
 	return r
 }
 
 // add records one finished request: to disk first, then to the aggregates.
 func (r *recorder) add(res *record.Result, start time.Time) {
 	r.keep(r.files.records.Write(res))
+	storeMax(&r.pacerLagUS, res.QueueDelayUS)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.agg.Add(res)
 	r.series.Add(res)
-	if !res.OK() && !r.sawFailure {
+	if !res.OK() && !res.ExpectedRejection() && !r.sawFailure {
 		r.sawFailure = true
 		msg := fmt.Sprintf("request %d: %s", res.ID, res.Error)
 		if res.ErrorMsg != "" {
 			msg += ": " + res.ErrorMsg
 		}
 		r.keep(r.files.events.Write(record.Event{TimeUS: time.Since(start).Microseconds(), Kind: record.EventFirstError, Message: msg}))
+	}
+}
+
+// takePacerLag returns and resets the worst queue delay seen since the
+// last call: the pacer-lag figure of the client's telemetry.
+func (r *recorder) takePacerLag() time.Duration {
+	return time.Duration(r.pacerLagUS.Swap(0)) * time.Microsecond
+}
+
+// storeMax raises v to x unless another goroutine raised it further.
+func storeMax(v *atomic.Int64, x int64) {
+	for cur := v.Load(); x > cur; cur = v.Load() {
+		if v.CompareAndSwap(cur, x) {
+			return
+		}
 	}
 }
 

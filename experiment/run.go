@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -48,6 +49,9 @@ type Outcome struct {
 // An error means the run could not be set up or its files not written; what
 // the target does is never an error, only data.
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
+	if len(p.Load.Stages) > 0 {
+		return RunStaged(ctx, p, opts, StageOptions{})
+	}
 	env := opts.Env.withDefaults()
 	client, err := newClient(p, env)
 	if err != nil {
@@ -60,6 +64,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	}
 	eng, err := engine.New(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
 	dir, err := prepareRunDir(p, opts.Version)
@@ -93,18 +100,33 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if err := files.events.Write(record.Event{Kind: record.EventRunStart, Message: start.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return nil, err
 	}
+	tel, err := startTelemetry(ctx, p, dir, start, files.events, rec.takePacerLag)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range planNotes(p) {
+		rec.keep(files.events.Write(e))
+	}
 	stopProgress := startProgress(opts, p, eng, rec)
 	for r := range out {
 		rec.add(r, start)
 	}
 	stopProgress()
+	samples, telErr := tel.stop()
 
 	info := rec.finish(eng, start, ctx.Err() != nil)
 	s := rec.summary(info)
-	if err := errors.Join(rec.err, files.close()); err != nil {
+	observe.Summarize(samples, info, s)
+	if err := applyThresholds(s, p.Thresholds); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(rec.err, telErr, files.close()); err != nil {
 		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
 	}
 	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
+		return nil, err
+	}
+	if err := WriteReport(dir, s); err != nil {
 		return nil, err
 	}
 	return &Outcome{Dir: dir, Summary: s}, nil
@@ -123,7 +145,7 @@ func prepareRunDir(p *plan.Plan, version string) (string, error) {
 	if err := os.WriteFile(filepath.Join(dir, PlanFile), redacted, 0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", PlanFile, err)
 	}
-	if err := writeJSONFile(filepath.Join(dir, EnvFile), environment(p, version)); err != nil {
+	if err := writeJSONFile(filepath.Join(dir, EnvFile), environment(context.Background(), p, version, Env{}.withDefaults())); err != nil {
 		return "", err
 	}
 	return dir, nil

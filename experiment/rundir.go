@@ -17,6 +17,7 @@ const (
 	SeriesFile  = "series.jsonl"
 	EventsFile  = "events.jsonl"
 	SummaryFile = "summary.json"
+	ReportFile  = "report.html"
 )
 
 // makeRunDir creates runs/<UTC time>-<name>, adding a counter if a run of

@@ -141,12 +141,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) bool {
 		}
 		v.Set(elem)
 		return true
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() != reflect.String:
+		return d.list(n, v, path)
 	case v.Kind() == reflect.Map && v.Type().Elem().Kind() == reflect.String:
 		return d.stringMap(n, v, path)
 	case v.Kind() == reflect.Map:
 		return d.jsonMap(n, v, path)
 	case v.Kind() == reflect.String:
 		return d.str(n, v, path)
+	case v.Kind() == reflect.Slice:
+		return d.list(n, v, path) // of strings: thresholds
 	}
 	return d.number(n, v, path)
 }
@@ -247,6 +251,32 @@ func (d *decoder) number(n *yaml.Node, v reflect.Value, path string) bool {
 		d.fail(n, path, "%q is not %s", n.Value, k.want)
 		return false
 	}
+	return true
+}
+
+// maxListItems bounds a list option (classes, length buckets): a plan
+// lists a handful.
+const maxListItems = 1000
+
+// list decodes a sequence into the slice v, item k at path[k]; a flow
+// list "[256, 1024]" and a block list read the same.
+func (d *decoder) list(n *yaml.Node, v reflect.Value, path string) bool {
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "want a list, got %s", kindName(n))
+		return false
+	}
+	if len(n.Content) > maxListItems {
+		d.fail(n, path, "%d items is more than a plan lists (%d)", len(n.Content), maxListItems)
+		return false
+	}
+	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for k, item := range n.Content {
+		child := fmt.Sprintf("%s[%d]", path, k)
+		if d.decode(item, out.Index(k), child) {
+			d.plan.setOrigin(child, d.pos(item))
+		}
+	}
+	v.Set(out)
 	return true
 }
 

@@ -36,10 +36,7 @@ func (p *Plan) ApplyDefaults() {
 	setIfZero(&p.Name, DefaultName)
 	p.Target.applyDefaults()
 	p.Load.applyDefaults()
-	setIfZero(&p.Workload.Seed, DefaultSeed)
-	setIfZero(&p.Workload.InputTokens, DefaultInputTokens)
-	setIfZero(&p.Workload.OutputTokens, DefaultOutputTokens)
-	setIfNil(&p.Workload.IgnoreEOS, true)
+	p.Workload.applyDefaults()
 	setIfZero(&p.Output.Dir, DefaultOutputDir)
 }
 

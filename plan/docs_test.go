@@ -74,7 +74,7 @@ func TestDocsExamples(t *testing.T) {
 	t.Parallel()
 	doc := readDoc(t)
 	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(doc, -1)
-	files := []string{"closed.yaml", "open.yaml"}
+	files := []string{"closed.yaml", "open.yaml", "classes.yaml"}
 	if len(blocks) != len(files) {
 		t.Fatalf("docs/plan.md has %d YAML examples, want %d", len(blocks), len(files))
 	}

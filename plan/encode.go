@@ -25,6 +25,7 @@ func (p *Plan) Redacted() ([]byte, error) {
 	if p.Target.Body != nil {
 		c.Target.Body = redactBody(p.Target.Body).(map[string]any)
 	}
+	c.Workload.Classes = redactClasses(p.Workload.Classes)
 	n, err := encodeValue(reflect.ValueOf(c))
 	if err != nil {
 		return nil, fmt.Errorf("plan: encoding the resolved plan: %w", err)
@@ -39,6 +40,20 @@ func (p *Plan) Redacted() ([]byte, error) {
 		return nil, fmt.Errorf("plan: encoding the resolved plan: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// redactClasses copies classes, hiding secret-looking body fields.
+func redactClasses(classes []Class) []Class {
+	if classes == nil {
+		return nil
+	}
+	out := slices.Clone(classes)
+	for k := range out {
+		if out[k].Body != nil {
+			out[k].Body = redactBody(out[k].Body).(map[string]any)
+		}
+	}
+	return out
 }
 
 // redactHeaders copies headers, hiding the values of secret-looking ones.
@@ -73,8 +88,30 @@ func encodeValue(v reflect.Value) (*yaml.Node, error) {
 		return encodeAny(v.Elem().Interface())
 	case v.Kind() == reflect.Map:
 		return encodeMap(v)
+	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() != reflect.String:
+		return encodeList(v)
 	}
 	return encodeAny(v.Interface())
+}
+
+// encodeList encodes a list of numbers (on one line) or of sections
+// (classes).
+func encodeList(v reflect.Value) (*yaml.Node, error) {
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	if v.Type().Elem().Kind() != reflect.Struct {
+		seq.Style = yaml.FlowStyle
+	}
+	for k := range v.Len() {
+		n, err := encodeValue(v.Index(k))
+		if err != nil {
+			return nil, fmt.Errorf("[%d]: %w", k, err)
+		}
+		if n == nil {
+			n = &yaml.Node{Kind: yaml.MappingNode}
+		}
+		seq.Content = append(seq.Content, n)
+	}
+	return seq, nil
 }
 
 // encodeStruct encodes the yaml-tagged fields that are set.

@@ -33,6 +33,8 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	f.bindLoad()
 	f.bindWorkload()
 	bind(f, "name", "name", fs.String("name", DefaultName, "label for the run directory and reports (letters, digits, . _ -)"), func(p *Plan) *string { return &p.Name })
+	f.bindThresholds()
+	f.bindObserve()
 	bind(f, "out", "output.dir", fs.String("out", DefaultOutputDir, "parent directory of run directories"), func(p *Plan) *string { return &p.Output.Dir })
 	return f
 }
@@ -76,6 +78,8 @@ func (f *Flags) bindLoad() {
 	bind(f, "duration", "load.duration", fs.Duration("duration", 0, "stop issuing after this long, warm-up included (default 1m when --requests is not set)"), func(p *Plan) *time.Duration { return &p.Load.Duration })
 	bind(f, "requests", "load.requests", fs.Int("requests", 0, "stop issuing after this many requests, warm-up included"), func(p *Plan) *int { return &p.Load.Requests })
 	bind(f, "warmup", "load.warmup", fs.Duration("warmup", 0, "leave requests sent in this first part of the run out of the statistics"), func(p *Plan) *time.Duration { return &p.Load.Warmup })
+	stages := fs.StringArray("stage", nil, "a load stage, 30s@8 (hold 8 users or 8 requests/s) or 'ramp 30s@32' (move linearly to 32); repeatable, in order; replaces --duration")
+	f.add("stage", "load.stages", func(p *Plan) { p.Load.Stages = append([]string(nil), *stages...) })
 	bind(f, "grace", "load.grace", fs.Duration("grace", DefaultGrace, "time in-flight requests get to finish once issuing stops"), func(p *Plan) *time.Duration { return &p.Load.Grace })
 }
 
@@ -85,6 +89,64 @@ func (f *Flags) bindWorkload() {
 	bind(f, "input-tokens", "workload.input_tokens", fs.String("input-tokens", DefaultInputTokens, "prompt length in tokens: 512, uniform(256,1024) or buckets(128:7,512:2,2048:1)"), func(p *Plan) *string { return &p.Workload.InputTokens })
 	bind(f, "output-tokens", "workload.output_tokens", fs.String("output-tokens", DefaultOutputTokens, "max_tokens asked for: 128, uniform(64,256) or buckets(128:1,512:1)"), func(p *Plan) *string { return &p.Workload.OutputTokens })
 	bindOptBool(f, "ignore-eos", "workload.ignore_eos", fs.Bool("ignore-eos", true, "ask the server to generate exactly max_tokens (ignore_eos)"), func(p *Plan) **bool { return &p.Workload.IgnoreEOS })
+	f.bindClasses()
+}
+
+func (f *Flags) bindClasses() {
+	fs := f.fs
+	bind(f, "shared-prefix-tokens", "workload.shared_prefix.tokens", fs.Int("shared-prefix-tokens", 0, "open prompts with a shared prefix (system prompt) of this many tokens"), func(p *Plan) *int { return &p.Workload.SharedPrefix.Tokens })
+	bind(f, "shared-prefix-fraction", "workload.shared_prefix.fraction", fs.Float64("shared-prefix-fraction", 1, "share of requests that carry the shared prefix"), func(p *Plan) *float64 { return &p.Workload.SharedPrefix.Fraction })
+	bind(f, "shared-prefix-groups", "workload.shared_prefix.groups", fs.Int("shared-prefix-groups", 1, "number of distinct shared prefixes requests are spread over"), func(p *Plan) *int { return &p.Workload.SharedPrefix.Groups })
+	classes := &classFlag{}
+	fs.Var(classes, "class", "request class key=value,... with name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups (repeatable; replaces the plan's classes), e.g. name=chat,weight=7,input_tokens=128")
+	f.add("class", "workload.classes", func(p *Plan) { p.Workload.Classes = classes.items })
+	bind(f, "length-buckets", "workload.length_buckets", fs.IntSlice("length-buckets", DefaultLengthBuckets, "upper bounds of the input-length buckets results are broken down by, in tokens"), func(p *Plan) *[]int { return &p.Workload.LengthBuckets })
+	bind(f, "bad-input-fraction", "workload.bad_input.fraction", fs.Float64("bad-input-fraction", 0, "share of requests that are deliberately bad input (empty, too long, odd Unicode, max_tokens 0 or huge)"), func(p *Plan) *float64 { return &p.Workload.BadInput.Fraction })
+	bind(f, "max-context", "workload.bad_input.max_context", fs.Int("max-context", 0, "the model's context window in tokens, which too-long bad inputs exceed"), func(p *Plan) *int { return &p.Workload.BadInput.MaxContext })
+}
+
+// bindThresholds adds --threshold: each one is appended to the plan's
+// thresholds rather than replacing them, so CI can tighten a plan's gate.
+func (f *Flags) bindThresholds() {
+	exprs := f.fs.StringArray("threshold", nil, "pass/fail check over a summary figure, e.g. 'ttft_ms.p99 < 2000' (repeatable; adds to the plan's thresholds)")
+	f.add("threshold", "thresholds", func(p *Plan) {
+		for _, e := range *exprs {
+			p.setOrigin(fmt.Sprintf("thresholds[%d]", len(p.Thresholds)), "--threshold")
+			p.Thresholds = append(p.Thresholds, e)
+		}
+	})
+}
+
+// bindObserve adds the telemetry flags and --env.
+func (f *Flags) bindObserve() {
+	fs := f.fs
+	bind(f, "scrape", "observe.scrape", fs.String("scrape", "", "comma-separated Prometheus endpoints to sample during the run (default: the target's host + /metrics; off: none)"), func(p *Plan) *string { return &p.Observe.Scrape })
+	bind(f, "server-kind", "observe.server", fs.String("server-kind", "auto", "metric names to read: auto, vllm, sglang, tgi, triton, llamacpp, dcgm or node"), func(p *Plan) *string { return &p.Observe.Server })
+	bind(f, "scrape-interval", "observe.interval", fs.Duration("scrape-interval", time.Second, "time between telemetry samples"), func(p *Plan) *time.Duration { return &p.Observe.Interval })
+	bind(f, "metrics", "observe.metrics", fs.String("metrics", "", "comma-separated extra metric names to record from each scrape"), func(p *Plan) *string { return &p.Observe.Metrics })
+	bindOptBool(f, "gpu", "observe.gpu", fs.Bool("gpu", true, "sample local GPUs through NVML or nvidia-smi"), func(p *Plan) **bool { return &p.Observe.GPU })
+	notes := &pairs{kind: "note"}
+	fs.Var(notes, "note-at", "annotation OFFSET=text written to events.jsonl at that run-clock offset, e.g. 30s=cache flushed (repeatable)")
+	f.add("note-at", "observe.notes", func(p *Plan) {
+		if p.Observe.Notes == nil {
+			p.Observe.Notes = make(map[string]string)
+		}
+		for _, it := range notes.items {
+			p.Observe.Notes[it.name] = it.value
+			p.setOrigin("observe.notes."+it.name, "--note-at")
+		}
+	})
+	env := &pairs{kind: "env field"}
+	fs.Var(env, "env", "declare an environment field key=value for env.json, e.g. framework=vllm-0.6.3 (repeatable)")
+	f.add("env", "env", func(p *Plan) {
+		if p.Env == nil {
+			p.Env = make(map[string]string)
+		}
+		for _, it := range env.items {
+			p.Env[it.name] = it.value
+			p.setOrigin("env."+it.name, "--env")
+		}
+	})
 }
 
 // add records a binding.
@@ -115,7 +177,7 @@ func (f *Flags) Apply(p *Plan) {
 			continue
 		}
 		b.apply(p)
-		if b.flag != "header" && b.flag != "body" {
+		if b.flag != "header" && b.flag != "body" && b.flag != "threshold" && b.flag != "env" && b.flag != "note-at" {
 			p.setOrigin(b.path, "--"+b.flag)
 		}
 	}

@@ -168,3 +168,58 @@ func TestEveryFlagHasHelp(t *testing.T) {
 		}
 	})
 }
+
+func TestClassFlag(t *testing.T) {
+	t.Parallel()
+	fl := newFlags(t, "--url", "http://127.0.0.1:1/v1", "--concurrency", "2",
+		"--class", "name=chat,weight=7,input_tokens=uniform(64,256),output=128,prefix_tokens=50,prefix_groups=2",
+		"--class", "name=doc, weight=1, input=2048, api=completions, ignore_eos=false",
+		"--length-buckets", "100,1000", "--bad-input-fraction", "0.1", "--max-context", "4096")
+	p, err := Load("", fl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Commas inside a distribution stay with it; short keys are accepted;
+	// unset class fields take the defaults.
+	want := []Class{
+		{Name: "chat", Weight: 7, InputTokens: "uniform(64,256)", OutputTokens: "128",
+			SharedPrefix: SharedPrefix{Tokens: 50, Fraction: 1, Groups: 2}},
+		{Name: "doc", Weight: 1, InputTokens: "2048", OutputTokens: "128", API: "completions", IgnoreEOS: ptr(false)},
+	}
+	if diff := cmp.Diff(want, p.Workload.Classes); diff != "" {
+		t.Errorf("classes (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(p.Workload.LengthBuckets, []int{100, 1000}) || p.Workload.BadInput != (BadInput{Fraction: 0.1, MaxContext: 4096}) {
+		t.Errorf("buckets %v bad input %+v", p.Workload.LengthBuckets, p.Workload.BadInput)
+	}
+	// The resolved plan writes the classes back and reads back the same.
+	data, err := p.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := Parse("plan.yaml", data)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, data)
+	}
+	if diff := cmp.Diff(p, again, ignoreOrigin); diff != "" {
+		t.Errorf("round trip (-first +again):\n%s\n%s", diff, data)
+	}
+}
+
+func TestClassFlagErrors(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ arg, want string }{
+		{"weight=1", "needs a name"},                            // no name
+		{"name=a,weight=heavy", `weight: "heavy" is not valid`}, // not a number
+		{"name=a,colour=red", "colour: unknown key"},            // unknown key
+		{"name=a,weight", "want key=value"},                     // a key without value
+	}
+	for _, tt := range tests {
+		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
+		BindFlags(fs)
+		err := fs.Parse([]string{"--class", tt.arg})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("--class %s: error %v, want %q", tt.arg, err, tt.want)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func TestLoadExamples(t *testing.T) {
 			},
 			Load: LoadOptions{Concurrency: 32, ThinkTime: "uniform(100ms,500ms)", Duration: 2 * time.Minute,
 				Warmup: 20 * time.Second, Grace: 30 * time.Second},
-			Workload: Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: ptr(true)},
+			Workload: Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
 			Output:   Output{Dir: "runs"},
 		}},
 		// Open loop with gamma arrivals: late_after gets its default, the
@@ -50,8 +50,31 @@ func TestLoadExamples(t *testing.T) {
 			},
 			Load: LoadOptions{Rate: 8, Arrival: "gamma", Burstiness: 0.5, MaxInFlight: 256, Requests: 2000,
 				LateAfter: 10 * time.Millisecond, Grace: 30 * time.Second},
-			Workload: Workload{Seed: 42, InputTokens: "uniform(256,2048)", OutputTokens: "uniform(64,512)", IgnoreEOS: ptr(true)},
+			Workload: Workload{Seed: 42, InputTokens: "uniform(256,2048)", OutputTokens: "uniform(64,512)", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
 			Output:   Output{Dir: "runs/bursty"},
+		}},
+		// Request classes: the documented 7:2:1 mix plus a rare long
+		// document, a shared system prompt on chats, and bad input.
+		{"classes.yaml", &Plan{
+			Name: "mixed",
+			Target: Target{
+				URL: "http://127.0.0.1:8000/v1", Model: "qwen2.5-7b", API: "chat",
+				Stream: ptr(true), IncludeUsage: ptr(true),
+				Timeouts: Timeouts{Connect: 10 * time.Second, TTFT: time.Minute, Total: 10 * time.Minute},
+			},
+			Load: LoadOptions{Rate: 4, Arrival: "poisson", Duration: 5 * time.Minute, Warmup: 30 * time.Second,
+				LateAfter: 10 * time.Millisecond, Grace: 30 * time.Second},
+			Workload: Workload{Seed: 1, IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096},
+				Classes: []Class{
+					{Name: "chat", Weight: 7, InputTokens: "128", OutputTokens: "buckets(128:1,512:1)",
+						SharedPrefix: SharedPrefix{Tokens: 1000, Fraction: 0.8, Groups: 4}},
+					{Name: "rag", Weight: 2, InputTokens: "512", OutputTokens: "buckets(128:1,512:1)"},
+					{Name: "doc", Weight: 1, InputTokens: "2048", OutputTokens: "buckets(128:1,512:1)",
+						Body: map[string]any{"temperature": 0}},
+					{Name: "huge", Weight: 0.1, InputTokens: "4096", OutputTokens: "128", API: "completions"},
+				},
+				BadInput: BadInput{Fraction: 0.02, MaxContext: 8192}},
+			Output: Output{Dir: "runs"},
 		}},
 	}
 	env := func(string) string { return "sk-test" }
@@ -115,7 +138,7 @@ func TestDecodeErrors(t *testing.T) {
 		// A field in the wrong section says where it belongs.
 		{validHead + "load:\n  url: x\n", `plan.yaml:3: load.url: unknown field (did you mean "target.url"? it belongs under target)`},
 		// A name far from any field lists what the section has.
-		{"zzz: 1\n", `plan.yaml:1: zzz: unknown field ((top level) has: load, name, output, target, workload)`},
+		{"zzz: 1\n", `plan.yaml:1: zzz: unknown field ((top level) has: env, load, name, observe, output, target, thresholds, workload)`},
 		// A bad duration names field, line and the expected form.
 		{validHead + "load:\n  concurrency: 1\n  duration: 2 min\n", `plan.yaml:4: load.duration: "2 min" is not a duration (e.g. 90s, 2m)`},
 		// A duration without a unit is rejected, not read as nanoseconds.

@@ -14,6 +14,17 @@ type Plan struct {
 	Load     LoadOptions `yaml:"load"`
 	Workload Workload    `yaml:"workload"`
 	Output   Output      `yaml:"output"`
+	// Thresholds are pass/fail checks over summary figures, k6-style:
+	// "ttft_ms.p99 < 2000". A failed one makes the run exit with its own
+	// code (see docs/report.md).
+	Thresholds []string `yaml:"thresholds"`
+	// Observe says what server, GPU and client telemetry is sampled beside
+	// the load (docs/telemetry.md).
+	Observe Observe `yaml:"observe"`
+	// Env holds fields the user declares about the deployment (framework,
+	// version, quantisation, max_num_seqs, ...), copied into env.json so
+	// two runs' environments can be diffed.
+	Env map[string]string `yaml:"env"`
 
 	// origin maps a field's YAML path to where its value came from
 	// ("plan.yaml:7" or "--rate"), so that validation errors can point at
@@ -96,6 +107,11 @@ type LoadOptions struct {
 	// Grace is how long in-flight requests may finish after issuing stops
 	// (default 30s).
 	Grace time.Duration `yaml:"grace"`
+	// Stages replace Duration with a list of steps, "30s@8" (hold 8
+	// users, or 8 requests/s in an open loop, for 30s) or ramps, "ramp
+	// 30s@32" (move linearly from the previous stage's load to 32). Each
+	// stage discards its own first Warmup (experiment/stages.go).
+	Stages []string `yaml:"stages"`
 }
 
 // Workload says what is sent.
@@ -109,10 +125,87 @@ type Workload struct {
 	OutputTokens string `yaml:"output_tokens"`
 	// IgnoreEOS asks the server to generate exactly max_tokens (default true).
 	IgnoreEOS *bool `yaml:"ignore_eos"`
+	// SharedPrefix opens prompts of the default class with a shared
+	// prefix (a system prompt) for prefix-cache tests.
+	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
+	// Classes, when set, replace the single default class that
+	// input_tokens and output_tokens describe with several classes drawn
+	// by weight.
+	Classes []Class `yaml:"classes"`
+	// LengthBuckets are the upper bounds, in prompt tokens, of the input
+	// length buckets the summary breaks results down by (default 256,
+	// 1024, 4096: ≤256, ≤1024, ≤4096 and >4096).
+	LengthBuckets []int `yaml:"length_buckets"`
+	// BadInput mixes deliberately bad requests into the run as their own
+	// class.
+	BadInput BadInput `yaml:"bad_input"`
+}
+
+// Class is one request class of workload.classes.
+type Class struct {
+	// Name labels the class in records and reports (required).
+	Name string `yaml:"name"`
+	// Weight is the class's share of requests relative to the other
+	// classes (required, positive).
+	Weight float64 `yaml:"weight"`
+	// InputTokens is the class's prompt length (default 512).
+	InputTokens string `yaml:"input_tokens"`
+	// OutputTokens is the class's max_tokens (default 128).
+	OutputTokens string `yaml:"output_tokens"`
+	// IgnoreEOS overrides workload.ignore_eos for the class.
+	IgnoreEOS *bool `yaml:"ignore_eos"`
+	// API overrides target.api for the class.
+	API string `yaml:"api"`
+	// Body fields are merged over target.body for the class's requests.
+	Body map[string]any `yaml:"body"`
+	// SharedPrefix opens the class's prompts with a shared prefix.
+	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
+}
+
+// SharedPrefix is a prefix of Tokens tokens put in front of a Fraction of
+// the prompts, drawn from Groups distinct prefixes.
+type SharedPrefix struct {
+	// Tokens is the prefix length; 0 means no prefix.
+	Tokens int `yaml:"tokens"`
+	// Fraction of requests that carry a prefix (default 1: all).
+	Fraction float64 `yaml:"fraction"`
+	// Groups is the number of distinct prefixes (default 1).
+	Groups int `yaml:"groups"`
+}
+
+// BadInput configures the bad-input class: empty prompts, prompts beyond
+// the context window, odd Unicode, max_tokens 0 or huge. For them a 4xx
+// reply counts as a pass, a 5xx or a timeout as a failure.
+type BadInput struct {
+	// Fraction of all requests that are bad input (default 0: none).
+	Fraction float64 `yaml:"fraction"`
+	// MaxContext is the target model's context window in tokens
+	// (required with a fraction).
+	MaxContext int `yaml:"max_context"`
 }
 
 // Output says where results go.
 type Output struct {
 	// Dir is the parent of run directories (default "runs").
 	Dir string `yaml:"dir"`
+}
+
+// Observe configures telemetry. The zero value scrapes the target's
+// /metrics every second, detects the server kind and samples local GPUs.
+type Observe struct {
+	// Scrape is a comma-separated list of Prometheus endpoints (default:
+	// the target URL's scheme and host + /metrics; "off" scrapes nothing).
+	Scrape string `yaml:"scrape"`
+	// Server is the metric map: auto (default), vllm, sglang, tgi, triton,
+	// llamacpp, dcgm or node.
+	Server string `yaml:"server"`
+	// Interval between samples (default 1s).
+	Interval time.Duration `yaml:"interval"`
+	// Metrics is a comma-separated list of extra metric names to record.
+	Metrics string `yaml:"metrics"`
+	// GPU samples local GPUs through NVML or nvidia-smi (default true).
+	GPU *bool `yaml:"gpu"`
+	// Notes are manual annotations keyed by run-clock offset ("30s":
+	// "cache flushed"), written to events.jsonl when the run starts.
+	Notes map[string]string `yaml:"notes"`
 }

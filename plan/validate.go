@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
@@ -47,6 +48,7 @@ func (p *Plan) Validate() error {
 	v.closedLoop()
 	v.stopConditions()
 	v.workload()
+	v.thresholds()
 	if p.Output.Dir == "" || strings.ContainsRune(p.Output.Dir, 0) {
 		v.fail("output.dir", "want a directory path")
 	}
@@ -220,12 +222,6 @@ func (v *validator) stopConditions() {
 	}
 }
 
-func (v *validator) workload() {
-	w := &v.p.Workload
-	v.length("workload.input_tokens", w.InputTokens)
-	v.length("workload.output_tokens", w.OutputTokens)
-}
-
 // length checks a token length spec with workload's own parser.
 func (v *validator) length(path, spec string) {
 	d, err := workload.ParseDist(spec)
@@ -235,5 +231,15 @@ func (v *validator) length(path, spec string) {
 	}
 	if d.Min() < 1 {
 		v.fail(path, "%s can be %d; want at least 1 token", d, d.Min())
+	}
+}
+
+// thresholds checks that each expression parses; whether its metric exists
+// is only known once the summary does.
+func (v *validator) thresholds() {
+	for i, expr := range v.p.Thresholds {
+		if _, err := analyze.ParseThreshold(expr); err != nil {
+			v.fail(fmt.Sprintf("thresholds[%d]", i), "%v", err)
+		}
 	}
 }

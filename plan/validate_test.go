@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // closedPlan is a minimal valid closed-loop plan.
@@ -90,6 +92,34 @@ func TestValidate(t *testing.T) {
 		{"bad input tokens", closedPlan, func(p *Plan) { p.Workload.InputTokens = "uniform(9,1)" }, "workload.input_tokens: length \"uniform(9,1)\": uniform low 9 is above high 1"},
 		// Zero-token outputs are refused.
 		{"zero output", closedPlan, func(p *Plan) { p.Workload.OutputTokens = "uniform(0,4)" }, "workload.output_tokens: uniform(0,4) can be 0; want at least 1 token"},
+		// Classes with the flat lengths' defaults are valid.
+		{"classes ok", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "a", Weight: 1}, {Name: "b", Weight: 0.5}} }, ""},
+		// A class needs a weight: weights summing to zero are an error.
+		{"zero weight", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "a"}} }, "workload.classes[0].weight: 0: want a positive number"},
+		// A class needs a name.
+		{"no class name", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Weight: 1}} }, `workload.classes[0].name: "": want 1-40`},
+		// Two classes cannot share a name.
+		{"dup class", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "a", Weight: 1}, {Name: "a", Weight: 1}} }, "workload.classes[1].name: a is already the name of class 0"},
+		// bad_input is the bad-input class's name.
+		{"reserved class", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "bad_input", Weight: 1}} }, "reserved"},
+		// A class's lengths go through workload's parser.
+		{"class length", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "a", Weight: 1, InputTokens: "normal(5)"}} }, "workload.classes[0].input_tokens: length \"normal(5)\""},
+		// A class's API is checked.
+		{"class api", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "a", Weight: 1, API: "grpc"}} }, "workload.classes[0].api"},
+		// Flat lengths next to classes would do nothing.
+		{"flat and classes", closedPlan, func(p *Plan) {
+			p.Workload.InputTokens, p.Workload.Classes = "9", []Class{{Name: "a", Weight: 1}}
+		}, "workload.input_tokens: has no effect with workload.classes"},
+		// A prefix share above 1 is refused.
+		{"prefix share", closedPlan, func(p *Plan) { p.Workload.SharedPrefix = SharedPrefix{Tokens: 5, Fraction: 1.5} }, "workload.shared_prefix: shared prefix fraction 1.5"},
+		// A prefix without its length is incomplete.
+		{"prefix no tokens", closedPlan, func(p *Plan) { p.Workload.SharedPrefix.Groups = 3 }, "workload.shared_prefix.tokens: set the prefix length"},
+		// Buckets must increase.
+		{"buckets order", closedPlan, func(p *Plan) { p.Workload.LengthBuckets = []int{512, 256} }, "workload.length_buckets: [512 256]: want increasing"},
+		// Bad input needs the context window.
+		{"bad input no context", closedPlan, func(p *Plan) { p.Workload.BadInput.Fraction = 0.1 }, "workload.bad_input: bad input needs the model's context window"},
+		// A context window alone does nothing.
+		{"context alone", closedPlan, func(p *Plan) { p.Workload.BadInput.MaxContext = 4096 }, "workload.bad_input.max_context: only applies with"},
 		// Names must be safe directory names.
 		{"path name", closedPlan, func(p *Plan) { p.Name = "../etc" }, `name: "../etc" cannot name a run directory`},
 		// Names cannot be hidden files either.
@@ -152,10 +182,19 @@ func TestDefaults(t *testing.T) {
 		{"explicit false", &Plan{Target: Target{Stream: ptr(false)}}, func(p *Plan) bool {
 			return !*p.Target.Stream && *p.Target.IncludeUsage && *p.Workload.IgnoreEOS
 		}},
+		// Classes get the flat length defaults; the flat fields stay unset.
+		{"classes", &Plan{Workload: Workload{Classes: []Class{{Name: "a", Weight: 1}}}}, func(p *Plan) bool {
+			c := p.Workload.Classes[0]
+			return p.Workload.InputTokens == "" && c.InputTokens == "512" && c.OutputTokens == "128" && c.API == ""
+		}},
+		// A shared prefix gets its default share and groups.
+		{"prefix", &Plan{Workload: Workload{SharedPrefix: SharedPrefix{Tokens: 9}}}, func(p *Plan) bool {
+			return p.Workload.SharedPrefix == SharedPrefix{Tokens: 9, Fraction: 1, Groups: 1}
+		}},
 		// The rest of the documented defaults.
 		{"others", closedPlan(), func(p *Plan) bool {
 			return p.Name == "run" && p.Target.API == "chat" && p.Target.Timeouts == Timeouts{10 * time.Second, time.Minute, 10 * time.Minute} &&
-				p.Load.Grace == 30*time.Second && p.Workload == Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: p.Workload.IgnoreEOS} &&
+				p.Load.Grace == 30*time.Second && cmp.Equal(p.Workload, Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: p.Workload.IgnoreEOS, LengthBuckets: []int{256, 1024, 4096}}) &&
 				p.Output.Dir == "runs"
 		}},
 	}

@@ -60,6 +60,9 @@ type Aggregate struct {
 	succeeded, failed, late, openLoop int64
 	warmup, warmupFailed              int64
 	errors                            map[ErrorKind]int64
+	// rejected counts measured expected rejections: bad input refused
+	// with a 4xx, a pass that is neither a success nor a failure.
+	rejected int64
 
 	inTok, outTok, reasoningTok int64
 	usage, counted, nonStream   int64
@@ -67,6 +70,11 @@ type Aggregate struct {
 
 	lastDoneUS int64
 	delivered  throughputMeter
+
+	// split holds the per-class and per-input-length sub-aggregates
+	// (breakdown.go); child marks a sub-aggregate, which has none.
+	split breakdowns
+	child bool
 }
 
 // NewAggregate returns an empty aggregate.
@@ -82,13 +90,14 @@ func NewAggregate() *Aggregate {
 // only the failed-E2E histogram and the error counts; successes feed every
 // latency histogram and the token totals (docs/metrics.md has the rules).
 func (a *Aggregate) Add(r *Result) {
+	a.addBreakdowns(r)
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
 	if r.OK() {
 		a.delivered.add(r)
 	}
 	if r.Warmup {
 		a.warmup++
-		if !r.OK() {
+		if !r.OK() && !r.ExpectedRejection() {
 			a.warmupFailed++
 		}
 		return
@@ -98,6 +107,10 @@ func (a *Aggregate) Add(r *Result) {
 	}
 	if r.Late {
 		a.late++
+	}
+	if r.ExpectedRejection() {
+		a.rejected++
+		return
 	}
 	if !r.OK() {
 		a.failed++
@@ -175,10 +188,11 @@ type Running struct {
 }
 
 // Running returns the counts and TTFT percentiles so far, measured records
-// only (warm-up records appear only in the warm-up counts).
+// only (warm-up records appear only in the warm-up counts). Expected
+// rejections of bad input are passes and count as Succeeded here.
 func (a *Aggregate) Running() Running {
 	return Running{
-		Succeeded: a.succeeded, Failed: a.failed,
+		Succeeded: a.succeeded + a.rejected, Failed: a.failed,
 		Warmup: a.warmup, WarmupFailed: a.warmupFailed,
 		OutputTokens: a.outTok,
 		TTFTP50:      time.Duration(a.ttft.QuantileUS(0.50)) * time.Microsecond,
@@ -199,13 +213,9 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Mode:          info.Mode,
 		WindowS:       windowS,
 		Interrupted:   info.Interrupted,
-		Requests: Requests{
-			Total:     a.succeeded + a.failed + a.warmup,
-			Succeeded: a.succeeded, Failed: a.failed,
-			Warmup: a.warmup, Late: a.late,
-		},
-		FailureRate: ratio(a.failed, a.succeeded+a.failed),
-		Errors:      a.errorCounts(),
+		Requests:      a.requests(),
+		FailureRate:   a.failureRate(),
+		Errors:        a.errorCounts(),
 		Metrics: Metrics{
 			TTFT: a.ttft.Stats(), ITL: a.itl.Stats(), TPOT: a.tpot.Stats(),
 			E2E: a.e2e.Stats(), QueueDelay: a.queue.Stats(),
@@ -216,19 +226,39 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 			OutputTokensPerS: perSecond(outTok, windowS),
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
-		Tokens: Tokens{
-			Source:     a.tokenSource(),
-			InputTotal: a.inTok, OutputTotal: a.outTok, ReasoningTotal: a.reasoningTok,
-			UsageReported: a.usage, Counted: a.counted,
-		},
+		Tokens: a.tokens(),
 		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured},
 	}
+	s.Classes = a.classBreakdowns(from, to, windowS)
+	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Warnings = a.warnings(s)
 	if drained && windowS > 0 {
 		s.Warnings = append(s.Warnings, "throughput is measured up to the last reply, drain included: "+
 			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
 	}
 	return s
+}
+
+func (a *Aggregate) requests() Requests {
+	return Requests{
+		Total:     a.succeeded + a.failed + a.rejected + a.warmup,
+		Succeeded: a.succeeded, Failed: a.failed, ExpectedRejections: a.rejected,
+		Warmup: a.warmup, Late: a.late,
+	}
+}
+
+// failureRate counts expected rejections as measured requests that did not
+// fail, so bad input refused as it should be lowers it.
+func (a *Aggregate) failureRate() float64 {
+	return ratio(a.failed, a.succeeded+a.failed+a.rejected)
+}
+
+func (a *Aggregate) tokens() Tokens {
+	return Tokens{
+		Source:     a.tokenSource(),
+		InputTotal: a.inTok, OutputTotal: a.outTok, ReasoningTotal: a.reasoningTok,
+		UsageReported: a.usage, Counted: a.counted,
+	}
 }
 
 // minOfferedUS is the shortest stretch of offered load throughput is

@@ -55,8 +55,14 @@ const (
 // content-carrying stream events from the send time, enough to recompute
 // every statistic later.
 type Result struct {
-	ID     uint64 `json:"id"`
-	Class  string `json:"class,omitempty"`
+	ID uint64 `json:"id"`
+	// Step is the 1-based stage of a staged run or sweep that sent the
+	// request; 0 in a single-phase run.
+	Step  int    `json:"step,omitempty"`
+	Class string `json:"class,omitempty"`
+	// Expect is ExpectRejection when a 4xx reply is a correct answer (bad
+	// input); empty when only a success passes.
+	Expect string `json:"expect,omitempty"`
 	Warmup bool   `json:"warmup,omitempty"`
 	// OpenLoop is true when IntendedUS is meaningful.
 	OpenLoop   bool  `json:"open_loop,omitempty"`

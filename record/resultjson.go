@@ -12,7 +12,9 @@ import (
 // field is added to Result and not here.
 func appendResultJSON(b []byte, r *Result) []byte {
 	b = strconv.AppendUint(append(b, `{"id":`...), r.ID, 10)
+	b = appendIntOmit(b, `,"step":`, int64(r.Step))
 	b = appendStrOmit(b, `,"class":`, r.Class)
+	b = appendStrOmit(b, `,"expect":`, r.Expect)
 	b = appendBoolOmit(b, `,"warmup":true`, r.Warmup)
 	b = appendBoolOmit(b, `,"open_loop":true`, r.OpenLoop)
 	b = appendIntOmit(b, `,"intended_us":`, r.IntendedUS)

@@ -26,7 +26,10 @@ type Window struct {
 	Completed int64 `json:"completed"`
 	Succeeded int64 `json:"succeeded"`
 	Failed    int64 `json:"failed"`
-	Warmup    int64 `json:"warmup"`
+	// ExpectedRejections are bad-input requests refused with a 4xx, as
+	// they should be: neither successes nor failures.
+	ExpectedRejections int64 `json:"expected_rejections,omitempty"`
+	Warmup             int64 `json:"warmup"`
 	// OutputTokens and InputTokens total the window's successful requests.
 	OutputTokens int64 `json:"output_tokens"`
 	InputTokens  int64 `json:"input_tokens"`
@@ -143,6 +146,10 @@ func (ow *openWindow) add(r *Result) {
 	w.Completed++
 	if r.Warmup {
 		w.Warmup++
+	}
+	if r.ExpectedRejection() {
+		w.ExpectedRejections++
+		return
 	}
 	if !r.OK() {
 		w.Failed++

@@ -40,17 +40,55 @@ type Summary struct {
 	Throughput Throughput `json:"throughput"`
 	Tokens     Tokens     `json:"tokens"`
 	Checks     Checks     `json:"checks"`
+	// Classes break the figures down by request class, keyed by class
+	// name ("default" when the plan has no classes).
+	Classes map[string]*Breakdown `json:"classes"`
+	// InputBuckets break them down by prompt length, shortest first.
+	InputBuckets []InputBucket `json:"input_buckets"`
 	// Warnings are plain sentences, in a fixed order, about figures a reader
 	// should not trust as-is.
 	Warnings []string `json:"warnings"`
+	// Thresholds are the plan's pass/fail checks, in plan order; absent when
+	// the plan has none.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Steps has one entry per stage of a staged run or sweep, in order;
+	// absent from a single-phase run (record/steps.go).
+	Steps []Step `json:"steps,omitempty"`
+	// Knee is a sweep's knee detection; absent from other runs.
+	Knee *Knee `json:"knee,omitempty"`
+	// Capacity is a capacity search's answer; absent from other runs.
+	Capacity *Capacity `json:"capacity,omitempty"`
+	// Server is what scraped server and GPU metrics showed during the
+	// measured window; absent when nothing was observed (record/telemetry.go).
+	Server *ServerTelemetry `json:"server,omitempty"`
+	// Client is the load generator's own load and saturation verdict.
+	Client *ClientTelemetry `json:"client,omitempty"`
+	// Hints are bottleneck hints from the rules in docs/telemetry.md.
+	Hints []Hint `json:"hints,omitempty"`
+}
+
+// ThresholdResult is the verdict of one threshold expression.
+type ThresholdResult struct {
+	// Expr is the expression as the plan wrote it.
+	Expr string `json:"expr"`
+	// Metric is the summary figure it was resolved to ("metrics.ttft_ms.p99").
+	Metric string `json:"metric,omitempty"`
+	// Value is that figure's value.
+	Value  float64 `json:"value"`
+	Passed bool    `json:"passed"`
+	// Error says why the expression could not be checked (then Passed is false).
+	Error string `json:"error,omitempty"`
 }
 
 // Requests counts every record of the run.
 type Requests struct {
-	// Total is every record: Succeeded + Failed + Warmup.
+	// Total is every record: Succeeded + Failed + ExpectedRejections + Warmup.
 	Total     int64 `json:"total"`
 	Succeeded int64 `json:"succeeded"`
 	Failed    int64 `json:"failed"`
+	// ExpectedRejections counts measured bad-input requests refused with a
+	// 4xx, as they should be: passes, neither successes nor failures.
+	ExpectedRejections int64 `json:"expected_rejections"`
 	// Warmup counts records sent during the warm-up, whatever their outcome.
 	Warmup int64 `json:"warmup"`
 	// Late counts measured open-loop requests that started late.

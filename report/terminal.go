@@ -29,6 +29,10 @@ func WriteSummary(w io.Writer, s *record.Summary) error {
 	writeCounts(&b, s)
 	b.WriteByte('\n')
 	writeLatencies(&b, s)
+	writeClasses(&b, s)
+	writeBuckets(&b, s)
+	writeSteps(&b, s)
+	writeTelemetry(&b, s)
 	writeWarnings(&b, s.Warnings)
 	if _, err := w.Write(b.Bytes()); err != nil {
 		return fmt.Errorf("write summary table: %w", err)
@@ -49,6 +53,9 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 	r := s.Requests
 	row(b, "Requests", fmt.Sprintf("%d total   %d succeeded   %d failed   %d warm-up   %d late",
 		r.Total, r.Succeeded, r.Failed, r.Warmup, r.Late))
+	if r.ExpectedRejections > 0 {
+		row(b, "Bad input", fmt.Sprintf("%d expected rejections (4xx to bad input: passes, not failures)", r.ExpectedRejections))
+	}
 	row(b, "Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate))
 	row(b, "Errors", errorList(s.Errors))
 	t := s.Throughput
@@ -136,6 +143,83 @@ func formatMS(ms float64) string {
 	}
 }
 
+// breakdownColumns are the per-class and per-bucket tables' columns after
+// the row label: what a reader compares across kinds of traffic.
+var breakdownColumns = []string{"req", "fail %", "rejected", "TTFT p50", "TTFT p99", "TPOT p99", "E2E p99"}
+
+// writeClasses shows one row per request class, sorted by name, when the
+// run had more than one (a single class would repeat the table above).
+func writeClasses(b *bytes.Buffer, s *record.Summary) {
+	if len(s.Classes) < 2 {
+		return
+	}
+	names := make([]string, 0, len(s.Classes))
+	for name := range s.Classes {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	breakdownHeader(b, "Class")
+	for _, name := range names {
+		breakdownRow(b, name, s.Classes[name])
+	}
+}
+
+// writeBuckets shows one row per input-length bucket, shortest first, when
+// requests fell into more than one: it is where short requests queueing
+// behind long ones shows.
+func writeBuckets(b *bytes.Buffer, s *record.Summary) {
+	used := 0
+	for _, k := range s.InputBuckets {
+		if k.Requests.Total > 0 {
+			used++
+		}
+	}
+	if used < 2 {
+		return
+	}
+	breakdownHeader(b, "Input tokens")
+	for k := range s.InputBuckets {
+		breakdownRow(b, s.InputBuckets[k].Label, &s.InputBuckets[k].Breakdown)
+	}
+}
+
+func breakdownHeader(b *bytes.Buffer, label string) {
+	fmt.Fprintf(b, "\n%-*s", labelWidth, label)
+	for _, c := range breakdownColumns {
+		fmt.Fprintf(b, "%*s", cellWidth, c)
+	}
+	b.WriteByte('\n')
+}
+
+// breakdownRow prints one class or bucket; latencies it has no value for
+// show a dash.
+func breakdownRow(b *bytes.Buffer, label string, d *record.Breakdown) {
+	r := d.Requests
+	fmt.Fprintf(b, "%-*s%*d%*.2f%*d", labelWidth, clipLabel(label), cellWidth, r.Total-r.Warmup,
+		cellWidth, 100*d.FailureRate, cellWidth, r.ExpectedRejections)
+	m := d.Metrics
+	for _, c := range []struct {
+		st record.Stats
+		v  float64
+	}{{m.TTFT, m.TTFT.P50}, {m.TTFT, m.TTFT.P99}, {m.TPOT, m.TPOT.P99}, {m.E2E, m.E2E.P99}} {
+		cell := "-"
+		if c.st.Count > 0 {
+			cell = formatMS(c.v)
+		}
+		fmt.Fprintf(b, "%*s", cellWidth, cell)
+	}
+	b.WriteByte('\n')
+}
+
+// clipLabel keeps a row label inside its column, with a space to spare.
+// Class names are ASCII (plan validation), so bytes are columns.
+func clipLabel(s string) string {
+	if len(s) >= labelWidth {
+		return s[:labelWidth-4] + "..."
+	}
+	return s
+}
+
 func writeWarnings(b *bytes.Buffer, warnings []string) {
 	if len(warnings) == 0 {
 		return
@@ -143,5 +227,24 @@ func writeWarnings(b *bytes.Buffer, warnings []string) {
 	fmt.Fprintf(b, "\nWARNINGS (%d)\n", len(warnings))
 	for _, w := range warnings {
 		fmt.Fprintf(b, "  ! %s\n", w)
+	}
+}
+
+// writeTelemetry prints the client's saturation verdict (loudly when it
+// was saturated) and the bottleneck hints, each with its figures.
+func writeTelemetry(b *bytes.Buffer, s *record.Summary) {
+	if s.Client != nil {
+		b.WriteByte('\n')
+		if s.Client.Saturated {
+			fmt.Fprintf(b, "!! CLIENT SATURATED: results may be invalid\n")
+		}
+		row(b, "Client", s.Client.Verdict)
+	}
+	if len(s.Hints) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nHINTS (%d)\n", len(s.Hints))
+	for _, h := range s.Hints {
+		fmt.Fprintf(b, "  * %s\n", h.Message)
 	}
 }

@@ -70,6 +70,33 @@ var summaryCases = []struct {
 		},
 	},
 }, {
+	// A mixed run: a table per class (bad input with its expected
+	// rejections, a class name too long for its column) and per input
+	// length, where the short requests' TTFT P99 shows the long ones' cost.
+	name: "classes",
+	s: &record.Summary{
+		SchemaVersion: 1, Name: "mixed", Started: started, Mode: record.ModeOpen, WindowS: 60,
+		Requests:    record.Requests{Total: 1000, Succeeded: 970, Failed: 5, ExpectedRejections: 25},
+		FailureRate: 0.005,
+		Errors:      map[string]int64{"http_5xx": 5},
+		Metrics:     record.Metrics{TTFT: stats(970, 150), ITL: stats(90_000, 9.5), TPOT: stats(970, 10.2), E2E: stats(970, 1900)},
+		FailedE2E:   stats(5, 3),
+		Throughput:  record.Throughput{RequestsPerS: 16.2, OutputTokensPerS: 2100, InputTokensPerS: 9000},
+		Tokens:      record.Tokens{Source: "usage", InputTotal: 540_000, OutputTotal: 126_000, UsageReported: 970},
+		Classes: map[string]*record.Breakdown{
+			"chat":                   {Requests: record.Requests{Total: 700, Succeeded: 700}, Metrics: record.Metrics{TTFT: stats(700, 90), TPOT: stats(700, 9), E2E: stats(700, 1200)}},
+			"document":               {Requests: record.Requests{Total: 270, Succeeded: 270}, Metrics: record.Metrics{TTFT: stats(270, 640), TPOT: stats(270, 12), E2E: stats(270, 5200)}},
+			"bad_input":              {Requests: record.Requests{Total: 30, ExpectedRejections: 25, Failed: 5}, FailureRate: 5.0 / 30},
+			"a-very-long-class-name": {Requests: record.Requests{Total: 0}},
+		},
+		InputBuckets: []record.InputBucket{
+			{Label: "<=256", MaxTokens: 256, Breakdown: record.Breakdown{Requests: record.Requests{Total: 720, Succeeded: 710, ExpectedRejections: 10}, Metrics: record.Metrics{TTFT: stats(710, 95), TPOT: stats(710, 9), E2E: stats(710, 1210)}}},
+			{Label: "<=1024", MinTokens: 257, MaxTokens: 1024},
+			{Label: "<=4096", MinTokens: 1025, MaxTokens: 4096, Breakdown: record.Breakdown{Requests: record.Requests{Total: 270, Succeeded: 260, Failed: 5, ExpectedRejections: 5}, FailureRate: 5.0 / 270, Metrics: record.Metrics{TTFT: stats(260, 640), TPOT: stats(260, 12), E2E: stats(260, 5200)}}},
+			{Label: ">4096", MinTokens: 4097, Breakdown: record.Breakdown{Requests: record.Requests{Total: 10, ExpectedRejections: 10}}},
+		},
+	},
+}, {
 	// Nothing measured: dashes, not zeros, in the latency table.
 	name: "empty",
 	s: &record.Summary{

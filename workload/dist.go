@@ -31,15 +31,20 @@ type Dist interface {
 }
 
 // distParsers maps a distribution name to the function that builds it from
-// its arguments. Later kinds ("normal", "lognormal", "empirical") are added
-// here and nowhere else.
+// its arguments. Other kinds register themselves from the file that
+// defines them (buckets.go, shapes.go).
 var distParsers = map[string]func(args []string) (Dist, error){
 	"uniform": parseUniform,
 }
 
 // ParseDist parses a length distribution: a plain integer such as "512"
-// (every request gets exactly that) or "uniform(256,1024)" (integers drawn
-// uniformly, both ends included).
+// (every request gets exactly that), "uniform(256,1024)" (integers drawn
+// uniformly, both ends included), "normal(512,128)", "lognormal(512,256)"
+// (mean and stddev of the lengths; optional low,high bounds follow),
+// "empirical(100,250,250,900)" (one of the listed lengths),
+// "empirical(p50=512,p90=1500,p99=4000)" (fitted through percentiles) or
+// "buckets(128:7,512:2)" (lengths with weights). The same syntax serves the
+// command line and the plan file.
 func ParseDist(s string) (Dist, error) {
 	s = strings.TrimSpace(s)
 	name, args, isCall, err := splitCall(s)
@@ -55,7 +60,7 @@ func ParseDist(s string) (Dist, error) {
 	}
 	parse, ok := distParsers[name]
 	if !ok {
-		return nil, fmt.Errorf("length %q: unknown distribution %q (want an integer such as 512, uniform(lo,hi) or buckets(len:weight,...))", s, name)
+		return nil, fmt.Errorf("length %q: unknown distribution %q (want an integer such as 512, uniform(lo,hi), normal(mean,sd), lognormal(mean,sd), empirical(...) or buckets(len:weight,...))", s, name)
 	}
 	d, err := parse(args)
 	if err != nil {

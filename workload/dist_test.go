@@ -57,7 +57,7 @@ func TestParseDistErrors(t *testing.T) {
 		// Fractions are not token counts.
 		{"1.5", "is not a whole number"},
 		// Unknown distributions name what is supported.
-		{"normal(512,64)", `unknown distribution "normal"`},
+		{"gauss(512,64)", `unknown distribution "gauss"`},
 		// A missing closing parenthesis is reported.
 		{"uniform(1,2", "want name(arguments)"},
 		// A stray closing parenthesis is reported.

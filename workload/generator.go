@@ -37,12 +37,16 @@ type GeneratorConfig struct {
 	IgnoreEOS bool
 	// Class names the specs' class; empty means DefaultClass.
 	Class string
+	// Prefix puts a shared system-prompt-like prefix in front of some
+	// prompts; the zero value puts none.
+	Prefix SharedPrefix
 }
 
 // Generator builds synthetic-text specs. It is immutable after
 // NewGenerator and safe for concurrent use.
 type Generator struct {
-	cfg GeneratorConfig
+	cfg      GeneratorConfig
+	prefixes []string // the shared prefixes, one per group; nil for none
 }
 
 var _ Source = (*Generator)(nil)
@@ -64,36 +68,45 @@ func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
 	if cfg.Class == "" {
 		cfg.Class = DefaultClass
 	}
-	return &Generator{cfg: cfg}, nil
+	prefixes, err := cfg.Prefix.build(cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
+	}
+	return &Generator{cfg: cfg, prefixes: prefixes}, nil
 }
 
 // Spec returns request i's spec. It is a pure function of the generator's
 // configuration and i: it seeds its own random source from (Seed, i), so
 // the order and concurrency of calls do not matter.
 //
-// The draws happen in a fixed order — input length, output length, then the
-// prompt's words — and changing that order changes every workload; the
-// golden test guards it.
+// The draws happen in a fixed order — input length, output length, the
+// shared prefix (only when one is configured), then the prompt's words —
+// and changing that order changes every workload; the golden test guards
+// it.
 func (g *Generator) Spec(i uint64) Spec {
 	rng := rand.New(rand.NewPCG(g.cfg.Seed, splitmix64(i)))
 	in := g.cfg.Input.Sample(rng)
 	out := g.cfg.Output.Sample(rng)
-	return Spec{
+	s := Spec{
 		Index:       i,
 		Class:       g.cfg.Class,
-		Prompt:      prompt(rng, i, in),
 		InputTokens: in,
 		MaxTokens:   out,
 		IgnoreEOS:   g.cfg.IgnoreEOS,
 	}
+	head := g.pickPrefix(rng)
+	s.Prompt = prompt(rng, i, in, head)
+	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)
+	return s
 }
 
-// prompt builds an n-token prompt that begins with a few random words and
-// request i's index spelled in words, then continues with Text. A prompt
-// shorter than that opening is cut to n words.
-func prompt(rng *rand.Rand, i uint64, n int) string {
+// prompt builds a prompt of shared followed by n tokens that begin with a
+// few random words and request i's index spelled in words, then continue
+// with Text. A prompt shorter than that opening is cut to n words.
+func prompt(rng *rand.Rand, i uint64, n int, shared string) string {
 	var b strings.Builder
-	b.Grow(n * bytesPerToken)
+	b.Grow(len(shared) + n*bytesPerToken)
+	b.WriteString(shared)
 	head := min(prefixWords, n)
 	pick := wordPicker{rng: rng}
 	for range head {

@@ -18,4 +18,17 @@ type Spec struct {
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens.
 	IgnoreEOS bool
+	// BadInput names the kind of deliberately bad request (BadEmpty,
+	// BadTooLong, ...); empty for ordinary requests.
+	BadInput string
+	// Expect is what counts as a pass for this request besides success:
+	// ExpectRejection for bad input, empty for ordinary requests (only a
+	// success passes). Renderers send MaxTokens 0 as an explicit
+	// "max_tokens": 0 when Expect is set.
+	Expect string
 }
+
+// ExpectRejection marks a request for which a 4xx reply with an error body
+// is a correct answer, not a failure. The engine copies it into the
+// record, where the aggregate counts such replies as expected rejections.
+const ExpectRejection = "rejection"

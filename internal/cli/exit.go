@@ -3,6 +3,9 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/record"
 )
 
 // Exit codes, documented in README.md. Scripts and CI rely on them.
@@ -12,10 +15,23 @@ const (
 	ExitError = 1
 	// ExitUsage: bad flags, plan or arguments.
 	ExitUsage = 2
+	// ExitThresholds: the run finished and was written, but at least one
+	// of its thresholds failed (or named no summary figure).
+	ExitThresholds = 99
 	// ExitInterrupted: the run was stopped by a signal; its results were
 	// still written.
 	ExitInterrupted = 130
 )
+
+// thresholdsVerdict is nil when every threshold of s passed, and otherwise
+// the error that exits with ExitThresholds.
+func thresholdsVerdict(s *record.Summary) error {
+	failed := analyze.Failed(s.Thresholds)
+	if failed == 0 {
+		return nil
+	}
+	return &exitError{code: ExitThresholds, err: fmt.Errorf("%d of %d thresholds failed", failed, len(s.Thresholds))}
+}
 
 // exitError carries an exit code to the edge of the CLI.
 type exitError struct {

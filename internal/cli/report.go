@@ -12,10 +12,11 @@ func newReportCmd(st *State) *cobra.Command {
 	var out outputFlags
 	c := &cobra.Command{
 		Use:   "report RUN_DIR",
-		Short: "Rebuild summary.json from a run directory's records and print it",
-		Long: `Rebuild summary.json from the records of a run directory, with figures
-identical to the live run's. Works on runs that were interrupted or killed:
-every record flushed before the stop is used.`,
+		Short: "Rebuild summary.json and report.html from a run directory's records and print the summary",
+		Long: `Rebuild summary.json and report.html from the records of a run directory,
+with figures identical to the live run's, and check the plan's thresholds
+again (exit code 99 when one fails). Works on runs that were interrupted or
+killed: every record flushed before the stop is used.`,
 		Args: cobra.ExactArgs(1),
 	}
 	out.bind(c)
@@ -30,7 +31,10 @@ every record flushed before the stop is used.`,
 		if res.TruncatedRecords > 0 {
 			fmt.Fprintf(st.Stderr, "note: the last record line was cut short (the run was killed mid-write) and was skipped\n")
 		}
-		return out.print(st.Stdout, res.Summary)
+		if err := out.print(st.Stdout, res.Summary); err != nil {
+			return err
+		}
+		return thresholdsVerdict(res.Summary)
 	}
 	return c
 }

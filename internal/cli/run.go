@@ -40,7 +40,10 @@ func (o *outputFlags) print(w io.Writer, s *record.Summary) error {
 	if o.quiet {
 		return nil
 	}
-	return report.WriteSummary(w, s)
+	if err := report.WriteSummary(w, s); err != nil {
+		return err
+	}
+	return report.WriteThresholds(w, s.Thresholds)
 }
 
 func newRunCmd(st *State) *cobra.Command {
@@ -112,7 +115,7 @@ func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) erro
 		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}
-	return nil
+	return thresholdsVerdict(res.Summary)
 }
 
 // watchSignals turns the first interrupt into a graceful stop (ctx done) and

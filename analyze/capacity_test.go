@@ -1,0 +1,117 @@
+package analyze
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseSLO(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in   string
+		want SLOBound
+		err  string
+	}{
+		// The usual form.
+		{"ttft.p99<=2s", SLOBound{"ttft", "p99", 0.99, 2 * time.Second}, ""},
+		// Spaces, upper case and a bare "<" are accepted.
+		{" TPOT.p90 < 100ms ", SLOBound{"tpot", "p90", 0.9, 100 * time.Millisecond}, ""},
+		// ITL is per gap, not per request: not an SLO metric here.
+		{"itl.p99<=50ms", SLOBound{}, "METRIC ttft, tpot or e2e"},
+		// A bound must be a duration.
+		{"e2e.p50<=fast", SLOBound{}, "not a positive duration"},
+	}
+	for _, tt := range tests {
+		got, err := ParseSLO(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: err %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || got != tt.want {
+			t.Errorf("%q = %+v, %v; want %+v", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestCheckSLO(t *testing.T) {
+	t.Parallel()
+	p99 := SLOBound{"ttft", "p99", 0.99, 2 * time.Second}
+	tests := []struct {
+		tally      Tally
+		met, concl bool
+		reason     string
+	}{
+		// 200 samples, none slow: still no P99 claim (299 needed).
+		{Tally{200, 0}, false, false, "299 needed"},
+		// 1000 samples, 4 slow: holds at 95%.
+		{Tally{1000, 4}, true, true, "4 of 1000 samples above the bound, at most 4 allowed"},
+		// 1000 samples, 5 slow: missed.
+		{Tally{1000, 5}, false, true, "missed"},
+	}
+	for _, tt := range tests {
+		v := CheckSLO(p99, tt.tally, 0.95)
+		if v.Met != tt.met || v.Conclusive != tt.concl || !strings.Contains(v.Reason, tt.reason) {
+			t.Errorf("%+v: %+v, want met %v conclusive %v reason %q", tt.tally, v, tt.met, tt.concl, tt.reason)
+		}
+	}
+}
+
+// TestNextLoad replays a search against a known capacity and checks the
+// sequence of probes and the answer.
+func TestNextLoad(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name     string
+		capacity float64 // loads at or below pass
+		o        SearchOptions
+		probes   []float64
+		answer   float64
+	}{
+		// Users 1..64, true capacity 11: double to 16 (fail), then bisect 12 (fail), 10, 11.
+		{"users", 11, SearchOptions{Low: 1, High: 64, Whole: true}, []float64{1, 2, 4, 8, 16, 12, 10, 11}, 11},
+		// Everything passes: climb to High and stop there.
+		{"all pass", 1000, SearchOptions{Low: 1, High: 20, Whole: true}, []float64{1, 2, 4, 8, 16, 20}, 20},
+		// The lowest load fails: capacity 0, one probe.
+		{"none", 0.5, SearchOptions{Low: 1, High: 20, Whole: true}, []float64{1}, 0},
+		// Rates to 10% precision: 0.5 1 2 4 (fail) 3 (pass) 3.5 (fail) → 3 (3.5/3 > 1.1, so 3.25 is probed).
+		{"rates", 3.3, SearchOptions{Low: 0.5, High: 100}, []float64{0.5, 1, 2, 4, 3, 3.5, 3.25}, 3.25},
+		// The probe budget ends the search early with the best so far.
+		{"budget", 11, SearchOptions{Low: 1, High: 64, Whole: true, MaxProbes: 5}, []float64{1, 2, 4, 8, 16}, 8},
+	}
+	for _, tt := range tests {
+		var passed, failed, probes []float64
+		for {
+			next, done := NextLoad(passed, failed, tt.o)
+			if done {
+				break
+			}
+			probes = append(probes, next)
+			if next <= tt.capacity {
+				passed = append(passed, next)
+			} else {
+				failed = append(failed, next)
+			}
+			if len(probes) > 50 {
+				t.Fatalf("%s: search does not end: %v", tt.name, probes)
+			}
+		}
+		if !equalFloats(probes, tt.probes) || Capacity(passed, failed) != tt.answer {
+			t.Errorf("%s: probes %v answer %v; want %v answer %v", tt.name, probes, Capacity(passed, failed), tt.probes, tt.answer)
+		}
+	}
+}
+
+func equalFloats(a, b []float64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

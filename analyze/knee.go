@@ -1,0 +1,183 @@
+package analyze
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/inferload/inferload/record"
+)
+
+// KneeOptions are the thresholds of knee detection. The zero value of each
+// field means its default.
+type KneeOptions struct {
+	// ThroughputGain: a step whose throughput grew by less than this
+	// fraction over the previous one has stopped scaling (default 0.10).
+	ThroughputGain float64
+	// LatencyGrowth: ... while a latency percentile grew by more than this
+	// fraction (default 0.20).
+	LatencyGrowth float64
+	// OperatingFraction of the knee is the recommended operating point
+	// (default 0.80).
+	OperatingFraction float64
+	// Percentile is the latency percentile compared (default "p90").
+	Percentile string
+}
+
+func (o KneeOptions) withDefaults() KneeOptions {
+	if o.ThroughputGain == 0 {
+		o.ThroughputGain = 0.10
+	}
+	if o.LatencyGrowth == 0 {
+		o.LatencyGrowth = 0.20
+	}
+	if o.OperatingFraction == 0 {
+		o.OperatingFraction = 0.80
+	}
+	if o.Percentile == "" {
+		o.Percentile = "p90"
+	}
+	return o
+}
+
+// FindKnee finds the knee of a load sweep: walking the valid constant
+// steps in order of load, the first pair (a, b) where throughput grew by
+// less than ThroughputGain while TTFT or E2E at Percentile grew by more
+// than LatencyGrowth. The knee is a's load: beyond it more load buys
+// little throughput and costs latency. Invalid steps and ramps are left
+// out and the reason says so. docs/experiments.md documents the method.
+func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
+	o = o.withDefaults()
+	if _, err := percentileQ(o.Percentile); err != nil {
+		return record.Knee{}, fmt.Errorf("knee: %w", err)
+	}
+	k := record.Knee{ThroughputGain: o.ThroughputGain, LatencyGrowth: o.LatencyGrowth,
+		OperatingFraction: o.OperatingFraction, Evidence: []int{}}
+	usable, skipped := usableSteps(steps)
+	note := skippedNote(skipped)
+	if len(usable) < 2 {
+		k.Reason = fmt.Sprintf("no knee: %d valid constant step(s), at least two are needed%s", len(usable), note)
+		return k, nil
+	}
+	k.Mode = usable[0].Mode
+	for i := 1; i < len(usable); i++ {
+		a, b := &usable[i-1], &usable[i]
+		tg, thrA, thrB, unit := throughputGrowth(a, b)
+		lg, metric, latA, latB := latencyGrowth(a, b, o.Percentile)
+		if math.IsNaN(tg) || tg >= o.ThroughputGain || !(lg > o.LatencyGrowth) {
+			continue
+		}
+		k.Found, k.Load, k.Evidence = true, a.Target, []int{a.Index, b.Index}
+		k.Recommended = operatingPoint(a.Target, a.Mode, o.OperatingFraction)
+		k.Reason = fmt.Sprintf("from %s to %s throughput grew %s (%.4g → %.4g %s) while %s %s grew %s (%.4g → %.4g ms): "+
+			"the knee is %s; run at %s (%.0f%% of it)%s",
+			loadText(a.Target, a.Mode), loadText(b.Target, b.Mode), pct(tg), thrA, thrB, unit,
+			metric, o.Percentile, pct(lg), latA, latB,
+			loadText(k.Load, k.Mode), loadText(k.Recommended, k.Mode), o.OperatingFraction*100, note)
+		return k, nil
+	}
+	last := usable[len(usable)-1]
+	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s",
+		loadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note)
+	return k, nil
+}
+
+// usableSteps keeps the valid constant steps of the first step's mode, in
+// order of load; it returns the indexes of those left out.
+func usableSteps(steps []record.Step) (usable []record.Step, skipped []int) {
+	mode := ""
+	for _, s := range steps {
+		if !s.Validity.Valid || s.Kind == record.StepRamp {
+			skipped = append(skipped, s.Index)
+			continue
+		}
+		if mode == "" {
+			mode = s.Mode
+		}
+		if s.Mode != mode || (len(usable) > 0 && s.Target <= usable[len(usable)-1].Target) {
+			skipped = append(skipped, s.Index)
+			continue
+		}
+		usable = append(usable, s)
+	}
+	return usable, skipped
+}
+
+func skippedNote(skipped []int) string {
+	if len(skipped) == 0 {
+		return ""
+	}
+	ids := make([]string, len(skipped))
+	for i, s := range skipped {
+		ids[i] = fmt.Sprint(s)
+	}
+	return fmt.Sprintf(" (step %s left out: invalid, a ramp, another mode or not a higher load)", strings.Join(ids, ", "))
+}
+
+// throughputGrowth compares output token throughput when both steps have
+// it (what an LLM server sells), request throughput otherwise.
+func throughputGrowth(a, b *record.Step) (growth, from, to float64, unit string) {
+	from, to, unit = a.Throughput.OutputTokensPerS, b.Throughput.OutputTokensPerS, "output tokens/s"
+	if from <= 0 || to <= 0 {
+		from, to, unit = a.Throughput.RequestsPerS, b.Throughput.RequestsPerS, "requests/s"
+	}
+	if from <= 0 {
+		return math.NaN(), from, to, unit
+	}
+	return to/from - 1, from, to, unit
+}
+
+// latencyGrowth is the larger relative growth of TTFT and E2E at the
+// percentile; TTFT is skipped when a step has none (non-streamed).
+func latencyGrowth(a, b *record.Step, pctName string) (growth float64, metric string, from, to float64) {
+	growth = math.Inf(-1)
+	for _, m := range []struct {
+		name   string
+		sa, sb record.Stats
+	}{{"TTFT", a.Metrics.TTFT, b.Metrics.TTFT}, {"E2E", a.Metrics.E2E, b.Metrics.E2E}} {
+		x, y := statAt(m.sa, pctName), statAt(m.sb, pctName)
+		if x <= 0 || y <= 0 {
+			continue
+		}
+		if g := y/x - 1; g > growth {
+			growth, metric, from, to = g, m.name, x, y
+		}
+	}
+	return growth, metric, from, to
+}
+
+func statAt(s record.Stats, name string) float64 {
+	switch name {
+	case "p50":
+		return s.P50
+	case "p90":
+		return s.P90
+	case "p95":
+		return s.P95
+	case "p99":
+		return s.P99
+	}
+	return s.P999
+}
+
+// operatingPoint is fraction × knee, whole users (at least 1) in a closed
+// loop.
+func operatingPoint(knee float64, mode string, fraction float64) float64 {
+	v := knee * fraction
+	if mode == record.ModeClosed {
+		return math.Max(1, math.Floor(v))
+	}
+	return math.Round(v*1000) / 1000
+}
+
+func loadText(v float64, mode string) string {
+	if mode == record.ModeOpen {
+		return fmt.Sprintf("%.4g requests/s", v)
+	}
+	if v == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%.4g users", v)
+}
+
+func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }

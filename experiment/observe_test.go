@@ -1,0 +1,153 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// TestRunObservesSimulator: a real run against the simulator scrapes its
+// /metrics (vLLM and DCGM names) on the run clock, survives a dead second
+// endpoint with marked gaps, fills env.json and the summary's server and
+// client sections, and a rebuild reproduces summary.json byte for byte.
+func TestRunObservesSimulator(t *testing.T) {
+	t.Parallel()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	metricsURL := strings.TrimSuffix(url, "/v1") + "/metrics"
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s, model: %s}
+load: {concurrency: 8, duration: 3s}
+workload: {input_tokens: "32", output_tokens: "32"}
+observe: {scrape: "%s,http://127.0.0.1:1/metrics", interval: 250ms, gpu: false, notes: {"1s": "planned note"}}
+env: {framework: inferload-sim}
+`, url, prof.Model, metricsURL))
+	res, err := Run(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples, err := observe.ReadSamples(filepath.Join(res.Dir, TelemetryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkSimSamples(t, samples, metricsURL)
+	checkSimEnv(t, res.Dir, prof.Model)
+	checkSimEvents(t, res.Dir)
+
+	s := res.Summary
+	kinds := map[string]string{}
+	for _, src := range s.Server.Sources {
+		kinds[src.Source] = src.Kind
+	}
+	if kinds[metricsURL] != "vllm+dcgm" || len(kinds) != 2 || s.Client == nil || s.Client.RSSMaxMiB <= 0 {
+		t.Fatalf("server %+v client %+v", s.Server, s.Client)
+	}
+	before, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rebuild(res.Dir); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("rebuilt summary.json differs:\n%s\nvs\n%s", before, after)
+	}
+}
+
+// checkSimSamples: the simulator's vLLM and DCGM series arrive, keyed to
+// run seconds, and the dead endpoint yields gaps only.
+func checkSimSamples(t *testing.T, samples []observe.Sample, metricsURL string) {
+	t.Helper()
+	seen := map[string]bool{}
+	var gaps, data int
+	for _, s := range samples {
+		switch {
+		case s.Source == metricsURL && !s.Gap:
+			data++
+			for k := range s.Values {
+				seen[k] = true
+			}
+		case strings.Contains(s.Source, "127.0.0.1:1/"):
+			if !s.Gap || s.Error == "" {
+				t.Errorf("dead endpoint sample without a gap: %+v", s)
+			}
+			gaps++
+		}
+		if s.TS != s.TimeUS/1e6 {
+			t.Errorf("sample keyed to second %d but taken at %d µs", s.TS, s.TimeUS)
+		}
+	}
+	for _, k := range []string{observe.QueueDepth, observe.RunningBatch, observe.KVCacheUsage, observe.GPUUtil,
+		observe.GPUMemUsedFrac, observe.OutputTokensPerS, observe.ServerTTFT + "_p50_ms"} {
+		if !seen[k] {
+			t.Errorf("no sample of the simulator carries %s (seen %v)", k, seen)
+		}
+	}
+	if data < 6 || gaps < 6 {
+		t.Errorf("%d data samples, %d gaps; want at least 6 of each in 3 s at 250 ms", data, gaps)
+	}
+}
+
+func checkSimEnv(t *testing.T, dir, model string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, EnvFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env Environment
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
+	served := env.Target.Served
+	if len(served.Models) == 0 || served.Models[0].ID != model || env.Declared["framework"] != "inferload-sim" ||
+		env.GPUs.Backend != "none" || len(env.ServerGPUs) == 0 || env.ServerGPUs[0].Name == "" {
+		t.Errorf("env.json = %s", raw)
+	}
+}
+
+func checkSimEvents(t *testing.T, dir string) {
+	t.Helper()
+	kinds := map[record.EventKind]string{}
+	if _, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+		kinds[e.Kind] = e.Message
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if kinds[record.EventNote] != "planned note" || !strings.Contains(kinds[observe.EventScrapeGap], "127.0.0.1:1") {
+		t.Errorf("events = %v", kinds)
+	}
+}
+
+// TestRunRejectsUnknownServerKind before anything is written.
+func TestRunRejectsUnknownServerKind(t *testing.T) {
+	t.Parallel()
+	p := testPlan(t, "target: {url: http://127.0.0.1:1/v1}\nload: {concurrency: 1}\nobserve: {server: vlm}\n")
+	_, err := Run(context.Background(), p, Options{})
+	if err == nil || !strings.Contains(err.Error(), "observe.server") {
+		t.Fatalf("err = %v", err)
+	}
+	if entries, _ := os.ReadDir(p.Output.Dir); len(entries) != 0 {
+		t.Errorf("run directory written for a bad plan: %v", entries)
+	}
+}

@@ -1,0 +1,91 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// Stage is one stage of a staged run: a constant load held for Duration,
+// or a ramp that moves linearly from From to Target over Duration. Target
+// is users in a closed loop and requests per second in an open one.
+type Stage struct {
+	Kind     string // record.StepConstant or record.StepRamp
+	Mode     string // record.ModeClosed or record.ModeOpen
+	Duration time.Duration
+	From     float64
+	Target   float64
+}
+
+// maxStageUsers stops a typo from starting a million goroutines.
+const maxStageUsers = 1_000_000
+
+// ParseStages reads load.stages: "30s@8" holds 8 for 30s; "ramp 30s@32"
+// moves from the previous stage's load (0 before the first) to 32. mode
+// says whether loads are users or requests per second.
+func ParseStages(items []string, mode string) ([]Stage, error) {
+	out := make([]Stage, 0, len(items))
+	prev := 0.0
+	for i, item := range items {
+		st, err := parseStage(item, mode, prev)
+		if err != nil {
+			return nil, fmt.Errorf("load.stages[%d] %q: %w", i, item, err)
+		}
+		out = append(out, st)
+		prev = st.Target
+	}
+	return out, nil
+}
+
+func parseStage(item, mode string, prev float64) (Stage, error) {
+	st := Stage{Kind: record.StepConstant, Mode: mode}
+	text := strings.TrimSpace(item)
+	if rest, ok := strings.CutPrefix(text, "ramp "); ok {
+		st.Kind, st.From, text = record.StepRamp, prev, strings.TrimSpace(rest)
+	}
+	durText, loadText, ok := strings.Cut(text, "@")
+	if !ok {
+		return st, fmt.Errorf("want DURATION@LOAD, e.g. 30s@8 or ramp 30s@32")
+	}
+	d, err := time.ParseDuration(strings.TrimSpace(durText))
+	if err != nil || d <= 0 {
+		return st, fmt.Errorf("%q is not a positive duration (e.g. 30s, 2m)", durText)
+	}
+	st.Duration = d
+	v, err := strconv.ParseFloat(strings.TrimSpace(loadText), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return st, fmt.Errorf("load %q: want a number above 0", loadText)
+	}
+	if mode == record.ModeClosed && (v != math.Trunc(v) || v > maxStageUsers) {
+		return st, fmt.Errorf("load %q: want a whole number of users up to %d", loadText, maxStageUsers)
+	}
+	st.Target = v
+	return st, nil
+}
+
+// loadText is the stage's target with its unit: "8 users", "2.5 requests/s".
+func (s Stage) loadText() string {
+	if s.Mode == record.ModeOpen {
+		return fmt.Sprintf("%g requests/s", s.Target)
+	}
+	if s.Target == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%g users", s.Target)
+}
+
+// describe is a stage in words, for events and progress.
+func (s Stage) describe() string {
+	unit := "users"
+	if s.Mode == record.ModeOpen {
+		unit = "requests/s"
+	}
+	if s.Kind == record.StepRamp {
+		return fmt.Sprintf("ramp from %g to %g %s over %s", s.From, s.Target, unit, s.Duration)
+	}
+	return fmt.Sprintf("%g %s for %s", s.Target, unit, s.Duration)
+}

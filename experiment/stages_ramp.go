@@ -1,0 +1,52 @@
+package experiment
+
+import (
+	"math"
+	"time"
+)
+
+// rampArrivals is an open-loop schedule whose rate moves linearly from r0
+// to r1 over d, with evenly spaced arrivals. Rather than stepping the rate,
+// the k-th arrival is placed where the integral of the rate reaches k
+// (vegeta's linear pacer does the same):
+//
+//	N(t) = r0·t + (r1−r0)·t²/(2d)  →  t_k solves N(t) = k
+//
+// Example: 0 → 10 requests/s over 10 s sends 50 requests, the first at
+// √2 s ≈ 1.41 s (N = t²/2 = 1), the tenth at √20 s ≈ 4.47 s.
+type rampArrivals struct {
+	r0, r1 float64
+	d      time.Duration
+	k      float64
+}
+
+// Next returns the next arrival's offset; after d it returns d, which ends
+// the phase (the engine stops at its duration).
+func (a *rampArrivals) Next() time.Duration {
+	a.k++
+	sec := a.d.Seconds()
+	slope := (a.r1 - a.r0) / sec
+	var t float64
+	if math.Abs(slope) < 1e-12 {
+		t = a.k / a.r0
+	} else {
+		disc := a.r0*a.r0 + 2*slope*a.k
+		if disc < 0 {
+			return a.d // a falling ramp that never reaches k
+		}
+		t = (-a.r0 + math.Sqrt(disc)) / slope
+	}
+	if math.IsNaN(t) || t >= sec {
+		return a.d
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+// rampUsers is a closed loop's active user count over a ramp from u0 to u1
+// users over d: rounded, at least 1, at most the larger end.
+func rampUsers(u0, u1 float64, d time.Duration) func(time.Duration) int {
+	return func(elapsed time.Duration) int {
+		f := min(elapsed.Seconds()/d.Seconds(), 1)
+		return int(max(math.Round(u0+(u1-u0)*f), 1))
+	}
+}

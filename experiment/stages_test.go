@@ -1,0 +1,188 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// smallSim starts the "tiny" simulator with a running batch of at most
+// maxSeqs: throughput grows with concurrency up to maxSeqs and is flat
+// beyond, where requests queue. Steps take about 5 ms (not tiny's 1 ms, so
+// that a busy test machine cannot stretch them much), so an 8-token reply
+// takes about 45 ms.
+func smallSim(t *testing.T, maxSeqs int) string {
+	t.Helper()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.MaxNumSeqs = maxSeqs
+	prof.Cost.StepOverhead = 5 * time.Millisecond
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return url
+}
+
+// simPlan is a plan against url; extra lines go under load:.
+func simPlan(t *testing.T, url, load string) *plan.Plan {
+	return testPlan(t, fmt.Sprintf(`
+name: staged
+target: {url: %s, model: tiny-sim}
+workload: {input_tokens: "32", output_tokens: "8"}
+load:
+  grace: 5s
+%s
+`, url, load))
+}
+
+// TestStagesObeyTargets: each stage of a staged run applies the load it
+// names (closed and open loop, steps and ramps), its records carry its
+// index and unique IDs, and summary.json has one valid step per stage.
+func TestStagesObeyTargets(t *testing.T) {
+	t.Parallel()
+	url := smallSim(t, 64)
+	tests := []struct {
+		name   string
+		load   string
+		want   []float64 // achieved load per stage
+		within float64   // relative tolerance
+	}{
+		// Closed loop: 2 users, a ramp 2 → 6 (mean 4), then 6 users.
+		{"closed", "  concurrency: 1\n  warmup: 100ms\n  stages: [500ms@2, ramp 600ms@6, 500ms@6]", []float64{2, 4, 6}, 0.2},
+		// Open loop: 20 requests/s, then a ramp 20 → 60 (mean 40; 43 over the part after the warm-up).
+		{"open", "  rate: 1\n  arrival: constant\n  warmup: 100ms\n  stages: [1s@20, ramp 1s@60]", []float64{20, 40}, 0.25},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := simPlan(t, url, tt.load)
+			out, err := RunStaged(context.Background(), p, Options{}, StageOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := out.Summary.Steps
+			if len(steps) != len(tt.want) {
+				t.Fatalf("%d steps, want %d", len(steps), len(tt.want))
+			}
+			for i, s := range steps {
+				got := s.Validity.AchievedLoad
+				if got < tt.want[i]*(1-tt.within) || got > tt.want[i]*(1+tt.within) {
+					t.Errorf("stage %d achieved %.2f, want %.2f ±%.0f%%", i+1, got, tt.want[i], tt.within*100)
+				}
+				if s.Index != i+1 || s.Requests.Failed != 0 || s.Requests.Warmup == 0 {
+					t.Errorf("stage %d: index %d, failed %d, warm-up %d", i+1, s.Index, s.Requests.Failed, s.Requests.Warmup)
+				}
+			}
+			checkRecords(t, out.Dir, len(tt.want))
+		})
+	}
+}
+
+// checkRecords: every record names a stage in 1..n, and IDs are unique.
+func checkRecords(t *testing.T, dir string, n int) {
+	t.Helper()
+	seen := map[uint64]bool{}
+	perStep := map[int]int{}
+	_, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+		if seen[r.ID] {
+			t.Errorf("record ID %d appears twice", r.ID)
+		}
+		seen[r.ID] = true
+		perStep[r.Step]++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= n; i++ {
+		if perStep[i] == 0 {
+			t.Errorf("no record of stage %d (records per stage: %v)", i, perStep)
+		}
+	}
+	if len(perStep) != n {
+		t.Errorf("records name stages %v, want 1..%d", perStep, n)
+	}
+}
+
+// TestStagesRejectsBadInput: a stage list that cannot run fails before
+// anything is sent, naming the problem.
+func TestStagesRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		load string
+		want string
+	}{
+		// A malformed stage names its index.
+		{"  concurrency: 1\n  stages: [1s@2, 1s]", "load.stages[1]"},
+		// A warm-up as long as a stage would leave nothing to measure.
+		{"  concurrency: 1\n  warmup: 1s\n  stages: [2s@2, 1s@4]", "shorter than every stage"},
+	}
+	for _, tt := range tests {
+		p := simPlan(t, "http://127.0.0.1:1/v1", tt.load)
+		_, err := RunStaged(context.Background(), p, Options{}, StageOptions{})
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%q: err = %v, want %q", tt.load, err, tt.want)
+		}
+	}
+}
+
+// TestSweepFindsTheKnee: against a simulator whose running batch holds 8
+// sequences, throughput stops growing past 8 users while latency doubles;
+// the knee found is within one step of 8 and the advice is 80% of it.
+func TestSweepFindsTheKnee(t *testing.T) {
+	t.Parallel()
+	url := smallSim(t, 8)
+	p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
+	loads, err := ParseLoads("geometric(1,2,32)", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Sweep(context.Background(), p, Options{}, SweepOptions{
+		Mode: record.ModeClosed, Loads: loads, StepDuration: 900 * time.Millisecond,
+		// Medians: the 1-user baseline gets a few dozen samples in 0.7 s,
+		// enough for a P50 (5) but, on a busy machine, not always a P90 (29).
+		Knee:  analyze.KneeOptions{Percentile: "p50"},
+		Stage: StageOptions{Criteria: analyze.Criteria{Required: "p50"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Summary
+	if len(s.Steps) != 6 || s.Steps[0].Target != 1 {
+		t.Fatalf("steps: %d, first target %v; want 6 starting with the 1-user baseline", len(s.Steps), s.Steps[0].Target)
+	}
+	logSteps(t, s)
+	k := s.Knee
+	if k == nil || !k.Found {
+		t.Fatalf("no knee: %+v", k)
+	}
+	if k.Load < 4 || k.Load > 16 {
+		t.Errorf("knee at %v users, want within one step of 8 (4..16): %s", k.Load, k.Reason)
+	}
+	if k.Recommended != float64(int(k.Load*0.8)) || len(k.Evidence) != 2 {
+		t.Errorf("recommended %v, evidence %v for knee %v", k.Recommended, k.Evidence, k.Load)
+	}
+	t.Logf("knee: %s", k.Reason)
+}
+
+// logSteps shows what the knee was read from, for a failing run.
+func logSteps(t *testing.T, s *record.Summary) {
+	t.Helper()
+	for _, st := range s.Steps {
+		t.Logf("step %d load %v: %.1f req/s, ttft p50 %.1f p90 %.1f, e2e p50 %.1f p90 %.1f, n=%d valid=%v achieved=%.2f %v",
+			st.Index, st.Target, st.Throughput.RequestsPerS, st.Metrics.TTFT.P50, st.Metrics.TTFT.P90, st.Metrics.E2E.P50, st.Metrics.E2E.P90,
+			st.Metrics.E2E.Count, st.Validity.Valid, st.Validity.AchievedLoad, st.Validity.Reasons)
+	}
+}

@@ -1,0 +1,146 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// SweepOptions describe a load sweep: one constant step per load, after a
+// single-request baseline.
+type SweepOptions struct {
+	// Mode is record.ModeClosed (Loads are users) or record.ModeOpen
+	// (requests/s).
+	Mode  string
+	Loads []float64
+	// StepDuration is each step's length, warm-up included (the plan's
+	// load.warmup is each step's warm-up).
+	StepDuration time.Duration
+	// Knee are the knee thresholds; the zero value uses the defaults.
+	Knee analyze.KneeOptions
+	// Stage holds validity criteria, SLOs and the failure rate that ends
+	// the sweep early.
+	Stage StageOptions
+}
+
+// Sweep runs the baseline (1 user) and then each load of o for
+// o.StepDuration, into one run directory, and detects the knee. Step 1 is
+// always the single-request baseline: a closed-loop sweep that starts at 1
+// user uses it as its first step.
+func Sweep(ctx context.Context, p *plan.Plan, opts Options, o SweepOptions) (*Outcome, error) {
+	stages, err := sweepStages(o)
+	if err != nil {
+		return nil, err
+	}
+	so := o.Stage
+	so.Knee, so.KneeMode = &o.Knee, o.Mode
+	return runStages(ctx, p, stages, opts, so)
+}
+
+// sweepStages is the baseline and one step per load.
+func sweepStages(o SweepOptions) ([]Stage, error) {
+	if o.Mode != record.ModeClosed && o.Mode != record.ModeOpen {
+		return nil, fmt.Errorf("sweep: mode %q: want closed (concurrency) or open (rate)", o.Mode)
+	}
+	if len(o.Loads) == 0 {
+		return nil, fmt.Errorf("sweep: no loads to step through")
+	}
+	if o.StepDuration <= 0 {
+		return nil, fmt.Errorf("sweep: step duration %s: want a positive duration", o.StepDuration)
+	}
+	stages := []Stage{{Kind: record.StepConstant, Mode: record.ModeClosed, Duration: o.StepDuration, Target: 1}}
+	for i, l := range o.Loads {
+		if o.Mode == record.ModeClosed && i == 0 && l == 1 {
+			continue // the baseline is this step
+		}
+		stages = append(stages, Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.StepDuration, Target: l})
+	}
+	return stages, nil
+}
+
+// maxSweepSteps bounds a geometric series gone wrong.
+const maxSweepSteps = 64
+
+// ParseLoads reads a sweep's loads: a list, "1,8,16,32", or a geometric
+// series, "geometric(1,2,128)" (start, factor, last: 1 2 4 … 128). Loads
+// must be positive and rising; whole numbers when whole is set (users).
+func ParseLoads(s string, whole bool) ([]float64, error) {
+	s = strings.TrimSpace(s)
+	var loads []float64
+	var err error
+	if args, ok := strings.CutPrefix(s, "geometric("); ok && strings.HasSuffix(args, ")") {
+		loads, err = geometric(strings.TrimSuffix(args, ")"))
+	} else {
+		loads, err = loadList(s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("loads %q: %w", s, err)
+	}
+	for i, l := range loads {
+		if whole && l != math.Trunc(l) {
+			return nil, fmt.Errorf("loads %q: %g is not a whole number of users", s, l)
+		}
+		if i > 0 && l <= loads[i-1] {
+			return nil, fmt.Errorf("loads %q: %g after %g: loads must rise", s, l, loads[i-1])
+		}
+	}
+	return loads, nil
+}
+
+func loadList(s string) ([]float64, error) {
+	parts := strings.Split(s, ",")
+	if len(parts) > maxSweepSteps {
+		return nil, fmt.Errorf("%d loads is more than %d", len(parts), maxSweepSteps)
+	}
+	out := make([]float64, 0, len(parts))
+	for _, part := range parts {
+		v, err := positive(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func geometric(args string) ([]float64, error) {
+	parts := strings.Split(args, ",")
+	if len(parts) != 3 {
+		return nil, fmt.Errorf("want geometric(START,FACTOR,LAST), e.g. geometric(1,2,128)")
+	}
+	var v [3]float64
+	for i, part := range parts {
+		x, err := positive(part)
+		if err != nil {
+			return nil, err
+		}
+		v[i] = x
+	}
+	start, factor, last := v[0], v[1], v[2]
+	if factor <= 1 {
+		return nil, fmt.Errorf("factor %g: want more than 1", factor)
+	}
+	var out []float64
+	for x := start; x <= last*(1+1e-9); x *= factor {
+		if len(out) == maxSweepSteps {
+			return nil, fmt.Errorf("more than %d steps", maxSweepSteps)
+		}
+		out = append(out, math.Round(x*1e6)/1e6)
+	}
+	return out, nil
+}
+
+func positive(s string) (float64, error) {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v <= 0 {
+		return 0, fmt.Errorf("%q is not a number above 0", strings.TrimSpace(s))
+	}
+	return v, nil
+}

@@ -1,0 +1,63 @@
+package experiment
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/record"
+)
+
+// TestFindCapacity: against a simulator whose batch holds 8 sequences
+// (E2E about 45 ms up to 8 users, queueing beyond), a search for E2E P90 ≤
+// 65 ms converges near 8 users, every passing probe had enough samples for
+// its P90, and a P99 is never claimed from a probe too short to back it.
+func TestFindCapacity(t *testing.T) {
+	t.Parallel()
+	url := smallSim(t, 8)
+	tests := []struct {
+		name     string
+		slo      string
+		search   analyze.SearchOptions
+		probe    time.Duration
+		found    bool
+		low, hig float64 // accepted answers
+		reason   string
+	}{
+		// Converges within the queueing onset: 8 users fit the batch, 16 wait a whole reply.
+		{"converges", "e2e.p90<=65ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true}, 800 * time.Millisecond, true, 6, 12, "held at 95% confidence"},
+		// A 0.4 s probe at 4 users gets a few dozen replies: no P99 claim, however fast they were.
+		{"too few samples for p99", "e2e.p99<=1s", analyze.SearchOptions{Low: 4, High: 4, Whole: true}, 400 * time.Millisecond, false, 0, 0, "299 needed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			slo, err := analyze.ParseSLO(tt.slo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
+			out, err := FindCapacity(context.Background(), p, Options{}, CapacityOptions{
+				Mode: record.ModeClosed, Search: tt.search, SLOs: []analyze.SLOBound{slo}, ProbeDuration: tt.probe,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := out.Summary.Capacity
+			logSteps(t, out.Summary)
+			if c == nil || c.Found != tt.found || c.Load < tt.low || c.Load > tt.hig || !strings.Contains(c.Reason, tt.reason) {
+				t.Fatalf("capacity %+v; want found %v in [%v, %v], reason with %q", c, tt.found, tt.low, tt.hig, tt.reason)
+			}
+			need := int64(analyze.MinSamples(slo.Q, 0.95))
+			for _, pr := range c.Probes {
+				n := out.Summary.Steps[pr.Step-1].Metrics.E2E.Count
+				if pr.Passed && n < need {
+					t.Errorf("probe at %v passed with %d samples, %d needed for %s", pr.Load, n, need, slo.Percentile)
+				}
+			}
+			t.Logf("%s", c.Reason)
+		})
+	}
+}

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// sweepFlags are sweep's own options, beside the plan's.
+type sweepFlags struct {
+	users, rates    string
+	knee            analyze.KneeOptions
+	confidence      float64
+	stopFailureRate float64
+	slo             experiment.SLO
+}
+
+func (f *sweepFlags) bind(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.users, "users", "", "closed-loop loads to step through: 1,8,16,32 or geometric(1,2,128)")
+	fs.StringVar(&f.rates, "rates", "", "open-loop loads (requests/s) to step through: 1,2,4,8 or geometric(0.5,2,16)")
+	fs.Float64Var(&f.knee.ThroughputGain, "knee-throughput-gain", 0.10, "knee: throughput grew less than this fraction from one step to the next…")
+	fs.Float64Var(&f.knee.LatencyGrowth, "knee-latency-growth", 0.20, "…while TTFT or E2E at --knee-percentile grew more than this fraction")
+	fs.StringVar(&f.knee.Percentile, "knee-percentile", "p90", "latency percentile the knee compares: p50, p90, p95, p99 or p999")
+	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", 0.80, "recommend running at this fraction of the knee")
+	fs.Float64Var(&f.confidence, "confidence", 0.95, "confidence a percentile's sample count must give for a step to count")
+	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
+	fs.DurationVar(&f.slo.TTFT, "slo-ttft", 0, "goodput counts requests with TTFT at most this (0: no bound)")
+	fs.DurationVar(&f.slo.TPOT, "slo-tpot", 0, "goodput counts requests with TPOT at most this (0: no bound)")
+	fs.DurationVar(&f.slo.E2E, "slo-e2e", 0, "goodput counts requests with E2E latency at most this (0: no bound)")
+}
+
+// options checks the flags and turns them into the sweep's options.
+func (f *sweepFlags) options(stepDuration time.Duration) (experiment.SweepOptions, error) {
+	if (f.users == "") == (f.rates == "") {
+		return experiment.SweepOptions{}, usageErrorf("set --users (closed loop) or --rates (open loop), not both")
+	}
+	mode, list := record.ModeClosed, f.users
+	if f.rates != "" {
+		mode, list = record.ModeOpen, f.rates
+	}
+	loads, err := experiment.ParseLoads(list, mode == record.ModeClosed)
+	if err != nil {
+		return experiment.SweepOptions{}, usageError(err)
+	}
+	if !(f.confidence > 0 && f.confidence < 1) {
+		return experiment.SweepOptions{}, usageErrorf("--confidence %v: want a fraction between 0 and 1", f.confidence)
+	}
+	if _, err := analyze.FindKnee(nil, f.knee); err != nil {
+		return experiment.SweepOptions{}, usageError(err)
+	}
+	return experiment.SweepOptions{
+		Mode: mode, Loads: loads, StepDuration: stepDuration, Knee: f.knee,
+		Stage: experiment.StageOptions{
+			Criteria:        analyze.Criteria{Confidence: f.confidence, Required: f.knee.Percentile},
+			SLO:             f.slo,
+			StopFailureRate: f.stopFailureRate,
+		},
+	}, nil
+}
+
+func newSweepCmd(st *State) *cobra.Command {
+	var file string
+	var out outputFlags
+	var sf sweepFlags
+	c := &cobra.Command{
+		Use:   "sweep [flags]",
+		Short: "Step through loads, find the knee and the safe operating point",
+		Long: `Run a single-request baseline, then one step per load, each for --duration
+with its first --warmup discarded, into one run directory. Prints a table of
+throughput, TTFT/ITL/E2E percentiles, failure rate and goodput per step,
+whether each step is valid, and the knee: the load beyond which throughput
+grows less than --knee-throughput-gain while latency grows more than
+--knee-latency-growth, with the recommended operating point.
+
+  inferload sweep --url http://127.0.0.1:8000/v1 --model m --users 1,8,16,32,64 --duration 2m --warmup 30s
+  inferload sweep --url http://127.0.0.1:8000/v1 --model m --rates 'geometric(1,2,64)' --duration 1m
+
+Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
+		Args: cobra.NoArgs,
+	}
+	flags := plan.BindFlags(c.Flags())
+	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	out.bind(c)
+	sf.bind(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.validate(); err != nil {
+			return err
+		}
+		if err := chooseLoop(cmd, sf); err != nil {
+			return err
+		}
+		p, err := plan.Load(file, flags, st.Getenv)
+		if err != nil {
+			return usageError(err)
+		}
+		o, err := sf.options(p.Load.Duration)
+		if err != nil {
+			return err
+		}
+		return runSweep(cmd.Context(), st, p, o, out)
+	}
+	return c
+}
+
+// chooseLoop sets --concurrency or --rate, which the plan needs to pick
+// its loop, from the sweep's first load unless the user set one.
+func chooseLoop(cmd *cobra.Command, sf sweepFlags) error {
+	fs := cmd.Flags()
+	if fs.Changed("concurrency") || fs.Changed("rate") {
+		return nil
+	}
+	if sf.rates != "" {
+		return fs.Set("rate", "1")
+	}
+	return fs.Set("concurrency", "1")
+}
+
+// runSweep runs the sweep with live progress and prints the result.
+func runSweep(ctx context.Context, st *State, p *plan.Plan, o experiment.SweepOptions, out outputFlags) error {
+	ctx, abort, release := watchSignals(ctx, st.Signals)
+	defer release()
+	opts := experiment.Options{
+		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
+		TTY:     st.StderrTTY,
+		Version: st.Version,
+		Abort:   abort,
+		Started: func(dir string) {
+			if !out.quiet {
+				fmt.Fprintf(st.Stderr, "writing %s\n", dir)
+			}
+		},
+	}
+	if !out.quiet {
+		opts.Progress = st.Stderr
+	}
+	res, err := experiment.Sweep(ctx, p, opts, o)
+	if err != nil {
+		return err
+	}
+	if err := out.print(st.Stdout, res.Summary); err != nil {
+		return err
+	}
+	if !out.quiet {
+		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
+	}
+	if res.Summary.Interrupted {
+		fmt.Fprintln(st.Stderr, "sweep interrupted; every step up to the stop was written")
+		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
+	}
+	return nil
+}

@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// TestSweepCommand: a sweep against the simulator prints summary.json with
+// the baseline plus one step per load and a knee verdict; bad sweep flags
+// are usage errors.
+func TestSweepCommand(t *testing.T) {
+	t.Parallel()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	base := []string{"sweep", "--url", url, "--model", "tiny-sim", "--input-tokens", "16", "--output-tokens", "8",
+		"--duration", "400ms", "--warmup", "100ms", "--out", t.TempDir(), "-q"}
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		steps int    // steps in the printed summary (json rows)
+		err   string // on stderr (error rows)
+	}{
+		// 1 user is the baseline itself: steps 1, 2, 4 users.
+		{"users", append(base, "--users", "1,2,4", "-o", "json"), ExitOK, 3, ""},
+		// A rate sweep adds the 1-user baseline before its rates.
+		{"rates", append(base, "--rates", "20,40", "-o", "json"), ExitOK, 3, ""},
+		// One of --users or --rates is required.
+		{"neither", base, ExitUsage, 0, "set --users"},
+		// Loads must rise.
+		{"falling", append(base, "--users", "4,2"), ExitUsage, 0, "loads must rise"},
+		// The knee percentile must be one the summary has.
+		{"bad percentile", append(base, "--users", "1,2", "--knee-percentile", "p42"), ExitUsage, 0, "p42"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(t, tt.args...)
+		if code != tt.code {
+			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
+		}
+		if tt.err != "" {
+			if !strings.Contains(stderr, tt.err) {
+				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
+			}
+			continue
+		}
+		var s record.Summary
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
+		}
+		if len(s.Steps) != tt.steps || s.Knee == nil || s.Knee.Reason == "" || s.Steps[0].Target != 1 || s.Steps[0].Mode != record.ModeClosed {
+			t.Errorf("%s: %d steps (want %d), knee %+v", tt.name, len(s.Steps), tt.steps, s.Knee)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestThresholdExitCodes: a run whose thresholds all pass exits 0, one
+// that fails one exits ExitThresholds with the verdicts printed, a bad
+// expression is a usage error before anything runs, and `report` checks
+// the plan's thresholds again.
+func TestThresholdExitCodes(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, 0)
+	base := []string{"run", "--url", srv.URL + "/v1", "--concurrency", "2", "--requests", "8",
+		"--input-tokens", "8", "--output-tokens", "4"}
+	tests := []struct {
+		name       string
+		thresholds []string
+		wantCode   int
+		wantOut    string // in stdout
+		wantErr    string // in stderr
+	}{
+		// Every threshold holds: exit 0, verdicts listed under the table.
+		{"pass", []string{"error_rate < 0.01", "output_tokens_per_s > 0"}, ExitOK, "all 2 thresholds passed", ""},
+		// An impossible latency limit: exit 99, the failure listed and summed up.
+		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed"},
+		// A threshold that names no figure fails rather than passing silently.
+		{"unknown metric", []string{"ttft.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed"},
+		// A malformed expression is a usage error, reported before the run.
+		{"bad expression", []string{"ttft_ms.p99 < 2s"}, ExitUsage, "", "--threshold"},
+	}
+	for _, tt := range tests {
+		dir := t.TempDir()
+		args := append(append([]string{}, base...), "--out", dir)
+		for _, th := range tt.thresholds {
+			args = append(args, "--threshold", th)
+		}
+		code, stdout, stderr := runCLI(t, args...)
+		if code != tt.wantCode || !strings.Contains(stdout, tt.wantOut) || !strings.Contains(stderr, tt.wantErr) {
+			t.Errorf("%s: exit %d (want %d)\nstdout: %s\nstderr: %s", tt.name, code, tt.wantCode, stdout, stderr)
+			continue
+		}
+		if tt.wantCode == ExitUsage {
+			continue
+		}
+		runs, _ := filepath.Glob(filepath.Join(dir, "*"))
+		if len(runs) != 1 {
+			t.Fatalf("%s: %d run directories, want 1", tt.name, len(runs))
+		}
+		if code, _, _ := runCLI(t, "report", "-q", runs[0]); code != tt.wantCode {
+			t.Errorf("%s: report exit %d, want %d", tt.name, code, tt.wantCode)
+		}
+	}
+}

@@ -1,0 +1,93 @@
+package observe
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+)
+
+// steady builds n one-second samples of source, each with vals(i).
+func steady(source string, n int, vals func(i int) map[string]float64) []Sample {
+	out := make([]Sample, n)
+	for i := range out {
+		out[i] = Sample{TS: int64(i), TimeUS: int64(i)*1e6 + 5e5, Source: source, Values: vals(i)}
+	}
+	return out
+}
+
+// TestHints: each rule fires on its planted situation, cites its figures,
+// and a healthy run gets no hint at all.
+func TestHints(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		samples []Sample
+		failed  int64
+		want    []string
+	}{
+		// GPU busy, throughput flat: compute bound.
+		{"compute", steady("srv", 10, func(i int) map[string]float64 {
+			return map[string]float64{GPUUtil: 97, OutputTokensPerS: 1000 + float64(i%2)}
+		}), 0, []string{"compute_bound"}},
+		// KV cache full and preempting: memory bound.
+		{"memory", steady("srv", 10, func(i int) map[string]float64 {
+			return map[string]float64{KVCacheUsage: 0.95, PreemptionsPerS: float64(i), GPUUtil: 70, OutputTokensPerS: 100 * float64(i)}
+		}), 0, []string{"memory_bound"}},
+		// Queue growing while the GPU idles: the scheduler's limit.
+		{"scheduler", steady("srv", 10, func(i int) map[string]float64 {
+			return map[string]float64{QueueDepth: float64(2 * i), GPUUtil: 30}
+		}), 0, []string{"scheduler_limit"}},
+		// The client's CPU pegged for the whole run: client bound.
+		{"client", steady("client", 10, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 97, ClientSchedLagP99: 40}
+		}), 0, []string{"client_bound"}},
+		// Failures with GPU memory nearly full: OOM risk.
+		{"oom", steady("srv", 10, func(int) map[string]float64 {
+			return map[string]float64{GPUMemUsedFrac: 0.99, GPUUtil: 60}
+		}), 3, []string{"oom_risk"}},
+		// A healthy run: moderate utilisation, rising throughput, empty queue.
+		{"healthy", append(steady("srv", 10, func(i int) map[string]float64 {
+			return map[string]float64{GPUUtil: 60, OutputTokensPerS: 100 * float64(i+1), QueueDepth: 0, KVCacheUsage: 0.3, GPUMemUsedFrac: 0.8}
+		}), steady("client", 10, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 20, ClientSchedLagP99: 0.1}
+		})...), 1, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &record.Summary{Requests: record.Requests{Failed: tt.failed}}
+			Summarize(tt.samples, record.RunInfo{EndUS: 20e6}, s)
+			var rules []string
+			for _, h := range s.Hints {
+				rules = append(rules, h.Rule)
+				if len(h.Figures) == 0 || h.Message == "" {
+					t.Errorf("hint %s cites no figures: %+v", h.Rule, h)
+				}
+			}
+			if !slices.Equal(rules, tt.want) {
+				t.Fatalf("hints = %v, want %v (%+v)", rules, tt.want, s.Hints)
+			}
+			saturated := tt.name == "client"
+			if s.Client != nil && s.Client.Saturated != saturated || saturated && len(s.Warnings) != 1 {
+				t.Errorf("client = %+v, warnings = %v", s.Client, s.Warnings)
+			}
+		})
+	}
+}
+
+// TestSummarizeKeepsMeasuredWindow: warm-up samples do not count, gaps are
+// counted per source.
+func TestSummarizeKeepsMeasuredWindow(t *testing.T) {
+	t.Parallel()
+	samples := steady("srv", 6, func(i int) map[string]float64 { return map[string]float64{QueueDepth: float64(i)} })
+	samples[4].Gap, samples[4].Values = true, nil
+	s := &record.Summary{}
+	Summarize(samples, record.RunInfo{WarmupEndUS: 2e6, EndUS: 10e6}, s)
+	src := s.Server.Sources[0]
+	q := src.Series[QueueDepth]
+	// Seconds 2, 3 and 5 are measured data (4 is a gap): mean 10/3, max 5, last 5.
+	if src.Samples != 4 || src.Gaps != 1 || q.Max != 5 || q.Last != 5 || q.Mean != 10.0/3 {
+		t.Fatalf("source = %+v", src)
+	}
+}

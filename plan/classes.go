@@ -1,0 +1,211 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+
+	"github.com/inferload/inferload/workload"
+)
+
+// DefaultLengthBuckets are the input-length bucket bounds, in tokens, when
+// workload.length_buckets is unset: ≤256 (chat turns), ≤1024, ≤4096
+// (documents) and above.
+var DefaultLengthBuckets = []int{256, 1024, 4096}
+
+// maxLengthBuckets bounds workload.length_buckets: each bucket is a row
+// of the report.
+const maxLengthBuckets = 32
+
+// classNameRe is what may name a class (workload checks the same).
+var classNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+
+// applyDefaults fills the workload's unset fields. With classes, the flat
+// input_tokens and output_tokens take no effect and stay unset; each class
+// gets their defaults instead.
+func (w *Workload) applyDefaults() {
+	setIfZero(&w.Seed, DefaultSeed)
+	setIfNil(&w.IgnoreEOS, true)
+	if w.LengthBuckets == nil {
+		w.LengthBuckets = append([]int(nil), DefaultLengthBuckets...)
+	}
+	w.SharedPrefix.applyDefaults()
+	if len(w.Classes) == 0 {
+		setIfZero(&w.InputTokens, DefaultInputTokens)
+		setIfZero(&w.OutputTokens, DefaultOutputTokens)
+		return
+	}
+	for k := range w.Classes {
+		c := &w.Classes[k]
+		setIfZero(&c.InputTokens, DefaultInputTokens)
+		setIfZero(&c.OutputTokens, DefaultOutputTokens)
+		c.SharedPrefix.applyDefaults()
+	}
+}
+
+// applyDefaults gives a prefix that is used its default share and groups.
+func (sp *SharedPrefix) applyDefaults() {
+	if sp.Tokens > 0 {
+		setIfZero(&sp.Fraction, 1)
+		setIfZero(&sp.Groups, 1)
+	}
+}
+
+// workload checks the workload section.
+func (v *validator) workload() {
+	w := &v.p.Workload
+	if len(w.Classes) == 0 {
+		v.length("workload.input_tokens", w.InputTokens)
+		v.length("workload.output_tokens", w.OutputTokens)
+		v.prefix("workload.shared_prefix", w.SharedPrefix)
+	} else {
+		v.flatWithClasses()
+		v.classes()
+	}
+	v.lengthBuckets()
+	v.badInput()
+}
+
+// flatWithClasses rejects the single-class fields next to classes, where
+// they would silently do nothing.
+func (v *validator) flatWithClasses() {
+	w := &v.p.Workload
+	for path, set := range map[string]bool{
+		"workload.input_tokens":  w.InputTokens != "",
+		"workload.output_tokens": w.OutputTokens != "",
+		"workload.shared_prefix": w.SharedPrefix != (SharedPrefix{}),
+	} {
+		if set {
+			v.fail(path, "has no effect with workload.classes: set it in each class instead")
+		}
+	}
+}
+
+// classes checks each class of workload.classes.
+func (v *validator) classes() {
+	seen := map[string]int{}
+	for k := range v.p.Workload.Classes {
+		c := &v.p.Workload.Classes[k]
+		path := fmt.Sprintf("workload.classes[%d]", k)
+		switch first, dup := seen[c.Name]; {
+		case !classNameRe.MatchString(c.Name):
+			v.fail(path+".name", "%q: want 1-40 letters, digits, '.', '_' or '-' (required)", c.Name)
+		case c.Name == workload.BadInputClass:
+			v.fail(path+".name", "%s is reserved for workload.bad_input", c.Name)
+		case dup:
+			v.fail(path+".name", "%s is already the name of class %d", c.Name, first)
+		}
+		seen[c.Name] = k
+		if !(c.Weight > 0) || math.IsInf(c.Weight, 0) || c.Weight > 1e12 {
+			v.fail(path+".weight", "%v: want a positive number (required; weights are relative)", c.Weight)
+		}
+		v.length(path+".input_tokens", c.InputTokens)
+		v.length(path+".output_tokens", c.OutputTokens)
+		if c.API != "" && c.API != "chat" && c.API != "completions" {
+			v.fail(path+".api", "%q is not an API: want chat or completions", c.API)
+		}
+		if _, err := json.Marshal(c.Body); err != nil {
+			v.fail(path+".body", "cannot be sent as JSON: %v", err)
+		}
+		v.prefix(path+".shared_prefix", c.SharedPrefix)
+	}
+}
+
+// prefix checks a shared prefix with workload's own rules.
+func (v *validator) prefix(path string, sp SharedPrefix) {
+	if sp == (SharedPrefix{}) {
+		return
+	}
+	if sp.Tokens == 0 {
+		v.fail(path+".tokens", "set the prefix length in tokens, or drop %s", path)
+		return
+	}
+	if err := sp.workload().Validate(); err != nil {
+		v.fail(path, "%v", err)
+	}
+}
+
+func (v *validator) lengthBuckets() {
+	b := v.p.Workload.LengthBuckets
+	if len(b) > maxLengthBuckets {
+		v.fail("workload.length_buckets", "%d buckets: want at most %d", len(b), maxLengthBuckets)
+		return
+	}
+	for k, n := range b {
+		if n < 1 || n > workload.MaxLength || (k > 0 && n <= b[k-1]) {
+			v.fail("workload.length_buckets", "%v: want increasing token counts from 1 to %d, e.g. [256, 1024, 4096]", b, workload.MaxLength)
+			return
+		}
+	}
+}
+
+func (v *validator) badInput() {
+	b := v.p.Workload.BadInput
+	if b.MaxContext != 0 && b.Fraction == 0 {
+		v.fail("workload.bad_input.max_context", "only applies with workload.bad_input.fraction")
+		return
+	}
+	if err := b.workload().Validate(); err != nil {
+		v.fail("workload.bad_input", "%v", err)
+	}
+}
+
+func (sp SharedPrefix) workload() workload.SharedPrefix {
+	return workload.SharedPrefix{Tokens: sp.Tokens, Fraction: sp.Fraction, Groups: sp.Groups}
+}
+
+func (b BadInput) workload() workload.BadInputConfig {
+	return workload.BadInputConfig{Fraction: b.Fraction, MaxContext: b.MaxContext}
+}
+
+// MixConfig turns a validated workload section into the workload
+// package's configuration: the classes (or the single default class the
+// flat fields describe) and the bad-input mix.
+func (w *Workload) MixConfig() (workload.MixConfig, error) {
+	cfg := workload.MixConfig{Seed: w.Seed, BadInput: w.BadInput.workload()}
+	ignoreEOS := boolOr(w.IgnoreEOS, true)
+	if len(w.Classes) == 0 {
+		c, err := classConfig(workload.DefaultClass, 1, w.InputTokens, w.OutputTokens, ignoreEOS, w.SharedPrefix)
+		cfg.Classes = []workload.ClassConfig{c}
+		return cfg, err
+	}
+	for k, pc := range w.Classes {
+		c, err := classConfig(pc.Name, pc.Weight, pc.InputTokens, pc.OutputTokens, boolOr(pc.IgnoreEOS, ignoreEOS), pc.SharedPrefix)
+		if err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d]: %w", k, err)
+		}
+		cfg.Classes = append(cfg.Classes, c)
+	}
+	return cfg, nil
+}
+
+func classConfig(name string, weight float64, input, output string, ignoreEOS bool, sp SharedPrefix) (workload.ClassConfig, error) {
+	in, err := workload.ParseDist(input)
+	if err != nil {
+		return workload.ClassConfig{}, fmt.Errorf("input_tokens: %w", err)
+	}
+	out, err := workload.ParseDist(output)
+	if err != nil {
+		return workload.ClassConfig{}, fmt.Errorf("output_tokens: %w", err)
+	}
+	return workload.ClassConfig{Name: name, Weight: weight, Input: in, Output: out, IgnoreEOS: ignoreEOS, Prefix: sp.workload()}, nil
+}
+
+// ClassOf returns the class named name, or nil for the default class and
+// bad input (which use the target's API and body as they are).
+func (w *Workload) ClassOf(name string) *Class {
+	for k := range w.Classes {
+		if w.Classes[k].Name == name {
+			return &w.Classes[k]
+		}
+	}
+	return nil
+}
+
+func boolOr(b *bool, def bool) bool {
+	if b == nil {
+		return def
+	}
+	return *b
+}

@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// classFlag collects --class values, each one request class written as
+// key=value pairs separated by commas outside parentheses, so that
+// "name=chat,weight=7,input_tokens=uniform(64,256)" keeps its distribution
+// whole.
+type classFlag struct {
+	items []Class
+	raw   []string
+}
+
+// String shows the classes given, for error messages.
+func (cf *classFlag) String() string {
+	if len(cf.raw) == 0 {
+		return ""
+	}
+	return "[" + strings.Join(cf.raw, " ") + "]"
+}
+
+// Type names the value in --help.
+func (cf *classFlag) Type() string { return "key=value,..." }
+
+// Set parses one class.
+func (cf *classFlag) Set(s string) error {
+	c := Class{}
+	for _, kv := range splitOutsideParens(s) {
+		key, value, ok := strings.Cut(kv, "=")
+		key, value = strings.TrimSpace(key), strings.TrimSpace(value)
+		if !ok || key == "" {
+			return fmt.Errorf("want key=value pairs, got %q", kv)
+		}
+		if err := c.setFlagKey(key, value); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+	}
+	if c.Name == "" {
+		return fmt.Errorf("a class needs a name, e.g. name=chat,weight=7,input_tokens=128")
+	}
+	cf.items = append(cf.items, c)
+	cf.raw = append(cf.raw, s)
+	return nil
+}
+
+// setFlagKey sets one field of a class from a --class key.
+func (c *Class) setFlagKey(key, value string) error {
+	var err error
+	switch key {
+	case "name":
+		c.Name = value
+	case "weight":
+		c.Weight, err = strconv.ParseFloat(value, 64)
+	case "input_tokens", "input":
+		c.InputTokens = value
+	case "output_tokens", "output":
+		c.OutputTokens = value
+	case "api":
+		c.API = value
+	case "ignore_eos":
+		var b bool
+		b, err = strconv.ParseBool(value)
+		c.IgnoreEOS = &b
+	case "prefix_tokens":
+		c.SharedPrefix.Tokens, err = strconv.Atoi(value)
+	case "prefix_fraction":
+		c.SharedPrefix.Fraction, err = strconv.ParseFloat(value, 64)
+	case "prefix_groups":
+		c.SharedPrefix.Groups, err = strconv.Atoi(value)
+	default:
+		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction or prefix_groups; body fields only in a plan file)")
+	}
+	if err != nil {
+		return fmt.Errorf("%q is not valid", value)
+	}
+	return nil
+}
+
+// splitOutsideParens splits s at commas that are not inside parentheses.
+func splitOutsideParens(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch {
+		case r == '(':
+			depth++
+		case r == ')':
+			depth--
+		case r == ',' && depth == 0:
+			out = append(out, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, s[start:])
+}

@@ -1,0 +1,163 @@
+package record
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// ExpectRejection is Result.Expect for a request whose correct answer may
+// be a refusal (bad input): a 4xx reply is an expected rejection, a pass,
+// rather than a failure. The workload package sets the same string.
+const ExpectRejection = "rejection"
+
+// DefaultClass is the class of records that carry none.
+const DefaultClass = "default"
+
+// DefaultInputBuckets are the upper bounds, in prompt tokens, of the
+// input-length buckets when none are set: ≤256, ≤1024, ≤4096 and >4096.
+var DefaultInputBuckets = []int{256, 1024, 4096}
+
+// ExpectedRejection reports whether r is a pass by refusal: a request that
+// expected one (bad input) and got a 4xx reply with an error body. A 429 is
+// not one: it says the server is overloaded, not that the input is bad.
+func (r *Result) ExpectedRejection() bool {
+	return r.Expect == ExpectRejection && r.Error == ErrHTTP4xx
+}
+
+// Breakdown is the part of a summary computed for one request class or
+// one input-length bucket: the same figures, with the same meanings, as
+// the run's, over that subset of requests. Percentiles come from the
+// subset's own histograms, never from averaging.
+type Breakdown struct {
+	Requests    Requests         `json:"requests"`
+	FailureRate float64          `json:"failure_rate"`
+	Errors      map[string]int64 `json:"errors"`
+	Metrics     Metrics          `json:"metrics"`
+	FailedE2E   Stats            `json:"failed_e2e_ms"`
+	Throughput  Throughput       `json:"throughput"`
+	Tokens      Tokens           `json:"tokens"`
+}
+
+// InputBucket is a Breakdown of the requests whose prompt length (the
+// client's own count, prompt_tokens_sent) lies in [MinTokens, MaxTokens].
+type InputBucket struct {
+	// Label is "<=256" or, for the last bucket, ">4096".
+	Label     string `json:"label"`
+	MinTokens int    `json:"min_tokens"`
+	// MaxTokens is 0 for the last, unbounded bucket.
+	MaxTokens int `json:"max_tokens"`
+	Breakdown
+}
+
+// breakdowns are an aggregate's per-class and per-bucket sub-aggregates.
+// Children are created on a class's or bucket's first record; they hold no
+// breakdowns of their own.
+type breakdowns struct {
+	bounds  []int // bucket upper bounds, increasing
+	classes map[string]*Aggregate
+	buckets []*Aggregate // len(bounds)+1, nil until used
+}
+
+// SetInputBuckets sets the upper bounds of the input-length buckets (nil
+// restores DefaultInputBuckets). Call it before the first Add; bounds must
+// increase (plan validation sees to that).
+func (a *Aggregate) SetInputBuckets(bounds []int) {
+	if bounds == nil {
+		bounds = DefaultInputBuckets
+	}
+	a.split.bounds = slices.Clone(bounds)
+	a.split.buckets = make([]*Aggregate, len(bounds)+1)
+}
+
+// addBreakdowns folds r into its class's and its bucket's aggregates.
+func (a *Aggregate) addBreakdowns(r *Result) {
+	if a.child {
+		return
+	}
+	if a.split.buckets == nil {
+		a.SetInputBuckets(nil)
+	}
+	class := r.Class
+	if class == "" {
+		class = DefaultClass
+	}
+	if a.split.classes == nil {
+		a.split.classes = make(map[string]*Aggregate)
+	}
+	c := a.split.classes[class]
+	if c == nil {
+		c = newChild()
+		a.split.classes[class] = c
+	}
+	c.Add(r)
+	k, _ := slices.BinarySearch(a.split.bounds, r.PromptTokensSent)
+	if a.split.buckets[k] == nil {
+		a.split.buckets[k] = newChild()
+	}
+	a.split.buckets[k].Add(r)
+}
+
+func newChild() *Aggregate {
+	c := NewAggregate()
+	c.child = true
+	return c
+}
+
+// breakdown computes a child's figures over the run's measured window.
+func (a *Aggregate) breakdown(from, to int64, windowS float64) Breakdown {
+	reqs, outTok, inTok := a.delivered.over(from, to)
+	return Breakdown{
+		Requests:    a.requests(),
+		FailureRate: a.failureRate(),
+		Errors:      a.errorCounts(),
+		Metrics: Metrics{
+			TTFT: a.ttft.Stats(), ITL: a.itl.Stats(), TPOT: a.tpot.Stats(),
+			E2E: a.e2e.Stats(), QueueDelay: a.queue.Stats(),
+		},
+		FailedE2E: a.failedE2E.Stats(),
+		Throughput: Throughput{
+			RequestsPerS:     perSecond(reqs, windowS),
+			OutputTokensPerS: perSecond(outTok, windowS),
+			InputTokensPerS:  perSecond(inTok, windowS),
+		},
+		Tokens: a.tokens(),
+	}
+}
+
+// classBreakdowns returns every class seen, keyed by name.
+func (a *Aggregate) classBreakdowns(from, to int64, windowS float64) map[string]*Breakdown {
+	out := make(map[string]*Breakdown, len(a.split.classes))
+	for name, c := range a.split.classes {
+		b := c.breakdown(from, to, windowS)
+		out[name] = &b
+	}
+	return out
+}
+
+// bucketBreakdowns returns every input-length bucket in order, empty ones
+// included, so the list has the same shape in every run of a plan.
+func (a *Aggregate) bucketBreakdowns(from, to int64, windowS float64) []InputBucket {
+	if a.split.buckets == nil {
+		a.SetInputBuckets(nil)
+	}
+	out := make([]InputBucket, len(a.split.buckets))
+	lo := 0
+	for k, c := range a.split.buckets {
+		if c == nil {
+			c = newChild()
+		}
+		b := InputBucket{MinTokens: lo, Breakdown: c.breakdown(from, to, windowS)}
+		if k < len(a.split.bounds) {
+			b.MaxTokens = a.split.bounds[k]
+			b.Label = "<=" + strconv.Itoa(b.MaxTokens)
+			lo = b.MaxTokens + 1
+		} else if lo > 0 {
+			b.Label = fmt.Sprintf(">%d", lo-1)
+		} else {
+			b.Label = "all" // no bounds: one bucket holds every request
+		}
+		out[k] = b
+	}
+	return out
+}

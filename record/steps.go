@@ -1,0 +1,102 @@
+package record
+
+// Step is one stage of a staged run or sweep: its load and the figures of
+// its own measured window (its warm-up excluded), with the same meanings
+// as the run's.
+type Step struct {
+	// Index is the 1-based stage number, the records' step field.
+	Index int `json:"index"`
+	// Kind is StepConstant or StepRamp.
+	Kind string `json:"kind"`
+	// Mode is ModeClosed (Target is users) or ModeOpen (requests/s).
+	Mode   string  `json:"mode"`
+	Target float64 `json:"target"`
+	// From is a ramp's starting load; 0 for a constant step.
+	From float64 `json:"from,omitempty"`
+	// StartS is the stage's start on the run clock, in seconds.
+	StartS  float64 `json:"start_s"`
+	WindowS float64 `json:"window_s"`
+
+	Requests    Requests         `json:"requests"`
+	FailureRate float64          `json:"failure_rate"`
+	Errors      map[string]int64 `json:"errors"`
+	Metrics     Metrics          `json:"metrics"`
+	Throughput  Throughput       `json:"throughput"`
+	// GoodputPerS is measured requests per second that met every SLO; with
+	// no SLO it counts every success.
+	GoodputPerS float64  `json:"goodput_per_s"`
+	Validity    Validity `json:"validity"`
+	Warnings    []string `json:"warnings"`
+}
+
+// The kinds of a stage.
+const (
+	StepConstant = "step" // constant load for the stage's duration
+	StepRamp     = "ramp" // load moves linearly from From to Target
+)
+
+// Validity says whether a step's figures can be trusted as they are.
+type Validity struct {
+	// Valid is false when a reason makes the step unusable; an invalid
+	// step is never used for the knee.
+	Valid bool `json:"valid"`
+	// Reasons are plain sentences about what is wrong or weak, in a fixed
+	// order; empty when there is nothing to say.
+	Reasons []string `json:"reasons"`
+	// Percentiles maps each latency metric to the highest reported
+	// percentile its sample count backs ("p99"), or "none".
+	Percentiles map[string]string `json:"percentiles"`
+	// AchievedLoad is the load actually applied, in Target's unit.
+	AchievedLoad float64 `json:"achieved_load"`
+	// ClientSaturated is true when the client itself could not send on time.
+	ClientSaturated bool `json:"client_saturated"`
+}
+
+// Knee is where throughput stopped growing while latency rose
+// (docs/experiments.md has the method).
+type Knee struct {
+	Found bool `json:"found"`
+	// Load is the knee in users or requests/s (Mode); 0 when not found.
+	Load float64 `json:"load"`
+	Mode string  `json:"mode"`
+	// Recommended is the suggested operating point: OperatingFraction ×
+	// Load, rounded down to whole users in a closed loop (at least 1).
+	Recommended float64 `json:"recommended"`
+	// Reason says in words why this is the knee, or why none was found.
+	Reason string `json:"reason"`
+	// Evidence are the indexes of the two neighbouring steps compared.
+	Evidence []int `json:"evidence"`
+	// ThroughputGain and LatencyGrowth are the thresholds used (fractions
+	// per step); OperatingFraction gave Recommended.
+	ThroughputGain    float64 `json:"throughput_gain"`
+	LatencyGrowth     float64 `json:"latency_growth"`
+	OperatingFraction float64 `json:"operating_fraction"`
+}
+
+// Capacity is a capacity search's answer: the highest load at which every
+// SLO held at the stated confidence, with every probe (the probes' own
+// figures are the run's steps, by index).
+type Capacity struct {
+	Found bool `json:"found"`
+	// Load is the answer in users or requests/s (Mode); 0 when even the
+	// lowest probe failed.
+	Load       float64 `json:"load"`
+	Mode       string  `json:"mode"`
+	Confidence float64 `json:"confidence"`
+	// SLOs are the objectives, as written ("TTFT p99 ≤ 2s").
+	SLOs           []string `json:"slos"`
+	MaxFailureRate float64  `json:"max_failure_rate"`
+	// Reason says the answer in words.
+	Reason string          `json:"reason"`
+	Probes []CapacityProbe `json:"probes"`
+}
+
+// CapacityProbe is one probe of a capacity search.
+type CapacityProbe struct {
+	// Step is the probe's index in steps.
+	Step   int     `json:"step"`
+	Load   float64 `json:"load"`
+	Passed bool    `json:"passed"`
+	// Reasons give each SLO's verdict, the failure rate's and validity's.
+	Reasons []string `json:"reasons"`
+}

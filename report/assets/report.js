@@ -1,0 +1,101 @@
+// Draws the charts of an inferload report from REPORT (see report/html.go).
+// Text from the run never goes through innerHTML: labels are fixed by the
+// report builder, and event marks are painted on the canvas.
+(function () {
+  "use strict";
+  var dpr = window.devicePixelRatio || 1;
+  var plots = [];
+
+  // marks draws every run event as a dashed vertical line with its kind.
+  function marks() {
+    return { hooks: { draw: [function (u) {
+      var ctx = u.ctx, b = u.bbox;
+      ctx.save();
+      ctx.strokeStyle = "rgba(90,90,90,0.7)";
+      ctx.fillStyle = "#555";
+      ctx.setLineDash([4 * dpr, 4 * dpr]);
+      ctx.font = (10 * dpr) + "px sans-serif";
+      REPORT.marks.forEach(function (m, i) {
+        var x = Math.round(u.valToPos(m.t, "x", true));
+        if (x < b.left || x > b.left + b.width) { return; }
+        ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
+        ctx.fillText(m.label, x + 3 * dpr, b.top + (12 + 11 * (i % 3)) * dpr);
+      });
+      ctx.restore();
+    }] } };
+  }
+
+  // msTicks writes log-scale ticks with two or three significant digits.
+  function msTicks(u, splits) {
+    return splits.map(function (v) {
+      if (v == null) { return ""; }
+      return v >= 100 ? v.toFixed(0) : v >= 1 ? v.toPrecision(2) : v.toPrecision(1);
+    });
+  }
+
+  function width(el) { return Math.max(320, (el.clientWidth || 560) - 4); }
+
+  function timeChart(el, c) {
+    var scales = { x: { time: false }, y: { auto: true } };
+    var axes = [{ label: "seconds since start" }, { label: c.ylabel, scale: "y" }];
+    if (c.y2label) {
+      scales.y2 = { auto: true };
+      axes.push({ label: c.y2label, scale: "y2", side: 1, grid: { show: false } });
+    }
+    var series = [{ label: "t (s)" }].concat(c.series.map(function (s) {
+      return { label: s.label, stroke: s.color, width: 1.5, scale: s.right ? "y2" : "y" };
+    }));
+    var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
+    return new uPlot({ width: width(el), height: 260, scales: scales, axes: axes, series: series, plugins: [marks()] }, data, el);
+  }
+
+  function histChart(el, c) {
+    var s = c.series[0];
+    return new uPlot({
+      width: width(el), height: 220, legend: { show: false },
+      scales: { x: { time: false, distr: 3 }, y: { range: function (u, lo, hi) { return [0, hi * 1.05 || 1]; } } },
+      axes: [{ label: "ms (log scale)", values: msTicks }, { label: c.ylabel }],
+      series: [{}, { label: s.label, stroke: s.color, fill: s.color + "99", paths: uPlot.paths.bars({ size: [0.9, 80], align: 1 }) }]
+    }, [c.x, s.values], el);
+  }
+
+  // heatChart paints one rectangle per (time column, latency bin), darker
+  // for more requests (square-root scale so a sparse tail stays visible).
+  function heatChart(el, c) {
+    var most = 1;
+    c.cells.forEach(function (col) { col.forEach(function (n) { most = Math.max(most, n); }); });
+    var x1 = c.x[c.x.length - 1] + c.width_s;
+    var paint = function (u) {
+      var ctx = u.ctx;
+      ctx.save();
+      c.cells.forEach(function (col, i) {
+        var l = u.valToPos(c.x[i], "x", true), r = u.valToPos(c.x[i] + c.width_s, "x", true);
+        col.forEach(function (n, j) {
+          if (n === 0) { return; }
+          var top = u.valToPos(c.y[j + 1], "y", true), bottom = u.valToPos(c.y[j], "y", true);
+          ctx.fillStyle = "rgba(31,92,168," + (0.12 + 0.88 * Math.sqrt(n / most)).toFixed(3) + ")";
+          ctx.fillRect(l, top, Math.max(1, r - l), Math.max(1, bottom - top));
+        });
+      });
+      ctx.restore();
+    };
+    var plugins = [{ hooks: { draw: [paint] } }, marks()];
+    return new uPlot({
+      width: width(el), height: 260, legend: { show: false }, plugins: plugins,
+      scales: { x: { time: false, range: [c.x[0], x1] }, y: { distr: 3, range: [c.y[0], c.y[c.y.length - 1]] } },
+      axes: [{ label: "seconds since start" }, { label: c.ylabel + " (log scale)", values: msTicks }],
+      series: [{}, { label: "count", paths: function () { return null; }, points: { show: false } }]
+    }, [c.x, c.x.map(function () { return null; })], el);
+  }
+
+  var kinds = { time: timeChart, hist: histChart, heat: heatChart };
+  REPORT.charts.forEach(function (c) {
+    var el = document.getElementById(c.id);
+    var draw = kinds[c.kind];
+    if (el && draw && c.x.length > 0) { plots.push({ el: el, plot: draw(el, c) }); }
+  });
+  window.addEventListener("resize", function () {
+    plots.forEach(function (p) { p.plot.setSize({ width: width(p.el), height: p.plot.height }); });
+  });
+  window.inferloadCharts = plots.length;
+})();

@@ -1,0 +1,183 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// browserPath finds Debian's chromium. Under CI=true a missing browser is a
+// failure: scripts/install-test-deps.sh (run by `make test`) installs it.
+func browserPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("chromium not found: CI must install it (scripts/install-test-deps.sh)")
+	}
+	t.Skip("chromium not found; run scripts/install-test-deps.sh (under CI=true this fails)")
+	return ""
+}
+
+// newBrowser starts a headless chromium with a fresh profile and no
+// background network, and returns a tab context.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(browserPath(t)),
+		chromedp.Headless, chromedp.NoSandbox,
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	tab, tcancel := chromedp.NewContext(actx)
+	t.Cleanup(tcancel)
+	return tab
+}
+
+// consoleProblems collects errors and exceptions the page logs until it
+// logs the sentinel; wait returns them.
+type consoleProblems struct {
+	mu       sync.Mutex
+	problems []string
+	done     chan struct{}
+}
+
+const consoleSentinel = "inferload-test-end"
+
+func watchConsole(ctx context.Context) *consoleProblems {
+	c := &consoleProblems{done: make(chan struct{})}
+	msgs := chromedp.Console(ctx)
+	go func() {
+		defer close(c.done)
+		for m, err := range msgs {
+			if err != nil || m.Text == consoleSentinel {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
+				c.mu.Lock()
+				c.problems = append(c.problems, m.String())
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
+}
+
+// wait logs the sentinel (so every earlier message has been seen) and
+// returns the problems.
+func (c *consoleProblems) wait(ctx context.Context) ([]string, error) {
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any]("console.log('"+consoleSentinel+"')")); err != nil {
+		return nil, err
+	}
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return nil, errors.New("console sentinel never arrived")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.problems, nil
+}
+
+// drawnCharts is JS returning, per chart figure, how many painted
+// (non-transparent) pixels its canvas holds; 0 means an empty chart.
+const drawnCharts = `Array.from(document.querySelectorAll('figure.chart')).map(function (f) {
+  var c = f.querySelector('canvas');
+  if (!c) { return f.id + ':0'; }
+  var d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data, n = 0;
+  for (var i = 3; i < d.length; i += 4) { if (d[i] > 0) { n++; } }
+  return f.id + ':' + n;
+})`
+
+// TestHTMLInBrowser opens a report from a file:// URL in headless chromium:
+// no console error, every chart drawn, the planted markup inert, and a
+// screenshot saved as an artifact.
+func TestHTMLInBrowser(t *testing.T) {
+	dir := artifactDir(t)
+	path := writeReportFile(t, dir, "report.html", fullInput())
+	ctx := newBrowser(t)
+	console := watchConsole(ctx)
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 7 {
+		t.Errorf("page has %d charts, want 7 (3 distributions, 2 heat maps, 2 timelines): %v", len(charts), charts)
+	}
+	for _, c := range charts {
+		id, n, _ := strings.Cut(c, ":")
+		if n == "0" || n == "" {
+			t.Errorf("chart %s drew nothing", id)
+		}
+	}
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
+	if err != nil || pwned {
+		t.Errorf("planted markup ran or became an element (pwned=%v, err=%v)", pwned, err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := console.wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+}
+
+// TestBrowserCheckCatchesErrors proves the console watch and the empty-chart
+// check can fail: a page that throws and has a blank chart is caught.
+func TestBrowserCheckCatchesErrors(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broken.html")
+	page := `<!DOCTYPE html><html><body><figure class="chart" id="blank"><canvas width="50" height="50"></canvas></figure>
+<script>console.error("boom"); null.x;</script><footer></footer></body></html>`
+	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t)
+	console := watchConsole(ctx)
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.ToSlash(path)), chromedp.WaitReady("footer")); err != nil {
+		t.Fatal(err)
+	}
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
+	if err != nil || len(charts) != 1 || charts[0] != "blank:0" {
+		t.Errorf("charts = %v, %v; want [blank:0]", charts, err)
+	}
+	problems, err := console.wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(problems) < 2 {
+		t.Errorf("console problems = %q; want the console.error and the exception", problems)
+	}
+}

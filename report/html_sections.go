@@ -1,0 +1,304 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/inferload/inferload/record"
+)
+
+func headlineSection(in *HTMLInput) *section {
+	s := in.Summary
+	m := s.Metrics
+	sec := &section{ID: "headline", Title: "Headline",
+		Help: "Measured window only: warm-up requests are left out. Latencies are milliseconds of successful requests."}
+	sec.Cards = []card{
+		{"Requests", fmt.Sprintf("%d", s.Requests.Succeeded+s.Requests.Failed), fmt.Sprintf("%d ok · %d failed · %d warm-up", s.Requests.Succeeded, s.Requests.Failed, s.Requests.Warmup)},
+		{"Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate), ""},
+		{"Requests/s", fmt.Sprintf("%.2f", s.Throughput.RequestsPerS), ""},
+		{"Output tokens/s", fmt.Sprintf("%.1f", s.Throughput.OutputTokensPerS), "tokens " + s.Tokens.Source},
+		{"TTFT P50 / P99", fmt.Sprintf("%s / %s", ms(m.TTFT.P50), ms(m.TTFT.P99)), "ms"},
+		{"ITL P50 / P99", fmt.Sprintf("%s / %s", ms(m.ITL.P50), ms(m.ITL.P99)), "ms"},
+		{"E2E P50 / P99", fmt.Sprintf("%s / %s", ms(m.E2E.P50), ms(m.E2E.P99)), "ms"},
+	}
+	if s.Interrupted {
+		sec.Notes = append(sec.Notes, "The run was interrupted.")
+	}
+	sec.Notes = append(sec.Notes, s.Warnings...)
+	return sec
+}
+
+func thresholdSection(in *HTMLInput) *section {
+	ths := in.Summary.Thresholds
+	if len(ths) == 0 {
+		return nil
+	}
+	sec := &section{ID: "thresholds", Title: "Thresholds",
+		Help: "The plan's pass/fail checks. One failure makes the run exit with code 99."}
+	for _, t := range ths {
+		v := verdict{Passed: t.Passed, Expr: t.Expr}
+		if t.Error != "" {
+			v.Detail = t.Error
+		} else {
+			v.Detail = fmt.Sprintf("%s = %s", t.Metric, num(t.Value))
+		}
+		sec.Verdicts = append(sec.Verdicts, v)
+	}
+	return sec
+}
+
+func percentileSection(in *HTMLInput) *section {
+	m := in.Summary.Metrics
+	rows := []struct {
+		name string
+		st   record.Stats
+	}{
+		{"TTFT", m.TTFT}, {"ITL", m.ITL}, {"TPOT", m.TPOT}, {"E2E", m.E2E},
+		{"Queue delay", m.QueueDelay}, {"E2E (failed)", in.Summary.FailedE2E},
+	}
+	t := table{Caption: "milliseconds", Head: []string{"metric", "n", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}}
+	for _, r := range rows {
+		st := r.st
+		t.Rows = append(t.Rows, []string{r.name, fmt.Sprintf("%d", st.Count), ms(st.Mean),
+			ms(st.P50), ms(st.P90), ms(st.P95), ms(st.P99), ms(st.P999), ms(st.Max)})
+	}
+	return &section{ID: "percentiles", Title: "Latency percentiles", Tables: []table{t},
+		Help: "TTFT: send to first token. ITL: gaps between tokens. TPOT: (E2E − TTFT) / (tokens − 1). E2E: send to end of stream. In open-loop runs latency counts from the intended send time."}
+}
+
+func distributionSection(in *HTMLInput) *section {
+	d := in.Digest
+	if d == nil {
+		return nil
+	}
+	sec := &section{ID: "distributions", Title: "Latency distributions",
+		Help: "How many requests (or token gaps, for ITL) fell in each latency bin; the x axis is logarithmic. Two humps mean two populations: look for a class, a cache miss or a queue."}
+	for _, h := range []struct {
+		id, title string
+		bins      *[latencyBins]int64
+	}{{"dist-ttft", "TTFT", &d.ttft}, {"dist-itl", "ITL", &d.itl}, {"dist-e2e", "E2E", &d.e2e}} {
+		if c, ok := histChart(h.id, h.title, h.bins[:]); ok {
+			sec.Charts = append(sec.Charts, c)
+		}
+	}
+	if len(sec.Charts) == 0 {
+		return nil
+	}
+	return sec
+}
+
+// histChart trims empty bins at both ends so the bars fill the chart.
+func histChart(id, title string, bins []int64) (chart, bool) {
+	lo := slices.IndexFunc(bins, func(n int64) bool { return n > 0 })
+	if lo < 0 {
+		return chart{}, false
+	}
+	hi := len(bins) - 1
+	for bins[hi] == 0 {
+		hi--
+	}
+	c := chart{ID: id, Kind: "hist", Title: title + " (ms)", YLabel: "count"}
+	counts := make([]*float64, 0, hi-lo+1)
+	for b := lo; b <= hi; b++ {
+		c.X = append(c.X, binEdgeMS(b))
+		counts = append(counts, ptr(float64(bins[b])))
+	}
+	c.Series = []line{{Label: "count", Values: counts, Color: "#4c78a8"}}
+	return c, true
+}
+
+func heatSection(in *HTMLInput) *section {
+	d := in.Digest
+	if d == nil || d.e2eHeat.empty() {
+		return nil
+	}
+	sec := &section{ID: "heatmap", Title: "Latency over time",
+		Help: "Each column is a slice of the run, each row a latency bin (log scale); darker cells hold more requests. A band that climbs is a drift a single P99 hides; a second band is a second population."}
+	if !d.ttftHeat.empty() {
+		sec.Charts = append(sec.Charts, heatChart("heat-ttft", "TTFT over time (ms)", &d.ttftHeat))
+	}
+	sec.Charts = append(sec.Charts, heatChart("heat-e2e", "E2E over time (ms)", &d.e2eHeat))
+	return sec
+}
+
+func heatChart(id, title string, h *heat) chart {
+	lo, hi := latencyBins, -1
+	for _, col := range h.cols {
+		for b, n := range col {
+			if n > 0 {
+				lo, hi = min(lo, b), max(hi, b)
+			}
+		}
+	}
+	c := chart{ID: id, Kind: "heat", Title: title, WidthS: float64(h.widthS), YLabel: "ms"}
+	for b := lo; b <= hi+1; b++ {
+		c.Y = append(c.Y, binEdgeMS(b))
+	}
+	for i, col := range h.cols {
+		c.X = append(c.X, float64(int64(i)*h.widthS))
+		c.Cells = append(c.Cells, slices.Clone(col[lo:hi+1]))
+	}
+	return c
+}
+
+func timelineSection(in *HTMLInput) *section {
+	if len(in.Series) == 0 {
+		return nil
+	}
+	ws := downsample(in.Series, maxPoints)
+	x := make([]float64, len(ws))
+	var tok, ok, failed, ttft50, ttft99, e2e99 []*float64
+	for i, w := range ws {
+		x[i] = w.t
+		tok = append(tok, ptr(w.outputTokens/w.widthS))
+		ok = append(ok, ptr(w.succeeded/w.widthS))
+		failed = append(failed, ptr(w.failed/w.widthS))
+		ttft50 = append(ttft50, gap(w.ttftP50))
+		ttft99 = append(ttft99, gap(w.ttftP99))
+		e2e99 = append(e2e99, gap(w.e2eP99))
+	}
+	return &section{ID: "timeline", Title: "Throughput and failures over time",
+		Help: "Per-second windows of completed requests (averaged over several seconds on long runs); vertical lines are run events. Output tokens/s on the left axis, requests/s on the right.",
+		Charts: []chart{
+			{ID: "time-throughput", Kind: "time", Title: "Throughput", X: x, YLabel: "output tokens/s", Y2Label: "requests/s",
+				Series: []line{{Label: "output tokens/s", Values: tok, Color: "#4c78a8"},
+					{Label: "succeeded/s", Values: ok, Right: true, Color: "#54a24b"},
+					{Label: "failed/s", Values: failed, Right: true, Color: "#e45756"}}},
+			{ID: "time-latency", Kind: "time", Title: "Latency per window", X: x, YLabel: "ms",
+				Series: []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
+					{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
+					{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}},
+		}}
+}
+
+// span is one drawn point: several series windows folded together.
+type span struct {
+	t, widthS                       float64
+	succeeded, failed, outputTokens float64
+	ttftP50, ttftP99, e2eP99        float64
+}
+
+// downsample folds consecutive windows into at most n spans: counts add
+// up (then divide by the span's width into rates), tail latencies take the
+// worst window so a spike is never averaged away, and P50 the mean.
+func downsample(ws []record.Window, n int) []span {
+	per := (len(ws) + n - 1) / n
+	out := make([]span, 0, min(len(ws), n))
+	for i := 0; i < len(ws); i += per {
+		group := ws[i:min(i+per, len(ws))]
+		sp := span{t: float64(group[0].TS), widthS: float64(len(group))}
+		var p50n float64
+		for _, w := range group {
+			sp.succeeded += float64(w.Succeeded)
+			sp.failed += float64(w.Failed)
+			sp.outputTokens += float64(w.OutputTokens)
+			sp.ttftP99 = max(sp.ttftP99, w.TTFTP99MS)
+			sp.e2eP99 = max(sp.e2eP99, w.E2EP99MS)
+			if w.TTFTP50MS > 0 {
+				sp.ttftP50 += w.TTFTP50MS
+				p50n++
+			}
+		}
+		if p50n > 0 {
+			sp.ttftP50 /= p50n
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+func errorSection(in *HTMLInput) *section {
+	errs := in.Summary.Errors
+	if len(errs) == 0 {
+		return nil
+	}
+	kinds := make([]string, 0, len(errs))
+	for k := range errs {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	t := table{Head: []string{"kind", "count"}}
+	for _, k := range kinds {
+		t.Rows = append(t.Rows, []string{k, fmt.Sprintf("%d", errs[k])})
+	}
+	return &section{ID: "errors", Title: "Errors", Tables: []table{t},
+		Help: "Failed measured requests by kind (see docs/summary.md for the taxonomy)."}
+}
+
+func eventSection(in *HTMLInput) *section {
+	if len(in.Events) == 0 {
+		return nil
+	}
+	t := table{Head: []string{"time (s)", "event", "message"}}
+	for _, e := range in.Events {
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%.3f", float64(e.TimeUS)/1e6), string(e.Kind), e.Message})
+	}
+	return &section{ID: "events", Title: "Events", Tables: []table{t},
+		Help: "Annotations on the run clock; each is a vertical line on the time charts."}
+}
+
+func environmentSection(in *HTMLInput) *section {
+	if len(in.Env) == 0 {
+		return nil
+	}
+	flat := map[string]string{}
+	flattenEnv(flat, "", in.Env)
+	keys := make([]string, 0, len(flat))
+	for k := range flat {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	t := table{Head: []string{"field", "value"}}
+	for _, k := range keys {
+		t.Rows = append(t.Rows, []string{k, flat[k]})
+	}
+	return &section{ID: "environment", Title: "Environment", Tables: []table{t},
+		Help: "From env.json: the client host and the target as the plan declared it."}
+}
+
+func flattenEnv(out map[string]string, prefix string, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, sub := range v {
+			if prefix != "" {
+				k = prefix + "." + k
+			}
+			flattenEnv(out, k, sub)
+		}
+	case []any:
+		parts := make([]string, len(v))
+		for i, x := range v {
+			parts[i] = fmt.Sprint(x)
+		}
+		out[prefix] = strings.Join(parts, ", ")
+	default:
+		out[prefix] = fmt.Sprint(v)
+	}
+}
+
+// ms formats milliseconds with three significant-ish digits.
+func ms(v float64) string {
+	switch {
+	case v == 0:
+		return "0"
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func num(v float64) string { return fmt.Sprintf("%.4g", v) }
+
+func ptr(v float64) *float64 { return &v }
+
+// gap is nil (a gap in the line) for a window with no value.
+func gap(v float64) *float64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}

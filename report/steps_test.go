@@ -1,0 +1,50 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+)
+
+func TestWriteSummarySteps(t *testing.T) {
+	t.Parallel()
+	valid := record.Step{Index: 1, Kind: record.StepConstant, Mode: record.ModeClosed, Target: 8,
+		Throughput: record.Throughput{RequestsPerS: 400, OutputTokensPerS: 6400},
+		Metrics:    record.Metrics{E2E: record.Stats{Count: 400, P50: 18, P99: 25}},
+		Validity:   record.Validity{Valid: true, Percentiles: map[string]string{"e2e": "p99", "ttft": "none", "itl": "none"}}}
+	weak := valid
+	weak.Index, weak.Kind, weak.From, weak.Target = 2, record.StepRamp, 8, 16
+	weak.Validity = record.Validity{Valid: false, Reasons: []string{"too few"}, Percentiles: map[string]string{"e2e": "p90"}}
+	tests := []struct {
+		name string
+		s    record.Summary
+		want []string
+		not  []string
+	}{
+		// A single-phase run prints no steps table.
+		{"no steps", record.Summary{}, nil, []string{"Steps", "Knee"}},
+		// A backed P99 prints plain; an unbacked one is starred; an invalid
+		// step says NO with its reason; the knee's reason closes the table.
+		{"steps and knee", record.Summary{Steps: []record.Step{valid, weak}, Knee: &record.Knee{Reason: "the knee is 8 users"}},
+			[]string{"Steps", "   25.0 ", "25.0*", "8→16u", "NO", "step 2: too few", "Knee          the knee is 8 users"}, nil},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := WriteSummary(&b, &tt.s); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		for _, w := range tt.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: output lacks %q:\n%s", tt.name, w, out)
+			}
+		}
+		for _, w := range tt.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: output has %q:\n%s", tt.name, w, out)
+			}
+		}
+	}
+}

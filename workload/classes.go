@@ -1,0 +1,128 @@
+package workload
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"regexp"
+)
+
+// classStream separates the draw that picks a request's class from the
+// draws that build its content, so adding a class does not shift the
+// lengths or words of another class's requests at the same index.
+const classStream = 0xc1a55_5eed
+
+// ClassConfig is one request class: a kind of traffic with its own lengths,
+// e.g. short chats and long documents.
+type ClassConfig struct {
+	// Name labels the class in records and reports.
+	Name string
+	// Weight is the class's share of requests relative to the others'.
+	Weight float64
+	// Input and Output are its prompt and max_tokens length distributions.
+	Input, Output Dist
+	// IgnoreEOS is copied into its specs.
+	IgnoreEOS bool
+	// Prefix optionally opens its prompts with a shared prefix.
+	Prefix SharedPrefix
+}
+
+// MixConfig configures a Mix.
+type MixConfig struct {
+	// Seed selects the workload: the same seed gives the same specs.
+	Seed uint64
+	// Classes are the ordinary classes (at least one).
+	Classes []ClassConfig
+	// BadInput optionally mixes in bad requests as their own class.
+	BadInput BadInputConfig
+}
+
+// Mix is a Source of several request classes drawn by weight. The class of
+// request i, like the rest of its spec, is a pure function of (Seed, i).
+// It is immutable after NewMix and safe for concurrent use.
+type Mix struct {
+	seed    uint64
+	gens    []*Generator
+	cum     []float64 // cumulative weights of gens, normalised to end at 1
+	bad     badInput
+	badFrac float64
+}
+
+var _ Source = (*Mix)(nil)
+
+// classNameRe is what may name a class: it becomes a JSON key and a table
+// row, so it stays short and plain.
+var classNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+
+// NewMix checks cfg and builds the classes' generators.
+func NewMix(cfg MixConfig) (*Mix, error) {
+	if len(cfg.Classes) == 0 {
+		return nil, errors.New("workload: no request classes")
+	}
+	if err := cfg.BadInput.Validate(); err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	m := &Mix{seed: cfg.Seed, bad: badInput{seed: cfg.Seed, cfg: cfg.BadInput}, badFrac: cfg.BadInput.Fraction}
+	total, seen := 0.0, map[string]bool{BadInputClass: cfg.BadInput.Fraction > 0}
+	for _, c := range cfg.Classes {
+		if err := checkClass(c, seen); err != nil {
+			return nil, err
+		}
+		g, err := NewGenerator(GeneratorConfig{Seed: cfg.Seed, Input: c.Input, Output: c.Output,
+			IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix})
+		if err != nil {
+			return nil, fmt.Errorf("class %s: %w", c.Name, err)
+		}
+		total += c.Weight
+		m.gens = append(m.gens, g)
+		m.cum = append(m.cum, total)
+	}
+	for k := range m.cum {
+		m.cum[k] /= total
+	}
+	return m, nil
+}
+
+// checkClass checks one class's name and weight.
+func checkClass(c ClassConfig, seen map[string]bool) error {
+	if !classNameRe.MatchString(c.Name) {
+		return fmt.Errorf("workload: class name %q: use 1-40 letters, digits, '.', '_' or '-'", c.Name)
+	}
+	if seen[c.Name] {
+		return fmt.Errorf("workload: class %s is defined twice (%s is reserved for bad input)", c.Name, BadInputClass)
+	}
+	seen[c.Name] = true
+	if !(c.Weight > 0) || math.IsInf(c.Weight, 0) || c.Weight > 1e12 {
+		return fmt.Errorf("workload: class %s: weight %v: want a positive number", c.Name, c.Weight)
+	}
+	return nil
+}
+
+// Spec returns request i's spec: a bad request with probability
+// BadInput.Fraction, else one of the classes chosen by weight.
+func (m *Mix) Spec(i uint64) Spec {
+	u := rand.New(rand.NewPCG(m.seed^classStream, splitmix64(i))).Float64()
+	if u < m.badFrac {
+		return m.bad.Spec(i)
+	}
+	u = (u - m.badFrac) / (1 - m.badFrac)
+	for k, c := range m.cum {
+		if u < c {
+			return m.gens[k].Spec(i)
+		}
+	}
+	return m.gens[len(m.gens)-1].Spec(i)
+}
+
+// ClassNames lists the classes the mix can produce, bad input last.
+func (m *Mix) ClassNames() []string {
+	out := make([]string, 0, len(m.gens)+1)
+	for _, g := range m.gens {
+		out = append(out, g.cfg.Class)
+	}
+	if m.badFrac > 0 {
+		out = append(out, BadInputClass)
+	}
+	return out
+}
