@@ -58,6 +58,9 @@ func newSource(p *plan.Plan) (*workload.Mix, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := attachFiles(p, &cfg); err != nil {
+		return nil, err
+	}
 	return workload.NewMix(cfg)
 }
 
@@ -113,7 +116,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			extra["max_tokens"] = s.MaxTokens
 		}
 		body, err := protocol.OpenAIBody{
-			Model: p.Target.Model, Prompt: s.Prompt, MaxTokens: s.MaxTokens,
+			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages), MaxTokens: s.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: extra,
 		}.Render(ct.api)
 		if err != nil {
@@ -160,4 +163,16 @@ func boolOr(b *bool, def bool) bool {
 		return def
 	}
 	return *b
+}
+
+// chatMessages converts a dataset conversation for the protocol.
+func chatMessages(ms []workload.ChatMessage) []protocol.ChatMessage {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]protocol.ChatMessage, len(ms))
+	for k, m := range ms {
+		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content}
+	}
+	return out
 }

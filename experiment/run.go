@@ -69,6 +69,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
+	printDatasetProfiles(opts.Progress, p)
 	dir, err := prepareRunDir(p, opts.Version)
 	if err != nil {
 		return nil, err

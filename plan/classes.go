@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/inferload/inferload/workload"
 )
@@ -59,6 +61,7 @@ func (v *validator) workload() {
 		v.length("workload.input_tokens", w.InputTokens)
 		v.length("workload.output_tokens", w.OutputTokens)
 		v.prefix("workload.shared_prefix", w.SharedPrefix)
+		v.dataset("workload.dataset", w.Dataset)
 	} else {
 		v.flatWithClasses()
 		v.classes()
@@ -75,6 +78,7 @@ func (v *validator) flatWithClasses() {
 		"workload.input_tokens":  w.InputTokens != "",
 		"workload.output_tokens": w.OutputTokens != "",
 		"workload.shared_prefix": w.SharedPrefix != (SharedPrefix{}),
+		"workload.dataset":       w.Dataset != (Dataset{}),
 	} {
 		if set {
 			v.fail(path, "has no effect with workload.classes: set it in each class instead")
@@ -109,6 +113,27 @@ func (v *validator) classes() {
 			v.fail(path+".body", "cannot be sent as JSON: %v", err)
 		}
 		v.prefix(path+".shared_prefix", c.SharedPrefix)
+		v.dataset(path+".dataset", c.Dataset)
+	}
+}
+
+// dataset checks a dataset reference; the file itself is read when the
+// run starts.
+func (v *validator) dataset(path string, d Dataset) {
+	if d == (Dataset{}) {
+		return
+	}
+	if d.Path == "" {
+		v.fail(path+".path", "set the dataset file, or drop %s", path)
+	}
+	if d.Format != "" && !slices.Contains(workload.DatasetFormats(), d.Format) {
+		v.fail(path+".format", "%q: want one of %s (or leave it out to guess)", d.Format, strings.Join(workload.DatasetFormats(), ", "))
+	}
+	if d.Sample < 0 || d.MinInputTokens < 0 || d.MaxInputTokens < 0 {
+		v.fail(path, "sample, min_input_tokens and max_input_tokens must not be negative")
+	}
+	if d.MaxInputTokens > 0 && d.MinInputTokens > d.MaxInputTokens {
+		v.fail(path+".min_input_tokens", "%d is above max_input_tokens %d", d.MinInputTokens, d.MaxInputTokens)
 	}
 }
 

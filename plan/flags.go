@@ -101,6 +101,12 @@ func (f *Flags) bindClasses() {
 	fs.Var(classes, "class", "request class key=value,... with name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups (repeatable; replaces the plan's classes), e.g. name=chat,weight=7,input_tokens=128")
 	f.add("class", "workload.classes", func(p *Plan) { p.Workload.Classes = classes.items })
 	bind(f, "length-buckets", "workload.length_buckets", fs.IntSlice("length-buckets", DefaultLengthBuckets, "upper bounds of the input-length buckets results are broken down by, in tokens"), func(p *Plan) *[]int { return &p.Workload.LengthBuckets })
+	bind(f, "tokenizer", "workload.tokenizer", fs.String("tokenizer", "", "tokenizer for prompt lengths: cl100k_base (default), o200k_base or a tokenizer.json path"), func(p *Plan) *string { return &p.Workload.Tokenizer })
+	bind(f, "dataset", "workload.dataset.path", fs.String("dataset", "", "file of prompts (ShareGPT JSON, OpenAI chat JSONL, prompt JSONL or CSV) for the default class"), func(p *Plan) *string { return &p.Workload.Dataset.Path })
+	bind(f, "dataset-format", "workload.dataset.format", fs.String("dataset-format", "", "dataset format: sharegpt, openai-jsonl, jsonl or csv (default: guessed)"), func(p *Plan) *string { return &p.Workload.Dataset.Format })
+	bind(f, "dataset-sample", "workload.dataset.sample", fs.Int("dataset-sample", 0, "keep this many dataset entries, preserving the length distribution (0: all)"), func(p *Plan) *int { return &p.Workload.Dataset.Sample })
+	bind(f, "dataset-min-input-tokens", "workload.dataset.min_input_tokens", fs.Int("dataset-min-input-tokens", 0, "drop dataset entries with shorter prompts"), func(p *Plan) *int { return &p.Workload.Dataset.MinInputTokens })
+	bind(f, "dataset-max-input-tokens", "workload.dataset.max_input_tokens", fs.Int("dataset-max-input-tokens", 0, "drop dataset entries with longer prompts"), func(p *Plan) *int { return &p.Workload.Dataset.MaxInputTokens })
 	bind(f, "bad-input-fraction", "workload.bad_input.fraction", fs.Float64("bad-input-fraction", 0, "share of requests that are deliberately bad input (empty, too long, odd Unicode, max_tokens 0 or huge)"), func(p *Plan) *float64 { return &p.Workload.BadInput.Fraction })
 	bind(f, "max-context", "workload.bad_input.max_context", fs.Int("max-context", 0, "the model's context window in tokens, which too-long bad inputs exceed"), func(p *Plan) *int { return &p.Workload.BadInput.MaxContext })
 }

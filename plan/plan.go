@@ -139,6 +139,26 @@ type Workload struct {
 	// BadInput mixes deliberately bad requests into the run as their own
 	// class.
 	BadInput BadInput `yaml:"bad_input"`
+	// Tokenizer measures and builds prompts: "cl100k_base" (default),
+	// "o200k_base" or the path of a Hugging Face tokenizer.json.
+	Tokenizer string `yaml:"tokenizer"`
+	// Dataset, when its path is set, supplies the default class's prompts.
+	Dataset Dataset `yaml:"dataset"`
+}
+
+// Dataset names a file of prompts and how to cut it down.
+type Dataset struct {
+	// Path of the dataset file.
+	Path string `yaml:"path"`
+	// Format is sharegpt, openai-jsonl, jsonl or csv ("" guesses).
+	Format string `yaml:"format"`
+	// Sample keeps this many entries, preserving the length distribution
+	// (0: all).
+	Sample int `yaml:"sample"`
+	// MinInputTokens and MaxInputTokens drop entries outside the range
+	// (0: no bound).
+	MinInputTokens int `yaml:"min_input_tokens"`
+	MaxInputTokens int `yaml:"max_input_tokens"`
 }
 
 // Class is one request class of workload.classes.
@@ -160,6 +180,8 @@ type Class struct {
 	Body map[string]any `yaml:"body"`
 	// SharedPrefix opens the class's prompts with a shared prefix.
 	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
+	// Dataset, when its path is set, supplies the class's prompts.
+	Dataset Dataset `yaml:"dataset"`
 }
 
 // SharedPrefix is a prefix of Tokens tokens put in front of a Fraction of

@@ -114,6 +114,16 @@ func TestValidate(t *testing.T) {
 		{"prefix share", closedPlan, func(p *Plan) { p.Workload.SharedPrefix = SharedPrefix{Tokens: 5, Fraction: 1.5} }, "workload.shared_prefix: shared prefix fraction 1.5"},
 		// A prefix without its length is incomplete.
 		{"prefix no tokens", closedPlan, func(p *Plan) { p.Workload.SharedPrefix.Groups = 3 }, "workload.shared_prefix.tokens: set the prefix length"},
+		// A dataset needs its file.
+		{"dataset no path", closedPlan, func(p *Plan) { p.Workload.Dataset.Sample = 10 }, "workload.dataset.path: set the dataset file"},
+		// An unknown dataset format lists the known ones.
+		{"dataset format", closedPlan, func(p *Plan) { p.Workload.Dataset = Dataset{Path: "x", Format: "parquet"} }, "workload.dataset.format: \"parquet\": want one of"},
+		// An empty length range is refused.
+		{"dataset range", closedPlan, func(p *Plan) { p.Workload.Dataset = Dataset{Path: "x", MinInputTokens: 9, MaxInputTokens: 3} }, "workload.dataset.min_input_tokens: 9 is above"},
+		// A class's dataset is checked too.
+		{"class dataset", closedPlan, func(p *Plan) {
+			p.Workload.Classes = []Class{{Name: "a", Weight: 1, Dataset: Dataset{Sample: -1, Path: "x"}}}
+		}, "workload.classes[0].dataset: sample"},
 		// Buckets must increase.
 		{"buckets order", closedPlan, func(p *Plan) { p.Workload.LengthBuckets = []int{512, 256} }, "workload.length_buckets: [512 256]: want increasing"},
 		// Bad input needs the context window.

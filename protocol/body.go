@@ -13,6 +13,10 @@ type OpenAIBody struct {
 	Model string
 	// Prompt is the user message (chat) or the prompt (completions).
 	Prompt string
+	// Messages, when set, is the whole chat conversation (a system prompt,
+	// earlier turns, then the user message) and replaces Prompt for the
+	// chat API; the completions API always sends Prompt.
+	Messages []ChatMessage
 	// MaxTokens is sent as "max_tokens" when positive.
 	MaxTokens int
 	// Stream asks for an SSE reply.
@@ -36,7 +40,7 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	m := make(map[string]any, 6+len(b.Extra))
 	switch api {
 	case APIChat:
-		m["messages"] = []map[string]string{{"role": "user", "content": b.Prompt}}
+		m["messages"] = b.chatMessages()
 	case APICompletions:
 		m["prompt"] = b.Prompt
 	default:
@@ -65,4 +69,19 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 		return nil, fmt.Errorf("render body: %w", err)
 	}
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+// ChatMessage is one message of a chat conversation.
+type ChatMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// chatMessages is the conversation to send: Messages, or Prompt as the one
+// user message.
+func (b OpenAIBody) chatMessages() []ChatMessage {
+	if len(b.Messages) > 0 {
+		return b.Messages
+	}
+	return []ChatMessage{{Role: "user", Content: b.Prompt}}
 }

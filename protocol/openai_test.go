@@ -390,10 +390,10 @@ func TestRenderBody(t *testing.T) {
 	}{
 		// Chat: one user message; usage asked only when streaming.
 		{"chat stream", OpenAIBody{Model: "m", Prompt: "hi <b>", MaxTokens: 4, Stream: true, IncludeUsage: true}, APIChat,
-			`{"max_tokens":4,"messages":[{"content":"hi <b>","role":"user"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
+			`{"max_tokens":4,"messages":[{"role":"user","content":"hi <b>"}],"model":"m","stream":true,"stream_options":{"include_usage":true}}`},
 		// Non-streaming: no stream_options even if IncludeUsage is set.
 		{"chat plain", OpenAIBody{Model: "m", Prompt: "hi", IncludeUsage: true}, APIChat,
-			`{"messages":[{"content":"hi","role":"user"}],"model":"m","stream":false}`},
+			`{"messages":[{"role":"user","content":"hi"}],"model":"m","stream":false}`},
 		// Completions: prompt field; ignore_eos only when asked.
 		{"completions", OpenAIBody{Prompt: "p", MaxTokens: 2, IgnoreEOS: true}, APICompletions,
 			`{"ignore_eos":true,"max_tokens":2,"prompt":"p","stream":false}`},
@@ -416,5 +416,28 @@ func TestRenderBody(t *testing.T) {
 	}
 	if _, err := (OpenAIBody{Extra: map[string]any{"f": func() {}}}).Render(APIChat); err == nil {
 		t.Error("an Extra value JSON cannot encode was accepted")
+	}
+}
+
+// A whole conversation replaces the single user message on the chat API;
+// the completions API still sends the prompt alone.
+func TestRenderConversation(t *testing.T) {
+	t.Parallel()
+	b := OpenAIBody{Prompt: "and now?", Messages: []ChatMessage{
+		{Role: "system", Content: "be brief"}, {Role: "user", Content: "and now?"},
+	}}
+	chat, err := b.Render(APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"and now?"}],"stream":false}`; string(chat) != want {
+		t.Errorf("chat body %s, want %s", chat, want)
+	}
+	comp, err := b.Render(APICompletions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"prompt":"and now?","stream":false}`; string(comp) != want {
+		t.Errorf("completions body %s, want %s", comp, want)
 	}
 }

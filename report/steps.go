@@ -37,6 +37,23 @@ func writeSteps(b *bytes.Buffer, s *record.Summary) {
 	if k := s.Knee; k != nil {
 		fmt.Fprintf(b, "\n%-*s%s\n", labelWidth, "Knee", k.Reason)
 	}
+	writeCapacity(b, s.Capacity)
+}
+
+// writeCapacity writes a capacity search's answer and every probe's
+// verdict.
+func writeCapacity(b *bytes.Buffer, c *record.Capacity) {
+	if c == nil {
+		return
+	}
+	fmt.Fprintf(b, "\n%-*s%s\n", labelWidth, "Capacity", c.Reason)
+	for _, p := range c.Probes {
+		verdict := "fail"
+		if p.Passed {
+			verdict = "pass"
+		}
+		fmt.Fprintf(b, "  step %d at %g: %s: %s\n", p.Step, p.Load, verdict, strings.Join(p.Reasons, "; "))
+	}
 }
 
 func stepWidth(col string) int { return max(len(col)+2, cellWidth) }

@@ -28,7 +28,11 @@ func TestWriteSummarySteps(t *testing.T) {
 		// A backed P99 prints plain; an unbacked one is starred; an invalid
 		// step says NO with its reason; the knee's reason closes the table.
 		{"steps and knee", record.Summary{Steps: []record.Step{valid, weak}, Knee: &record.Knee{Reason: "the knee is 8 users"}},
-			[]string{"Steps", "   25.0 ", "25.0*", "8→16u", "NO", "step 2: too few", "Knee          the knee is 8 users"}, nil},
+			[]string{"Steps", "   25.0 ", "25.0*", "8→16u", "NO", "step 2: too few", "Knee          the knee is 8 users"}, []string{"Capacity"}},
+		// A capacity search prints its answer and each probe's verdict.
+		{"capacity", record.Summary{Steps: []record.Step{valid}, Capacity: &record.Capacity{Reason: "capacity 8 users",
+			Probes: []record.CapacityProbe{{Step: 1, Load: 8, Passed: true, Reasons: []string{"E2E p90 holds"}}}}},
+			[]string{"Capacity      capacity 8 users", "step 1 at 8: pass: E2E p90 holds"}, []string{"Knee"}},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

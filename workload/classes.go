@@ -26,6 +26,12 @@ type ClassConfig struct {
 	IgnoreEOS bool
 	// Prefix optionally opens its prompts with a shared prefix.
 	Prefix SharedPrefix
+	// Tokenizer, when set, makes synthetic prompts exactly Input tokens
+	// long for that tokenizer (nil: the cl100k/o200k word list, exact there).
+	Tokenizer Tokenizer
+	// Dataset, when set, supplies the class's prompts instead of synthetic
+	// text; Output then only decides entries without an output length.
+	Dataset *Dataset
 }
 
 // MixConfig configures a Mix.
@@ -43,8 +49,9 @@ type MixConfig struct {
 // It is immutable after NewMix and safe for concurrent use.
 type Mix struct {
 	seed    uint64
-	gens    []*Generator
-	cum     []float64 // cumulative weights of gens, normalised to end at 1
+	sources []Source
+	names   []string
+	cum     []float64 // cumulative weights of sources, normalised to end at 1
 	bad     badInput
 	badFrac float64
 }
@@ -69,19 +76,29 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 		if err := checkClass(c, seen); err != nil {
 			return nil, err
 		}
-		g, err := NewGenerator(GeneratorConfig{Seed: cfg.Seed, Input: c.Input, Output: c.Output,
-			IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix})
+		src, err := classSource(cfg.Seed, c)
 		if err != nil {
 			return nil, fmt.Errorf("class %s: %w", c.Name, err)
 		}
 		total += c.Weight
-		m.gens = append(m.gens, g)
+		m.sources = append(m.sources, src)
+		m.names = append(m.names, c.Name)
 		m.cum = append(m.cum, total)
 	}
 	for k := range m.cum {
 		m.cum[k] /= total
 	}
 	return m, nil
+}
+
+// classSource builds what draws a class's requests: its dataset, or
+// synthetic text.
+func classSource(seed uint64, c ClassConfig) (Source, error) {
+	if c.Dataset != nil {
+		return newDatasetSource(seed, c)
+	}
+	return NewGenerator(GeneratorConfig{Seed: seed, Input: c.Input, Output: c.Output,
+		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer})
 }
 
 // checkClass checks one class's name and weight.
@@ -109,18 +126,15 @@ func (m *Mix) Spec(i uint64) Spec {
 	u = (u - m.badFrac) / (1 - m.badFrac)
 	for k, c := range m.cum {
 		if u < c {
-			return m.gens[k].Spec(i)
+			return m.sources[k].Spec(i)
 		}
 	}
-	return m.gens[len(m.gens)-1].Spec(i)
+	return m.sources[len(m.sources)-1].Spec(i)
 }
 
 // ClassNames lists the classes the mix can produce, bad input last.
 func (m *Mix) ClassNames() []string {
-	out := make([]string, 0, len(m.gens)+1)
-	for _, g := range m.gens {
-		out = append(out, g.cfg.Class)
-	}
+	out := append(make([]string, 0, len(m.names)+1), m.names...)
 	if m.badFrac > 0 {
 		out = append(out, BadInputClass)
 	}

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -62,7 +63,7 @@ func TestMixDeterministic(t *testing.T) {
 	differ := 0
 	for i := range uint64(300) {
 		sa := a.Spec(i)
-		if sa != b.Spec(i) {
+		if !reflect.DeepEqual(sa, b.Spec(i)) {
 			t.Fatalf("same config, request %d: specs differ", i)
 		}
 		if sa.Class != c.Spec(i).Class {
@@ -86,7 +87,7 @@ func TestMixSingleClassMatchesGenerator(t *testing.T) {
 	g := mustGenerator(t, cfg)
 	m := mustMix(t, MixConfig{Seed: 3, Classes: []ClassConfig{{Name: DefaultClass, Weight: 1, Input: cfg.Input, Output: cfg.Output}}})
 	for i := range uint64(100) {
-		if g.Spec(i) != m.Spec(i) {
+		if !reflect.DeepEqual(g.Spec(i), m.Spec(i)) {
 			t.Fatalf("request %d differs", i)
 		}
 	}

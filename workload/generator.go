@@ -40,6 +40,10 @@ type GeneratorConfig struct {
 	// Prefix puts a shared system-prompt-like prefix in front of some
 	// prompts; the zero value puts none.
 	Prefix SharedPrefix
+	// Tokenizer, when set and not one of the OpenAI encodings the word list
+	// is exact for, builds each prompt body to exactly Input tokens for it
+	// (the shared prefix keeps its cl100k length).
+	Tokenizer Tokenizer
 }
 
 // Generator builds synthetic-text specs. It is immutable after
@@ -95,7 +99,11 @@ func (g *Generator) Spec(i uint64) Spec {
 		IgnoreEOS:   g.cfg.IgnoreEOS,
 	}
 	head := g.pickPrefix(rng)
-	s.Prompt = prompt(rng, i, in, head)
+	if g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer) {
+		s.Prompt = head + TextOfTokens(g.cfg.Tokenizer, rng, in)
+	} else {
+		s.Prompt = prompt(rng, i, in, head)
+	}
 	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -102,7 +103,7 @@ func TestGeneratorDeterminism(t *testing.T) {
 	cfg.Seed = 43
 	other := mustGenerator(t, cfg)
 	for i := range uint64(200) {
-		if a.Spec(i) != b.Spec(i) {
+		if !reflect.DeepEqual(a.Spec(i), b.Spec(i)) {
 			t.Fatalf("same seed, index %d: specs differ", i)
 		}
 		if a.Spec(i).Prompt == other.Spec(i).Prompt {
@@ -140,7 +141,7 @@ func TestGeneratorConcurrent(t *testing.T) {
 		wg.Go(func() {
 			// Asked out of order and concurrently, each spec is unchanged.
 			j := len(want) - 1 - i
-			if g.Spec(uint64(j)) != want[j] {
+			if !reflect.DeepEqual(g.Spec(uint64(j)), want[j]) {
 				errs <- fmt.Sprintf("spec %d changed under concurrency", j)
 			}
 		})

@@ -12,6 +12,10 @@ type Spec struct {
 	Class string
 	// Prompt is the user message (chat) or the prompt (completions).
 	Prompt string
+	// Messages, when set, is the whole chat conversation ending with Prompt
+	// (a dataset entry with a system prompt or earlier turns). The
+	// completions API sends Prompt alone.
+	Messages []ChatMessage
 	// InputTokens is the prompt length the generator aimed for, in tokens.
 	InputTokens int
 	// MaxTokens is the output length asked for.

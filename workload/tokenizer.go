@@ -121,7 +121,7 @@ func TextOfTokens(tok Tokenizer, rng *rand.Rand, n int) string {
 	if n <= 0 {
 		return ""
 	}
-	if t, ok := tok.(*tiktokenTokenizer); ok && (t.name == Cl100kBase || t.name == O200kBase) {
+	if wordsExactFor(tok) {
 		return Text(rng, n)
 	}
 	var b strings.Builder
@@ -132,6 +132,13 @@ func TextOfTokens(tok Tokenizer, rng *rand.Rand, n int) string {
 		ids = tok.Encode(b.String())
 	}
 	return fitTokens(tok, ids, n)
+}
+
+// wordsExactFor reports whether the synthetic word list is one token per
+// word for tok, so Text is already exact without encoding anything.
+func wordsExactFor(tok Tokenizer) bool {
+	t, ok := tok.(*tiktokenTokenizer)
+	return ok && (t.name == Cl100kBase || t.name == O200kBase)
 }
 
 // fitTokens decodes a prefix of ids that re-encodes to exactly n tokens,

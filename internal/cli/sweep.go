@@ -94,7 +94,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err := out.validate(); err != nil {
 			return err
 		}
-		if err := chooseLoop(cmd, sf); err != nil {
+		if err := chooseLoop(cmd, sf.rates != ""); err != nil {
 			return err
 		}
 		p, err := plan.Load(file, flags, st.Getenv)
@@ -105,26 +105,30 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
-		return runSweep(cmd.Context(), st, p, o, out)
+		return runExperiment(cmd.Context(), st, out, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+			return experiment.Sweep(ctx, p, opts, o)
+		})
 	}
 	return c
 }
 
 // chooseLoop sets --concurrency or --rate, which the plan needs to pick
-// its loop, from the sweep's first load unless the user set one.
-func chooseLoop(cmd *cobra.Command, sf sweepFlags) error {
+// its loop, unless the user set one: the experiment sets each step's load.
+func chooseLoop(cmd *cobra.Command, open bool) error {
 	fs := cmd.Flags()
 	if fs.Changed("concurrency") || fs.Changed("rate") {
 		return nil
 	}
-	if sf.rates != "" {
+	if open {
 		return fs.Set("rate", "1")
 	}
 	return fs.Set("concurrency", "1")
 }
 
-// runSweep runs the sweep with live progress and prints the result.
-func runSweep(ctx context.Context, st *State, p *plan.Plan, o experiment.SweepOptions, out outputFlags) error {
+// runExperiment runs a multi-step experiment with live progress and prints
+// its summary.
+func runExperiment(ctx context.Context, st *State, out outputFlags,
+	run func(context.Context, experiment.Options) (*experiment.Outcome, error)) error {
 	ctx, abort, release := watchSignals(ctx, st.Signals)
 	defer release()
 	opts := experiment.Options{
@@ -141,7 +145,7 @@ func runSweep(ctx context.Context, st *State, p *plan.Plan, o experiment.SweepOp
 	if !out.quiet {
 		opts.Progress = st.Stderr
 	}
-	res, err := experiment.Sweep(ctx, p, opts, o)
+	res, err := run(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func runSweep(ctx context.Context, st *State, p *plan.Plan, o experiment.SweepOp
 		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
 	}
 	if res.Summary.Interrupted {
-		fmt.Fprintln(st.Stderr, "sweep interrupted; every step up to the stop was written")
+		fmt.Fprintln(st.Stderr, "interrupted; every step up to the stop was written")
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}
 	return nil

@@ -63,3 +63,99 @@ func TestSweepCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestFindCapacityCommand: find-capacity against the simulator prints a
+// capacity answer with its probes; missing or malformed SLOs and ranges
+// are usage errors.
+func TestFindCapacityCommand(t *testing.T) {
+	t.Parallel()
+	srv, url, err := sim.Start(sim.Config{}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	base := []string{"find-capacity", "--url", url, "--model", srv.Profile().Model, "--input-tokens", "16", "--output-tokens", "4",
+		"--duration", "400ms", "--warmup", "100ms", "--out", t.TempDir(), "-q"}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		err  string
+	}{
+		// A generous SLO at 1..2 users: the answer names its probes (here a median needs 5 samples).
+		{"search", append(base, "--users", "1:2", "--slo", "e2e.p50<=30s", "-o", "json"), ExitOK, ""},
+		// An SLO is required.
+		{"no slo", append(base, "--users", "1:2"), ExitUsage, "at least one --slo"},
+		// ITL is not an SLO metric.
+		{"bad slo", append(base, "--users", "1:2", "--slo", "itl.p99<=1s"), ExitUsage, "ttft, tpot or e2e"},
+		// A range needs LOW:HIGH.
+		{"bad range", append(base, "--users", "8", "--slo", "e2e.p50<=1s"), ExitUsage, "LOW:HIGH"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(t, tt.args...)
+		if code != tt.code {
+			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
+		}
+		if tt.err != "" {
+			if !strings.Contains(stderr, tt.err) {
+				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
+			}
+			continue
+		}
+		var s record.Summary
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
+		}
+		if s.Capacity == nil || len(s.Capacity.Probes) == 0 || len(s.Capacity.Probes) != len(s.Steps) || s.Capacity.Reason == "" {
+			t.Errorf("%s: capacity %+v with %d steps", tt.name, s.Capacity, len(s.Steps))
+		}
+	}
+}
+
+// TestRunWithStages: `run --stage` runs each stage and prints its steps;
+// a malformed stage is reported with its index.
+func TestRunWithStages(t *testing.T) {
+	t.Parallel()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	base := []string{"run", "--url", url, "--model", "tiny-sim", "--concurrency", "1", "--input-tokens", "16", "--output-tokens", "4",
+		"--out", t.TempDir(), "-q", "-o", "json"}
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		steps int
+		err   string
+	}{
+		// A step and a ramp: two steps, the second a ramp from 2 to 4 users.
+		{"stages", append(base, "--stage", "300ms@2", "--stage", "ramp 300ms@4"), ExitOK, 2, ""},
+		// A stage without its load fails before sending anything.
+		{"malformed", append(base, "--stage", "300ms"), ExitError, 0, "load.stages[0]"},
+	}
+	for _, tt := range tests {
+		code, stdout, stderr := runCLI(t, tt.args...)
+		if code != tt.code {
+			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
+		}
+		if tt.err != "" {
+			if !strings.Contains(stderr, tt.err) {
+				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
+			}
+			continue
+		}
+		var s record.Summary
+		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
+		}
+		if len(s.Steps) != tt.steps || s.Steps[1].Kind != record.StepRamp || s.Steps[1].From != 2 || s.Knee != nil {
+			t.Errorf("%s: steps %+v", tt.name, s.Steps)
+		}
+	}
+}

@@ -1,0 +1,125 @@
+package experiment
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/workload"
+)
+
+// workloadFiles caches the tokenizers and datasets a plan names, keyed by
+// what was asked for, so the steps of a sweep (each builds its own source)
+// and the pre-run profile read a file once. Entries are immutable.
+var workloadFiles = struct {
+	sync.Mutex
+	tokenizers map[string]workload.Tokenizer
+	datasets   map[datasetKey]*workload.Dataset
+}{tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
+
+type datasetKey struct {
+	ref       plan.Dataset
+	tokenizer string
+	seed      uint64
+}
+
+// tokenizerOf loads the plan's tokenizer; nil means the default word list
+// (exact for cl100k_base, which also measures datasets by default).
+func tokenizerOf(p *plan.Plan) (workload.Tokenizer, error) {
+	name := p.Workload.Tokenizer
+	if name == "" {
+		return nil, nil
+	}
+	workloadFiles.Lock()
+	defer workloadFiles.Unlock()
+	if t, ok := workloadFiles.tokenizers[name]; ok {
+		return t, nil
+	}
+	t, err := workload.LoadTokenizer(name)
+	if err != nil {
+		return nil, fmt.Errorf("workload.tokenizer: %w", err)
+	}
+	workloadFiles.tokenizers[name] = t
+	return t, nil
+}
+
+// datasetOf loads the dataset ref names, measured with tok.
+func datasetOf(ref plan.Dataset, tok workload.Tokenizer, name string, seed uint64) (*workload.Dataset, error) {
+	key := datasetKey{ref: ref, tokenizer: name, seed: seed}
+	workloadFiles.Lock()
+	defer workloadFiles.Unlock()
+	if d, ok := workloadFiles.datasets[key]; ok {
+		return d, nil
+	}
+	d, err := workload.LoadDataset(ref.Path, workload.DatasetOptions{Format: ref.Format, Tokenizer: tok,
+		MinInputTokens: ref.MinInputTokens, MaxInputTokens: ref.MaxInputTokens, Sample: ref.Sample, Seed: seed})
+	if err != nil {
+		return nil, err
+	}
+	workloadFiles.datasets[key] = d
+	return d, nil
+}
+
+// attachFiles gives each class of cfg the plan's tokenizer and its
+// dataset, if it names one. cfg.Classes follow the plan's classes in order
+// (or are the single default class).
+func attachFiles(p *plan.Plan, cfg *workload.MixConfig) error {
+	tok, err := tokenizerOf(p)
+	if err != nil {
+		return err
+	}
+	refs := []plan.Dataset{p.Workload.Dataset}
+	paths := []string{"workload.dataset"}
+	if len(p.Workload.Classes) > 0 {
+		refs, paths = refs[:0], paths[:0]
+		for k, c := range p.Workload.Classes {
+			refs = append(refs, c.Dataset)
+			paths = append(paths, fmt.Sprintf("workload.classes[%d].dataset", k))
+		}
+	}
+	for k := range cfg.Classes {
+		cfg.Classes[k].Tokenizer = tok
+		if k >= len(refs) || refs[k].Path == "" {
+			continue
+		}
+		d, err := datasetOf(refs[k], tok, p.Workload.Tokenizer, p.Workload.Seed)
+		if err != nil {
+			return fmt.Errorf("%s: %w", paths[k], err)
+		}
+		cfg.Classes[k].Dataset = d
+	}
+	return nil
+}
+
+// datasetProfiles describes the plan's datasets for the pre-run printout.
+func datasetProfiles(p *plan.Plan) []string {
+	cfg := workload.MixConfig{Classes: make([]workload.ClassConfig, max(len(p.Workload.Classes), 1))}
+	if attachFiles(p, &cfg) != nil {
+		return nil // the run itself reports the error
+	}
+	var out []string
+	for k, c := range cfg.Classes {
+		if c.Dataset == nil {
+			continue
+		}
+		label := "dataset"
+		if len(p.Workload.Classes) > 0 {
+			label = "class " + p.Workload.Classes[k].Name + " dataset"
+		}
+		out = append(out, label+": "+strings.TrimSpace(c.Dataset.Profile().String()))
+	}
+	return out
+}
+
+// printDatasetProfiles tells the user what the datasets hold before the
+// run starts (count and length percentiles).
+func printDatasetProfiles(w io.Writer, p *plan.Plan) {
+	if w == nil {
+		return
+	}
+	for _, line := range datasetProfiles(p) {
+		fmt.Fprintln(w, line)
+	}
+}

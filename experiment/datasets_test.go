@@ -1,0 +1,103 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recordingServer answers every chat request with one token and usage, and
+// keeps their bodies (other paths, such as the telemetry probes, get a 404).
+func recordingServer(t *testing.T) (*httptest.Server, func() []map[string]any) {
+	t.Helper()
+	var mu sync.Mutex
+	var bodies []map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			http.NotFound(w, r)
+			return
+		}
+		raw, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		_ = json.Unmarshal(raw, &m)
+		mu.Lock()
+		bodies = append(bodies, m)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\n"+
+			"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":1}}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() []map[string]any {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]map[string]any(nil), bodies...)
+	}
+}
+
+// A dataset supplies the prompts: whole conversations go out as messages,
+// recorded reply lengths become max_tokens, and the profile is printed first.
+func TestRunSendsDatasetPrompts(t *testing.T) {
+	t.Parallel()
+	data := strings.Join([]string{
+		`{"messages":[{"role":"system","content":"be brief"},{"role":"user","content":"what is a knee"}],"max_tokens":7}`,
+		`{"messages":[{"role":"user","content":"explain queueing"}],"max_tokens":9}`,
+	}, "\n") + "\n"
+	path := filepath.Join(t.TempDir(), "chat.jsonl")
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv, bodies := recordingServer(t)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s/v1}
+load: {concurrency: 2, requests: 20}
+workload: {dataset: {path: %s, format: openai-jsonl}, output_tokens: "3"}
+`, srv.URL, path))
+	var progress bytes.Buffer
+	res, err := Run(context.Background(), p, Options{Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Requests.Succeeded != 20 {
+		t.Fatalf("requests %+v errors %v", res.Summary.Requests, res.Summary.Errors)
+	}
+	if !strings.Contains(progress.String(), "dataset: ") {
+		t.Errorf("no dataset profile printed before the run: %q", progress.String())
+	}
+	seen := map[string]float64{}
+	for _, b := range bodies() {
+		msgs, _ := b["messages"].([]any)
+		last, _ := msgs[len(msgs)-1].(map[string]any)
+		seen[fmt.Sprint(last["content"])] = b["max_tokens"].(float64)
+		if last["content"] == "what is a knee" && len(msgs) != 2 {
+			t.Errorf("the system prompt of the first entry was not sent: %v", msgs)
+		}
+	}
+	if seen["what is a knee"] != 7 || seen["explain queueing"] != 9 {
+		t.Errorf("prompts and max_tokens sent: %v; want both entries with their recorded lengths", seen)
+	}
+}
+
+// A dataset that cannot be read stops the run before any request, naming
+// the plan field and the file.
+func TestRunRejectsUnreadableDataset(t *testing.T) {
+	t.Parallel()
+	p := testPlan(t, `
+target: {url: "http://127.0.0.1:1/v1"}
+load: {concurrency: 1, requests: 1}
+workload: {dataset: {path: /nonexistent/prompts.jsonl}}
+`)
+	_, err := Run(context.Background(), p, Options{})
+	if err == nil || !strings.Contains(err.Error(), "workload.dataset") || !strings.Contains(err.Error(), "/nonexistent/prompts.jsonl") {
+		t.Fatalf("err %v: want one naming workload.dataset and the file", err)
+	}
+}

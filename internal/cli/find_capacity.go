@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// capacityFlags are find-capacity's own options, beside the plan's.
+type capacityFlags struct {
+	users, rates   string
+	slos           []string
+	maxFailureRate float64
+	confidence     float64
+	precision      float64
+	maxProbes      int
+}
+
+func (f *capacityFlags) bind(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.users, "users", "", "closed loop: search users in LOW:HIGH, e.g. 1:256")
+	fs.StringVar(&f.rates, "rates", "", "open loop: search requests/s in LOW:HIGH, e.g. 0.5:64")
+	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", 0.01, "a passing probe's failure rate is at most this")
+	fs.Float64Var(&f.confidence, "confidence", 0.95, "confidence at which each SLO's percentile must be shown to hold")
+	fs.Float64Var(&f.precision, "precision", 0.10, "stop once the best passing and lowest failing loads are this close (fraction)")
+	fs.IntVar(&f.maxProbes, "max-probes", 10, "stop after this many probes")
+}
+
+// options checks the flags and turns them into the search's options.
+func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error) {
+	if (f.users == "") == (f.rates == "") {
+		return experiment.CapacityOptions{}, usageErrorf("set --users LOW:HIGH (closed loop) or --rates LOW:HIGH (open loop), not both")
+	}
+	mode, span := record.ModeClosed, f.users
+	if f.rates != "" {
+		mode, span = record.ModeOpen, f.rates
+	}
+	low, high, err := parseSpan(span, mode == record.ModeClosed)
+	if err != nil {
+		return experiment.CapacityOptions{}, usageError(err)
+	}
+	if len(f.slos) == 0 {
+		return experiment.CapacityOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
+	}
+	var bounds []analyze.SLOBound
+	for _, s := range f.slos {
+		b, err := analyze.ParseSLO(s)
+		if err != nil {
+			return experiment.CapacityOptions{}, usageError(err)
+		}
+		bounds = append(bounds, b)
+	}
+	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 1 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
+		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes at least 1")
+	}
+	return experiment.CapacityOptions{
+		Mode:   mode,
+		Search: analyze.SearchOptions{Low: low, High: high, Whole: mode == record.ModeClosed, Precision: f.precision, MaxProbes: f.maxProbes},
+		SLOs:   bounds, MaxFailureRate: f.maxFailureRate, Confidence: f.confidence, ProbeDuration: p.Load.Duration,
+	}, nil
+}
+
+// parseSpan reads LOW:HIGH.
+func parseSpan(s string, whole bool) (low, high float64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if ok {
+		low, err = strconv.ParseFloat(strings.TrimSpace(a), 64)
+	}
+	if ok && err == nil {
+		high, err = strconv.ParseFloat(strings.TrimSpace(b), 64)
+	}
+	if !ok || err != nil || !(low > 0) || !(high >= low) || (whole && (low != float64(int(low)) || high != float64(int(high)))) {
+		return 0, 0, fmt.Errorf("load range %q: want LOW:HIGH with 0 < LOW ≤ HIGH (whole numbers of users), e.g. 1:256", s)
+	}
+	return low, high, nil
+}
+
+func newFindCapacityCmd(st *State) *cobra.Command {
+	var file string
+	var out outputFlags
+	var cf capacityFlags
+	c := &cobra.Command{
+		Use:   "find-capacity [flags]",
+		Short: "Find the highest load at which the SLOs hold, with stated confidence",
+		Long: `Probe loads, each for --duration with its first --warmup discarded, doubling
+from LOW until a probe fails, then bisecting: the answer is the highest load
+at which every --slo held and the failure rate stayed within
+--max-failure-rate. Each SLO is judged by the binomial rule at --confidence:
+a probe with too few samples for the percentile never passes (a P99 needs
+299 samples at 95%).
+
+  inferload find-capacity --url http://127.0.0.1:8000/v1 --model m --users 1:256 \
+      --slo 'ttft.p99<=2s' --slo 'tpot.p99<=100ms' --duration 2m --warmup 20s
+
+Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
+		Args: cobra.NoArgs,
+	}
+	flags := plan.BindFlags(c.Flags())
+	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	out.bind(c)
+	cf.bind(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.validate(); err != nil {
+			return err
+		}
+		if err := chooseLoop(cmd, cf.rates != ""); err != nil {
+			return err
+		}
+		p, err := plan.Load(file, flags, st.Getenv)
+		if err != nil {
+			return usageError(err)
+		}
+		o, err := cf.options(p)
+		if err != nil {
+			return err
+		}
+		return runExperiment(cmd.Context(), st, out, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+			return experiment.FindCapacity(ctx, p, opts, o)
+		})
+	}
+	return c
+}
