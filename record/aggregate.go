@@ -67,6 +67,8 @@ type Aggregate struct {
 	inTok, outTok, reasoningTok int64
 	usage, counted, nonStream   int64
 	eosChecked, eosNotHonoured  int64
+	// inCompared successes had the server's prompt count beside ours.
+	inCompared, inServer, inClient int64
 
 	lastDoneUS int64
 	delivered  throughputMeter
@@ -129,6 +131,11 @@ func (a *Aggregate) addTokens(r *Result) {
 	a.reasoningTok += int64(r.ReasoningTokens)
 	if r.TokenSource == TokensUsage {
 		a.usage++
+		if r.InputTokens > 0 && r.PromptTokensSent > 0 {
+			a.inCompared++
+			a.inServer += int64(r.InputTokens)
+			a.inClient += int64(r.PromptTokensSent)
+		}
 	} else {
 		a.counted++
 	}
@@ -227,7 +234,8 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
 		Tokens: a.tokens(),
-		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured},
+		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured,
+			InputTokensCompared: a.inCompared, InputTokensDiff: relDiff(a.inServer, a.inClient)},
 	}
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
@@ -314,6 +322,14 @@ func (a *Aggregate) clamped() int64 {
 		n += h.Clamped()
 	}
 	return n
+}
+
+// relDiff is (got − want) ÷ want, 0 when want is 0.
+func relDiff(got, want int64) float64 {
+	if want == 0 {
+		return 0
+	}
+	return float64(got-want) / float64(want)
 }
 
 func ratio(n, d int64) float64 {

@@ -133,6 +133,12 @@ var aggregateCases = []struct {
 	recs: []Result{aggBase},
 	want: map[string]any{"window_s": 0.151},
 }, {
+	// The server counted 110 prompt tokens where the client sent 100: +10%.
+	name: "input token discrepancy",
+	info: closedInfo,
+	recs: repeat(2, withRes(aggBase, func(r *Result) { r.PromptTokensSent, r.InputTokens = 100, 110 })),
+	want: map[string]any{"checks.input_tokens_compared": 2.0, "checks.input_tokens_diff": 0.1},
+}, {
 	// Server usage on every success.
 	name: "token source usage",
 	info: closedInfo,

@@ -100,3 +100,36 @@ type CapacityProbe struct {
 	// Reasons give each SLO's verdict, the failure rate's and validity's.
 	Reasons []string `json:"reasons"`
 }
+
+// Soak is a soak run's windowed figures and their drift over time.
+type Soak struct {
+	// WindowS is each window's length in seconds.
+	WindowS float64      `json:"window_s"`
+	Windows []SoakWindow `json:"windows"`
+	// Drift tests each windowed figure for a trend.
+	Drift []Drift `json:"drift"`
+}
+
+// SoakWindow is one window of a soak: measured requests whose latency
+// origin fell inside it.
+type SoakWindow struct {
+	StartS       float64 `json:"start_s"`
+	Requests     int64   `json:"requests"`
+	RequestsPerS float64 `json:"requests_per_s"`
+	FailureRate  float64 `json:"failure_rate"`
+	TTFTP99      float64 `json:"ttft_p99_ms"`
+	E2EP99       float64 `json:"e2e_p99_ms"`
+}
+
+// Drift is the trend test of one windowed figure.
+type Drift struct {
+	Metric string `json:"metric"`
+	// Change is the fitted relative change from the first window to the
+	// last (0.38: rose 38%).
+	Change      float64 `json:"change"`
+	PValue      float64 `json:"p_value"`
+	Significant bool    `json:"significant"`
+	// Drifted is Significant with a change of at least the minimum.
+	Drifted bool   `json:"drifted"`
+	Verdict string `json:"verdict"`
+}

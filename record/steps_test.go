@@ -27,6 +27,9 @@ func TestStepsDocumented(t *testing.T) {
 		{"knee.", reflect.TypeFor[Knee]()},                 // a sweep's knee
 		{"capacity.", reflect.TypeFor[Capacity]()},         // a search's answer
 		{"capacity.probes[].", reflect.TypeFor[CapacityProbe]()},
+		{"soak.", reflect.TypeFor[Soak]()}, // a soak's windows
+		{"soak.windows[].", reflect.TypeFor[SoakWindow]()},
+		{"soak.drift[].", reflect.TypeFor[Drift]()},
 	}
 	for _, tt := range tests {
 		for i := range tt.typ.NumField() {

@@ -58,6 +58,8 @@ type Summary struct {
 	Knee *Knee `json:"knee,omitempty"`
 	// Capacity is a capacity search's answer; absent from other runs.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Soak is a soak run's windows and drift; absent from other runs.
+	Soak *Soak `json:"soak,omitempty"`
 	// Server is what scraped server and GPU metrics showed during the
 	// measured window; absent when nothing was observed (record/telemetry.go).
 	Server *ServerTelemetry `json:"server,omitempty"`
@@ -139,6 +141,13 @@ type Checks struct {
 	IgnoreEOSChecked int64 `json:"ignore_eos_checked"`
 	// IgnoreEOSNotHonoured counts those whose output_tokens != max_tokens.
 	IgnoreEOSNotHonoured int64 `json:"ignore_eos_not_honoured"`
+	// InputTokensCompared counts successes whose usage gave the server's
+	// prompt length, compared with the client's own count.
+	InputTokensCompared int64 `json:"input_tokens_compared"`
+	// InputTokensDiff is (server − client) ÷ client over those requests:
+	// how far the client's tokenizer is from the target model's (chat
+	// templates add a few tokens per request).
+	InputTokensDiff float64 `json:"input_tokens_diff"`
 }
 
 // EncodeSummary writes s as indented JSON with a trailing newline: the exact

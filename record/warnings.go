@@ -1,12 +1,19 @@
 package record
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // Sample sizes below which a tail percentile is mostly one or two requests.
 const (
 	minSamplesP99  = 100
 	minSamplesP999 = 1000
 )
+
+// inputDiffWarn is the relative gap between the server's and the client's
+// prompt token counts beyond which the summary warns (5%).
+const inputDiffWarn = 0.05
 
 // warnings lists, in a fixed order, every reason a reader should not take
 // the summary's figures at face value. The order is part of the output:
@@ -42,6 +49,11 @@ func (a *Aggregate) warnings(s *Summary) []string {
 	}
 	if a.nonStream > 0 {
 		add("%d successful requests were not streamed: TTFT, ITL and TPOT come from streamed requests only", a.nonStream)
+	}
+	if d := s.Checks.InputTokensDiff; a.inCompared > 0 && math.Abs(d) > inputDiffWarn {
+		add("the server counted %+.1f%% input tokens compared with the client's tokenizer over %d requests: "+
+			"prompt lengths are not what the plan says (set workload.tokenizer to the model's tokenizer.json; "+
+			"chat templates add a few tokens per request)", 100*d, a.inCompared)
 	}
 	if a.eosNotHonoured > 0 {
 		add("ignore_eos not honoured: %d of %d requests that asked for it returned output_tokens != max_tokens; "+
