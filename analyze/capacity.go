@@ -36,6 +36,7 @@ func ParseSLO(s string) (SLOBound, error) {
 	return SLOBound{Metric: m[1], Percentile: m[2], Q: q, Bound: d}, nil
 }
 
+// String is the objective as reports show it: "TTFT p99 ≤ 2s".
 func (b SLOBound) String() string {
 	return fmt.Sprintf("%s %s ≤ %s", strings.ToUpper(b.Metric), b.Percentile, b.Bound)
 }

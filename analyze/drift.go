@@ -103,6 +103,10 @@ type DriftOptions struct {
 	// (default 0.10): over a day even a 1% trend is significant, and not
 	// worth waking anyone for.
 	MinChange float64
+	// Absolute measures the change in the figure's own unit rather than
+	// relative to its start: for figures that start at 0, like a failure
+	// rate (then MinChange is in that unit too).
+	Absolute bool
 }
 
 func (o DriftOptions) withDefaults() DriftOptions {
@@ -142,8 +146,12 @@ func Drift(metric string, windows []float64, span time.Duration, o DriftOptions)
 	}
 	t := MannKendall(windows)
 	v.P = t.P
-	if t.Start > 0 {
-		v.Change = t.Slope * float64(t.N-1) / t.Start
+	v.Change = t.Slope * float64(t.N-1)
+	if !o.Absolute {
+		v.Change = 0
+		if t.Start > 0 {
+			v.Change = t.Slope * float64(t.N-1) / t.Start
+		}
 	}
 	v.Significant = t.P < o.Alpha
 	v.Drifted = v.Significant && math.Abs(v.Change) >= o.MinChange
@@ -151,11 +159,15 @@ func Drift(metric string, windows []float64, span time.Duration, o DriftOptions)
 	if v.Change < 0 {
 		dir = "fell"
 	}
+	amount, least := fmt.Sprintf("%.0f%%", math.Abs(v.Change)*100), fmt.Sprintf("%.0f%%", o.MinChange*100)
+	if o.Absolute {
+		amount, least = fmt.Sprintf("by %.3g", math.Abs(v.Change)), fmt.Sprintf("%.3g", o.MinChange)
+	}
 	switch {
 	case v.Drifted:
-		v.Verdict = fmt.Sprintf("%s %s %.0f%% over %s, significant (Mann-Kendall p = %.2g)", metric, dir, math.Abs(v.Change)*100, span, t.P)
+		v.Verdict = fmt.Sprintf("%s %s %s over %s, significant (Mann-Kendall p = %.2g)", metric, dir, amount, span, t.P)
 	case v.Significant:
-		v.Verdict = fmt.Sprintf("%s %s %.1f%% over %s: significant (p = %.2g) but under the %.0f%% that counts as drift", metric, dir, math.Abs(v.Change)*100, span, t.P, o.MinChange*100)
+		v.Verdict = fmt.Sprintf("%s %s %s over %s: significant (p = %.2g) but under the %s that counts as drift", metric, dir, amount, span, t.P, least)
 	default:
 		v.Verdict = fmt.Sprintf("%s: no significant trend over %s (Mann-Kendall p = %.2g)", metric, span, t.P)
 	}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"math"
 	"sync"
 	"time"
 
@@ -75,6 +76,10 @@ func (e *Engine) awaitActive(issueCtx context.Context, id uint64) bool {
 	return true
 }
 
+// never is the offset an Arrivals returns when no request will ever be
+// due again (schedule.TraceEnd).
+const never = time.Duration(math.MaxInt64)
+
 // runOpenLoop issues requests at their intended offsets, whatever the
 // server's speed. The schedule is absolute (offsets from the start), so a
 // late wake-up never shifts later arrivals: the lag shows up as queue delay
@@ -86,6 +91,9 @@ func (e *Engine) runOpenLoop(issueCtx, reqCtx context.Context, out chan<- *recor
 	}
 	for {
 		due := e.cfg.Arrivals.Next()
+		if due == never {
+			return // the schedule ran out (a trace played once)
+		}
 		if e.cfg.Duration > 0 && due >= e.cfg.Duration {
 			return
 		}

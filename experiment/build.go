@@ -139,6 +139,9 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		Duration: l.Duration, Requests: l.Requests, Warmup: l.Warmup, Grace: l.Grace,
 		Seed: p.Workload.Seed, LateAfter: l.LateAfter, MaxInFlight: l.MaxInFlight,
 	}
+	if l.Trace.Path != "" {
+		return withTrace(p, cfg)
+	}
 	if l.Rate > 0 {
 		arr, err := schedule.NewArrivals(l.Arrival, l.Rate, l.Burstiness, p.Workload.Seed)
 		if err != nil {

@@ -167,14 +167,17 @@ func readRunInfo(dir string) (record.RunInfo, error) {
 	var p struct {
 		Name string `yaml:"name"`
 		Load struct {
-			Rate float64 `yaml:"rate"`
+			Rate  float64 `yaml:"rate"`
+			Trace struct {
+				Path string `yaml:"path"`
+			} `yaml:"trace"`
 		} `yaml:"load"`
 	}
 	if err := yaml.Unmarshal(raw, &p); err != nil {
 		return info, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
 	}
 	info.Name, info.Mode = p.Name, record.ModeClosed
-	if p.Load.Rate > 0 {
+	if p.Load.Rate > 0 || p.Load.Trace.Path != "" {
 		info.Mode = record.ModeOpen
 	}
 	sawEnd := false

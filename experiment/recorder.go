@@ -35,7 +35,7 @@ type recorder struct {
 func newRecorder(files *runFiles, p *plan.Plan) *recorder {
 	r := &recorder{files: files, name: p.Name, mode: record.ModeClosed, warmup: p.Load.Warmup, agg: record.NewAggregate()}
 	r.agg.SetInputBuckets(p.Workload.LengthBuckets)
-	if p.Load.Rate > 0 {
+	if p.Load.OpenLoop() {
 		r.mode = record.ModeOpen
 	}
 	r.series = record.NewSeries(func(w record.Window) {

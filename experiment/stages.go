@@ -267,4 +267,5 @@ type offsetSource struct {
 	base uint64
 }
 
+// Spec is the underlying source's request base+i.
 func (o offsetSource) Spec(i uint64) workload.Spec { return o.src.Spec(o.base + i) }

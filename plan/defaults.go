@@ -50,13 +50,21 @@ func (t *Target) applyDefaults() {
 }
 
 func (l *LoadOptions) applyDefaults() {
-	if l.Duration == 0 && l.Requests == 0 {
+	// A trace that plays once ends by itself: the run stops with its last
+	// request (experiment caps it at the trace's length).
+	endsByItself := l.Trace.Path != "" && !l.Trace.Loop
+	if l.Duration == 0 && l.Requests == 0 && !endsByItself {
 		l.Duration = DefaultDuration
 	}
 	setIfZero(&l.Grace, DefaultGrace)
 	if l.Rate > 0 {
 		setIfZero(&l.Arrival, DefaultArrival)
+	}
+	if l.OpenLoop() {
 		setIfZero(&l.LateAfter, DefaultLateAfter)
+	}
+	if l.Trace.Path != "" {
+		setIfZero(&l.Trace.Speed, 1)
 	}
 	if l.Arrival == schedule.Gamma {
 		setIfZero(&l.Burstiness, DefaultBurstiness)

@@ -112,7 +112,27 @@ type LoadOptions struct {
 	// 30s@32" (move linearly from the previous stage's load to 32). Each
 	// stage discards its own first Warmup (experiment/stages.go).
 	Stages []string `yaml:"stages"`
+	// Trace, when its path is set, replays a request log: its timestamps
+	// are the arrival schedule and its lengths the requests' (an open loop).
+	Trace Trace `yaml:"trace"`
 }
+
+// Trace names a request log to replay and how.
+type Trace struct {
+	// Path of the trace file.
+	Path string `yaml:"path"`
+	// Format is azure, burstgpt, csv or jsonl ("" guesses).
+	Format string `yaml:"format"`
+	// Speed divides every gap between arrivals (2: twice the rate;
+	// default 1).
+	Speed float64 `yaml:"speed"`
+	// Loop replays the trace again when it runs out.
+	Loop bool `yaml:"loop"`
+}
+
+// OpenLoop reports whether requests arrive on a schedule (a rate or a
+// trace) rather than from closed-loop users.
+func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" }
 
 // Workload says what is sent.
 type Workload struct {

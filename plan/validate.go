@@ -146,21 +146,48 @@ func (v *validator) loadModel() {
 	if math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0 {
 		v.fail("load.rate", "%v: want a positive number of requests per second", l.Rate)
 	}
-	closed, open := l.Concurrency > 0, l.Rate > 0
-	if closed && open {
+	closed, open, trace := l.Concurrency > 0, l.Rate > 0, l.Trace.Path != ""
+	switch {
+	case closed && open:
 		v.fail("load.rate", "set load.concurrency (closed loop: N users) or load.rate (open loop: requests/s), not both")
+	case trace && (closed || open):
+		v.fail("load.trace.path", "a trace is its own arrival schedule: drop load.concurrency and load.rate")
+	case !closed && !open && !trace && l.Concurrency == 0 && l.Rate == 0:
+		v.fail("load", "set load.concurrency (closed loop, --concurrency N), load.rate (open loop, --rate R) or load.trace (replay a log, --trace FILE)")
 	}
-	if !closed && !open && l.Concurrency == 0 && l.Rate == 0 {
-		v.fail("load", "set load.concurrency (closed loop, --concurrency N) or load.rate (open loop, --rate R)")
+	v.trace()
+}
+
+// trace checks a trace replay: the log decides arrivals and lengths.
+func (v *validator) trace() {
+	t, w := v.p.Load.Trace, &v.p.Workload
+	if t == (Trace{}) {
+		return
+	}
+	if t.Path == "" {
+		v.fail("load.trace.path", "set the trace file, or drop load.trace")
+		return
+	}
+	if t.Format != "" && !slices.Contains(schedule.TraceFormats(), t.Format) {
+		v.fail("load.trace.format", "%q: want one of %s (or leave it out to guess)", t.Format, strings.Join(schedule.TraceFormats(), ", "))
+	}
+	if !(t.Speed > 0) || math.IsInf(t.Speed, 0) || t.Speed > 1e6 {
+		v.fail("load.trace.speed", "%v: want a positive factor (2 replays twice as fast)", t.Speed)
+	}
+	if len(w.Classes) > 0 || w.Dataset.Path != "" || w.BadInput.Fraction > 0 {
+		v.fail("load.trace.path", "the trace decides request lengths: drop workload.classes, workload.dataset and workload.bad_input")
+	}
+	if len(v.p.Load.Stages) > 0 {
+		v.fail("load.trace.path", "a trace is its own schedule: drop load.stages")
 	}
 }
 
 // openLoop checks the options that only apply with load.rate.
 func (v *validator) openLoop() {
 	l := &v.p.Load
-	open := l.Rate > 0
+	open := l.OpenLoop()
 	if l.Arrival != "" {
-		if !open {
+		if l.Rate <= 0 {
 			v.fail("load.arrival", "only applies with load.rate (open loop)")
 		} else if !slices.Contains(schedule.ArrivalKinds(), l.Arrival) {
 			v.fail("load.arrival", "%q: want one of %s", l.Arrival, strings.Join(schedule.ArrivalKinds(), ", "))
@@ -175,13 +202,13 @@ func (v *validator) openLoop() {
 	case l.MaxInFlight < 0 || l.MaxInFlight > maxInFlight:
 		v.fail("load.max_in_flight", "%d: want 0 (no cap) to %d", l.MaxInFlight, maxInFlight)
 	case l.MaxInFlight > 0 && !open:
-		v.fail("load.max_in_flight", "only applies with load.rate (closed loop is capped by its users)")
+		v.fail("load.max_in_flight", "only applies with load.rate or load.trace (closed loop is capped by its users)")
 	}
 	switch {
 	case l.LateAfter < 0:
 		v.fail("load.late_after", "%v: want a positive duration", l.LateAfter)
 	case l.LateAfter > 0 && !open:
-		v.fail("load.late_after", "only applies with load.rate (open loop)")
+		v.fail("load.late_after", "only applies with load.rate or load.trace (open loop)")
 	}
 }
 
@@ -208,7 +235,7 @@ func (v *validator) stopConditions() {
 	if l.Requests < 0 {
 		v.fail("load.requests", "%d: want a positive number of requests", l.Requests)
 	}
-	if l.Duration == 0 && l.Requests == 0 {
+	if l.Duration == 0 && l.Requests == 0 && !(l.Trace.Path != "" && !l.Trace.Loop) {
 		v.fail("load.duration", "set load.duration, load.requests or both")
 	}
 	switch {

@@ -55,7 +55,7 @@ func TestValidate(t *testing.T) {
 		// Negative timeouts make no sense.
 		{"negative timeout", closedPlan, func(p *Plan) { p.Target.Timeouts.TTFT = -time.Second }, "target.timeouts.ttft: -1s: want a positive duration"},
 		// Neither load model.
-		{"no load", closedPlan, func(p *Plan) { p.Load.Concurrency = 0 }, "load: set load.concurrency (closed loop, --concurrency N) or load.rate"},
+		{"no load", closedPlan, func(p *Plan) { p.Load.Concurrency = 0 }, "load: set load.concurrency (closed loop, --concurrency N), load.rate"},
 		// Both load models.
 		{"both loads", closedPlan, func(p *Plan) { p.Load.Rate = 3 }, "load.rate: set load.concurrency (closed loop: N users) or load.rate (open loop: requests/s), not both"},
 		// Negative users.
@@ -114,6 +114,17 @@ func TestValidate(t *testing.T) {
 		{"prefix share", closedPlan, func(p *Plan) { p.Workload.SharedPrefix = SharedPrefix{Tokens: 5, Fraction: 1.5} }, "workload.shared_prefix: shared prefix fraction 1.5"},
 		// A prefix without its length is incomplete.
 		{"prefix no tokens", closedPlan, func(p *Plan) { p.Workload.SharedPrefix.Groups = 3 }, "workload.shared_prefix.tokens: set the prefix length"},
+		// A trace is its own schedule: no rate beside it.
+		{"trace and rate", openPlan, func(p *Plan) { p.Load.Trace.Path = "t.csv" }, "load.trace.path: a trace is its own arrival schedule"},
+		// An unknown trace format lists the known ones.
+		{"trace format", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Format: "pcap", Speed: 1}
+		}, "load.trace.format: \"pcap\": want one of"},
+		// The trace decides lengths: classes beside it would do nothing.
+		{"trace and classes", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Speed: 1}
+			p.Workload.Classes = []Class{{Name: "a", Weight: 1}}
+		}, "load.trace.path: the trace decides request lengths"},
 		// A dataset needs its file.
 		{"dataset no path", closedPlan, func(p *Plan) { p.Workload.Dataset.Sample = 10 }, "workload.dataset.path: set the dataset file"},
 		// An unknown dataset format lists the known ones.

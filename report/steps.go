@@ -13,10 +13,19 @@ import (
 // table, so it is never read as a measurement.
 var stepColumns = []string{"step", "load", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "ITL p50", "ITL p99", "E2E p50", "E2E p99", "fail %", "goodput", "ok"}
 
-// writeSteps writes one row per stage of a staged run or sweep (throughput
-// and failure rate against load), the reasons of any step that is invalid
-// or weak, and the knee. It writes nothing for a single-phase run.
+// writeSteps writes what an experiment adds to a run: the steps table,
+// the knee, a capacity search's answer, a soak's drift. It writes nothing
+// for a plain run.
 func writeSteps(b *bytes.Buffer, s *record.Summary) {
+	writeStepTable(b, s)
+	writeCapacity(b, s.Capacity)
+	writeSoak(b, s.Soak)
+}
+
+// writeStepTable writes one row per stage of a staged run or sweep
+// (throughput and failure rate against load), the reasons of any step
+// that is invalid or weak, and the knee.
+func writeStepTable(b *bytes.Buffer, s *record.Summary) {
 	if len(s.Steps) == 0 {
 		return
 	}
@@ -37,7 +46,21 @@ func writeSteps(b *bytes.Buffer, s *record.Summary) {
 	if k := s.Knee; k != nil {
 		fmt.Fprintf(b, "\n%-*s%s\n", labelWidth, "Knee", k.Reason)
 	}
-	writeCapacity(b, s.Capacity)
+}
+
+// writeSoak writes one verdict line per windowed figure.
+func writeSoak(b *bytes.Buffer, s *record.Soak) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(b, "\nDrift over %d windows of %gs\n", len(s.Windows), s.WindowS)
+	for _, d := range s.Drift {
+		mark := "  "
+		if d.Drifted {
+			mark = "! "
+		}
+		fmt.Fprintf(b, "%s%s\n", mark, d.Verdict)
+	}
 }
 
 // writeCapacity writes a capacity search's answer and every probe's

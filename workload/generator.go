@@ -91,6 +91,22 @@ func (g *Generator) Spec(i uint64) Spec {
 	rng := rand.New(rand.NewPCG(g.cfg.Seed, splitmix64(i)))
 	in := g.cfg.Input.Sample(rng)
 	out := g.cfg.Output.Sample(rng)
+	return g.spec(rng, i, in, out)
+}
+
+// SpecOfLength is request i with the given prompt and output lengths
+// instead of draws from the distributions: a replayed trace decides them.
+// An output length below 1 is drawn from the output distribution.
+func (g *Generator) SpecOfLength(i uint64, in, out int) Spec {
+	rng := rand.New(rand.NewPCG(g.cfg.Seed, splitmix64(i)))
+	if out < 1 {
+		out = g.cfg.Output.Sample(rng)
+	}
+	return g.spec(rng, i, max(in, 1), out)
+}
+
+// spec builds request i's prompt of in tokens (plus any shared prefix).
+func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 	s := Spec{
 		Index:       i,
 		Class:       g.cfg.Class,

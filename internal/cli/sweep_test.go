@@ -159,3 +159,25 @@ func TestRunWithStages(t *testing.T) {
 		}
 	}
 }
+
+// TestSoakCommandFlags: soak refuses a missing window and a run too short
+// to hold the windows a trend test needs, before sending anything.
+func TestSoakCommandFlags(t *testing.T) {
+	t.Parallel()
+	base := []string{"soak", "--url", "http://127.0.0.1:1/v1", "--concurrency", "1", "--out", t.TempDir(), "-q"}
+	tests := []struct {
+		args []string
+		err  string
+	}{
+		// The window is required.
+		{append(base, "--duration", "10s"), "--window"},
+		// 10 s minus a 2 s warm-up holds 4 windows of 2 s: fewer than 5.
+		{append(base, "--duration", "10s", "--warmup", "2s", "--window", "2s"), "fewer than 5 windows"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runCLI(t, tt.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tt.err) {
+			t.Errorf("%v: exit %d, stderr %q; want usage error with %q", tt.args, code, stderr, tt.err)
+		}
+	}
+}

@@ -1,0 +1,156 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// SoakOptions describe a soak: one long run cut into windows whose
+// figures are tested for drift.
+type SoakOptions struct {
+	// Window is each window's length (e.g. 5m).
+	Window time.Duration
+	// Drift says when a trend counts; failure rate always uses an
+	// absolute change of at least 1 percentage point.
+	Drift analyze.DriftOptions
+}
+
+// Soak runs the plan like Run, then reads its records back, cuts the
+// measured window into Window-long windows by completion time, and tests
+// P99 TTFT, P99 E2E, throughput and failure rate for drift. The windows
+// are computed from records.jsonl one at a time, so memory stays flat
+// however long the soak: the live run keeps only its bounded aggregates.
+func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outcome, error) {
+	if o.Window <= 0 {
+		return nil, fmt.Errorf("soak: window %s: want a positive duration", o.Window)
+	}
+	out, err := Run(ctx, p, opts)
+	if err != nil {
+		return nil, err
+	}
+	fromUS := p.Load.Warmup.Microseconds()
+	n := int(out.Summary.WindowS * 1e6 / float64(o.Window.Microseconds()))
+	windows, err := soakWindows(filepath.Join(out.Dir, RecordsFile), fromUS, o.Window, n)
+	if err != nil {
+		return nil, err
+	}
+	out.Summary.Soak = &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, o)}
+	if err := record.WriteSummary(filepath.Join(out.Dir, SummaryFile), out.Summary); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// soakWindows streams the records and closes each window as the next one
+// starts: records arrive in completion order, so one pair of histograms
+// is enough (a straggler from a closed window counts in the current one).
+func soakWindows(path string, fromUS int64, window time.Duration, n int) ([]record.SoakWindow, error) {
+	w := &windower{fromUS: fromUS, lenUS: window.Microseconds(), n: n,
+		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{}}
+	if _, err := record.ReadRecords(path, func(r *record.Result) error { w.add(r); return nil }); err != nil {
+		return nil, fmt.Errorf("soak windows: %w", err)
+	}
+	for len(w.out) < n {
+		w.close()
+	}
+	return w.out, nil
+}
+
+// windower accumulates the window in progress.
+type windower struct {
+	fromUS, lenUS   int64
+	n               int
+	ttft, e2e       *record.Hist
+	succeeded, fail int64
+	out             []record.SoakWindow
+}
+
+func (w *windower) add(r *record.Result) {
+	if r.Warmup {
+		return
+	}
+	i := int((r.DoneUS() - w.fromUS) / w.lenUS)
+	if r.DoneUS() < w.fromUS || i >= w.n {
+		return // before the window or in the drain after issuing stopped
+	}
+	for len(w.out) < i {
+		w.close()
+	}
+	if !r.OK() {
+		w.fail++
+		return
+	}
+	w.succeeded++
+	w.e2e.Record(r.E2EUS)
+	if r.Stream && r.TTFTUS > 0 {
+		w.ttft.Record(r.TTFTUS)
+	}
+}
+
+// close finishes the window in progress and starts the next.
+func (w *windower) close() {
+	total := w.succeeded + w.fail
+	sw := record.SoakWindow{
+		StartS:       float64(w.fromUS+int64(len(w.out))*w.lenUS) / 1e6,
+		Requests:     total,
+		RequestsPerS: float64(w.succeeded) / (float64(w.lenUS) / 1e6),
+		TTFTP99:      w.ttft.Stats().P99,
+		E2EP99:       w.e2e.Stats().P99,
+	}
+	if total > 0 {
+		sw.FailureRate = float64(w.fail) / float64(total)
+	}
+	w.out = append(w.out, sw)
+	w.ttft.Reset()
+	w.e2e.Reset()
+	w.succeeded, w.fail = 0, 0
+}
+
+// soakDrift tests each windowed figure; TTFT only when the run streamed.
+func soakDrift(ws []record.SoakWindow, o SoakOptions) []record.Drift {
+	span := time.Duration(float64(len(ws)) * o.Window.Seconds() * float64(time.Second))
+	series := func(f func(record.SoakWindow) float64) []float64 {
+		v := make([]float64, len(ws))
+		for i, w := range ws {
+			v[i] = f(w)
+		}
+		return v
+	}
+	abs := o.Drift
+	abs.Absolute, abs.MinChange = true, 0.01
+	tests := []struct {
+		name string
+		v    []float64
+		opts analyze.DriftOptions
+	}{
+		{"P99 TTFT", series(func(w record.SoakWindow) float64 { return w.TTFTP99 }), o.Drift},
+		{"P99 E2E", series(func(w record.SoakWindow) float64 { return w.E2EP99 }), o.Drift},
+		{"throughput", series(func(w record.SoakWindow) float64 { return w.RequestsPerS }), o.Drift},
+		{"failure rate", series(func(w record.SoakWindow) float64 { return w.FailureRate }), abs},
+	}
+	out := []record.Drift{}
+	for _, t := range tests {
+		if t.name == "P99 TTFT" && allZero(t.v) {
+			continue
+		}
+		d := analyze.Drift(t.name, t.v, span, t.opts)
+		out = append(out, record.Drift{Metric: d.Metric, Change: d.Change, PValue: d.P,
+			Significant: d.Significant, Drifted: d.Drifted, Verdict: d.Verdict})
+	}
+	return out
+}
+
+func allZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}

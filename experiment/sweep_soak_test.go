@@ -1,0 +1,91 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// slowingServer streams 4 tokens whose gaps grow with the time since the
+// server started: from 1 ms to 1+growth ms over span, a planted slow
+// degradation (a leak, fragmentation) for a soak to find.
+func slowingServer(t *testing.T, growth, span time.Duration) string {
+	t.Helper()
+	start := time.Now()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		frac := min(time.Since(start).Seconds()/span.Seconds(), 1)
+		gap := time.Millisecond + time.Duration(frac*float64(growth))
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i := range 4 {
+			select {
+			case <-time.After(gap):
+			case <-r.Context().Done():
+				return
+			}
+			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d \"}}]}\n\n", i)
+			fl.Flush()
+		}
+		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+// TestSoakFindsPlantedDegradation: a server that slows from 4 ms to 44 ms
+// per reply (1 ms to 11 ms per token) over a 2.4 s soak cut into 200 ms windows: P99 E2E rose
+// (significant, drifted) and throughput fell; the failure rate (all 0) did not move.
+func TestSoakFindsPlantedDegradation(t *testing.T) {
+	t.Parallel()
+	url := slowingServer(t, 10*time.Millisecond, 2400*time.Millisecond)
+	p := testPlan(t, fmt.Sprintf(`
+name: soak
+target: {url: %s, model: m}
+workload: {input_tokens: "8", output_tokens: "4"}
+load: {concurrency: 2, duration: 2400ms, warmup: 200ms, grace: 5s}
+`, url))
+	out, err := Soak(context.Background(), p, Options{}, SoakOptions{Window: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := out.Summary.Soak
+	if s == nil || len(s.Windows) < 9 {
+		t.Fatalf("soak %+v: want at least 9 windows", s)
+	}
+	want := map[string]struct {
+		drifted bool
+		verdict string
+	}{
+		"P99 E2E":      {true, "P99 E2E rose"},    // the planted degradation
+		"P99 TTFT":     {true, "P99 TTFT rose"},   // the first token's gap grows too
+		"throughput":   {true, "throughput fell"}, // a closed loop slows with the server
+		"failure rate": {false, "no significant trend"},
+	}
+	for _, d := range s.Drift {
+		w, ok := want[d.Metric]
+		if !ok {
+			t.Errorf("unexpected drift metric %q", d.Metric)
+			continue
+		}
+		if d.Drifted != w.drifted || !strings.Contains(d.Verdict, w.verdict) {
+			t.Errorf("%s: drifted %v, verdict %q; want %v with %q", d.Metric, d.Drifted, d.Verdict, w.drifted, w.verdict)
+		}
+		delete(want, d.Metric)
+	}
+	if len(want) > 0 {
+		t.Errorf("no drift verdict for %v", want)
+	}
+}
+
+// TestSoakRejectsBadWindow: a soak needs a window.
+func TestSoakRejectsBadWindow(t *testing.T) {
+	t.Parallel()
+	p := testPlan(t, "target: {url: http://127.0.0.1:1/v1}\nload: {concurrency: 1}\n")
+	if _, err := Soak(context.Background(), p, Options{}, SoakOptions{}); err == nil || !strings.Contains(err.Error(), "window") {
+		t.Errorf("err = %v, want one about the window", err)
+	}
+}

@@ -1,0 +1,65 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// A replayed trace is the schedule and the lengths: request i is due at
+// its recorded offset divided by the speed, with the recorded prompt and
+// output lengths, and the run ends with the trace.
+func TestRunReplaysTrace(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
+	for i := range 8 {
+		fmt.Fprintf(&b, "2023-11-16 18:15:46.%03d0000,%d,%d\n", 100*i, 20+i, 4+i)
+	}
+	path := filepath.Join(t.TempDir(), "azure.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s}
+load: {trace: {path: %s, speed: 2}}
+`, url, path))
+	res, err := Run(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := res.Summary; s.Requests.Succeeded != 8 || s.Mode != record.ModeOpen {
+		t.Fatalf("requests %+v mode %s errors %v: want the 8 traced requests in an open loop", s.Requests, s.Mode, s.Errors)
+	}
+	n := 0
+	if _, err := record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+		n++
+		i := int64(r.ID)
+		// recorded 100 ms apart, replayed at speed 2: 50 ms apart
+		if r.IntendedUS != i*50_000 || r.PromptTokensSent != 20+int(i) || r.MaxTokens != 4+int(i) || r.OutputTokens != 4+int(i) {
+			t.Errorf("request %d: intended %dµs prompt %d max %d out %d; want %dµs %d %d %d",
+				i, r.IntendedUS, r.PromptTokensSent, r.MaxTokens, r.OutputTokens, i*50_000, 20+i, 4+i, 4+i)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n != 8 {
+		t.Errorf("%d records, want 8", n)
+	}
+}
