@@ -287,7 +287,8 @@ func TestPromptHasher(t *testing.T) {
 		{"  leading and\ttrailing \n", 3, 0}, // any ASCII whitespace separates
 		{"a b c d", 4, 1},                    // a full block of 4 gets a hash
 		{"a b c d e f g h i", 9, 2},          // partial blocks get none
-		{"naïve café, déjà-vu!", 3, 0},       // punctuation and UTF-8 stay inside words
+		{"naïve café, déjà-vu!", 5, 1},       // , and ! are tokens; UTF-8 and - stay inside words
+		{"The cat  sat.", 4, 1},              // a full stop is its own token, as in BPE vocabularies
 	}
 	for _, tt := range tests {
 		h := NewPromptHasher(4)
