@@ -12,11 +12,15 @@ import (
 
 // Demo workload: the mix of a chat service with documents — 70% short
 // prompts, 20% medium, 10% long — and short or long answers, the traffic
-// that makes short requests queue behind long ones.
-const (
-	demoInput  = "buckets(128:7,512:2,2048:1)"
-	demoOutput = "buckets(128:1,512:1)"
-)
+// that makes short requests queue behind long ones. Long prompts shrink to
+// fit a small model's context window (prompt + answer ≤ max_model_len).
+const demoOutput = "buckets(128:1,512:1)"
+
+// demoInput is the demo's prompt mix for a model with the given context.
+func demoInput(maxModelLen int) string {
+	long := max(min(2048, maxModelLen-512), 1)
+	return fmt.Sprintf("buckets(%d:7,%d:2,%d:1)", min(128, long), min(512, long), long)
+}
 
 func newDemoCmd(st *State) *cobra.Command {
 	var f simFlags
@@ -53,13 +57,14 @@ directory. No GPU and no network needed.`,
 			return err
 		}
 		defer srv.Close()
-		p, err := demoPlan(url, cfg.Profile.Model, concurrency, duration, warmup, dir)
+		input := demoInput(cfg.Profile.MaxModelLen)
+		p, err := demoPlan(url, cfg.Profile.Model, input, concurrency, duration, warmup, dir)
 		if err != nil {
 			return usageError(err)
 		}
 		if !out.quiet {
 			fmt.Fprintf(st.Stderr, "simulated %s at %s; %d users for %s (warm-up %s), prompts %s, outputs %s\n",
-				cfg.Profile.Name, url, concurrency, duration, warmup, demoInput, demoOutput)
+				cfg.Profile.Name, url, concurrency, duration, warmup, input, demoOutput)
 		}
 		return runPlan(cmd.Context(), st, p, out)
 	}
@@ -67,12 +72,12 @@ directory. No GPU and no network needed.`,
 }
 
 // demoPlan is the plan the demo runs.
-func demoPlan(url, model string, concurrency int, duration, warmup time.Duration, dir string) (*plan.Plan, error) {
+func demoPlan(url, model, input string, concurrency int, duration, warmup time.Duration, dir string) (*plan.Plan, error) {
 	p := &plan.Plan{
 		Name:     "demo",
 		Target:   plan.Target{URL: url, Model: model},
 		Load:     plan.LoadOptions{Concurrency: concurrency, Duration: duration, Warmup: warmup},
-		Workload: plan.Workload{InputTokens: demoInput, OutputTokens: demoOutput},
+		Workload: plan.Workload{InputTokens: input, OutputTokens: demoOutput},
 		Output:   plan.Output{Dir: dir},
 	}
 	p.ApplyDefaults()

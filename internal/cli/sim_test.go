@@ -55,6 +55,11 @@ func TestDemoRunsAgainstTheSimulator(t *testing.T) {
 	if s.Name != "demo" || s.Requests.Succeeded == 0 || s.Requests.Failed != 0 || s.Requests.Warmup == 0 {
 		t.Errorf("summary %+v: want a demo run with warm-up and successes only", s.Requests)
 	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "warm-up requests failed") {
+			t.Errorf("warning %q: the demo's prompts must fit the profile's context window", w)
+		}
+	}
 	if s.Throughput.OutputTokensPerS <= 0 || s.Metrics.TTFT.Count == 0 {
 		t.Errorf("throughput %+v ttft n=%d: want figures", s.Throughput, s.Metrics.TTFT.Count)
 	}
