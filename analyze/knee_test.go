@@ -41,6 +41,10 @@ func TestFindKnee(t *testing.T) {
 		{"operating fraction", sat, KneeOptions{ThroughputGain: 0.5, OperatingFraction: 0.5}, true, 8, 4, []int{4, 5}, "run at 4 users (50% of it)"},
 		// Still scaling at the top: no knee, and the reason says to go higher.
 		{"still scaling", sat[:4], KneeOptions{}, false, 0, 0, []int{}, "no knee up to 8 users"},
+		// 20% more throughput for twice the users with latency doubling: a knee
+		// at the default 25%, none when 10% is asked for.
+		{"partly full batch", []record.Step{step(1, 8, 790, 12, 105), step(2, 16, 950, 60, 210)}, KneeOptions{}, true, 8, 6, []int{1, 2}, "grew 20%"},
+		{"partly full batch, 10%", []record.Step{step(1, 8, 790, 12, 105), step(2, 16, 950, 60, 210)}, KneeOptions{ThroughputGain: 0.10}, false, 0, 0, []int{}, "no knee"},
 		// Throughput flat but latency flat too (a think-time bound client): not a knee.
 		{"flat latency", []record.Step{step(1, 1, 100, 10, 100), step(2, 2, 102, 10, 101)}, KneeOptions{}, false, 0, 0, []int{}, "no knee"},
 		// The invalid step 4 is never used: 4 → 16 users still doubled throughput, so the

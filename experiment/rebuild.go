@@ -38,6 +38,9 @@ func Rebuild(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	agg.SetInputBuckets(buckets)
+	if err := applyPlanJudging(agg, dir); err != nil {
+		return nil, err
+	}
 	n := 0
 	stats, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
 		agg.Add(r)
@@ -51,6 +54,7 @@ func Rebuild(dir string) (*Rebuilt, error) {
 		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
 	}
 	s := agg.Summary(info)
+	keepExperiment(dir, s)
 	samples, err := readTelemetry(dir)
 	if err != nil {
 		return nil, err

@@ -3,9 +3,13 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
@@ -26,6 +30,8 @@ type recorder struct {
 	agg        *record.Aggregate
 	series     *record.Series
 	sawFailure bool
+	// onResult is Options.OnResult: live exporters see each result.
+	onResult func(*record.Result)
 	// pacerLagUS is the worst queue delay since takePacerLag last read it;
 	// the telemetry sampler reads it from its own goroutine.
 	pacerLagUS atomic.Int64
@@ -35,6 +41,8 @@ type recorder struct {
 func newRecorder(files *runFiles, p *plan.Plan) *recorder {
 	r := &recorder{files: files, name: p.Name, mode: record.ModeClosed, warmup: p.Load.Warmup, agg: record.NewAggregate()}
 	r.agg.SetInputBuckets(p.Workload.LengthBuckets)
+	r.agg.SetSLOs(p.Workload.SLOs())
+	r.agg.SetModel(p.Compute.Model())
 	if p.Load.OpenLoop() {
 		r.mode = record.ModeOpen
 	}
@@ -51,6 +59,9 @@ func newRecorder(files *runFiles, p *plan.Plan) *recorder {
 // add records one finished request: to disk first, then to the aggregates.
 func (r *recorder) add(res *record.Result, start time.Time) {
 	r.keep(r.files.records.Write(res))
+	if r.onResult != nil {
+		r.onResult(res)
+	}
 	storeMax(&r.pacerLagUS, res.QueueDelayUS)
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -137,6 +148,37 @@ func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine) report.Snapshot {
 		Errors: int(run.Failed + run.WarmupFailed), Warmup: elapsed < r.warmup,
 		ReqPerS: reqs, OutTokPerS: toks,
 	}
+}
+
+// applyPlanJudging gives agg the SLOs and model size a run directory's
+// plan.yaml declares, so a rebuilt summary judges goodput and estimates
+// FLOPs exactly as the live run (newRecorder) did.
+func applyPlanJudging(agg *record.Aggregate, dir string) error {
+	path := filepath.Join(dir, PlanFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	var p struct {
+		Workload struct {
+			SLO     plan.SLO `yaml:"slo"`
+			Classes []struct {
+				Name string   `yaml:"name"`
+				SLO  plan.SLO `yaml:"slo"`
+			} `yaml:"classes"`
+		} `yaml:"workload"`
+		Compute plan.Compute `yaml:"compute"`
+	}
+	if err := yaml.Unmarshal(raw, &p); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	w := plan.Workload{SLO: p.Workload.SLO}
+	for _, c := range p.Workload.Classes {
+		w.Classes = append(w.Classes, plan.Class{Name: c.Name, SLO: c.SLO})
+	}
+	agg.SetSLOs(w.SLOs())
+	agg.SetModel(p.Compute.Model())
+	return nil
 }
 
 // errNoRecords says a run directory holds nothing to rebuild from.

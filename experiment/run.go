@@ -35,6 +35,14 @@ type Options struct {
 	// Started is called once the phase's clock has started, with the run
 	// directory; the CLI uses it to tell the user where results go.
 	Started func(dir string)
+	// OnResult, when set, is called with every finished request on the
+	// collector goroutine, right after it was written to records.jsonl:
+	// the feed of live exporters (report.LiveMetrics.Observe). It must be
+	// quick, since it holds up recording, and must not modify the result.
+	OnResult func(*record.Result)
+	// InFlight, when set, is called once the engine has started with a
+	// function that reports its requests in flight, for live exporters.
+	InFlight func(current func() int)
 }
 
 // Outcome is what a finished (or interrupted) run left behind.
@@ -98,6 +106,10 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 		opts.Started(dir)
 	}
 	rec := newRecorder(files, p)
+	rec.onResult = opts.OnResult
+	if opts.InFlight != nil {
+		opts.InFlight(eng.InFlight)
+	}
 	if err := files.events.Write(record.Event{Kind: record.EventRunStart, Message: start.UTC().Format(time.RFC3339Nano)}); err != nil {
 		return nil, err
 	}

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
@@ -95,6 +97,9 @@ func checkWarmup(p *plan.Plan, stage time.Duration) error {
 // it is written.
 func runDriven(ctx context.Context, p *plan.Plan, opts Options, so StageOptions,
 	drive func(context.Context, *stagedRun) error, finish func(*record.Summary)) (*Outcome, error) {
+	if err := checkObserve(p); err != nil {
+		return nil, err
+	}
 	env := opts.Env.withDefaults()
 	client, err := newClient(p, env)
 	if err != nil {
@@ -111,17 +116,27 @@ func runDriven(ctx context.Context, p *plan.Plan, opts Options, so StageOptions,
 	}
 	defer files.close()
 	r := &stagedRun{p: p, client: client, opts: opts, so: so, dir: dir, files: files, rec: newRecorder(files, p)}
+	r.rec.onResult = opts.OnResult
+	if opts.InFlight != nil {
+		opts.InFlight(r.inFlight)
+	}
 	if err := drive(ctx, r); err != nil {
 		return nil, err
 	}
-	s := r.summary(ctx.Err() != nil)
+	s, telErr := r.summary(ctx.Err() != nil)
 	if finish != nil {
 		finish(s)
 	}
-	if err := errors.Join(r.rec.err, files.close()); err != nil {
+	if err := applyThresholds(s, p.Thresholds); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(r.rec.err, telErr, files.close()); err != nil {
 		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
 	}
 	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
+		return nil, err
+	}
+	if err := WriteReport(dir, s); err != nil {
 		return nil, err
 	}
 	return &Outcome{Dir: dir, Summary: s}, nil
@@ -140,6 +155,10 @@ type stagedRun struct {
 	// onResult, when set, sees every record of the stage running (a
 	// capacity search tallies its SLOs with it).
 	onResult func(*record.Result)
+	// tel samples the server, GPUs and client from the first stage's start.
+	tel *telemetry
+	// current is the running stage's engine, for live in-flight counts.
+	current atomic.Pointer[engine.Engine]
 
 	start     time.Time // the run clock's zero: the first stage's start
 	nextID    uint64    // first record ID of the next stage, so IDs stay unique
@@ -166,8 +185,14 @@ func (r *stagedRun) run(ctx context.Context, stages []Stage) error {
 	return nil
 }
 
-// summary is the whole run's aggregate with the steps attached.
-func (r *stagedRun) summary(interrupted bool) *record.Summary {
+// summary is the whole run's aggregate with the steps attached (and the
+// server/GPU telemetry, whose error it returns).
+func (r *stagedRun) summary(interrupted bool) (*record.Summary, error) {
+	var samples []observe.Sample
+	var telErr error
+	if r.tel != nil {
+		samples, telErr = r.tel.stop()
+	}
 	info := record.RunInfo{Name: r.p.Name, Started: r.start.UTC(), Mode: stagedMode(r.p),
 		EndUS: r.endUS, MeasureEndUS: r.measureUS, Interrupted: interrupted}
 	if len(r.steps) > 0 {
@@ -175,11 +200,12 @@ func (r *stagedRun) summary(interrupted bool) *record.Summary {
 	}
 	r.writeClosingEvents(info)
 	s := r.rec.summary(info)
+	observe.Summarize(samples, info, s)
 	s.Steps = r.steps
 	if r.so.Knee != nil {
 		s.Knee = r.knee()
 	}
-	return s
+	return s, telErr
 }
 
 // knee runs knee detection over the steps of the knee's mode (a rate
@@ -217,6 +243,14 @@ func (r *stagedRun) writeClosingEvents(info record.RunInfo) {
 	for _, e := range events {
 		r.rec.keep(r.files.events.Write(e))
 	}
+}
+
+// inFlight is the running stage's requests in flight (0 between stages).
+func (r *stagedRun) inFlight() int {
+	if eng := r.current.Load(); eng != nil {
+		return eng.InFlight()
+	}
+	return 0
 }
 
 func secondsToUS(s float64) int64 { return int64(math.Round(s * 1e6)) }

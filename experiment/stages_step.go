@@ -25,8 +25,12 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 	out := make(chan *record.Result, 1024)
 	go func() { _ = eng.Run(ctx, out) }()
 	started := eng.Started()
+	r.current.Store(eng)
 	defer r.watchAbort(eng)()
-	if err := r.markStart(started, index, st); err != nil {
+	if err := r.markStart(ctx, started, index, st); err != nil {
+		eng.Abort()
+		for range out { // let the engine finish: nothing is recorded
+		}
 		return record.Step{}, err
 	}
 	offUS := started.Sub(r.start).Microseconds()
@@ -76,11 +80,19 @@ func shift(res *record.Result, offUS int64, base uint64, index int) {
 
 // markStart starts the run clock with the first stage and notes every
 // stage's start in events.jsonl.
-func (r *stagedRun) markStart(started time.Time, index int, st Stage) error {
+func (r *stagedRun) markStart(ctx context.Context, started time.Time, index int, st Stage) error {
 	if r.start.IsZero() {
 		r.start = started
 		if err := r.files.events.Write(record.Event{Kind: record.EventRunStart, Message: started.UTC().Format(time.RFC3339Nano)}); err != nil {
 			return err
+		}
+		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag)
+		if err != nil {
+			return err
+		}
+		r.tel = tel
+		for _, e := range planNotes(r.p) {
+			r.rec.keep(r.files.events.Write(e))
 		}
 		if r.opts.Started != nil {
 			r.opts.Started(r.dir)

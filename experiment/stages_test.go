@@ -1,8 +1,10 @@
 package experiment
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,9 +18,9 @@ import (
 
 // smallSim starts the "tiny" simulator with a running batch of at most
 // maxSeqs: throughput grows with concurrency up to maxSeqs and is flat
-// beyond, where requests queue. Steps take about 5 ms (not tiny's 1 ms, so
-// that a busy test machine cannot stretch them much), so an 8-token reply
-// takes about 45 ms.
+// beyond, where requests queue. Steps take about 10 ms (not tiny's 1 ms, so
+// that a busy test machine cannot stretch them much), so a 4-token reply
+// takes about 50 ms.
 func smallSim(t *testing.T, maxSeqs int) string {
 	t.Helper()
 	prof, err := sim.LookupProfile("tiny")
@@ -26,7 +28,7 @@ func smallSim(t *testing.T, maxSeqs int) string {
 		t.Fatal(err)
 	}
 	prof.MaxNumSeqs = maxSeqs
-	prof.Cost.StepOverhead = 5 * time.Millisecond
+	prof.Cost.StepOverhead = 10 * time.Millisecond
 	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +42,7 @@ func simPlan(t *testing.T, url, load string) *plan.Plan {
 	return testPlan(t, fmt.Sprintf(`
 name: staged
 target: {url: %s, model: tiny-sim}
-workload: {input_tokens: "32", output_tokens: "8"}
+workload: {input_tokens: "32", output_tokens: "4"}
 load:
   grace: 5s
 %s
@@ -86,7 +88,29 @@ func TestStagesObeyTargets(t *testing.T) {
 				}
 			}
 			checkRecords(t, out.Dir, len(tt.want))
+			checkRebuild(t, out.Dir)
 		})
+	}
+}
+
+// checkRebuild: `inferload report` rebuilds a staged run's summary.json
+// byte for byte, steps included.
+func checkRebuild(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, SummaryFile)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rebuild(dir); err != nil {
+		t.Fatal(err)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(before, after) {
+		t.Errorf("rebuilt summary.json differs:\nlive:    %.600s\nrebuilt: %.600s", before, after)
 	}
 }
 
@@ -141,8 +165,9 @@ func TestStagesRejectsBadInput(t *testing.T) {
 // TestSweepFindsTheKnee: against a simulator whose running batch holds 8
 // sequences, throughput stops growing past 8 users while latency doubles;
 // the knee found is within one step of 8 and the advice is 80% of it.
+// Not parallel: its timing is the simulator's, which a machine busy with
+// other simulators would stretch.
 func TestSweepFindsTheKnee(t *testing.T) {
-	t.Parallel()
 	url := smallSim(t, 8)
 	p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
 	loads, err := ParseLoads("geometric(1,2,32)", true)

@@ -26,12 +26,23 @@ const (
 
 // Thresholds of the annotations and hints, documented in docs/telemetry.md.
 const (
-	// SaturationCPUPct: client CPU above this share of all cores.
+	// SaturationCPUPct: client CPU above this share of the CPUs it may
+	// use (GOMAXPROCS) is saturation on its own.
 	SaturationCPUPct = 85.0
-	// SaturationLagMS: goroutines waited this long (p99) to run.
+	// SaturationLagMS: goroutines waited this long (p99) to run. Lag
+	// counts only with SaturationLagCPUPct: on a shared host other
+	// processes can delay an idle client's goroutines by 100 ms and more
+	// (seen at 22% CPU under -race on a busy 2-core machine), which says
+	// the host is contended, not that the client ran out of CPU.
 	SaturationLagMS = 20.0
-	// SaturationSeconds: seconds over a threshold before the client counts
-	// as saturated (one GC-heavy second is not saturation).
+	// SaturationLagCPUPct: the least client CPU at which scheduling lag
+	// is the client's own doing (so is a backlog of runnable goroutines:
+	// see busy).
+	SaturationLagCPUPct = 50.0
+	// SaturationSeconds: seconds of run clock over a threshold, without a
+	// break, before the client counts as saturated (one GC-heavy second is
+	// not saturation). Measured in time, not samples, so a faster sampling
+	// interval does not make the verdict quicker to trip.
 	SaturationSeconds = 3
 	// OOMRiskFrac: GPU memory used ÷ total at which OOM is near.
 	OOMRiskFrac = 0.95
@@ -44,14 +55,14 @@ const (
 
 // watcher turns samples into annotations as they arrive.
 type watcher struct {
-	gapped      map[string]bool
-	preempt     []float64
-	oomSeen     bool
-	overSeconds int
-	saturated   bool
+	gapped    map[string]bool
+	preempt   []float64
+	oomSeen   bool
+	over      overRun
+	saturated bool
 }
 
-func newWatcher() *watcher { return &watcher{gapped: map[string]bool{}} }
+func newWatcher() *watcher { return &watcher{gapped: map[string]bool{}, over: newOverRun()} }
 
 func (w *watcher) see(s Sample) []record.Event {
 	var out []record.Event
@@ -102,21 +113,63 @@ func isSpike(hist []float64, p float64) bool {
 }
 
 // client annotates the first time the client stays saturated for
-// SaturationSeconds samples in a row.
+// SaturationSeconds.
 func (w *watcher) client(s Sample, ev func(record.EventKind, string, ...any)) {
-	if !clientOver(s) {
-		w.overSeconds = 0
+	if !w.over.see(s) || w.saturated {
 		return
 	}
-	w.overSeconds++
-	if w.overSeconds >= SaturationSeconds && !w.saturated {
-		w.saturated = true
-		ev(EventClientSaturated, "client CPU %.0f%% of all cores, scheduling lag p99 %.1f ms for %d s: results may be invalid",
-			s.Values[ClientCPUPct], s.Values[ClientSchedLagP99], w.overSeconds)
-	}
+	w.saturated = true
+	ev(EventClientSaturated, "client CPU %.0f%% of its CPUs, scheduling lag p99 %.1f ms, over a threshold for %.1f s: results may be invalid",
+		s.Values[ClientCPUPct], s.Values[ClientSchedLagP99], float64(w.over.runUS)/1e6)
 }
 
-// clientOver says one client sample is past a saturation threshold.
+// overRun follows how long client samples have been over a threshold
+// without a break. Each client sample's figures cover the window since the
+// previous one, so a sample adds that window's length.
+type overRun struct {
+	prevUS  int64 // TimeUS of the previous client sample; -1 before the first
+	runUS   int64 // length of the current unbroken run over a threshold
+	totalUS int64 // every window over a threshold
+}
+
+func newOverRun() overRun { return overRun{prevUS: -1} }
+
+// see takes the next client sample and says whether the current run has
+// lasted SaturationSeconds.
+func (r *overRun) see(s Sample) bool {
+	window := int64(0)
+	if r.prevUS >= 0 {
+		window = s.TimeUS - r.prevUS
+	}
+	r.prevUS = s.TimeUS
+	if !clientOver(s) {
+		r.runUS = 0
+		return false
+	}
+	r.runUS += window
+	r.totalUS += window
+	return r.runUS >= SaturationSeconds*1e6
+}
+
+// clientOver says one client sample is past a saturation threshold: the
+// client used nearly all its CPUs, or its goroutines waited to run while
+// the wait was its own doing.
 func clientOver(s Sample) bool {
-	return s.Values[ClientCPUPct] >= SaturationCPUPct || s.Values[ClientSchedLagP99] >= SaturationLagMS
+	return s.Values[ClientCPUPct] >= SaturationCPUPct || s.Values[ClientSchedLagP99] >= SaturationLagMS && busy(s)
+}
+
+// busy says the client had work for its CPUs: it used at least
+// SaturationLagCPUPct of them, or it had a backlog, at least as many
+// goroutines waiting to run as it has CPUs. The backlog catches a client
+// that wants every CPU but gets few because other processes hold them.
+func busy(s Sample) bool {
+	procs, ok := s.Values[ClientGOMAXPROCS]
+	backlog := ok && procs > 0 && s.Values[ClientRunnable] >= procs
+	return s.Values[ClientCPUPct] >= SaturationLagCPUPct || backlog
+}
+
+// contended says one client sample saw scheduling lag past the threshold
+// while the client itself was not busy: other processes held the CPU.
+func contended(s Sample) bool {
+	return s.Values[ClientSchedLagP99] >= SaturationLagMS && !busy(s)
 }

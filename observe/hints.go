@@ -99,9 +99,12 @@ func clientBound(in hintInput) *record.Hint {
 		Figures: map[string]float64{"client_cpu_pct_max": c.CPUPctMax, "client_sched_lag_p99_max_ms": c.SchedLagP99MaxMS, "saturated_seconds": float64(c.SaturatedSeconds)}}
 }
 
+// computeBound stays quiet when memoryBound fires: a server preempting
+// for want of KV cache is busy and flat too, but its remedy is memory, and
+// two hints for one cause would send the reader two ways.
 func computeBound(in hintInput) *record.Hint {
 	util, _, n := stat(in.server, GPUUtil)
-	if n == 0 || util < ComputeBoundUtilPct {
+	if n == 0 || util < ComputeBoundUtilPct || memoryBound(in) != nil {
 		return nil
 	}
 	a, b, ok := halves(in.server, OutputTokensPerS)

@@ -9,9 +9,15 @@ import (
 
 // steady builds n one-second samples of source, each with vals(i).
 func steady(source string, n int, vals func(i int) map[string]float64) []Sample {
+	return steadyEvery(source, n, 1e6, vals)
+}
+
+// steadyEvery builds n samples of source everyUS apart.
+func steadyEvery(source string, n int, everyUS int64, vals func(i int) map[string]float64) []Sample {
 	out := make([]Sample, n)
 	for i := range out {
-		out[i] = Sample{TS: int64(i), TimeUS: int64(i)*1e6 + 5e5, Source: source, Values: vals(i)}
+		at := int64(i)*everyUS + everyUS/2
+		out[i] = Sample{TS: at / 1e6, TimeUS: at, Source: source, Values: vals(i)}
 	}
 	return out
 }
@@ -46,6 +52,31 @@ func TestHints(t *testing.T) {
 		{"oom", steady("srv", 10, func(int) map[string]float64 {
 			return map[string]float64{GPUMemUsedFrac: 0.99, GPUUtil: 60}
 		}), 3, []string{"oom_risk"}},
+		// KV full and preempting while the GPU is busy and flat: memory
+		// bound only, not compute bound as well.
+		{"memory_not_compute", steady("srv", 10, func(i int) map[string]float64 {
+			return map[string]float64{KVCacheUsage: 0.97, PreemptionsPerS: 2, GPUUtil: 99, OutputTokensPerS: 500}
+		}), 0, []string{"memory_bound"}},
+		// Scheduling lag with the client nearly idle: the host was
+		// contended, the client was not saturated (warned, not hinted).
+		{"contended", steady("client", 10, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 22, ClientSchedLagP99: 117, ClientRunnable: 1, ClientGOMAXPROCS: 2}
+		}), 0, nil},
+		// Lag with the client busy is the client's own: client bound.
+		{"client_lag", steady("client", 10, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 60, ClientSchedLagP99: 40}
+		}), 0, []string{"client_bound"}},
+		// Little CPU but a backlog of runnable goroutines, five per CPU,
+		// with lag: the client wants every CPU and other processes hold
+		// them, so it is client bound all the same.
+		{"client_backlog", steady("client", 10, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 15, ClientSchedLagP99: 120, ClientRunnable: 10, ClientGOMAXPROCS: 2}
+		}), 0, []string{"client_bound"}},
+		// Three pegged samples 250 ms apart are 0.5 s of saturation, not
+		// the 3 s the verdict needs.
+		{"brief", steadyEvery("client", 4, 250_000, func(int) map[string]float64 {
+			return map[string]float64{ClientCPUPct: 99, ClientSchedLagP99: 40}
+		}), 0, nil},
 		// A healthy run: moderate utilisation, rising throughput, empty queue.
 		{"healthy", append(steady("srv", 10, func(i int) map[string]float64 {
 			return map[string]float64{GPUUtil: 60, OutputTokensPerS: 100 * float64(i+1), QueueDepth: 0, KVCacheUsage: 0.3, GPUMemUsedFrac: 0.8}
@@ -68,8 +99,9 @@ func TestHints(t *testing.T) {
 			if !slices.Equal(rules, tt.want) {
 				t.Fatalf("hints = %v, want %v (%+v)", rules, tt.want, s.Hints)
 			}
-			saturated := tt.name == "client"
-			if s.Client != nil && s.Client.Saturated != saturated || saturated && len(s.Warnings) != 1 {
+			saturated := slices.Contains(tt.want, "client_bound")
+			warned := saturated || tt.name == "contended"
+			if s.Client != nil && s.Client.Saturated != saturated || warned != (len(s.Warnings) == 1) {
 				t.Errorf("client = %+v, warnings = %v", s.Client, s.Warnings)
 			}
 		})

@@ -12,7 +12,7 @@ import (
 
 // The load generator's own series (Source "client").
 const (
-	ClientCPUPct       = "client_cpu_pct"     // process CPU ÷ (wall × cores), 0..100
+	ClientCPUPct       = "client_cpu_pct"     // process CPU ÷ (wall × GOMAXPROCS), 0..100
 	ClientCPUCores     = "client_cpu_cores"   // cores' worth of CPU used
 	ClientRSSMiB       = "client_rss_mib"     // resident memory
 	ClientGoroutines   = "client_goroutines"  // live goroutines
@@ -21,8 +21,13 @@ const (
 	ClientSchedLagP99  = "client_sched_lag_p99_ms" // runnable → running delay of goroutines
 	ClientSchedLagMax  = "client_sched_lag_max_ms"
 	ClientPacerLagMS   = "client_pacer_lag_ms" // worst late start of a request in the window
-	ClientBytesInPS    = "client_bytes_in_per_s"
-	ClientBytesOutPS   = "client_bytes_out_per_s"
+	// ClientRunnable counts goroutines ready to run but waiting for a
+	// CPU at the moment of the sample; with ClientGOMAXPROCS it says
+	// whether the client had more work than CPUs.
+	ClientRunnable   = "client_runnable_goroutines"
+	ClientGOMAXPROCS = "client_gomaxprocs"
+	ClientBytesInPS  = "client_bytes_in_per_s"
+	ClientBytesOutPS = "client_bytes_out_per_s"
 )
 
 // runtime/metrics names read each second.
@@ -30,6 +35,7 @@ const (
 	schedLatencies = "/sched/latencies:seconds"
 	gcPauses       = "/sched/pauses/total/gc:seconds"
 	goMemTotal     = "/memory/classes/total:bytes"
+	runnable       = "/sched/goroutines/runnable:goroutines"
 )
 
 // selfSampler measures this process. Each figure is a difference from the
@@ -48,7 +54,7 @@ type selfSampler struct {
 
 func newSelfSampler(lag func() time.Duration) *selfSampler {
 	return &selfSampler{procDir: "/proc/self", lag: lag, prevHist: map[string][]uint64{},
-		metrics: []metrics.Sample{{Name: schedLatencies}, {Name: gcPauses}, {Name: goMemTotal}}}
+		metrics: []metrics.Sample{{Name: schedLatencies}, {Name: gcPauses}, {Name: goMemTotal}, {Name: runnable}}}
 }
 
 func (ss *selfSampler) sample(start time.Time) Sample {
@@ -57,6 +63,10 @@ func (ss *selfSampler) sample(start time.Time) Sample {
 	s.set(ClientGoroutines, float64(runtime.NumGoroutine()))
 	metrics.Read(ss.metrics)
 	ss.memory(&s)
+	s.set(ClientGOMAXPROCS, float64(runtime.GOMAXPROCS(0)))
+	if v := ss.metrics[3].Value; v.Kind() == metrics.KindUint64 {
+		s.set(ClientRunnable, float64(v.Uint64()))
+	}
 	cpu, cpuOK := processCPU()
 	io, ioOK := ss.procIO()
 	if ss.started {
@@ -64,7 +74,10 @@ func (ss *selfSampler) sample(start time.Time) Sample {
 		if cpuOK && wall > 0 {
 			cores := (cpu - ss.prevCPU).Seconds() / wall
 			s.set(ClientCPUCores, cores)
-			s.set(ClientCPUPct, 100*cores/float64(runtime.NumCPU()))
+			// GOMAXPROCS, not NumCPU: since Go 1.25 it follows a
+			// container's CPU limit, and a client capped at 2 of 64
+			// cores is saturated at 2 cores' worth, not at 64.
+			s.set(ClientCPUPct, 100*cores/float64(runtime.GOMAXPROCS(0)))
 		}
 		if ioOK && wall > 0 {
 			s.set(ClientBytesInPS, (io[0]-ss.prevIO[0])/wall)

@@ -71,8 +71,14 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.SharedPrefix.Fraction, err = strconv.ParseFloat(value, 64)
 	case "prefix_groups":
 		c.SharedPrefix.Groups, err = strconv.Atoi(value)
+	case "slo_ttft_ms":
+		c.SLO.TTFTMs, err = strconv.ParseFloat(value, 64)
+	case "slo_tpot_ms":
+		c.SLO.TPOTMs, err = strconv.ParseFloat(value, 64)
+	case "slo_e2e_ms":
+		c.SLO.E2EMs, err = strconv.ParseFloat(value, 64)
 	default:
-		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction or prefix_groups; body fields only in a plan file)")
+		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms or slo_e2e_ms; body fields only in a plan file)")
 	}
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)

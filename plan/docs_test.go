@@ -15,7 +15,7 @@ import (
 var docPath = filepath.Join("..", "docs", "plan.md")
 
 // docRow matches a field row of docs/plan.md's table: | `path` | `--flag` | ...
-var docRow = regexp.MustCompile("^\\| `([a-z_.]+)` \\| `--([a-z-]+)` \\|")
+var docRow = regexp.MustCompile("^\\| `([a-z0-9_.]+)` \\| `--([a-z0-9-]+)` \\|")
 
 func readDoc(t *testing.T) string {
 	t.Helper()

@@ -34,6 +34,7 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	f.bindWorkload()
 	bind(f, "name", "name", fs.String("name", DefaultName, "label for the run directory and reports (letters, digits, . _ -)"), func(p *Plan) *string { return &p.Name })
 	f.bindThresholds()
+	f.bindSLOAndCompute()
 	f.bindObserve()
 	bind(f, "out", "output.dir", fs.String("out", DefaultOutputDir, "parent directory of run directories"), func(p *Plan) *string { return &p.Output.Dir })
 	return f

@@ -21,6 +21,9 @@ type Plan struct {
 	// Observe says what server, GPU and client telemetry is sampled beside
 	// the load (docs/telemetry.md).
 	Observe Observe `yaml:"observe"`
+	// Compute declares the served model's size, so summary.json can
+	// estimate FLOPs (plan/slo.go).
+	Compute Compute `yaml:"compute"`
 	// Env holds fields the user declares about the deployment (framework,
 	// version, quantisation, max_num_seqs, ...), copied into env.json so
 	// two runs' environments can be diffed.
@@ -164,6 +167,9 @@ type Workload struct {
 	Tokenizer string `yaml:"tokenizer"`
 	// Dataset, when its path is set, supplies the default class's prompts.
 	Dataset Dataset `yaml:"dataset"`
+	// SLO is every class's service-level objective unless the class sets
+	// its own bounds; goodput counts requests that met it.
+	SLO SLO `yaml:"slo"`
 }
 
 // Dataset names a file of prompts and how to cut it down.
@@ -202,6 +208,8 @@ type Class struct {
 	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
 	// Dataset, when its path is set, supplies the class's prompts.
 	Dataset Dataset `yaml:"dataset"`
+	// SLO overrides workload.slo bound by bound for the class.
+	SLO SLO `yaml:"slo"`
 }
 
 // SharedPrefix is a prefix of Tokens tokens put in front of a Fraction of

@@ -48,6 +48,8 @@ func (p *Plan) Validate() error {
 	v.closedLoop()
 	v.stopConditions()
 	v.workload()
+	v.slos()
+	v.compute()
 	v.thresholds()
 	if p.Output.Dir == "" || strings.ContainsRune(p.Output.Dir, 0) {
 		v.fail("output.dir", "want a directory path")

@@ -77,6 +77,10 @@ type Aggregate struct {
 	// (breakdown.go); child marks a sub-aggregate, which has none.
 	split breakdowns
 	child bool
+
+	// slo judges goodput (goodput.go); compute estimates FLOPs (flops.go).
+	slo     sloState
+	compute computeState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -93,6 +97,8 @@ func NewAggregate() *Aggregate {
 // latency histogram and the token totals (docs/metrics.md has the rules).
 func (a *Aggregate) Add(r *Result) {
 	a.addBreakdowns(r)
+	a.addGoodput(r)
+	a.addCompute(r)
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
 	if r.OK() {
 		a.delivered.add(r)
@@ -237,6 +243,8 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured,
 			InputTokensCompared: a.inCompared, InputTokensDiff: relDiff(a.inServer, a.inClient)},
 	}
+	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)
+	s.Compute = a.computeSummary(from, to, windowS)
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Warnings = a.warnings(s)

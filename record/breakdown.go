@@ -37,6 +37,7 @@ type Breakdown struct {
 	FailedE2E   Stats            `json:"failed_e2e_ms"`
 	Throughput  Throughput       `json:"throughput"`
 	Tokens      Tokens           `json:"tokens"`
+	Goodput     Goodput          `json:"goodput"`
 }
 
 // InputBucket is a Breakdown of the requests whose prompt length (the
@@ -87,25 +88,27 @@ func (a *Aggregate) addBreakdowns(r *Result) {
 	}
 	c := a.split.classes[class]
 	if c == nil {
-		c = newChild()
+		c = a.newChild()
 		a.split.classes[class] = c
 	}
 	c.Add(r)
 	k, _ := slices.BinarySearch(a.split.bounds, r.PromptTokensSent)
 	if a.split.buckets[k] == nil {
-		a.split.buckets[k] = newChild()
+		a.split.buckets[k] = a.newChild()
 	}
 	a.split.buckets[k].Add(r)
 }
 
-func newChild() *Aggregate {
+// newChild returns a sub-aggregate that judges goodput by a's objectives.
+func (a *Aggregate) newChild() *Aggregate {
 	c := NewAggregate()
 	c.child = true
+	c.slo.table = a.slo.table
 	return c
 }
 
 // breakdown computes a child's figures over the run's measured window.
-func (a *Aggregate) breakdown(from, to int64, windowS float64) Breakdown {
+func (a *Aggregate) breakdown(slo SLO, from, to int64, windowS float64) Breakdown {
 	reqs, outTok, inTok := a.delivered.over(from, to)
 	return Breakdown{
 		Requests:    a.requests(),
@@ -121,7 +124,8 @@ func (a *Aggregate) breakdown(from, to int64, windowS float64) Breakdown {
 			OutputTokensPerS: perSecond(outTok, windowS),
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
-		Tokens: a.tokens(),
+		Tokens:  a.tokens(),
+		Goodput: a.goodput(slo, from, to, windowS),
 	}
 }
 
@@ -129,7 +133,7 @@ func (a *Aggregate) breakdown(from, to int64, windowS float64) Breakdown {
 func (a *Aggregate) classBreakdowns(from, to int64, windowS float64) map[string]*Breakdown {
 	out := make(map[string]*Breakdown, len(a.split.classes))
 	for name, c := range a.split.classes {
-		b := c.breakdown(from, to, windowS)
+		b := c.breakdown(a.slo.table.For(name), from, to, windowS)
 		out[name] = &b
 	}
 	return out
@@ -145,9 +149,9 @@ func (a *Aggregate) bucketBreakdowns(from, to int64, windowS float64) []InputBuc
 	lo := 0
 	for k, c := range a.split.buckets {
 		if c == nil {
-			c = newChild()
+			c = a.newChild()
 		}
-		b := InputBucket{MinTokens: lo, Breakdown: c.breakdown(from, to, windowS)}
+		b := InputBucket{MinTokens: lo, Breakdown: c.breakdown(a.slo.table.For(DefaultClass), from, to, windowS)}
 		if k < len(a.split.bounds) {
 			b.MaxTokens = a.split.bounds[k]
 			b.Label = "<=" + strconv.Itoa(b.MaxTokens)

@@ -40,6 +40,11 @@ type Summary struct {
 	Throughput Throughput `json:"throughput"`
 	Tokens     Tokens     `json:"tokens"`
 	Checks     Checks     `json:"checks"`
+	// Goodput is what met its class's SLO (record/goodput.go).
+	Goodput Goodput `json:"goodput"`
+	// Compute is the FLOPs estimate; absent unless the plan declares the
+	// model's size (record/flops.go).
+	Compute *Compute `json:"compute,omitempty"`
 	// Classes break the figures down by request class, keyed by class
 	// name ("default" when the plan has no classes).
 	Classes map[string]*Breakdown `json:"classes"`

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
@@ -39,6 +40,9 @@ type HTMLInput struct {
 	Events []record.Event
 	// Digest holds distributions and heat maps built from the records.
 	Digest *Digest
+	// Telemetry is telemetry.jsonl: server, GPU and client samples on
+	// the run clock.
+	Telemetry []observe.Sample
 }
 
 // page is the template's data: sections in display order, and the chart
@@ -124,6 +128,7 @@ type line struct {
 // sectionBuilders make the report's sections in order; each returns nil
 // when its data is absent.
 var sectionBuilders = []func(*HTMLInput) *section{
+	diagnosisSection,
 	headlineSection,
 	thresholdSection,
 	percentileSection,
@@ -131,6 +136,8 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	distributionSection,
 	heatSection,
 	timelineSection,
+	serverTelemetrySection,
+	clientTelemetrySection,
 	errorSection,
 	eventSection,
 	environmentSection,

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,8 +127,13 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(charts) != 7 {
-		t.Errorf("page has %d charts, want 7 (3 distributions, 2 heat maps, 2 timelines): %v", len(charts), charts)
+	if len(charts) != 13 {
+		t.Errorf("page has %d charts, want 13 (3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
+	}
+	for _, id := range []string{"tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem"} {
+		if !slices.ContainsFunc(charts, func(c string) bool { return strings.HasPrefix(c, id+":") }) {
+			t.Errorf("telemetry chart %s missing: %v", id, charts)
+		}
 	}
 	for _, c := range charts {
 		id, n, _ := strings.Cut(c, ":")

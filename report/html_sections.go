@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/inferload/inferload/record"
 )
@@ -237,45 +236,6 @@ func eventSection(in *HTMLInput) *section {
 	}
 	return &section{ID: "events", Title: "Events", Tables: []table{t},
 		Help: "Annotations on the run clock; each is a vertical line on the time charts."}
-}
-
-func environmentSection(in *HTMLInput) *section {
-	if len(in.Env) == 0 {
-		return nil
-	}
-	flat := map[string]string{}
-	flattenEnv(flat, "", in.Env)
-	keys := make([]string, 0, len(flat))
-	for k := range flat {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	t := table{Head: []string{"field", "value"}}
-	for _, k := range keys {
-		t.Rows = append(t.Rows, []string{k, flat[k]})
-	}
-	return &section{ID: "environment", Title: "Environment", Tables: []table{t},
-		Help: "From env.json: the client host and the target as the plan declared it."}
-}
-
-func flattenEnv(out map[string]string, prefix string, v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, sub := range v {
-			if prefix != "" {
-				k = prefix + "." + k
-			}
-			flattenEnv(out, k, sub)
-		}
-	case []any:
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = fmt.Sprint(x)
-		}
-		out[prefix] = strings.Join(parts, ", ")
-	default:
-		out[prefix] = fmt.Sprint(v)
-	}
 }
 
 // ms formats milliseconds with three significant-ish digits.

@@ -46,15 +46,28 @@ func fullInput() *HTMLInput {
 		{Label: "<=1024", Breakdown: record.Breakdown{Requests: record.Requests{Total: 500, Succeeded: 470}}},
 		{Label: ">4096"},
 	}
-	in := &HTMLInput{Summary: s, Digest: NewDigest(),
+	s.Client = &record.ClientTelemetry{CPUPctMax: 97, SchedLagP99MaxMS: 40, SaturatedSeconds: 12, Saturated: true,
+		Verdict: "SATURATED for 12 s: CPU max 97% of its CPUs"}
+	s.Hints = []record.Hint{{Rule: "memory_bound", Message: "memory bound: KV cache reached 97% " + plantedScript,
+		Figures: map[string]float64{"kv_cache_usage_max": 0.97, "preemptions_per_s_max": 4}}}
+	s.Server = &record.ServerTelemetry{Sources: []record.TelemetrySource{{Source: "http://127.0.0.1:8000/metrics", Kind: "vllm+dcgm", Samples: 120, Gaps: 5}}}
+	in := &HTMLInput{Summary: s, Digest: NewDigest(), Telemetry: fullTelemetry(),
 		Env: map[string]any{
 			"client": map[string]any{"hostname": "bench-1", "cpus": 2.0},
-			"target": map[string]any{"model": plantedScript, "url": "http://127.0.0.1:8000/v1?" + plantedAttr},
+			"target": map[string]any{"model": plantedScript, "url": "http://127.0.0.1:8000/v1?" + plantedAttr,
+				"served": map[string]any{"models": []any{map[string]any{"id": "llama", "max_context": 4096.0}}}},
+			"gpus": map[string]any{"backend": "nvml", "gpus": []any{map[string]any{"index": 0.0, "name": "NVIDIA H200",
+				"memory_total_mib": 143771.0, "driver": "570.86", "cuda": "12.8", "uuid": "GPU-1"}}},
+			"server_gpus": []any{map[string]any{"index": 0.0, "name": "NVIDIA A100-SXM4-80GB", "memory_total_mib": -1.0}},
+			"declared":    map[string]any{"framework": "vllm 0.6.3", "quantisation": plantedAttr},
 		},
 		Events: []record.Event{
 			{TimeUS: 0, Kind: record.EventRunStart, Message: "2026-11-30T08:00:00Z"},
 			{TimeUS: 10e6, Kind: record.EventWarmupEnd},
+			{TimeUS: 30e6, Kind: record.EventNote, Message: "cache flushed " + plantedScript},
+			{TimeUS: 50e6, Kind: "scrape_gap", Message: "http://127.0.0.1:8000/metrics: timeout"},
 			{TimeUS: 61e6, Kind: record.EventFirstError, Message: "http_5xx: " + plantedScript + plantedAttr},
+			{TimeUS: 61e6, Kind: "error_burst", Message: "9 failures in second 61"},
 			{TimeUS: 120e6, Kind: record.EventMeasureEnd},
 		}}
 	for i := range 2100 {
@@ -110,7 +123,7 @@ func TestHTMLSectionsFollowData(t *testing.T) {
 	t.Parallel()
 	full := fullInput()
 	bare := &HTMLInput{Summary: &record.Summary{SchemaVersion: 1, Name: "bare"}}
-	all := []string{"headline", "thresholds", "percentiles", "breakdown", "distributions", "heatmap", "timeline", "errors", "events", "environment"}
+	all := []string{"diagnosis", "headline", "thresholds", "percentiles", "breakdown", "distributions", "heatmap", "timeline", "server", "client", "errors", "events", "environment"}
 	tests := []struct {
 		name string
 		in   *HTMLInput

@@ -61,11 +61,37 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 	t := s.Throughput
 	row(b, "Throughput", fmt.Sprintf("%.2f req/s   %.1f output tok/s   %.1f input tok/s",
 		t.RequestsPerS, t.OutputTokensPerS, t.InputTokensPerS))
+	writeGoodput(b, s)
 	k := s.Tokens
 	row(b, "Tokens", fmt.Sprintf("source %s (%d usage, %d counted)   input %d   output %d   reasoning %d",
 		k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
 	if c := s.Checks; c.IgnoreEOSChecked > 0 {
 		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
+	}
+}
+
+// writeGoodput shows goodput when the plan set an SLO (without one it
+// equals throughput) and the FLOPs estimate when the plan declared a model.
+func writeGoodput(b *bytes.Buffer, s *record.Summary) {
+	sloSet := s.Goodput.SLO != (record.SLO{})
+	names := make([]string, 0, len(s.Classes))
+	for name, c := range s.Classes {
+		sloSet = sloSet || c.Goodput.SLO != (record.SLO{})
+		names = append(names, name)
+	}
+	if sloSet {
+		sort.Strings(names)
+		parts := []string{fmt.Sprintf("%.2f req/s   %.1f %% met SLO", s.Goodput.RequestsPerS, 100*s.Goodput.Attainment)}
+		for _, name := range names {
+			if len(names) > 1 {
+				parts = append(parts, fmt.Sprintf("%s %.1f %%", name, 100*s.Classes[name].Goodput.Attainment))
+			}
+		}
+		row(b, "Goodput", strings.Join(parts, "   "))
+	}
+	if c := s.Compute; c != nil {
+		row(b, "Compute", fmt.Sprintf("offered %.3g FLOP/s   achieved %.3g FLOP/s (prefill %.3g, decode %.3g)",
+			c.OfferedFLOPPerS, c.AchievedFLOPPerS, c.AchievedPrefillFLOPPerS, c.AchievedDecodeFLOPPerS))
 	}
 }
 

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Installs what the integration tests need beyond Go: Debian's chromium for
-# the report's browser tests. Idempotent, and silent when everything is
-# already there, so `make test` can run it every time. Needs root (or sudo)
-# only when something is missing.
+# the report's browser tests and Debian's prometheus for the /metrics export
+# test (it scrapes a live run and is queried back). Idempotent, and silent
+# when everything is already there, so `make test` can run it every time.
+# Needs root (or sudo) only when something is missing.
 set -eu
 
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
+command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
 
 [ -z "$missing" ] && exit 0
 

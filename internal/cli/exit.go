@@ -18,6 +18,9 @@ const (
 	// ExitThresholds: the run finished and was written, but at least one
 	// of its thresholds failed (or named no summary figure).
 	ExitThresholds = 99
+	// ExitRegression: `inferload compare` found a figure significantly
+	// worse than the baseline, beyond its regression limit.
+	ExitRegression = 98
 	// ExitInterrupted: the run was stopped by a signal; its results were
 	// still written.
 	ExitInterrupted = 130

@@ -37,6 +37,9 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 
 // options checks the flags and turns them into the search's options.
 func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error) {
+	if p.Load.Duration <= 0 {
+		return experiment.CapacityOptions{}, usageErrorf("--duration: each probe's length is required (a search does not stop on --requests)")
+	}
 	if (f.users == "") == (f.rates == "") {
 		return experiment.CapacityOptions{}, usageErrorf("set --users LOW:HIGH (closed loop) or --rates LOW:HIGH (open loop), not both")
 	}

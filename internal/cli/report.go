@@ -20,6 +20,7 @@ killed: every record flushed before the stop is used.`,
 		Args: cobra.ExactArgs(1),
 	}
 	out.bind(c)
+	out.exports.bind(c)
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -30,6 +31,9 @@ killed: every record flushed before the stop is used.`,
 		}
 		if res.TruncatedRecords > 0 {
 			fmt.Fprintf(st.Stderr, "note: the last record line was cut short (the run was killed mid-write) and was skipped\n")
+		}
+		if err := out.exports.write(cmd.Context(), st, args[0], res.Summary); err != nil {
+			return err
 		}
 		if err := out.print(st.Stdout, res.Summary); err != nil {
 			return err

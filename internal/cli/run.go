@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -18,6 +19,10 @@ import (
 type outputFlags struct {
 	quiet  bool
 	format string
+	// exports and live are bound only by the commands that offer them
+	// (run, report); their zero values export nothing.
+	exports exportFlags
+	live    liveFlags
 }
 
 func (o *outputFlags) bind(c *cobra.Command) {
@@ -70,6 +75,8 @@ Every flag is also a plan field; see docs/plan.md.`,
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
+	out.exports.bind(c)
+	out.live.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -101,8 +108,15 @@ func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) erro
 	if !out.quiet {
 		opts.Progress = st.Stderr
 	}
-	res, err := experiment.Run(ctx, p, opts)
+	stopLive, err := out.live.start(st, p.Name, out.quiet, &opts)
 	if err != nil {
+		return err
+	}
+	res, err := experiment.Run(ctx, p, opts)
+	if err := errors.Join(err, stopLive()); err != nil {
+		return err
+	}
+	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {
 		return err
 	}
 	if err := out.print(st.Stdout, res.Summary); err != nil {

@@ -26,7 +26,7 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.users, "users", "", "closed-loop loads to step through: 1,8,16,32 or geometric(1,2,128)")
 	fs.StringVar(&f.rates, "rates", "", "open-loop loads (requests/s) to step through: 1,2,4,8 or geometric(0.5,2,16)")
-	fs.Float64Var(&f.knee.ThroughputGain, "knee-throughput-gain", 0.10, "knee: throughput grew less than this fraction from one step to the next…")
+	fs.Float64Var(&f.knee.ThroughputGain, "knee-throughput-gain", 0.25, "knee: throughput grew less than this fraction from one step to the next…")
 	fs.Float64Var(&f.knee.LatencyGrowth, "knee-latency-growth", 0.20, "…while TTFT or E2E at --knee-percentile grew more than this fraction")
 	fs.StringVar(&f.knee.Percentile, "knee-percentile", "p90", "latency percentile the knee compares: p50, p90, p95, p99 or p999")
 	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", 0.80, "recommend running at this fraction of the knee")
@@ -39,6 +39,9 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 
 // options checks the flags and turns them into the sweep's options.
 func (f *sweepFlags) options(stepDuration time.Duration) (experiment.SweepOptions, error) {
+	if stepDuration <= 0 {
+		return experiment.SweepOptions{}, usageErrorf("--duration: each step's length is required (a sweep does not stop on --requests)")
+	}
 	if (f.users == "") == (f.rates == "") {
 		return experiment.SweepOptions{}, usageErrorf("set --users (closed loop) or --rates (open loop), not both")
 	}

@@ -1,0 +1,281 @@
+package analyze
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"sort"
+)
+
+// Comparison is the answer of `inferload compare`: every figure of a
+// baseline run set against the same figure of a current run, with the
+// difference's confidence interval and significance computed from the
+// records of both. It is encoded as compare.json (docs/compare.md).
+type Comparison struct {
+	Baseline string `json:"baseline"`
+	Current  string `json:"current"`
+	// Confidence is the level of every interval, e.g. 0.95.
+	Confidence float64 `json:"confidence"`
+	Resamples  int     `json:"resamples"`
+	Seed       uint64  `json:"seed"`
+	// Limits are the regression limits applied, as KEY=VALUE.
+	Limits []string `json:"limits"`
+	// UnusedLimits named a figure that neither run has (a class absent
+	// from one of them, say); they checked nothing.
+	UnusedLimits []string `json:"unused_limits,omitempty"`
+	Deltas       []Delta  `json:"deltas"`
+	// Env lists the env.json fields that differ between the runs.
+	Env []EnvChange `json:"env"`
+	// Regressions counts deltas with Regression set.
+	Regressions int `json:"regressions"`
+}
+
+// Delta is one figure in both runs.
+type Delta struct {
+	// Metric is the figure's summary.json path, e.g. "ttft_ms.p99",
+	// "classes.short.e2e_ms.p50", "output_tokens_per_s", "failure_rate".
+	Metric   string  `json:"metric"`
+	Baseline float64 `json:"baseline"`
+	Current  float64 `json:"current"`
+	// Diff is Current − Baseline; DiffLow and DiffHigh bound it at the
+	// comparison's confidence.
+	Diff     float64 `json:"diff"`
+	DiffLow  float64 `json:"diff_low"`
+	DiffHigh float64 `json:"diff_high"`
+	// Relative is Diff / Baseline; absent when the baseline is 0.
+	Relative *float64 `json:"relative,omitempty"`
+	// PValue is the two-sided p-value of Test.
+	PValue float64 `json:"p_value"`
+	Test   string  `json:"test"`
+	// Significant: the interval [DiffLow, DiffHigh] excludes 0.
+	Significant bool `json:"significant"`
+	// Change is "worse", "better" or "same" (not significant).
+	Change string `json:"change"`
+	// Limit is the regression limit that applies, as written ("10%").
+	Limit string `json:"limit,omitempty"`
+	// Regression: significant, worse, and beyond Limit.
+	Regression bool `json:"regression"`
+	// BaselineN and CurrentN are the sample sizes: latency values,
+	// seconds of throughput, or requests.
+	BaselineN int `json:"baseline_n"`
+	CurrentN  int `json:"current_n"`
+}
+
+// Tests named in Delta.Test.
+const (
+	TestMannWhitney   = "mann-whitney"
+	TestTwoProportion = "two-proportion-z"
+)
+
+// Compare defaults: a zero CompareOptions field means these.
+const (
+	DefaultConfidence = 0.95
+	DefaultResamples  = 2000
+)
+
+// CompareOptions tune a comparison; the zero value means the documented
+// defaults (DefaultLimits, 95 % intervals, 2000 resamples, seed 0).
+type CompareOptions struct {
+	// Limits replace DefaultLimits when non-nil (an empty non-nil slice
+	// means no limits).
+	Limits     []Limit
+	Confidence float64
+	Resamples  int
+	// Seed makes the bootstrap repeatable: the same runs and seed give
+	// the same intervals.
+	Seed uint64
+}
+
+// latencyMetrics and comparedPercentiles are what a comparison shows of
+// each latency distribution, in display order.
+var (
+	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}
+	comparedPercentiles = []struct {
+		name string
+		q    float64
+	}{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}}
+)
+
+// Compare sets current against baseline. It never fails: figures missing
+// from either run are left out, and limits that named them are listed in
+// UnusedLimits.
+func Compare(baseline, current *RunSamples, opts CompareOptions) *Comparison {
+	opts = opts.withDefaults()
+	c := &Comparison{Baseline: baseline.Name, Current: current.Name,
+		Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed,
+		Limits: []string{}, Deltas: []Delta{}}
+	cmp := comparer{opts: opts}
+	cmp.samples(c, "", baseline.Overall, current.Overall)
+	cmp.throughput(c, "output_tokens_per_s", baseline.OutputTokensPerS, current.OutputTokensPerS)
+	cmp.throughput(c, "requests_per_s", baseline.RequestsPerS, current.RequestsPerS)
+	for _, name := range sharedClasses(baseline, current) {
+		cmp.samples(c, "classes."+name+".", baseline.Classes[name], current.Classes[name])
+	}
+	c.Env = DiffEnv(baseline.Env, current.Env)
+	applyLimits(c, opts.Limits)
+	return c
+}
+
+func (o CompareOptions) withDefaults() CompareOptions {
+	if o.Limits == nil {
+		o.Limits = DefaultLimits()
+	}
+	if o.Confidence <= 0 || o.Confidence >= 1 {
+		o.Confidence = DefaultConfidence
+	}
+	if o.Resamples <= 0 {
+		o.Resamples = DefaultResamples
+	}
+	return o
+}
+
+// sharedClasses are the classes both runs have, sorted. A run without
+// classes has only "default", which is the overall figures again.
+func sharedClasses(a, b *RunSamples) []string {
+	if len(a.Classes) < 2 && len(b.Classes) < 2 {
+		return nil
+	}
+	var out []string
+	for name := range a.Classes {
+		if b.Classes[name] != nil {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// comparer computes deltas with the options' confidence and resampling.
+type comparer struct{ opts CompareOptions }
+
+// rng gives each metric its own stream, so adding a class or a metric
+// leaves every other interval as it was.
+func (m comparer) rng(metric string) *rand.Rand {
+	h := fnv.New64a()
+	h.Write([]byte(metric))
+	return rand.New(rand.NewPCG(m.opts.Seed, h.Sum64()))
+}
+
+// samples adds the latency percentiles and failure rate of one scope.
+func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
+	if b == nil || cur == nil {
+		return
+	}
+	for _, metric := range latencyMetrics {
+		bv, cv := b.values(metric), cur.values(metric)
+		if len(bv) == 0 || len(cv) == 0 {
+			continue
+		}
+		p, _ := mannWhitney(bv, cv)
+		for _, pc := range comparedPercentiles {
+			name := prefix + metric + "." + pc.name
+			c.Deltas = append(c.Deltas, m.percentile(name, bv, cv, pc.q, p))
+		}
+	}
+	if d, ok := m.failureRate(prefix+"failure_rate", b, cur); ok {
+		c.Deltas = append(c.Deltas, d)
+	}
+}
+
+// percentile compares quantile q of two sorted samples by bootstrap.
+func (m comparer) percentile(name string, b, cur []float64, q, p float64) Delta {
+	rng := m.rng(name)
+	bd := bootstrapPercentile(rng, b, q, m.opts.Resamples)
+	cd := bootstrapPercentile(rng, cur, q, m.opts.Resamples)
+	d := Delta{Metric: name, Baseline: percentile(b, q), Current: percentile(cur, q),
+		PValue: p, Test: TestMannWhitney, BaselineN: len(b), CurrentN: len(cur)}
+	d.DiffLow, d.DiffHigh = interval(differences(cd, bd), m.opts.Confidence)
+	return d.finish(lowerIsBetter)
+}
+
+// throughput compares per-second deliveries: the mean by bootstrap, the
+// distribution by Mann–Whitney.
+func (m comparer) throughput(c *Comparison, name string, b, cur []float64) {
+	if len(b) == 0 || len(cur) == 0 {
+		return
+	}
+	rng := m.rng(name)
+	bd := bootstrapMean(rng, b, m.opts.Resamples)
+	cd := bootstrapMean(rng, cur, m.opts.Resamples)
+	bs, cs := slices.Sorted(slices.Values(b)), slices.Sorted(slices.Values(cur))
+	p, _ := mannWhitney(bs, cs)
+	d := Delta{Metric: name, Baseline: meanOf(b), Current: meanOf(cur),
+		PValue: p, Test: TestMannWhitney, BaselineN: len(b), CurrentN: len(cur)}
+	d.DiffLow, d.DiffHigh = interval(differences(cd, bd), m.opts.Confidence)
+	c.Deltas = append(c.Deltas, d.finish(higherIsBetter))
+}
+
+// failureRate compares failed / (succeeded + failed) by a two-proportion test.
+func (m comparer) failureRate(name string, b, cur *Samples) (Delta, bool) {
+	nb, nc := b.Succeeded+b.Failed, cur.Succeeded+cur.Failed
+	if nb == 0 || nc == 0 {
+		return Delta{}, false
+	}
+	diff, lo, hi, p := twoProportions(b.Failed, nb, cur.Failed, nc, m.opts.Confidence)
+	d := Delta{Metric: name, Baseline: float64(b.Failed) / float64(nb),
+		Current: float64(cur.Failed) / float64(nc), DiffLow: lo, DiffHigh: hi,
+		PValue: p, Test: TestTwoProportion, BaselineN: int(nb), CurrentN: int(nc)}
+	d = d.finish(lowerIsBetter)
+	d.Diff = diff
+	return d, true
+}
+
+// differences pairs the i-th draws: current − baseline.
+func differences(cur, base []float64) []float64 {
+	out := make([]float64, len(cur))
+	for i := range cur {
+		out[i] = cur[i] - base[i]
+	}
+	return out
+}
+
+const (
+	lowerIsBetter  = -1
+	higherIsBetter = +1
+)
+
+// finish fills the fields that follow from the figures: the difference,
+// its relative size, significance and direction.
+func (d Delta) finish(better int) Delta {
+	d.Diff = d.Current - d.Baseline
+	if d.Baseline != 0 {
+		r := d.Diff / d.Baseline
+		d.Relative = &r
+	}
+	d.Significant = d.DiffLow > 0 || d.DiffHigh < 0
+	switch {
+	case !d.Significant:
+		d.Change = "same"
+	case (d.Diff > 0) == (better == higherIsBetter):
+		d.Change = "better"
+	default:
+		d.Change = "worse"
+	}
+	return d
+}
+
+// String is a one-line rendering for logs and test failures.
+func (d Delta) String() string {
+	return fmt.Sprintf("%s: %.4g → %.4g (%+.4g [%.4g, %.4g], p %.3g, %s)",
+		d.Metric, d.Baseline, d.Current, d.Diff, d.DiffLow, d.DiffHigh, d.PValue, d.Change)
+}
+
+// Worse lists the regressions, for a one-line verdict.
+func (c *Comparison) Worse() []string {
+	var out []string
+	for _, d := range c.Deltas {
+		if d.Regression {
+			out = append(out, d.Metric)
+		}
+	}
+	return out
+}
+
+// Verdict is "regression" when any delta regressed, else "pass".
+func (c *Comparison) Verdict() string {
+	if c.Regressions > 0 {
+		return "regression"
+	}
+	return "pass"
+}

@@ -1,0 +1,116 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+)
+
+// plant describes a synthetic closed-loop run: users send back to back;
+// each reply has a lognormal TTFT, 20–60 tokens and lognormal gaps, all
+// stretched by slowdown. Records are generated, not measured, so the
+// comparison's verdict is tested against a known truth.
+type plant struct {
+	seed      uint64
+	slowdown  float64 // 1.15 = every latency 15% longer
+	users     int
+	classes   []string // round-robin class of each request; nil = unclassed
+	failEvery int      // every n-th request fails with a 5xx; 0 = none
+}
+
+const (
+	plantWarmupUS  = 5_000_000
+	plantMeasureUS = 65_000_000
+)
+
+// write fills dir with records.jsonl and events.jsonl.
+func (p plant) write(t *testing.T, dir string) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(p.seed, 7))
+	rec, err := record.NewJSONLWriter(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uint64(0)
+	for u := 0; u < p.users; u++ {
+		for at := int64(0); at < plantMeasureUS; {
+			id++
+			r := p.request(rng, id, at)
+			if err := rec.Write(r); err != nil {
+				t.Fatal(err)
+			}
+			at = r.DoneUS()
+		}
+	}
+	if err := rec.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p.writeEvents(t, dir)
+}
+
+func (p plant) request(rng *rand.Rand, id uint64, sendUS int64) *record.Result {
+	r := &record.Result{ID: id, SendUS: sendUS, Stream: true, Warmup: sendUS < plantWarmupUS,
+		TokenSource: record.TokensUsage, InputTokens: 100}
+	if len(p.classes) > 0 {
+		r.Class = p.classes[int(id)%len(p.classes)]
+	}
+	if p.failEvery > 0 && id%uint64(p.failEvery) == 0 {
+		r.Error, r.Status, r.E2EUS = record.ErrHTTP5xx, 503, 20_000
+		return r
+	}
+	lognormal := func(medianUS, sigma float64) int64 {
+		return int64(medianUS * p.slowdown * math.Exp(sigma*rng.NormFloat64()))
+	}
+	r.OutputTokens = 20 + rng.IntN(41)
+	at := lognormal(100_000, 0.4)
+	r.TTFTUS = at
+	r.EventsUS = make([]int64, r.OutputTokens)
+	for i := range r.EventsUS {
+		if i > 0 {
+			at += lognormal(20_000, 0.3)
+		}
+		r.EventsUS[i] = at
+	}
+	r.E2EUS = at + 1_000
+	return r
+}
+
+func (p plant) writeEvents(t *testing.T, dir string) {
+	t.Helper()
+	ev, err := record.NewJSONLWriter(filepath.Join(dir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []record.Event{
+		{Kind: record.EventRunStart, Message: "2026-01-02T03:04:05Z"},
+		{TimeUS: plantWarmupUS, Kind: record.EventWarmupEnd},
+		{TimeUS: plantMeasureUS, Kind: record.EventMeasureEnd},
+		{TimeUS: plantMeasureUS + 5_000_000, Kind: record.EventRunEnd},
+	} {
+		if err := ev.Write(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ev.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loadPlant writes p into a fresh directory named name and loads it.
+func loadPlant(t *testing.T, name string, p plant) *RunSamples {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, dir)
+	rs, err := LoadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}

@@ -1,0 +1,166 @@
+package analyze
+
+import (
+	"slices"
+
+	"github.com/inferload/inferload/record"
+)
+
+// RunSamples is what a comparison needs from one run: the raw latency
+// values (not histograms: resampling needs the values), failure counts,
+// per-second throughput and the environment.
+type RunSamples struct {
+	// Name labels the run in reports (its directory's base name).
+	Name    string
+	Overall *Samples
+	// Classes are keyed by class name ("default" for unclassed requests).
+	Classes map[string]*Samples
+	// OutputTokensPerS and RequestsPerS hold one value per whole second
+	// of the measured window: what was delivered in that second.
+	OutputTokensPerS []float64
+	RequestsPerS     []float64
+	// Env is env.json decoded into generic JSON values; nil when absent.
+	Env map[string]any
+}
+
+// Samples are the measured latencies (ms) and outcome counts of a set of
+// requests, counted by the rules of summary.json: warm-up records and
+// expected rejections are left out, latencies come from successes only,
+// TTFT and TPOT from streamed successes with a content event.
+type Samples struct {
+	TTFT, ITL, TPOT, E2E []float64
+	Succeeded, Failed    int64
+	sorted               bool
+}
+
+// NewRunSamples returns empty samples named name, ready for Add.
+func NewRunSamples(name string) *RunSamples {
+	return &RunSamples{Name: name, Overall: &Samples{}, Classes: map[string]*Samples{}}
+}
+
+// Add counts one record in the run and in its class.
+func (rs *RunSamples) Add(r *record.Result) {
+	rs.Overall.Add(r)
+	class := r.Class
+	if class == "" {
+		class = record.DefaultClass
+	}
+	s := rs.Classes[class]
+	if s == nil {
+		s = &Samples{}
+		rs.Classes[class] = s
+	}
+	s.Add(r)
+}
+
+// Add counts one record.
+func (s *Samples) Add(r *record.Result) {
+	if r.Warmup || r.ExpectedRejection() {
+		return
+	}
+	if !r.OK() {
+		s.Failed++
+		return
+	}
+	s.Succeeded++
+	s.sorted = false
+	s.E2E = append(s.E2E, usToMS(r.E2EUS))
+	for i := 1; i < len(r.EventsUS); i++ {
+		s.ITL = append(s.ITL, usToMS(r.EventsUS[i]-r.EventsUS[i-1]))
+	}
+	if !r.Stream || r.TTFTUS <= 0 {
+		return
+	}
+	s.TTFT = append(s.TTFT, usToMS(r.TTFTUS))
+	if r.OutputTokens > 1 {
+		s.TPOT = append(s.TPOT, usToMS(r.E2EUS-r.TTFTUS)/float64(r.OutputTokens-1))
+	}
+}
+
+func usToMS(us int64) float64 { return float64(us) / 1000 }
+
+// values returns the sorted samples of a latency metric ("ttft_ms", ...).
+func (s *Samples) values(metric string) []float64 {
+	if !s.sorted {
+		for _, v := range [][]float64{s.TTFT, s.ITL, s.TPOT, s.E2E} {
+			slices.Sort(v)
+		}
+		s.sorted = true
+	}
+	switch metric {
+	case "ttft_ms":
+		return s.TTFT
+	case "itl_ms":
+		return s.ITL
+	case "tpot_ms":
+		return s.TPOT
+	case "e2e_ms":
+		return s.E2E
+	}
+	return nil
+}
+
+// deliveries adds up, per second of the run clock, the successful
+// requests that completed and the output tokens that arrived, warm-up
+// included (what the server did in a second does not depend on who sent
+// it), as summary.json's throughput does (record/throughput.go).
+type deliveries struct {
+	requests, tokens []float64
+}
+
+// maxDeliverySeconds bounds the per-second slices (7 days), so a garbled
+// record cannot allocate without bound.
+const maxDeliverySeconds = 7 * 24 * 3600
+
+func (d *deliveries) add(r *record.Result) {
+	if !r.OK() {
+		return
+	}
+	if s := d.slot(r.DoneUS()); s >= 0 {
+		d.requests[s]++
+	}
+	// Tokens arrive over the stream: spread them over its content events.
+	if len(r.EventsUS) == 0 || r.OutputTokens == 0 {
+		if s := d.slot(r.DoneUS()); s >= 0 {
+			d.tokens[s] += float64(r.OutputTokens)
+		}
+		return
+	}
+	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
+	for _, ev := range r.EventsUS {
+		if s := d.slot(r.SendUS + ev); s >= 0 {
+			d.tokens[s] += per
+		}
+	}
+}
+
+// slot returns the index of the second holding us, growing the slices;
+// -1 when out of range.
+func (d *deliveries) slot(us int64) int {
+	if us < 0 || us/1_000_000 >= maxDeliverySeconds {
+		return -1
+	}
+	i := int(us / 1_000_000)
+	for len(d.requests) <= i {
+		d.requests = append(d.requests, 0)
+		d.tokens = append(d.tokens, 0)
+	}
+	return i
+}
+
+// window returns the per-second values of the whole seconds inside
+// [fromUS, toUS]: a partial second at either edge would read as a dip.
+func (d *deliveries) window(fromUS, toUS int64) (requests, tokens []float64) {
+	first := int((fromUS + 999_999) / 1_000_000)
+	last := int(toUS / 1_000_000) // exclusive
+	for i := max(first, 0); i < last; i++ {
+		if i < len(d.requests) {
+			requests = append(requests, d.requests[i])
+			tokens = append(tokens, d.tokens[i])
+		} else {
+			requests = append(requests, 0)
+			tokens = append(tokens, 0)
+		}
+	}
+	return requests, tokens
+}

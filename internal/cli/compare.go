@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/report"
+)
+
+// compareFlags are the options of `inferload compare`.
+type compareFlags struct {
+	format          string
+	limits          []string
+	noDefaultLimits bool
+	confidence      float64
+	resamples       int
+	seed            uint64
+	html            string
+}
+
+// maxResamples bounds the bootstrap so a typo cannot hang a CI job.
+const maxResamples = 1_000_000
+
+func newCompareCmd(st *State) *cobra.Command {
+	var f compareFlags
+	c := &cobra.Command{
+		Use:   "compare BASELINE CURRENT",
+		Short: "Compare two run directories figure by figure, with confidence intervals, and fail on a regression",
+		Long: `Compare two run directories from their records: latency percentiles
+(TTFT, ITL, TPOT, E2E) overall and per class, throughput and failure rate,
+each with the difference, its confidence interval (bootstrap, fixed seed) and
+a p-value (Mann–Whitney U, or a two-proportion test for failure rates), and
+the env.json fields that differ.
+
+A figure regresses when it is significantly worse and beyond its limit. The
+default limits fail when P99 TTFT, ITL or E2E, or output tokens/s, is more
+than 10% worse; --limit adds or replaces one (KEY=10%, KEY=0.01 in the
+figure's unit, KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
+		Example: `  inferload compare runs/base runs/new
+  inferload compare --format markdown --limit ttft_ms.p95=5% runs/base runs/new > comment.md
+  inferload compare --format json --html compare.html runs/base runs/new`,
+		Args: cobra.ExactArgs(2),
+	}
+	fl := c.Flags()
+	fl.StringVar(&f.format, "format", "text", "output format: text, markdown or json")
+	fl.StringArrayVar(&f.limits, "limit", nil, "regression limit METRIC=VALUE (10% relative, 0.01 absolute, off); repeatable")
+	fl.BoolVar(&f.noDefaultLimits, "no-default-limits", false, "drop the default limits (P99 TTFT/ITL/E2E and output tokens/s, 10%)")
+	fl.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence level of the intervals, in (0, 1)")
+	fl.IntVar(&f.resamples, "resamples", analyze.DefaultResamples, "bootstrap resamples per figure")
+	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed: the same runs and seed give the same intervals")
+	fl.StringVar(&f.html, "html", "", "also write the comparison as a self-contained HTML page to this file")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		opts, write, err := f.options()
+		if err != nil {
+			return err
+		}
+		return runCompare(st, args[0], args[1], opts, write, f.html)
+	}
+	return c
+}
+
+// options validates the flags into comparison options and a renderer.
+func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analyze.Comparison) error, error) {
+	var opts analyze.CompareOptions
+	write, ok := map[string]func(io.Writer, *analyze.Comparison) error{
+		"text": report.WriteCompare, "markdown": report.WriteCompareMarkdown, "json": report.WriteCompareJSON,
+	}[f.format]
+	if !ok {
+		return opts, nil, usageErrorf("--format %q: want text, markdown or json", f.format)
+	}
+	if !(f.confidence > 0 && f.confidence < 1) {
+		return opts, nil, usageErrorf("--confidence %v: want a level between 0 and 1, e.g. 0.95", f.confidence)
+	}
+	if f.resamples < 100 || f.resamples > maxResamples {
+		return opts, nil, usageErrorf("--resamples %d: want 100 to %d", f.resamples, maxResamples)
+	}
+	limits := []analyze.Limit{}
+	for _, s := range f.limits {
+		l, err := analyze.ParseLimit(s)
+		if err != nil {
+			return opts, nil, usageErrorf("--limit: %w", err)
+		}
+		limits = append(limits, l)
+	}
+	if !f.noDefaultLimits {
+		limits = analyze.WithDefaults(limits)
+	}
+	opts = analyze.CompareOptions{Limits: limits, Confidence: f.confidence, Resamples: f.resamples, Seed: f.seed}
+	return opts, write, nil
+}
+
+// runCompare loads both runs, compares them, prints and maps a regression
+// to ExitRegression.
+func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
+	write func(io.Writer, *analyze.Comparison) error, htmlPath string) error {
+	base, err := analyze.LoadRun(baseDir)
+	if err != nil {
+		return fmt.Errorf("baseline: %w", err)
+	}
+	cur, err := analyze.LoadRun(curDir)
+	if err != nil {
+		return fmt.Errorf("current: %w", err)
+	}
+	c := analyze.Compare(base, cur, opts)
+	if err := write(st.Stdout, c); err != nil {
+		return err
+	}
+	if htmlPath != "" {
+		if err := report.WriteCompareHTMLFile(htmlPath, c); err != nil {
+			return err
+		}
+	}
+	return regressionVerdict(c)
+}
+
+// regressionVerdict is nil when nothing regressed, and otherwise the error
+// that exits with ExitRegression.
+func regressionVerdict(c *analyze.Comparison) error {
+	if c.Regressions == 0 {
+		return nil
+	}
+	return &exitError{code: ExitRegression, err: fmt.Errorf("regression: %s", strings.Join(c.Worse(), ", "))}
+}

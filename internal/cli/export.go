@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
+)
+
+// influxTokenEnv names the environment variable holding an InfluxDB API
+// token: secrets never go on the command line, where ps and shell history
+// would show them.
+const influxTokenEnv = "INFERLOAD_INFLUX_TOKEN"
+
+// CSV export names: `--csv records|series` and the files run/report write.
+const (
+	csvRecords     = "records"
+	csvSeries      = "series"
+	recordsCSVFile = "records.csv"
+	seriesCSVFile  = "series.csv"
+)
+
+func newExportCmd(st *State) *cobra.Command {
+	var csvWhat, influxURL string
+	var junit, influx bool
+	c := &cobra.Command{
+		Use:   "export RUN_DIR",
+		Short: "Print a run directory's records or series as CSV, its thresholds as JUnit XML, or its series as InfluxDB line protocol",
+		Long: `Export what a run directory holds to other tools, on stdout:
+
+  inferload export runs/X --csv records > records.csv   one row per request
+  inferload export runs/X --csv series  > series.csv    one row per second
+  inferload export runs/X --junit > thresholds.xml      thresholds as JUnit test cases
+  inferload export runs/X --influx > series.lp          series as InfluxDB line protocol
+  inferload export runs/X --influx-url 'http://127.0.0.1:8086/api/v2/write?org=o&bucket=b'
+
+--influx-url posts the line protocol to an InfluxDB write endpoint, with
+the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
+		Args: cobra.ExactArgs(1),
+	}
+	c.Flags().StringVar(&csvWhat, "csv", "", "print records or series as CSV")
+	c.Flags().BoolVar(&junit, "junit", false, "print the thresholds' verdicts as JUnit XML")
+	c.Flags().BoolVar(&influx, "influx", false, "print the series as InfluxDB line protocol")
+	c.Flags().StringVar(&influxURL, "influx-url", "", "post the series as line protocol to this InfluxDB write URL")
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		chosen := 0
+		for _, on := range []bool{csvWhat != "", junit, influx, influxURL != ""} {
+			if on {
+				chosen++
+			}
+		}
+		if chosen != 1 {
+			return usageErrorf("choose exactly one of --csv records|series, --junit, --influx, --influx-url")
+		}
+		dir := args[0]
+		switch {
+		case csvWhat != "":
+			return exportCSV(st.Stdout, dir, csvWhat)
+		case junit:
+			return exportJUnit(st.Stdout, dir)
+		case influx:
+			return exportInflux(cmd.Context(), st, dir, "-")
+		}
+		return exportInflux(cmd.Context(), st, dir, influxURL)
+	}
+	return c
+}
+
+// exportCSV prints records or series of dir as CSV.
+func exportCSV(w io.Writer, dir, what string) error {
+	switch what {
+	case csvRecords:
+		return report.RecordsCSVFrom(w, filepath.Join(dir, experiment.RecordsFile))
+	case csvSeries:
+		return report.SeriesCSVFrom(w, filepath.Join(dir, experiment.SeriesFile))
+	}
+	return usageErrorf("--csv: %q is not one of %s, %s", what, csvRecords, csvSeries)
+}
+
+// exportJUnit prints the thresholds of dir's summary.json as JUnit XML.
+func exportJUnit(w io.Writer, dir string) error {
+	s, err := record.ReadSummary(filepath.Join(dir, experiment.SummaryFile))
+	if err != nil {
+		return err
+	}
+	return report.WriteJUnit(w, s)
+}
+
+// exportInflux sends dir's series as line protocol to dest: "-" is stdout,
+// an http(s) URL an InfluxDB write endpoint, anything else a file.
+func exportInflux(ctx context.Context, st *State, dir, dest string) error {
+	s, err := record.ReadSummary(filepath.Join(dir, experiment.SummaryFile))
+	if err != nil {
+		return err
+	}
+	return writeInflux(ctx, st, dir, s, dest)
+}
+
+func writeInflux(ctx context.Context, st *State, dir string, s *record.Summary, dest string) error {
+	series := filepath.Join(dir, experiment.SeriesFile)
+	fill := func(w io.Writer) error { return report.InfluxFrom(w, series, s.Name, s.Started) }
+	switch {
+	case dest == "-":
+		return fill(st.Stdout)
+	case strings.HasPrefix(dest, "http://") || strings.HasPrefix(dest, "https://"):
+		var buf bytes.Buffer
+		if err := fill(&buf); err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return report.PostInflux(ctx, dest, st.Getenv(influxTokenEnv), buf.Bytes())
+	}
+	return report.WriteFile(dest, fill)
+}
+
+// exportFlags are the exports run and report can write when they finish.
+type exportFlags struct {
+	csv       bool
+	junit     string
+	influxOut string
+}
+
+func (f *exportFlags) bind(c *cobra.Command) {
+	c.Flags().BoolVar(&f.csv, "csv", false, "also write records.csv and series.csv into the run directory")
+	c.Flags().StringVar(&f.junit, "junit", "", "write the thresholds' verdicts as JUnit XML to this file")
+	c.Flags().StringVar(&f.influxOut, "influx-out", "", "write the series as InfluxDB line protocol to this file, or post it to this http(s) write URL")
+}
+
+// write produces the chosen exports of the finished run in dir.
+func (f *exportFlags) write(ctx context.Context, st *State, dir string, s *record.Summary) error {
+	if f.csv {
+		for name, what := range map[string]string{recordsCSVFile: csvRecords, seriesCSVFile: csvSeries} {
+			err := report.WriteFile(filepath.Join(dir, name), func(w io.Writer) error { return exportCSV(w, dir, what) })
+			if err != nil {
+				return err
+			}
+		}
+	}
+	if f.junit != "" {
+		if err := report.WriteFile(f.junit, func(w io.Writer) error { return report.WriteJUnit(w, s) }); err != nil {
+			return err
+		}
+	}
+	if f.influxOut != "" {
+		if err := writeInflux(ctx, st, dir, s, f.influxOut); err != nil {
+			return fmt.Errorf("--influx-out: %w", err)
+		}
+	}
+	return nil
+}
+
+// liveFlags choose the live exports of a running test.
+type liveFlags struct {
+	serveMetrics string
+	linger       time.Duration
+}
+
+func (f *liveFlags) bind(c *cobra.Command) {
+	c.Flags().StringVar(&f.serveMetrics, "serve-metrics", "", "serve live Prometheus metrics at http://ADDR/metrics during the run, e.g. 127.0.0.1:9100")
+	c.Flags().DurationVar(&f.linger, "serve-metrics-linger", 0, "after the run, keep /metrics up until it is scraped once more, for at most this long")
+}
+
+// start serves the live metrics (when asked) and hooks them into opts.
+// The returned stop waits for the final scrape, bounded by the linger
+// time, then closes the server.
+func (f *liveFlags) start(st *State, run string, quiet bool, opts *experiment.Options) (stop func() error, err error) {
+	if f.serveMetrics == "" {
+		return func() error { return nil }, nil
+	}
+	m := report.NewLiveMetrics(run, st.Version)
+	srv, err := report.ServeMetrics(f.serveMetrics, m)
+	if err != nil {
+		return nil, usageErrorf("--serve-metrics: %w", err)
+	}
+	if !quiet {
+		fmt.Fprintf(st.Stderr, "serving live metrics at http://%s/metrics\n", srv.Addr())
+	}
+	opts.OnResult = m.Observe
+	opts.InFlight = m.SetInFlight
+	return func() error {
+		if f.linger > 0 {
+			ctx, cancel := context.WithTimeout(context.Background(), f.linger)
+			if err := srv.AwaitScrape(ctx); err != nil {
+				fmt.Fprintf(st.Stderr, "note: %v\n", err)
+			}
+			cancel()
+		}
+		return srv.Close()
+	}, nil
+}

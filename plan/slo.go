@@ -1,0 +1,99 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/inferload/inferload/record"
+)
+
+// SLO is a service-level objective in milliseconds; a zero bound is not
+// checked (docs/metrics.md#goodput).
+type SLO struct {
+	// TTFTMs bounds the time to first token.
+	TTFTMs float64 `yaml:"ttft_ms"`
+	// TPOTMs bounds the time per output token.
+	TPOTMs float64 `yaml:"tpot_ms"`
+	// E2EMs bounds the end-to-end latency.
+	E2EMs float64 `yaml:"e2e_ms"`
+}
+
+// Compute declares the served model's size for the FLOPs estimate
+// (docs/metrics.md#compute). ParamsB 0 means no estimate.
+type Compute struct {
+	// ParamsB is the parameters, in billions, that work on each token
+	// (the active ones for a mixture of experts).
+	ParamsB float64 `yaml:"params_b"`
+	// Layers and Hidden (depth and model width), given together, add the
+	// attention term that grows with context length.
+	Layers int `yaml:"layers"`
+	Hidden int `yaml:"hidden"`
+}
+
+// maxSLOMs bounds an SLO bound: a day, far beyond any request timeout.
+const maxSLOMs = 86_400_000
+
+func (f *Flags) bindSLOAndCompute() {
+	fs := f.fs
+	bind(f, "slo-ttft-ms", "workload.slo.ttft_ms", fs.Float64("slo-ttft-ms", 0, "goodput: a request meets its SLO only with TTFT at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFTMs })
+	bind(f, "slo-tpot-ms", "workload.slo.tpot_ms", fs.Float64("slo-tpot-ms", 0, "goodput: a request meets its SLO only with TPOT at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TPOTMs })
+	bind(f, "slo-e2e-ms", "workload.slo.e2e_ms", fs.Float64("slo-e2e-ms", 0, "goodput: a request meets its SLO only with E2E latency at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.E2EMs })
+	bind(f, "model-params-b", "compute.params_b", fs.Float64("model-params-b", 0, "the model's parameters in billions, for the FLOPs estimate (0: no estimate)"), func(p *Plan) *float64 { return &p.Compute.ParamsB })
+	bind(f, "model-layers", "compute.layers", fs.Int("model-layers", 0, "the model's layers, with --model-hidden, for the attention FLOPs"), func(p *Plan) *int { return &p.Compute.Layers })
+	bind(f, "model-hidden", "compute.hidden", fs.Int("model-hidden", 0, "the model's hidden size, with --model-layers, for the attention FLOPs"), func(p *Plan) *int { return &p.Compute.Hidden })
+}
+
+// slos checks workload.slo and every class's.
+func (v *validator) slos() {
+	v.slo("workload.slo", v.p.Workload.SLO)
+	for k, c := range v.p.Workload.Classes {
+		v.slo(fmt.Sprintf("workload.classes[%d].slo", k), c.SLO)
+	}
+}
+
+func (v *validator) slo(path string, s SLO) {
+	for name, ms := range map[string]float64{"ttft_ms": s.TTFTMs, "tpot_ms": s.TPOTMs, "e2e_ms": s.E2EMs} {
+		if ms < 0 || ms > maxSLOMs || math.IsNaN(ms) {
+			v.fail(path+"."+name, "%v: want a bound in milliseconds from 0 (none) to %d", ms, maxSLOMs)
+		}
+	}
+}
+
+// compute checks the model declaration when one is given.
+func (v *validator) compute() {
+	c := v.p.Compute
+	if c == (Compute{}) {
+		return
+	}
+	if err := c.model().Validate(); err != nil {
+		v.fail("compute", "%v", err)
+	}
+}
+
+func (c Compute) model() record.Model {
+	return record.Model{ParamsB: c.ParamsB, Layers: c.Layers, Hidden: c.Hidden}
+}
+
+// Model returns the declared model for the FLOPs estimate, nil when the
+// plan declares none.
+func (c Compute) Model() *record.Model {
+	if c.ParamsB == 0 {
+		return nil
+	}
+	m := c.model()
+	return &m
+}
+
+// SLOs returns the objectives goodput is judged by: workload.slo as the
+// default, and each class's bounds over it.
+func (w *Workload) SLOs() *record.SLOs {
+	s := &record.SLOs{Default: w.SLO.record(), Classes: map[string]record.SLO{}}
+	for _, c := range w.Classes {
+		s.Classes[c.Name] = c.SLO.record()
+	}
+	return s
+}
+
+func (s SLO) record() record.SLO {
+	return record.SLO{TTFTMs: s.TTFTMs, TPOTMs: s.TPOTMs, E2EMs: s.E2EMs}
+}

@@ -1,0 +1,115 @@
+package record
+
+// SLO is a service-level objective a request must meet to count toward
+// goodput, in milliseconds. A zero bound is not checked, so the zero SLO is
+// met by every success.
+type SLO struct {
+	TTFTMs float64 `json:"ttft_ms"`
+	TPOTMs float64 `json:"tpot_ms"`
+	E2EMs  float64 `json:"e2e_ms"`
+}
+
+// Over returns s with each of its unset bounds taken from base: a class
+// that sets only ttft_ms keeps the run's tpot_ms and e2e_ms.
+func (s SLO) Over(base SLO) SLO {
+	pick := func(v, def float64) float64 {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return SLO{TTFTMs: pick(s.TTFTMs, base.TTFTMs), TPOTMs: pick(s.TPOTMs, base.TPOTMs), E2EMs: pick(s.E2EMs, base.E2EMs)}
+}
+
+// Met reports whether r, a success, met every bound of s. A non-streamed
+// reply has no first token before its end, so its TTFT is its E2E; its
+// TPOT cannot be measured and is not checked. A streamed reply of one
+// token has no TPOT either.
+func (s SLO) Met(r *Result) bool {
+	if !r.OK() {
+		return false
+	}
+	within := func(boundMs float64, us int64) bool { return boundMs <= 0 || float64(us) <= boundMs*1000 }
+	ttft := r.TTFTUS
+	if !r.Stream || ttft <= 0 {
+		ttft = r.E2EUS
+	}
+	if !within(s.TTFTMs, ttft) || !within(s.E2EMs, r.E2EUS) {
+		return false
+	}
+	if r.Stream && r.TTFTUS > 0 && r.OutputTokens > 1 {
+		return within(s.TPOTMs, tpotUS(r))
+	}
+	return true
+}
+
+// SLOs are a run's objectives: Default for requests of any class, and
+// per-class bounds that override it bound by bound (SLO.Over).
+type SLOs struct {
+	Default SLO
+	Classes map[string]SLO
+}
+
+// For returns the objective of class (DefaultClass when empty).
+func (s *SLOs) For(class string) SLO {
+	if s == nil {
+		return SLO{}
+	}
+	if class == "" {
+		class = DefaultClass
+	}
+	return s.Classes[class].Over(s.Default)
+}
+
+// Goodput is the part of a run (or of a class or bucket) that met its
+// objectives. Definitions in docs/metrics.md#goodput.
+type Goodput struct {
+	// SLO is the objective applied; for the whole run and for input
+	// buckets, which mix classes, the run's default (each request was
+	// still judged by its own class's SLO).
+	SLO SLO `json:"slo"`
+	// Met counts measured successes that met every bound of their class.
+	Met int64 `json:"met"`
+	// Attainment is Met ÷ (succeeded + failed), 0 when both are 0.
+	Attainment float64 `json:"attainment"`
+	// RequestsPerS is requests that met their SLO completing inside the
+	// measured window ÷ window_s, like throughput.requests_per_s.
+	RequestsPerS float64 `json:"requests_per_s"`
+}
+
+// sloState is what an aggregate needs to judge goodput: the shared table
+// of objectives and its own counts. Children share the root's table.
+type sloState struct {
+	table *SLOs
+	met   int64
+	// good meters requests that met their SLO (warm-up included) by
+	// completion instant, as throughput is metered.
+	good throughputMeter
+}
+
+// SetSLOs sets the objectives goodput is judged by (nil: none, every
+// success counts). Call it before the first Add.
+func (a *Aggregate) SetSLOs(s *SLOs) {
+	a.slo.table = s
+}
+
+// addGoodput judges r against its class's objective.
+func (a *Aggregate) addGoodput(r *Result) {
+	if !a.slo.table.For(r.Class).Met(r) {
+		return
+	}
+	a.slo.good.add(r)
+	if !r.Warmup {
+		a.slo.met++
+	}
+}
+
+// goodput computes the figures over [from, to], judged by slo.
+func (a *Aggregate) goodput(slo SLO, from, to int64, windowS float64) Goodput {
+	reqs, _, _ := a.slo.good.over(from, to)
+	return Goodput{
+		SLO: slo, Met: a.slo.met,
+		Attainment:   ratio(a.slo.met, a.succeeded+a.failed),
+		RequestsPerS: perSecond(reqs, windowS),
+	}
+}

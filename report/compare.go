@@ -1,0 +1,252 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/inferload/inferload/analyze"
+)
+
+// compareHead names the columns of a comparison table; compareCells fills
+// them, so the terminal, Markdown and HTML renderings say the same thing.
+var compareHead = []string{"metric", "baseline", "current", "change", "CI of change", "p", "verdict"}
+
+// compareCells renders one delta: figures in their unit, the change as a
+// difference and a percentage, its interval, p-value and verdict.
+func compareCells(d *analyze.Delta) []string {
+	f := compareFormatter(d.Metric)
+	change := f(d.Diff, true)
+	if d.Relative != nil {
+		change += fmt.Sprintf(" (%+.1f%%)", *d.Relative*100)
+	}
+	ci := fmt.Sprintf("[%s, %s]", f(d.DiffLow, true), f(d.DiffHigh, true))
+	return []string{d.Metric, f(d.Baseline, false), f(d.Current, false), change, ci,
+		comparePValue(d.PValue), compareVerdict(d)}
+}
+
+// compareFormatter picks the unit a metric is shown in: ms for latencies,
+// percent (points, for changes) for failure rates, plain rates otherwise.
+func compareFormatter(metric string) func(v float64, signed bool) string {
+	switch {
+	case strings.HasSuffix(metric, "failure_rate"):
+		return func(v float64, signed bool) string {
+			if signed {
+				return fmt.Sprintf("%+.2f pp", v*100)
+			}
+			return fmt.Sprintf("%.2f%%", v*100)
+		}
+	case strings.Contains(metric, "_ms."):
+		return func(v float64, signed bool) string {
+			sign := ""
+			switch {
+			case v < 0:
+				sign = "-"
+			case signed:
+				sign = "+"
+			}
+			return sign + formatMS(math.Abs(v)) + " ms"
+		}
+	}
+	return func(v float64, signed bool) string {
+		if signed {
+			return fmt.Sprintf("%+.1f", v)
+		}
+		return fmt.Sprintf("%.1f", v)
+	}
+}
+
+// comparePValue keeps small p-values readable: 0.042, 3e-05, <1e-300.
+func comparePValue(p float64) string {
+	switch {
+	case p == 0:
+		return "<1e-300"
+	case p < 0.001:
+		return fmt.Sprintf("%.0e", p)
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+// compareVerdict is REGRESSION, or the direction with the limit that held.
+func compareVerdict(d *analyze.Delta) string {
+	v := d.Change
+	if d.Regression {
+		v = "REGRESSION"
+	}
+	if d.Limit != "" {
+		v += " (limit " + d.Limit + ")"
+	}
+	return v
+}
+
+// compareHeadline is the one-line answer: what regressed, or that nothing did.
+func compareHeadline(c *analyze.Comparison) string {
+	if c.Regressions > 0 {
+		return fmt.Sprintf("REGRESSION: %s significantly worse beyond %s",
+			strings.Join(c.Worse(), ", "), plural(c.Regressions, "its limit", "their limits"))
+	}
+	if len(c.Limits) == 0 {
+		return "PASS: no regression limits were set"
+	}
+	return "PASS: no figure is significantly worse beyond its limit"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// compareMethod says how the intervals were computed, for every rendering.
+func compareMethod(c *analyze.Comparison) string {
+	return fmt.Sprintf("%.0f%% intervals of current − baseline: latency percentiles and throughput by bootstrap (%d resamples, seed %d), p from Mann–Whitney U; failure rate by two-proportion z test. Significant = interval excludes 0.",
+		c.Confidence*100, c.Resamples, c.Seed)
+}
+
+// WriteCompare writes a comparison for a terminal: the verdict, the table
+// of figures, the environment fields that differ.
+func WriteCompare(w io.Writer, c *analyze.Comparison) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "baseline  %s\ncurrent   %s\n\n", printable(c.Baseline), printable(c.Current))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(compareHead, "\t"))
+	for i := range c.Deltas {
+		fmt.Fprintln(tw, strings.Join(compareCells(&c.Deltas[i]), "\t"))
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\n%s\n", compareMethod(c))
+	writeCompareEnvText(&b, c)
+	writeUnusedLimits(&b, c, "")
+	fmt.Fprintf(&b, "\n%s\n", compareHeadline(c))
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeCompareEnvText(b *bytes.Buffer, c *analyze.Comparison) {
+	if len(c.Env) == 0 {
+		b.WriteString("\nEnvironment: no env.json field differs.\n")
+		return
+	}
+	b.WriteString("\nEnvironment (env.json fields that differ)\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "field\tbaseline\tcurrent")
+	for _, e := range c.Env {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", printable(e.Field), printable(envSide(e, "baseline")), printable(envSide(e, "current")))
+	}
+	tw.Flush()
+}
+
+// envSide is one run's value of a changed field, or "(absent)".
+func envSide(e analyze.EnvChange, side string) string {
+	switch {
+	case e.Absent == side:
+		return "(absent)"
+	case side == "baseline":
+		return e.Baseline
+	}
+	return e.Current
+}
+
+func writeUnusedLimits(b *bytes.Buffer, c *analyze.Comparison, bullet string) {
+	for _, l := range c.UnusedLimits {
+		fmt.Fprintf(b, "%snote: limit %s names a figure one of the runs does not have; it checked nothing\n", bullet, l)
+	}
+}
+
+// printable replaces control characters (a target's text could carry
+// terminal escape sequences, or tabs that break the table) with '?'.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return '?'
+		}
+		return r
+	}, s)
+}
+
+// WriteCompareJSON writes the comparison as indented JSON (docs/compare.md).
+func WriteCompareJSON(w io.Writer, c *analyze.Comparison) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return fmt.Errorf("encode comparison: %w", err)
+	}
+	return nil
+}
+
+// WriteCompareMarkdown writes the comparison as GitHub-flavoured Markdown
+// for a pull-request comment: the verdict first, the table, and the
+// environment diff folded away. Text from the runs is escaped so a model
+// name cannot break the table or inject markup.
+func WriteCompareMarkdown(w io.Writer, c *analyze.Comparison) error {
+	var b bytes.Buffer
+	icon := "✅"
+	if c.Regressions > 0 {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "### %s inferload compare: %s\n\n", icon, mdEscape(compareHeadline(c)))
+	fmt.Fprintf(&b, "Baseline `%s` → current `%s`.\n\n", mdCode(c.Baseline), mdCode(c.Current))
+	mdRow(&b, compareHead)
+	mdRow(&b, mdRule(len(compareHead)))
+	for i := range c.Deltas {
+		cells := compareCells(&c.Deltas[i])
+		if c.Deltas[i].Regression {
+			cells[len(cells)-1] = "❌ " + cells[len(cells)-1]
+		}
+		mdRow(&b, cells)
+	}
+	fmt.Fprintf(&b, "\n%s\n", mdEscape(compareMethod(c)))
+	writeUnusedLimits(&b, c, "\n- ")
+	writeCompareEnvMarkdown(&b, c)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func writeCompareEnvMarkdown(b *bytes.Buffer, c *analyze.Comparison) {
+	if len(c.Env) == 0 {
+		b.WriteString("\nEnvironment: no env.json field differs.\n")
+		return
+	}
+	fmt.Fprintf(b, "\n<details><summary>Environment: %d env.json %s differ</summary>\n\n", len(c.Env), plural(len(c.Env), "field", "fields"))
+	mdRow(b, []string{"field", "baseline", "current"})
+	mdRow(b, mdRule(3))
+	for _, e := range c.Env {
+		mdRow(b, []string{e.Field, envSide(e, "baseline"), envSide(e, "current")})
+	}
+	b.WriteString("\n</details>\n")
+}
+
+func mdRule(n int) []string {
+	r := make([]string, n)
+	for i := range r {
+		r[i] = "---"
+	}
+	return r
+}
+
+// mdRow writes one table row with every cell escaped.
+func mdRow(b *bytes.Buffer, cells []string) {
+	b.WriteString("|")
+	for _, c := range cells {
+		b.WriteString(" " + mdEscape(c) + " |")
+	}
+	b.WriteString("\n")
+}
+
+// mdEscaper neutralises what could end a table cell, start markup or
+// inject HTML: a target's model name is data, not Markdown.
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "|", `\|`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"`", "\\`", "[", `\[`, "]", `\]`, "_", `\_`, "*", `\*`, "\r", " ", "\n", " ")
+
+func mdEscape(s string) string { return mdEscaper.Replace(s) }
+
+// mdCode makes s safe inside a one-backtick code span.
+func mdCode(s string) string {
+	return strings.NewReplacer("`", "'", "\n", " ", "\r", " ").Replace(s)
+}

@@ -1,0 +1,117 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/analyze"
+)
+
+// fixedComparison is a hand-made comparison covering every kind of row: a
+// regression beyond its limit, a significant improvement, noise, a
+// throughput drop, a failure-rate rise, a zero baseline, an unused limit
+// and environment changes (one carrying markup a target could send).
+func fixedComparison() *analyze.Comparison {
+	rel := func(v float64) *float64 { return &v }
+	return &analyze.Comparison{
+		Baseline: "20260101T000000Z-base", Current: "20260102T000000Z-cur",
+		Confidence: 0.95, Resamples: 2000, Seed: 0,
+		Limits:       []string{"ttft_ms.p99=10%", "e2e_ms.p99=10%", "output_tokens_per_s=10%", "classes.gone.e2e_ms.p99=5%"},
+		UnusedLimits: []string{"classes.gone.e2e_ms.p99=5%"},
+		Deltas: []analyze.Delta{
+			{Metric: "ttft_ms.p50", Baseline: 101.2, Current: 98.7, Diff: -2.5, DiffLow: -4.1, DiffHigh: -0.9, Relative: rel(-0.0247), PValue: 0.0004, Test: analyze.TestMannWhitney, Significant: true, Change: "better", BaselineN: 3000, CurrentN: 2900},
+			{Metric: "ttft_ms.p99", Baseline: 250.5, Current: 262.4, Diff: 11.9, DiffLow: -6.2, DiffHigh: 30.3, Relative: rel(0.0475), PValue: 0.0004, Test: analyze.TestMannWhitney, Change: "same", Limit: "10%", BaselineN: 3000, CurrentN: 2900},
+			{Metric: "e2e_ms.p99", Baseline: 1320, Current: 1518, Diff: 198, DiffLow: 150, DiffHigh: 240, Relative: rel(0.15), PValue: 1e-40, Test: analyze.TestMannWhitney, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 3000, CurrentN: 2900},
+			{Metric: "output_tokens_per_s", Baseline: 1900.5, Current: 1650.25, Diff: -250.25, DiffLow: -270, DiffHigh: -230, Relative: rel(-0.1317), PValue: 0, Test: analyze.TestMannWhitney, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 60, CurrentN: 60},
+			{Metric: "failure_rate", Baseline: 0, Current: 0.05, Diff: 0.05, DiffLow: 0.04, DiffHigh: 0.06, PValue: 2e-9, Test: analyze.TestTwoProportion, Significant: true, Change: "worse", BaselineN: 3000, CurrentN: 3050},
+		},
+		Env: []analyze.EnvChange{
+			{Field: "target.model", Baseline: "llama-7b", Current: `<script>alert(1)</script>|x`},
+			{Field: "target.served.version", Baseline: "0.6.1", Absent: "current"},
+		},
+		Regressions: 2,
+	}
+}
+
+func TestCompareGolden(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		file  string
+		write func(*bytes.Buffer, *analyze.Comparison) error
+	}{
+		// The PR-comment rendering.
+		{"compare.md.golden", func(b *bytes.Buffer, c *analyze.Comparison) error { return WriteCompareMarkdown(b, c) }},
+		// The machine-readable one (docs/compare.md documents its fields).
+		{"compare.json.golden", func(b *bytes.Buffer, c *analyze.Comparison) error { return WriteCompareJSON(b, c) }},
+		// The terminal table.
+		{"compare.txt.golden", func(b *bytes.Buffer, c *analyze.Comparison) error { return WriteCompare(b, c) }},
+	}
+	for _, tt := range tests {
+		var b bytes.Buffer
+		if err := tt.write(&b, fixedComparison()); err != nil {
+			t.Fatalf("%s: %v", tt.file, err)
+		}
+		golden(t, filepath.Join("testdata", tt.file), b.Bytes())
+	}
+}
+
+func TestCompareMarkdownEscapes(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteCompareMarkdown(&b, fixedComparison()); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	// A target's model name can neither inject HTML nor add a table cell.
+	if strings.Contains(md, "<script>") || !strings.Contains(md, `&lt;script&gt;alert(1)&lt;/script&gt;\|x`) {
+		t.Errorf("model name not escaped:\n%s", md)
+	}
+}
+
+func TestCompareJSONRoundTrips(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteCompareJSON(&b, fixedComparison()); err != nil {
+		t.Fatal(err)
+	}
+	var back analyze.Comparison
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil {
+		t.Fatal(err)
+	}
+	// The verdict survives the trip: a CI script can read it back.
+	if back.Verdict() != "regression" || len(back.Worse()) != 2 {
+		t.Errorf("decoded verdict %s, worse %v", back.Verdict(), back.Worse())
+	}
+}
+
+func TestCompareHTML(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteCompareHTML(&b, fixedComparison()); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		`id="compare-verdict"`, `id="compare-figures"`, `id="compare-environment"`,
+		// Escaped by html/template, never live markup.
+		`&lt;script&gt;alert(1)&lt;/script&gt;|x`,
+		"REGRESSION", "e2e_ms.p99 no more than 10% worse",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("compare.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, "<script>alert(1)") {
+		t.Error("compare.html carries a live script from env.json")
+	}
+	// Self-contained: no resource is fetched from the network.
+	if strings.Contains(page, "src=\"http") || strings.Contains(page, "href=\"http") {
+		t.Error("compare.html links to the network")
+	}
+	if err := WriteCompareHTML(&b, nil); err == nil {
+		t.Error("nil comparison: no error")
+	}
+}

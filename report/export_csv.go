@@ -1,0 +1,160 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/inferload/inferload/record"
+)
+
+// RecordsCSVHeader names the columns of records.csv, one per Result field
+// a spreadsheet can use. Times stay in integer microseconds, as in
+// records.jsonl, so nothing is rounded; events_us (a list) is reduced to
+// its length, output_events.
+var RecordsCSVHeader = []string{
+	"id", "step", "class", "expect", "warmup", "open_loop",
+	"intended_us", "send_us", "queue_delay_us", "late",
+	"ttft_us", "e2e_us", "output_events",
+	"stream", "input_tokens", "output_tokens", "reasoning_tokens", "token_source",
+	"prompt_tokens_sent", "max_tokens", "finish_reason",
+	"status", "error", "error_msg", "bytes_out", "bytes_in",
+}
+
+// SeriesCSVHeader names the columns of series.csv: the fields of
+// record.Window in series.jsonl order.
+var SeriesCSVHeader = []string{
+	"t_s", "completed", "succeeded", "failed", "expected_rejections", "warmup",
+	"output_tokens", "input_tokens", "ttft_p50_ms", "ttft_p99_ms", "e2e_p99_ms",
+}
+
+// RecordsCSV writes records as CSV rows under RecordsCSVHeader. Call Flush
+// when done; the header is written with the first row (or by Flush when
+// there was none), so an empty run still gives a valid file.
+type RecordsCSV struct {
+	w      *csv.Writer
+	row    []string
+	header bool
+}
+
+// NewRecordsCSV returns a writer of records.csv rows to w.
+func NewRecordsCSV(w io.Writer) *RecordsCSV {
+	return &RecordsCSV{w: csv.NewWriter(w), row: make([]string, len(RecordsCSVHeader))}
+}
+
+// Write appends one record's row.
+func (c *RecordsCSV) Write(r *record.Result) error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	i64, b := strconv.FormatInt, strconv.FormatBool
+	itoa := strconv.Itoa
+	c.row = append(c.row[:0],
+		strconv.FormatUint(r.ID, 10), itoa(r.Step), r.Class, r.Expect, b(r.Warmup), b(r.OpenLoop),
+		i64(r.IntendedUS, 10), i64(r.SendUS, 10), i64(r.QueueDelayUS, 10), b(r.Late),
+		i64(r.TTFTUS, 10), i64(r.E2EUS, 10), itoa(len(r.EventsUS)),
+		b(r.Stream), itoa(r.InputTokens), itoa(r.OutputTokens), itoa(r.ReasoningTokens), string(r.TokenSource),
+		itoa(r.PromptTokensSent), itoa(r.MaxTokens), cellText(r.FinishReason),
+		itoa(r.Status), string(r.Error), cellText(r.ErrorMsg), i64(r.BytesOut, 10), i64(r.BytesIn, 10),
+	)
+	if err := c.w.Write(c.row); err != nil {
+		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)
+	}
+	return nil
+}
+
+// Flush writes any buffered rows (and the header of an empty file).
+func (c *RecordsCSV) Flush() error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	c.w.Flush()
+	if err := c.w.Error(); err != nil {
+		return fmt.Errorf("writing records CSV: %w", err)
+	}
+	return nil
+}
+
+func (c *RecordsCSV) writeHeader() error {
+	if c.header {
+		return nil
+	}
+	c.header = true
+	if err := c.w.Write(RecordsCSVHeader); err != nil {
+		return fmt.Errorf("writing records CSV header: %w", err)
+	}
+	return nil
+}
+
+// SeriesCSV writes per-second windows as CSV rows under SeriesCSVHeader,
+// with the same header and Flush rules as RecordsCSV.
+type SeriesCSV struct {
+	w      *csv.Writer
+	row    []string
+	header bool
+}
+
+// NewSeriesCSV returns a writer of series.csv rows to w.
+func NewSeriesCSV(w io.Writer) *SeriesCSV {
+	return &SeriesCSV{w: csv.NewWriter(w), row: make([]string, len(SeriesCSVHeader))}
+}
+
+// Write appends one window's row.
+func (c *SeriesCSV) Write(w *record.Window) error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	c.row = append(c.row[:0],
+		i64(w.TS), i64(w.Completed), i64(w.Succeeded), i64(w.Failed), i64(w.ExpectedRejections), i64(w.Warmup),
+		i64(w.OutputTokens), i64(w.InputTokens), msText(w.TTFTP50MS), msText(w.TTFTP99MS), msText(w.E2EP99MS),
+	)
+	if err := c.w.Write(c.row); err != nil {
+		return fmt.Errorf("writing CSV row of second %d: %w", w.TS, err)
+	}
+	return nil
+}
+
+// Flush writes any buffered rows (and the header of an empty file).
+func (c *SeriesCSV) Flush() error {
+	if err := c.writeHeader(); err != nil {
+		return err
+	}
+	c.w.Flush()
+	if err := c.w.Error(); err != nil {
+		return fmt.Errorf("writing series CSV: %w", err)
+	}
+	return nil
+}
+
+func (c *SeriesCSV) writeHeader() error {
+	if c.header {
+		return nil
+	}
+	c.header = true
+	if err := c.w.Write(SeriesCSVHeader); err != nil {
+		return fmt.Errorf("writing series CSV header: %w", err)
+	}
+	return nil
+}
+
+// msText formats milliseconds with the shortest exact representation, so
+// the CSV holds the same value series.jsonl does.
+func msText(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// cellText defuses text that came from the target before it reaches a
+// spreadsheet: a cell starting with = + - @ or a tab/CR is run as a formula
+// by Excel and LibreOffice (CSV injection), so such a cell gets a leading
+// apostrophe, which those programs hide. encoding/csv already quotes
+// commas, quotes and newlines.
+func cellText(s string) string {
+	if s == "" {
+		return s
+	}
+	switch s[0] {
+	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + s
+	}
+	return s
+}

@@ -1,0 +1,74 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// RecordsCSVFrom streams a records.jsonl file to w as CSV, in file order,
+// without holding the records in memory. A last line cut short by a killed
+// run is skipped, as everywhere else records are read.
+func RecordsCSVFrom(w io.Writer, recordsPath string) error {
+	c := NewRecordsCSV(w)
+	if _, err := record.ReadRecords(recordsPath, c.Write); err != nil {
+		return err
+	}
+	return c.Flush()
+}
+
+// SeriesCSVFrom streams a series.jsonl file to w as CSV.
+func SeriesCSVFrom(w io.Writer, seriesPath string) error {
+	c := NewSeriesCSV(w)
+	if _, err := record.ReadSeries(seriesPath, c.Write); err != nil {
+		return err
+	}
+	return c.Flush()
+}
+
+// InfluxFrom streams a series.jsonl file to w as InfluxDB line protocol for
+// the run named run that started at started (summary.json's name and
+// started).
+func InfluxFrom(w io.Writer, seriesPath, run string, started time.Time) error {
+	s := NewInfluxSeries(w, run, started)
+	_, err := record.ReadSeries(seriesPath, s.Write)
+	return err
+}
+
+// WriteFile writes path through a buffer with fill, so a failed export
+// leaves no half file behind: it writes to a temporary file in the same
+// directory and renames it into place.
+func WriteFile(path string, fill func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	if err := fill(bw); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
