@@ -10,7 +10,7 @@ STATICCHECK := $(GOBIN)/staticcheck
 test: lint test-deps
 	$(GO) test -race -count=1 -timeout 600s ./...
 
-## test-deps: install what integration tests need beyond Go (chromium); quiet when present
+## test-deps: install what integration tests need beyond Go (chromium, prometheus); quiet when present
 test-deps:
 	@./scripts/install-test-deps.sh
 
