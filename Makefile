@@ -4,7 +4,7 @@ STATICCHECK_VERSION ?= 2026.2.2
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: test lint tools test-deps build demo bench fuzz
+.PHONY: test lint tools test-deps build demo bench fuzz screenshots
 
 ## test: lint, then every test with the race detector (what CI runs)
 test: lint test-deps
@@ -35,6 +35,10 @@ build:
 ## demo: the main job (simulated server + mixed workload + summary)
 demo:
 	$(GO) run ./cmd/inferload demo
+
+## screenshots: regenerate docs/img/ (demo runs + headless chromium, see docs/reading-the-report.md)
+screenshots: test-deps
+	./scripts/screenshots.sh docs/img
 
 ## bench: the documented benchmarks, one package at a time (see BENCHMARKS.md)
 bench:

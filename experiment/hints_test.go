@@ -68,11 +68,13 @@ workload: {input_tokens: "32", output_tokens: "16"}`, nil},
 		}
 	})
 	// The client case runs alone, after the others: it burns every CPU
-	// of this process, which would starve their clients too.
+	// of this process, which would starve their clients too. Five
+	// measured seconds leave room for a break in the 3 s the verdict
+	// needs when the host is busy.
 	t.Run("client_bound", func(t *testing.T) {
 		stop := burnCPU(4 * runtime.GOMAXPROCS(0))
 		s, _ := runHintCase(t, hintCase{name: "client_bound", profile: func(*sim.Profile) {},
-			load: `load: {rate: 1, arrival: constant, duration: 4500ms, warmup: 500ms}
+			load: `load: {rate: 1, arrival: constant, duration: 5500ms, warmup: 500ms}
 workload: {input_tokens: "16", output_tokens: "4"}`})
 		stop()
 		checkHints(t, s, []string{"client_bound"})
@@ -105,14 +107,6 @@ func runHintCase(t *testing.T, tc hintCase) (*record.Summary, string) {
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if tc.name == "client_bound" {
-		samples, _ := observe.ReadSamples(filepath.Join(res.Dir, TelemetryFile))
-		for _, x := range samples {
-			if x.Source == "client" {
-				t.Logf("DEBUG %d cpu %.0f lag %.1f runnable %v procs %v", x.TimeUS/1000, x.Values[observe.ClientCPUPct], x.Values[observe.ClientSchedLagP99], x.Values[observe.ClientRunnable], x.Values[observe.ClientGOMAXPROCS])
-			}
-		}
 	}
 	return res.Summary, res.Dir
 }

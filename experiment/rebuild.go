@@ -133,6 +133,11 @@ func WriteReport(dir string, s *record.Summary) error {
 			return fmt.Errorf("report of %s: %s: %w", dir, EnvFile, err)
 		}
 	}
+	samples, err := readTelemetry(dir)
+	if err != nil {
+		return fmt.Errorf("report of %s: %w", dir, err)
+	}
+	in.Telemetry = samples
 	return writeFileAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.WriteHTML(w, in) })
 }
 

@@ -142,6 +142,13 @@ func (r *overRun) see(s Sample) bool {
 		window = s.TimeUS - r.prevUS
 	}
 	r.prevUS = s.TimeUS
+	if _, known := s.Values[ClientSchedLagP99]; !known && s.Values[ClientCPUPct] < SaturationCPUPct {
+		// No scheduling latency was sampled in this window (the runtime
+		// records one transition in eight): the window can show neither
+		// saturation nor its absence, so it neither extends nor breaks
+		// the run, and is not counted.
+		return r.runUS >= SaturationSeconds*1e6
+	}
 	if !clientOver(s) {
 		r.runUS = 0
 		return false

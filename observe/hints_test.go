@@ -72,6 +72,15 @@ func TestHints(t *testing.T) {
 		{"client_backlog", steady("client", 10, func(int) map[string]float64 {
 			return map[string]float64{ClientCPUPct: 15, ClientSchedLagP99: 120, ClientRunnable: 10, ClientGOMAXPROCS: 2}
 		}), 0, []string{"client_bound"}},
+		// Busy and lagging 250 ms samples, every third without a lag
+		// figure (no scheduling event sampled): unknown windows neither
+		// break nor extend the run, so 3 s of the rest still saturate.
+		{"client_lag_unknown", steadyEvery("client", 24, 250_000, func(i int) map[string]float64 {
+			if i%3 == 2 {
+				return map[string]float64{ClientCPUPct: 45, ClientRunnable: 9, ClientGOMAXPROCS: 2}
+			}
+			return map[string]float64{ClientCPUPct: 45, ClientSchedLagP99: 90, ClientRunnable: 9, ClientGOMAXPROCS: 2}
+		}), 0, []string{"client_bound"}},
 		// Three pegged samples 250 ms apart are 0.5 s of saturation, not
 		// the 3 s the verdict needs.
 		{"brief", steadyEvery("client", 4, 250_000, func(int) map[string]float64 {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -161,6 +162,9 @@ func (ss *selfSampler) histograms(s *Sample) {
 		}
 		switch m.Name {
 		case schedLatencies:
+			if !anyCount(delta) {
+				continue // none sampled this window: unknown, not zero
+			}
 			s.set(ClientSchedLagP99, 1000*bucketQuantile(delta, h.Buckets, 0.99))
 			s.set(ClientSchedLagMax, 1000*bucketQuantile(delta, h.Buckets, 1))
 		case gcPauses:
@@ -169,6 +173,10 @@ func (ss *selfSampler) histograms(s *Sample) {
 			s.set(ClientGCPauseMaxMS, 1000*worst)
 		}
 	}
+}
+
+func anyCount(counts []uint64) bool {
+	return slices.ContainsFunc(counts, func(c uint64) bool { return c > 0 })
 }
 
 // bucketQuantile is the upper bound of the bucket holding the q-th

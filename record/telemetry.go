@@ -41,7 +41,8 @@ type ClientTelemetry struct {
 	PacerLagMaxMS    float64 `json:"pacer_lag_max_ms"`
 	BytesInPerSMean  float64 `json:"bytes_in_per_s_mean"`
 	BytesOutPerSMean float64 `json:"bytes_out_per_s_mean"`
-	// SaturatedSeconds counts samples past a saturation threshold.
+	// SaturatedSeconds is how many seconds of the run clock the client was
+	// past a saturation threshold.
 	SaturatedSeconds int64 `json:"saturated_seconds"`
 	// Saturated is set when the client was past a threshold for several
 	// seconds in a row: the results may measure the client, not the server.

@@ -1,0 +1,49 @@
+package report
+
+import (
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestCompareHTMLInBrowser opens a compare page from a file in headless
+// chromium: no console error, every section there, the model name planted
+// in env.json inert, and a screenshot saved as an artifact.
+func TestCompareHTMLInBrowser(t *testing.T) {
+	dir := artifactDir(t)
+	path := filepath.Join(dir, "compare.html")
+	if err := WriteCompareHTMLFile(path, fixedComparison()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := newBrowser(t)
+	console := watchConsole(ctx)
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	sections, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll('main > section').length"))
+	if err != nil || sections != 3 {
+		t.Errorf("%d sections (%v), want verdict, figures and environment", sections, err)
+	}
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("document.querySelector('main script, main b') !== null"))
+	if err != nil || pwned {
+		t.Errorf("planted markup became live (pwned=%v, err=%v)", pwned, err)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "compare.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := console.wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+}
