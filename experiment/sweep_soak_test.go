@@ -36,22 +36,23 @@ func slowingServer(t *testing.T, growth, span time.Duration) string {
 	return srv.URL + "/v1"
 }
 
-// TestSoakFindsPlantedDegradation: a server that slows from 8 ms to 168 ms
-// per reply (2 ms to 42 ms per token) over a 2.4 s soak cut into 200 ms
+// TestSoakFindsPlantedDegradation: a server that slows from 8 ms to 248 ms
+// per reply (2 ms to 62 ms per token) over a 3 s soak cut into 250 ms
 // windows: P99 E2E rose and throughput fell (significant, drifted); the
-// failure rate (all 0) did not move. P99 TTFT is tested too, but a busy
-// machine's scheduling spikes (tens of ms) can hide its smaller rise, so
-// only its presence is checked.
+// failure rate (all 0) did not move. Eight users keep enough replies in
+// every window for its P99 to follow the trend. P99 TTFT is tested too, but
+// a busy machine's scheduling spikes (tens of ms) can hide its smaller
+// rise, so only its presence is checked. Not parallel: it measures time, so
+// it runs before the parallel tests load the machine.
 func TestSoakFindsPlantedDegradation(t *testing.T) {
-	t.Parallel()
-	url := slowingServer(t, 40*time.Millisecond, 2400*time.Millisecond)
+	url := slowingServer(t, 60*time.Millisecond, 3*time.Second)
 	p := testPlan(t, fmt.Sprintf(`
 name: soak
 target: {url: %s, model: m}
 workload: {input_tokens: "8", output_tokens: "4"}
-load: {concurrency: 2, duration: 2400ms, warmup: 200ms, grace: 5s}
+load: {concurrency: 8, duration: 3s, warmup: 250ms, grace: 5s}
 `, url))
-	out, err := Soak(context.Background(), p, Options{}, SoakOptions{Window: 200 * time.Millisecond})
+	out, err := Soak(context.Background(), p, Options{}, SoakOptions{Window: 250 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
