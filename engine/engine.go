@@ -75,6 +75,10 @@ type Config struct {
 	Grace time.Duration
 	// Seed seeds the think-time generators.
 	Seed uint64
+	// Retry is the client's retry policy; the zero value never retries.
+	// A retried request stays one record, its earlier attempts listed in
+	// Result.Attempts, its latency counted from the first attempt's origin.
+	Retry RetryPolicy
 }
 
 // DefaultGrace is the grace period when Config.Grace is zero.
@@ -95,6 +99,9 @@ func (c *Config) validate() error {
 	if c.Concurrency < 0 || c.MaxInFlight < 0 || c.Requests < 0 || c.Grace < 0 || c.Warmup < 0 {
 		errs = append(errs, errors.New("engine: counts and durations must not be negative"))
 	}
+	if err := c.Retry.validate(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -108,6 +115,10 @@ type Engine struct {
 	inFlight  atomic.Int64
 	stoppedAt atomic.Int64 // µs offset when issuing stopped; 0 while issuing
 	nextIndex atomic.Uint64
+
+	// retry is Config.Retry with defaults; budget bounds its retries.
+	retry  RetryPolicy
+	budget *retryBudget
 
 	// reqCtx parents every request. It is separate from Run's ctx so that a
 	// graceful stop (ctx done) stops issuing but lets in-flight requests
@@ -124,7 +135,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Grace == 0 {
 		cfg.Grace = DefaultGrace
 	}
-	e := &Engine{cfg: cfg, startedCh: make(chan struct{})}
+	e := &Engine{cfg: cfg, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults()}
+	e.budget = newRetryBudget(&e.retry)
 	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
 	return e, nil
 }

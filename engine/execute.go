@@ -21,8 +21,36 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
 	}
 	tr := protocol.Trace{EventsUS: make([]int64, 0, max(p.req.EventsCap, 1))}
-	e.cfg.Client.Do(ctx, p.req, &tr)
-	return e.result(i, p, &tr, intended, openLoop)
+	if !e.retry.enabled() {
+		e.cfg.Client.Do(ctx, p.req, &tr)
+		return e.result(i, p, &tr, intended, openLoop)
+	}
+	rs := e.doWithRetries(ctx, i, p, &tr)
+	return e.retried(e.result(i, p, &tr, intended, openLoop), rs)
+}
+
+// retried moves a record's latency origin, queue delay and warm-up flag
+// back to its first attempt, so retries never hide latency, and attaches
+// the earlier attempts.
+func (e *Engine) retried(r *record.Result, rs *retryOutcome) *record.Result {
+	r.RetryStop = rs.stop
+	if len(rs.attempts) == 0 {
+		return r
+	}
+	shiftUS := r.OriginUS() // the last attempt's origin, before Attempts moves it
+	r.Attempts = rs.attempts
+	if r.OpenLoop {
+		r.QueueDelayUS = max(e.offset(rs.firstStart)-r.IntendedUS, 0)
+		r.Late = time.Duration(r.QueueDelayUS)*time.Microsecond > e.cfg.LateAfter
+		return r // the origin already is the intended time
+	}
+	shiftUS -= r.OriginUS()
+	r.E2EUS += shiftUS
+	if r.TTFTUS > 0 {
+		r.TTFTUS += shiftUS
+	}
+	r.Warmup = r.OriginUS() < e.cfg.Warmup.Microseconds()
+	return r
 }
 
 // result converts a trace into a record, applying the measurement contract:

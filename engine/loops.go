@@ -35,6 +35,7 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 // user is one closed-loop virtual user.
 func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
 	rng := newRNG(e.cfg.Seed, id)
+	sess := e.session(id)
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, id) {
 			return
@@ -43,7 +44,7 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 		if !ok {
 			return
 		}
-		p, err := e.prepare(i)
+		p, err := e.prepareNext(sess, i)
 		if issueCtx.Err() != nil {
 			return // the index is unused: issuing stopped while rendering
 		}

@@ -115,6 +115,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			}
 			extra["max_tokens"] = s.MaxTokens
 		}
+		stream := stream && ct.api != protocol.APIEmbeddings // embeddings never stream
 		body, err := protocol.OpenAIBody{
 			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages), MaxTokens: s.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: extra,
@@ -138,6 +139,7 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		Client: client, Source: src, Render: newRenderer(p),
 		Duration: l.Duration, Requests: l.Requests, Warmup: l.Warmup, Grace: l.Grace,
 		Seed: p.Workload.Seed, LateAfter: l.LateAfter, MaxInFlight: l.MaxInFlight,
+		Retry: retryPolicy(p.Target.Retry),
 	}
 	if l.Trace.Path != "" {
 		return withTrace(p, cfg)
@@ -178,4 +180,14 @@ func chatMessages(ms []workload.ChatMessage) []protocol.ChatMessage {
 		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content}
 	}
 	return out
+}
+
+// retryPolicy carries the plan's retry options to the engine, whose
+// defaults fill the zero ones.
+func retryPolicy(r plan.Retry) engine.RetryPolicy {
+	return engine.RetryPolicy{
+		MaxAttempts: r.MaxAttempts, InitialBackoff: r.InitialBackoff, MaxBackoff: r.MaxBackoff,
+		MaxRetryAfter: r.MaxRetryAfter, BudgetRatio: r.BudgetRatio,
+		BudgetMinRetries: r.BudgetMinRetries, BudgetWindow: r.BudgetWindow,
+	}
 }

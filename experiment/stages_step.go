@@ -73,6 +73,10 @@ func shift(res *record.Result, offUS int64, base uint64, index int) {
 	res.ID += base
 	res.Step = index
 	res.SendUS += offUS
+	for k := range res.Attempts { // a retried request's earlier tries
+		res.Attempts[k].SendUS += offUS
+		res.Attempts[k].EndUS += offUS
+	}
 	if res.OpenLoop {
 		res.IntendedUS += offUS
 	}

@@ -106,9 +106,10 @@ func (v *validator) classes() {
 		}
 		v.length(path+".input_tokens", c.InputTokens)
 		v.length(path+".output_tokens", c.OutputTokens)
-		if c.API != "" && c.API != "chat" && c.API != "completions" {
-			v.fail(path+".api", "%q is not an API: want chat or completions", c.API)
+		if c.API != "" && !knownAPI(c.API) {
+			v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", c.API)
 		}
+		v.turns(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
 			v.fail(path+".body", "cannot be sent as JSON: %v", err)
 		}
@@ -200,6 +201,7 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		if err != nil {
 			return cfg, fmt.Errorf("workload.classes[%d]: %w", k, err)
 		}
+		c.Turns = pc.Turns
 		cfg.Classes = append(cfg.Classes, c)
 	}
 	return cfg, nil

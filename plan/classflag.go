@@ -77,8 +77,10 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.SLO.TPOTMs, err = strconv.ParseFloat(value, 64)
 	case "slo_e2e_ms":
 		c.SLO.E2EMs, err = strconv.ParseFloat(value, 64)
+	case "turns":
+		c.Turns, err = strconv.Atoi(value)
 	default:
-		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms or slo_e2e_ms; body fields only in a plan file)")
+		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms or turns; body fields only in a plan file)")
 	}
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)

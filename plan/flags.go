@@ -30,6 +30,7 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 	f := &Flags{fs: fs}
 	f.bindTarget()
 	f.bindTLSAndTimeouts()
+	f.bindRetry()
 	f.bindLoad()
 	f.bindWorkload()
 	bind(f, "name", "name", fs.String("name", DefaultName, "label for the run directory and reports (letters, digits, . _ -)"), func(p *Plan) *string { return &p.Name })

@@ -69,6 +69,8 @@ type Target struct {
 	// Insecure skips TLS certificate verification.
 	Insecure bool     `yaml:"insecure"`
 	Timeouts Timeouts `yaml:"timeouts"`
+	// Retry is the client's retry policy (plan/retry.go); off by default.
+	Retry Retry `yaml:"retry"`
 }
 
 // Timeouts bound each request. Zero means the default.
@@ -208,6 +210,10 @@ type Class struct {
 	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
 	// Dataset, when its path is set, supplies the class's prompts.
 	Dataset Dataset `yaml:"dataset"`
+	// Turns, above 1, makes each closed-loop user hold conversations of
+	// Turns requests whose history grows per turn (default 0: single
+	// requests).
+	Turns int `yaml:"turns"`
 	// SLO overrides workload.slo bound by bound for the class.
 	SLO SLO `yaml:"slo"`
 }

@@ -43,6 +43,7 @@ func (p *Plan) Validate() error {
 	v.headers()
 	v.body()
 	v.timeouts()
+	v.retry()
 	v.loadModel()
 	v.openLoop()
 	v.closedLoop()
@@ -73,8 +74,8 @@ func (v *validator) target() {
 	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1", redactURL(t.URL))
 	}
-	if t.API != "chat" && t.API != "completions" {
-		v.fail("target.api", "%q is not an API: want chat or completions", t.API)
+	if !knownAPI(t.API) {
+		v.fail("target.api", "%q is not an API: want chat, completions or embeddings", t.API)
 	}
 	if t.APIKeyEnv != "" && t.APIKeyFile != "" {
 		v.fail("target.api_key_file", "set api_key_env or api_key_file, not both")

@@ -41,7 +41,13 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "embeddings" }, `target.api: "embeddings" is not an API: want chat or completions`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions or embeddings`},
+		// Conversations in an open loop would not wait for the last reply.
+		{"turns open loop", openPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}} }, "workload.classes[0].turns: conversations need a closed loop"},
+		// Conversations need chat messages to carry the history.
+		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat API, not embeddings"},
+		// Turns are bounded.
+		{"turns negative", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: -1}} }, "workload.classes[0].turns: -1: want 0 to 1000"},
 		// Two key sources conflict.
 		{"two keys", closedPlan, func(p *Plan) { p.Target.APIKeyEnv, p.Target.APIKeyFile = "K", "k.txt" }, "set api_key_env or api_key_file, not both"},
 		// A CA file is pointless when verification is off.

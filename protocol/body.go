@@ -43,8 +43,10 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 		m["messages"] = b.chatMessages()
 	case APICompletions:
 		m["prompt"] = b.Prompt
+	case APIEmbeddings:
+		return encodeBody(b.renderEmbeddings())
 	default:
-		return nil, fmt.Errorf("render body: unknown API %q (want %q or %q)", api, APIChat, APICompletions)
+		return nil, fmt.Errorf("render body: unknown API %q (want %q, %q or %q)", api, APIChat, APICompletions, APIEmbeddings)
 	}
 	if b.Model != "" {
 		m["model"] = b.Model
@@ -62,6 +64,11 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	for k, v := range b.Extra {
 		m[k] = v
 	}
+	return encodeBody(m)
+}
+
+// encodeBody renders m as compact JSON with sorted keys.
+func encodeBody(m map[string]any) ([]byte, error) {
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false) // prompts are data, not HTML: keep '<' as is

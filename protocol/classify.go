@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strings"
 	"syscall"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -148,8 +149,12 @@ func (cl *call) httpError(resp *http.Response) error {
 	switch code := resp.StatusCode; {
 	case code == http.StatusTooManyRequests:
 		kind = record.ErrHTTP429
+		cl.t.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	case code >= 500:
 		kind = record.ErrHTTP5xx
+		if code == http.StatusServiceUnavailable {
+			cl.t.RetryAfter = RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+		}
 	case code < 400:
 		kind = record.ErrOther
 	}

@@ -66,13 +66,14 @@ type OpenAIOptions struct {
 }
 
 // OpenAI is a Client for OpenAI-compatible /chat/completions and
-// /completions endpoints (vLLM, SGLang, TGI, llama.cpp, Ollama, ...).
+// /completions endpoints, and /embeddings (vLLM, SGLang, TGI, llama.cpp, Ollama, ...).
 // It speaks HTTP/1.1 with one connection per in-flight request, as these
 // servers are usually benchmarked, and is safe for concurrent use.
 type OpenAI struct {
 	tr             *http.Transport
 	chatURL        *url.URL
 	completionsURL *url.URL
+	embeddingsURL  *url.URL
 	host           string // Host header override, "" for the URL's
 	streamHeader   http.Header
 	plainHeader    http.Header
@@ -99,6 +100,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		tr:             transport(opts, tlsConf),
 		chatURL:        base.JoinPath("chat/completions"),
 		completionsURL: base.JoinPath("completions"),
+		embeddingsURL:  base.JoinPath("embeddings"),
 		secret:         opts.APIKey,
 		ttft:           opts.TTFTTimeout,
 		total:          opts.TotalTimeout,
@@ -288,9 +290,11 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 		return c.chatURL, hdr, nil
 	case APICompletions:
 		return c.completionsURL, hdr, nil
+	case APIEmbeddings:
+		return c.embeddingsURL, c.plainHeader, nil
 	}
-	return nil, nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q or %q)",
-		req.API, APIChat, APICompletions)
+	return nil, nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q, %q or %q)",
+		req.API, APIChat, APICompletions, APIEmbeddings)
 }
 
 // finish records a failure that happened before anything was sent.
@@ -323,6 +327,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
+	case cl.req.API == APIEmbeddings:
+		err = cl.readEmbeddings(resp.Body)
 	case cl.req.Stream:
 		err = cl.readStream(resp)
 	default:

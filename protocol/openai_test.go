@@ -411,7 +411,7 @@ func TestRenderBody(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	if _, err := (OpenAIBody{}).Render("embeddings"); err == nil || !strings.Contains(err.Error(), "unknown API") {
+	if _, err := (OpenAIBody{}).Render("rerank"); err == nil || !strings.Contains(err.Error(), "unknown API") {
 		t.Errorf("unknown API: error %v", err)
 	}
 	if _, err := (OpenAIBody{Extra: map[string]any{"f": func() {}}}).Render(APIChat); err == nil {

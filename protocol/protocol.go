@@ -49,6 +49,11 @@ type Trace struct {
 
 	// Status is the HTTP status code, 0 when no reply arrived.
 	Status int
+	// RetryAfter is the wait a 429 or 503 reply asked for in its
+	// Retry-After header (delay-seconds or an HTTP date, converted to a
+	// duration when the reply arrived); 0 when absent, unparseable or in
+	// the past. Only error replies are parsed, so a stream costs nothing.
+	RetryAfter time.Duration
 	// ContentEvents counts events carrying generated text (content or
 	// reasoning_content); a role-only or usage-only chunk is not one.
 	ContentEvents int

@@ -81,6 +81,8 @@ type Aggregate struct {
 	// slo judges goodput (goodput.go); compute estimates FLOPs (flops.go).
 	slo     sloState
 	compute computeState
+	// retry counts attempts and retries (retry.go).
+	retry retryState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -110,6 +112,7 @@ func (a *Aggregate) Add(r *Result) {
 		}
 		return
 	}
+	a.retry.add(r)
 	if r.OpenLoop {
 		a.openLoop++
 	}
@@ -245,6 +248,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)
 	s.Compute = a.computeSummary(from, to, windowS)
+	s.Retries = a.retry.summary()
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Warnings = a.warnings(s)

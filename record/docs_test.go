@@ -16,7 +16,8 @@ func TestSummaryDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(doc)
-	recs := randomRecords(50, 1)
+	recs := append(randomRecords(50, 1), Result{E2EUS: 5, RetryStop: RetryStopBudget},
+		Result{E2EUS: 9, Attempts: []Attempt{{Error: ErrHTTP429}}})
 	paths := flatten(t, summarize(closedInfo, recs))
 	for path := range paths {
 		// A class's breakdown repeats the run's own fields, which the doc

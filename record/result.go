@@ -96,6 +96,15 @@ type Result struct {
 
 	BytesOut int64 `json:"bytes_out,omitempty"`
 	BytesIn  int64 `json:"bytes_in,omitempty"`
+
+	// Attempts are the earlier attempts of a retried request, oldest
+	// first; the record's own fields describe its last attempt. Latencies
+	// still count from the first attempt's origin, so a retry never hides
+	// latency. Empty when the first attempt was the last.
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// RetryStop says why a retryable failure was not retried (one of the
+	// RetryStop* constants); empty when retries were off or not needed.
+	RetryStop string `json:"retry_stop,omitempty"`
 }
 
 // OK reports whether the request succeeded.
@@ -106,6 +115,9 @@ func (r *Result) OK() bool { return r.Error == ErrNone }
 func (r *Result) OriginUS() int64 {
 	if r.OpenLoop {
 		return r.IntendedUS
+	}
+	if len(r.Attempts) > 0 {
+		return r.Attempts[0].SendUS // a retried request's latency starts at its first try
 	}
 	return r.SendUS
 }

@@ -39,7 +39,31 @@ func appendResultJSON(b []byte, r *Result) []byte {
 	b = appendStrOmit(b, `,"error_msg":`, r.ErrorMsg)
 	b = appendIntOmit(b, `,"bytes_out":`, r.BytesOut)
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
+	b = appendAttempts(b, r.Attempts)
+	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	return append(b, '}')
+}
+
+// appendAttempts encodes a retried request's earlier attempts (rare, so
+// kept simple).
+func appendAttempts(b []byte, as []Attempt) []byte {
+	if len(as) == 0 {
+		return b
+	}
+	b = append(b, `,"attempts":[`...)
+	for i := range as {
+		a := &as[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendInt(append(b, '{'), `"send_us":`, a.SendUS)
+		b = appendInt(b, `,"end_us":`, a.EndUS)
+		b = appendIntOmit(b, `,"status":`, int64(a.Status))
+		b = appendString(append(b, `,"error":`...), string(a.Error))
+		b = appendIntOmit(b, `,"retry_after_us":`, a.RetryAfterUS)
+		b = append(appendInt(b, `,"wait_us":`, a.WaitUS), '}')
+	}
+	return append(b, ']')
 }
 
 func appendInt(b []byte, key string, v int64) []byte {

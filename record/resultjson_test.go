@@ -61,6 +61,13 @@ func everyFieldSet() Result {
 		case reflect.String:
 			f.SetString("s" + v.Type().Field(i).Name)
 		case reflect.Slice:
+			if f.Type() == reflect.TypeFor[[]Attempt]() {
+				f.Set(reflect.ValueOf([]Attempt{
+					{SendUS: 1, EndUS: 2, Status: 429, Error: ErrHTTP429, RetryAfterUS: 3, WaitUS: 4},
+					{SendUS: 5, EndUS: 6, Error: ErrTimeoutBeforeTTFT},
+				}))
+				continue
+			}
 			f.Set(reflect.ValueOf([]int64{int64(i), int64(i) * 7}))
 		default:
 			panic("everyFieldSet: unhandled kind " + f.Kind().String())

@@ -32,6 +32,9 @@ type Summary struct {
 	FailureRate float64 `json:"failure_rate"`
 	// Errors counts measured failures by kind; kinds with no failure are absent.
 	Errors map[string]int64 `json:"errors"`
+	// Retries compares offered requests with attempted ones; absent when
+	// no request was retried (record/retry.go).
+	Retries *Retries `json:"retries,omitempty"`
 
 	Metrics Metrics `json:"metrics"`
 	// FailedE2E is the end-to-end latency of measured failed requests.

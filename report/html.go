@@ -100,12 +100,18 @@ type table struct {
 // chart is one drawing; Kind picks the renderer in report.js.
 type chart struct {
 	ID    string `json:"id"`
-	Kind  string `json:"kind"` // "time", "hist" or "heat"
+	Kind  string `json:"kind"` // "time", "curve", "hist" or "heat"
 	Title string `json:"title"`
 	// X is the x values: seconds for "time" and "heat", bin edges in ms
 	// for "hist".
 	X      []float64 `json:"x"`
 	Series []line    `json:"series,omitempty"`
+	// XLabel names a "curve" chart's x axis (load, input tokens); LogX
+	// draws it on a log scale. VMarks are the chart's own vertical lines
+	// (the knee), drawn instead of the run's events.
+	XLabel string       `json:"xlabel,omitempty"`
+	LogX   bool         `json:"logx,omitempty"`
+	VMarks []annotation `json:"vmarks,omitempty"`
 	// YLabel and Y2Label name the left and (optional) right axes.
 	YLabel  string `json:"ylabel,omitempty"`
 	Y2Label string `json:"y2label,omitempty"`
@@ -133,7 +139,10 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	thresholdSection,
 	percentileSection,
 	breakdownSection,
+	stepsSection,
+	soakSection,
 	distributionSection,
+	inputSection,
 	heatSection,
 	timelineSection,
 	serverTelemetrySection,

@@ -185,3 +185,45 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 		t.Errorf("console problems = %q; want the console.error and the exception", problems)
 	}
 }
+
+// TestStagedHTMLInBrowser opens a staged run's report: the step curves
+// (with the knee marks and KV cache overlay), the TTFT against input
+// length chart and the soak windows are drawn, with no console error.
+func TestStagedHTMLInBrowser(t *testing.T) {
+	dir := artifactDir(t)
+	path := writeReportFile(t, dir, "report-staged.html", stagedInput())
+	ctx := newBrowser(t)
+	console := watchConsole(ctx)
+	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
+	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"steps-throughput", "steps-latency", "input-ttft", "soak-windows"} {
+		if !slices.ContainsFunc(charts, func(c string) bool { return strings.HasPrefix(c, id+":") }) {
+			t.Errorf("chart %s missing: %v", id, charts)
+		}
+	}
+	for _, c := range charts {
+		if id, n, _ := strings.Cut(c, ":"); n == "0" || n == "" {
+			t.Errorf("chart %s drew nothing", id)
+		}
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report-staged.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	problems, err := console.wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("console: %s", p)
+	}
+}

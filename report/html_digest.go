@@ -43,7 +43,9 @@ type Digest struct {
 	ttft, itl, e2e [latencyBins]int64
 	ttftHeat       heat
 	e2eHeat        heat
-	records        int64
+	// inputTTFT is TTFT by input-length bin (html_input.go).
+	inputTTFT map[int]*[latencyBins]int64
+	records   int64
 }
 
 // NewDigest returns an empty digest.
@@ -65,6 +67,7 @@ func (d *Digest) Add(r *record.Result) {
 	}
 	d.ttft[binOf(r.TTFTUS)]++
 	d.ttftHeat.add(sec, binOf(r.TTFTUS))
+	d.addInput(r)
 	for i := 1; i < len(r.EventsUS); i++ {
 		d.itl[binOf(r.EventsUS[i]-r.EventsUS[i-1])]++
 	}

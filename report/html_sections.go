@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/inferload/inferload/record"
 )
@@ -22,11 +23,44 @@ func headlineSection(in *HTMLInput) *section {
 		{"ITL P50 / P99", fmt.Sprintf("%s / %s", ms(m.ITL.P50), ms(m.ITL.P99)), "ms"},
 		{"E2E P50 / P99", fmt.Sprintf("%s / %s", ms(m.E2E.P50), ms(m.E2E.P99)), "ms"},
 	}
+	sec.Cards = append(sec.Cards, goodputCards(s)...)
 	if s.Interrupted {
 		sec.Notes = append(sec.Notes, "The run was interrupted.")
 	}
 	sec.Notes = append(sec.Notes, s.Warnings...)
 	return sec
+}
+
+// goodputCards are goodput, when an SLO defines it, and the compute
+// estimate, when the plan declares the model's size.
+func goodputCards(s *record.Summary) []card {
+	var out []card
+	if g := s.Goodput; g.SLO != (record.SLO{}) || len(s.Classes) > 1 {
+		out = append(out, card{"Goodput", fmt.Sprintf("%.2f req/s", g.RequestsPerS),
+			fmt.Sprintf("%.1f %% met the SLO (%s)", 100*g.Attainment, sloText(g.SLO))})
+	}
+	if c := s.Compute; c != nil {
+		out = append(out, card{"Compute", fmt.Sprintf("%s TFLOP/s", num(c.AchievedFLOPPerS/1e12)),
+			fmt.Sprintf("achieved · %s TFLOP/s offered · %sB params", num(c.OfferedFLOPPerS/1e12), num(c.Model.ParamsB))})
+	}
+	return out
+}
+
+// sloText writes the bounds an SLO checks, e.g. "TTFT ≤ 500 ms".
+func sloText(o record.SLO) string {
+	var parts []string
+	for _, b := range []struct {
+		name string
+		v    float64
+	}{{"TTFT", o.TTFTMs}, {"TPOT", o.TPOTMs}, {"E2E", o.E2EMs}} {
+		if b.v > 0 {
+			parts = append(parts, fmt.Sprintf("%s ≤ %s ms", b.name, num(b.v)))
+		}
+	}
+	if len(parts) == 0 {
+		return "per class"
+	}
+	return strings.Join(parts, ", ")
 }
 
 func thresholdSection(in *HTMLInput) *section {

@@ -58,6 +58,10 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 	}
 	row(b, "Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate))
 	row(b, "Errors", errorList(s.Errors))
+	if rt := s.Retries; rt != nil {
+		row(b, "Retries", fmt.Sprintf("%d attempts for %d requests (amplification %.2fx)   %d retried   %d succeeded only after a retry   gave up: %s",
+			rt.Attempts, rt.Requests, rt.Amplification, rt.Retried, rt.SucceededAfterRetry, errorList(rt.GaveUp)))
+	}
 	t := s.Throughput
 	row(b, "Throughput", fmt.Sprintf("%.2f req/s   %.1f output tok/s   %.1f input tok/s",
 		t.RequestsPerS, t.OutputTokensPerS, t.InputTokensPerS))

@@ -21,6 +21,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.tracked(s.generate(apiChat)))
 	mux.HandleFunc("POST /v1/completions", s.tracked(s.generate(apiCompletions)))
+	mux.HandleFunc("POST /v1/embeddings", s.tracked(s.embeddings))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))

@@ -32,6 +32,10 @@ type ClassConfig struct {
 	// Dataset, when set, supplies the class's prompts instead of synthetic
 	// text; Output then only decides entries without an output length.
 	Dataset *Dataset
+	// Turns, above 1, makes the class multi-turn conversations of Turns
+	// requests each, whose history grows per turn (see Mix.Session). It
+	// only takes effect in a closed loop; 0 or 1 is single requests.
+	Turns int
 }
 
 // MixConfig configures a Mix.
@@ -54,6 +58,8 @@ type Mix struct {
 	cum     []float64 // cumulative weights of sources, normalised to end at 1
 	bad     badInput
 	badFrac float64
+	turns   []int     // each source's turns per conversation; nil: no conversations
+	convCum []float64 // cumulative per-conversation class weights; nil: no conversations
 }
 
 var _ Source = (*Mix)(nil)
@@ -88,6 +94,7 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 	for k := range m.cum {
 		m.cum[k] /= total
 	}
+	m.conversationWeights(cfg.Classes)
 	return m, nil
 }
 
@@ -112,6 +119,9 @@ func checkClass(c ClassConfig, seen map[string]bool) error {
 	seen[c.Name] = true
 	if !(c.Weight > 0) || math.IsInf(c.Weight, 0) || c.Weight > 1e12 {
 		return fmt.Errorf("workload: class %s: weight %v: want a positive number", c.Name, c.Weight)
+	}
+	if c.Turns < 0 || c.Turns > MaxTurns {
+		return fmt.Errorf("workload: class %s: turns %d: want 0 to %d", c.Name, c.Turns, MaxTurns)
 	}
 	return nil
 }

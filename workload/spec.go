@@ -25,6 +25,9 @@ type Spec struct {
 	// BadInput names the kind of deliberately bad request (BadEmpty,
 	// BadTooLong, ...); empty for ordinary requests.
 	BadInput string
+	// Turn is the request's turn in its multi-turn conversation (0 for
+	// the first turn and for single requests).
+	Turn int
 	// Expect is what counts as a pass for this request besides success:
 	// ExpectRejection for bad input, empty for ordinary requests (only a
 	// success passes). Renderers send MaxTokens 0 as an explicit

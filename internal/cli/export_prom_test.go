@@ -45,8 +45,9 @@ func freePort(t *testing.T) string {
 
 // startPrometheus runs prometheus on 127.0.0.1 with a temporary storage
 // directory, scraping target every second, and returns its base URL once
-// it is ready. It is stopped when the test ends.
-func startPrometheus(t *testing.T, target string) string {
+// it is ready. It is stopped when the test ends. args are extra flags
+// (the remote-write receiver).
+func startPrometheus(t *testing.T, target string, args ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	config := fmt.Sprintf(`global:
@@ -62,8 +63,8 @@ scrape_configs:
 		t.Fatal(err)
 	}
 	web := freePort(t)
-	cmd := exec.Command(prometheusPath(t), "--config.file="+cfgPath, "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+web, "--log.level=warn")
+	cmd := exec.Command(prometheusPath(t), append([]string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + web, "--log.level=warn"}, args...)...)
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)

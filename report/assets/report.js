@@ -6,8 +6,10 @@
   var dpr = window.devicePixelRatio || 1;
   var plots = [];
 
-  // marks draws every run event as a dashed vertical line with its kind.
-  function marks() {
+  // marks draws every run event (or the chart's own marks, such as the
+  // knee) as a dashed vertical line with its label.
+  function marks(list) {
+    list = list || REPORT.marks;
     return { hooks: { draw: [function (u) {
       var ctx = u.ctx, b = u.bbox;
       ctx.save();
@@ -15,7 +17,7 @@
       ctx.fillStyle = "#555";
       ctx.setLineDash([4 * dpr, 4 * dpr]);
       ctx.font = (10 * dpr) + "px sans-serif";
-      REPORT.marks.forEach(function (m, i) {
+      list.forEach(function (m, i) {
         var x = Math.round(u.valToPos(m.t, "x", true));
         if (x < b.left || x > b.left + b.width) { return; }
         ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
@@ -47,6 +49,22 @@
     }));
     var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
     return new uPlot({ width: width(el), height: 260, scales: scales, axes: axes, series: series, plugins: [marks()] }, data, el);
+  }
+
+  // curveChart draws figures against load or input length: points joined
+  // by lines, with the chart's own vertical marks.
+  function curveChart(el, c) {
+    var scales = { x: { time: false, distr: c.logx ? 3 : 1 }, y: { auto: true } };
+    var axes = [{ label: c.xlabel }, { label: c.ylabel, scale: "y" }];
+    if (c.y2label) {
+      scales.y2 = { auto: true };
+      axes.push({ label: c.y2label, scale: "y2", side: 1, grid: { show: false } });
+    }
+    var series = [{ label: c.xlabel }].concat(c.series.map(function (s) {
+      return { label: s.label, stroke: s.color, width: 1.5, scale: s.right ? "y2" : "y", points: { show: true, size: 6 } };
+    }));
+    var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
+    return new uPlot({ width: width(el), height: 260, scales: scales, axes: axes, series: series, plugins: [marks(c.vmarks || [])] }, data, el);
   }
 
   function histChart(el, c) {
@@ -88,7 +106,7 @@
     }, [c.x, c.x.map(function () { return null; })], el);
   }
 
-  var kinds = { time: timeChart, hist: histChart, heat: heatChart };
+  var kinds = { time: timeChart, curve: curveChart, hist: histChart, heat: heatChart };
   REPORT.charts.forEach(function (c) {
     var el = document.getElementById(c.id);
     var draw = kinds[c.kind];

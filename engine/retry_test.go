@@ -1,0 +1,264 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/workload"
+)
+
+// okBody is a minimal non-streamed chat completion.
+const okBody = `{"choices":[{"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}],` +
+	`"usage":{"prompt_tokens":4,"completion_tokens":1}}`
+
+// scripted is a real HTTP server whose n-th hit (0-based) gets reply(n); it
+// notes when each hit arrived.
+type scripted struct {
+	mu   sync.Mutex
+	hits []time.Time
+}
+
+func (s *scripted) start(t *testing.T, reply func(n int, w http.ResponseWriter)) string {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		s.mu.Lock()
+		n := len(s.hits)
+		s.hits = append(s.hits, time.Now())
+		s.mu.Unlock()
+		reply(n, w)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL + "/v1"
+}
+
+func (s *scripted) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.hits)
+}
+
+func replyStatus(w http.ResponseWriter, code int, retryAfter string) {
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	w.WriteHeader(code)
+	fmt.Fprint(w, `{"error":{"message":"later"}}`)
+}
+
+func replyOK(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	fmt.Fprint(w, okBody)
+}
+
+// renderPlain asks for a short non-streamed chat reply.
+func renderPlain(workload.Spec) (*protocol.Request, error) {
+	body := `{"messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
+	return &protocol.Request{API: protocol.APIChat, Body: []byte(body), MaxTokens: 2}, nil
+}
+
+// runRetries runs n requests one at a time against url with policy p.
+func runRetries(t *testing.T, url string, n int, p RetryPolicy) []*record.Result {
+	t.Helper()
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain,
+		Concurrency: 1, Requests: n, Retry: p, Seed: 1}, context.Background())
+}
+
+// TestRetryAfterHonoured: a server answering every other hit with 429 and
+// Retry-After: 1 sees each retry at least a second after the refusal (and
+// well under the generous upper bound), and every record keeps both
+// attempts, counts its latency from the first, and succeeded after a retry.
+func TestRetryAfterHonoured(t *testing.T) {
+	t.Parallel()
+	var s scripted
+	url := s.start(t, func(n int, w http.ResponseWriter) {
+		if n%2 == 0 {
+			replyStatus(w, http.StatusTooManyRequests, "1")
+			return
+		}
+		replyOK(w)
+	})
+	recs := runRetries(t, url, 2, RetryPolicy{MaxAttempts: 3})
+	if len(recs) != 2 || s.count() != 4 {
+		t.Fatalf("%d records and %d hits, want 2 and 4", len(recs), s.count())
+	}
+	for k := 0; k < 4; k += 2 {
+		if gap := s.hits[k+1].Sub(s.hits[k]); gap < time.Second || gap > 5*time.Second {
+			t.Errorf("retry came %v after the 429, want 1s..5s", gap)
+		}
+	}
+	for _, r := range recs {
+		if !r.OK() || len(r.Attempts) != 1 || r.RetryStop != "" {
+			t.Fatalf("record %+v: want a success after one retried attempt", r)
+		}
+		a := r.Attempts[0]
+		if a.Status != 429 || a.Error != record.ErrHTTP429 || a.RetryAfterUS != 1e6 || a.WaitUS != 1e6 {
+			t.Errorf("attempt %+v: want a 429 with a 1 s Retry-After honoured", a)
+		}
+		if r.E2EUS < 1e6 || r.OriginUS() != a.SendUS || r.SendUS-a.EndUS < 1e6 {
+			t.Errorf("E2E %d µs from origin %d (first send %d): the retry's wait must count", r.E2EUS, r.OriginUS(), a.SendUS)
+		}
+	}
+}
+
+// TestRetryOutcomes covers what is retried, how often, and why it stops.
+func TestRetryOutcomes(t *testing.T) {
+	t.Parallel()
+	fast := RetryPolicy{MaxAttempts: 4, InitialBackoff: 20 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+	tests := []struct {
+		name      string
+		reply     func(n int, w http.ResponseWriter)
+		policy    RetryPolicy
+		requests  int
+		wantHits  int
+		wantStop  string // of every record
+		wantFinal record.ErrorKind
+	}{
+		// 503 without a hint: backoff until max_attempts, every attempt kept.
+		{"503 until max attempts", func(_ int, w http.ResponseWriter) { replyStatus(w, 503, "") },
+			fast, 1, 4, record.RetryStopAttempts, record.ErrHTTP5xx},
+		// A 400 is the caller's fault: never retried.
+		{"400 not retried", func(_ int, w http.ResponseWriter) { replyStatus(w, 400, "1") },
+			fast, 2, 2, "", record.ErrHTTP4xx},
+		// A 500 is not one of the retryable statuses.
+		{"500 not retried", func(_ int, w http.ResponseWriter) { replyStatus(w, 500, "") },
+			fast, 1, 1, "", record.ErrHTTP5xx},
+		// Retry-After beyond the accepted maximum ends retries at once.
+		{"retry-after too long", func(_ int, w http.ResponseWriter) { replyStatus(w, 429, "120") },
+			fast, 1, 1, record.RetryStopRetryAfter, record.ErrHTTP429},
+		// Retries off: one attempt, no stop reason.
+		{"retries off", func(_ int, w http.ResponseWriter) { replyStatus(w, 429, "") },
+			RetryPolicy{}, 2, 2, "", record.ErrHTTP429},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			var s scripted
+			recs := runRetries(t, s.start(t, tt.reply), tt.requests, tt.policy)
+			if s.count() != tt.wantHits || len(recs) != tt.requests {
+				t.Fatalf("%d hits, %d records; want %d, %d", s.count(), len(recs), tt.wantHits, tt.requests)
+			}
+			for _, r := range recs {
+				if r.RetryStop != tt.wantStop || r.Error != tt.wantFinal || 1+len(r.Attempts) != tt.wantHits/tt.requests {
+					t.Errorf("record: stop %q error %q attempts %d; want %q %q %d",
+						r.RetryStop, r.Error, 1+len(r.Attempts), tt.wantStop, tt.wantFinal, tt.wantHits/tt.requests)
+				}
+				checkBackoff(t, r, tt.policy.withDefaults())
+			}
+		})
+	}
+}
+
+// checkBackoff: each wait lies under its exponential cap and the next
+// attempt went out no sooner than the wait.
+func checkBackoff(t *testing.T, r *record.Result, p RetryPolicy) {
+	t.Helper()
+	capUS := p.InitialBackoff.Microseconds()
+	for k, a := range r.Attempts {
+		if a.WaitUS < 0 || a.WaitUS > min(capUS, p.MaxBackoff.Microseconds()) {
+			t.Errorf("attempt %d waited %d µs, want 0..%d", k, a.WaitUS, capUS)
+		}
+		next := r.SendUS
+		if k+1 < len(r.Attempts) {
+			next = r.Attempts[k+1].SendUS
+		}
+		if next-a.EndUS < a.WaitUS {
+			t.Errorf("attempt %d: next send %d µs after its end, before the %d µs wait", k, next-a.EndUS, a.WaitUS)
+		}
+		capUS *= 2
+	}
+}
+
+// TestRetryBudgetExhausted: with a budget of a handful of retries per
+// window, a server failing every request gets no more than that many
+// retries however many attempts the policy allows, and the records say
+// the budget stopped them.
+func TestRetryBudgetExhausted(t *testing.T) {
+	t.Parallel()
+	var s scripted
+	url := s.start(t, func(_ int, w http.ResponseWriter) { replyStatus(w, 503, "") })
+	p := RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, BudgetRatio: 1e-9,
+		BudgetMinRetries: 3, BudgetWindow: time.Hour}
+	recs := runRetries(t, url, 6, p)
+	retries, budgetStops := 0, 0
+	for _, r := range recs {
+		retries += len(r.Attempts)
+		if r.RetryStop == record.RetryStopBudget {
+			budgetStops++
+		}
+	}
+	if retries != 3 || s.count() != 6+3 || budgetStops != 6 {
+		t.Errorf("%d retries, %d hits, %d budget stops; want 3, 9, 6", retries, s.count(), budgetStops)
+	}
+}
+
+// TestRetryBudgetWindow: retries beyond the minimum follow the ratio of
+// first attempts, and the window forgets old attempts.
+func TestRetryBudgetWindow(t *testing.T) {
+	t.Parallel()
+	b := newRetryBudget(&RetryPolicy{BudgetRatio: 0.5, BudgetMinRetries: 1, BudgetWindow: 10 * time.Second})
+	for range 10 {
+		b.note(0, false)
+	}
+	allowed := 0
+	for range 20 {
+		if b.note(1000, true) {
+			allowed++
+		}
+	}
+	if allowed != 5 {
+		t.Errorf("%d retries allowed after 10 first attempts at ratio 0.5, want 5", allowed)
+	}
+	// Eleven seconds later the window holds nothing: only the minimum.
+	if !b.note(11e6, true) || b.note(11e6, true) {
+		t.Error("after the window moved on, want exactly the minimum of 1 retry")
+	}
+}
+
+// TestRetryAmplificationOnSim: against the simulator failing 30% of
+// requests with 503, retries turn most failures into late successes and
+// the summary shows the attempted load exceeding the offered load.
+func TestRetryAmplificationOnSim(t *testing.T) {
+	t.Parallel()
+	faults, err := sim.ParseFaults("status503=0.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Faults: faults, Seed: 3}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	recs := runRetries(t, url, 200, RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond,
+		MaxBackoff: 5 * time.Millisecond, BudgetRatio: 1})
+	agg := record.NewAggregate()
+	for _, r := range recs {
+		agg.Add(r)
+	}
+	rt := agg.Summary(record.RunInfo{Mode: record.ModeClosed}).Retries
+	if rt == nil {
+		t.Fatalf("summary has no retries block; first record %+v", recs[0])
+	}
+	// 30% of attempts fail: about 1/0.7 ≈ 1.43 attempts per request.
+	if rt.Requests != 200 || rt.Amplification < 1.2 || rt.Amplification > 1.7 {
+		t.Errorf("requests %d amplification %.2f, want 200 and 1.2..1.7", rt.Requests, rt.Amplification)
+	}
+	if rt.SucceededAfterRetry < 30 || rt.RetriedErrors[string(record.ErrHTTP5xx)] != rt.Attempts-rt.Requests {
+		t.Errorf("succeeded after retry %d, retried errors %v: want ≥30, all http_5xx", rt.SucceededAfterRetry, rt.RetriedErrors)
+	}
+}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/inferload/inferload/workload"
+)
+
+// sessionSource is a Source that can give each closed-loop user its own
+// stateful stream of requests (multi-turn conversations).
+type sessionSource interface {
+	Session(user uint64) workload.Session
+}
+
+// session returns closed-loop user id's request stream, or nil when the
+// source has none and every request is Source.Spec(i).
+func (e *Engine) session(id uint64) workload.Session {
+	if src, ok := e.cfg.Source.(sessionSource); ok {
+		return src.Session(id)
+	}
+	return nil
+}
+
+// prepareNext renders user's next request, numbered i, from its session
+// (or from Spec(i) without one).
+func (e *Engine) prepareNext(sess workload.Session, i uint64) (prepared, error) {
+	if sess == nil {
+		return e.prepare(i)
+	}
+	spec := sess.Next(i)
+	req, err := e.cfg.Render(spec)
+	if err != nil {
+		return prepared{spec: spec}, fmt.Errorf("rendering request %d: %w", i, err)
+	}
+	return prepared{spec: spec, req: req}, nil
+}

@@ -1,0 +1,63 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// conversationPlan mixes 3-turn chats with embeddings calls.
+const conversationPlan = `
+target: {url: %s}
+load: {concurrency: 3, requests: 60, grace: 10s}
+workload:
+  seed: 5
+  classes:
+    - {name: chat, weight: 1, input_tokens: 20, output_tokens: 10, turns: 3}
+    - {name: embed, weight: 1, input_tokens: 40, api: embeddings}
+`
+
+// End to end against the simulator: conversations carry their growing
+// history (the server counts it in usage), embeddings calls succeed with
+// the server's prompt count and no output tokens.
+func TestConversationsAndEmbeddingsAgainstSimulator(t *testing.T) {
+	t.Parallel()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(conversationPlan, url)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	chat, embed := s.Classes["chat"], s.Classes["embed"]
+	if chat == nil || embed == nil || s.Requests.Failed != 0 || chat.Requests.Succeeded < 15 || embed.Requests.Succeeded < 10 {
+		t.Fatalf("classes %v errors %v", s.Classes, s.Errors)
+	}
+	inputs := map[string]map[int]bool{"chat": {}, "embed": {}}
+	_, err = record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+		inputs[r.Class][r.InputTokens] = true
+		if r.Class == "embed" && (r.TokenSource != record.TokensUsage || r.OutputTokens != 0 || r.TTFTUS != r.E2EUS) {
+			t.Errorf("embeddings record %+v", r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Turn k's prompt holds k earlier exchanges of 20+10 tokens: the
+	// server counts 20, 50 and 80 tokens (plus its chat template's).
+	if len(inputs["chat"]) != 3 || len(inputs["embed"]) != 1 || !inputs["embed"][40] {
+		t.Errorf("input token counts seen: %v", inputs)
+	}
+}

@@ -1,0 +1,89 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// APIEmbeddings is POST {base}/embeddings: one non-streaming JSON reply
+// holding the vectors and usage.prompt_tokens. Its requests have no
+// output tokens; the reply's arrival is both the first "token" and the
+// end, so TTFT equals the end-to-end latency.
+const APIEmbeddings API = "embeddings"
+
+// embeddingsReply is the part of an embeddings reply the client checks.
+// Vectors stay raw: decoding thousands of floats would cost more client
+// CPU than the measurement is worth.
+type embeddingsReply struct {
+	Data []struct {
+		Embedding json.RawMessage `json:"embedding"`
+	} `json:"data"`
+	Usage *struct {
+		PromptTokens int `json:"prompt_tokens"`
+	} `json:"usage"`
+	Error json.RawMessage `json:"error"`
+}
+
+// renderEmbeddings builds an embeddings body: the prompt as "input", the
+// model, and Extra (dimensions, encoding_format, ...). Streaming,
+// max_tokens and ignore_eos mean nothing to this API and are left out.
+func (b OpenAIBody) renderEmbeddings() map[string]any {
+	m := make(map[string]any, 2+len(b.Extra))
+	m["input"] = b.Prompt
+	if b.Model != "" {
+		m["model"] = b.Model
+	}
+	for k, v := range b.Extra {
+		m[k] = v
+	}
+	return m
+}
+
+// readEmbeddings reads an embeddings reply. It fails when the reply holds
+// an error or no vector, so a server that answers 200 with nothing useful
+// is not counted as a success.
+func (cl *call) readEmbeddings(body io.Reader) error {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	buf.Reset()
+	defer func() {
+		if buf.Cap() <= maxPooledReader {
+			bodyBuffers.Put(buf)
+		}
+	}()
+	n, err := buf.ReadFrom(io.LimitReader(body, maxBody+1))
+	at := time.Now()
+	cl.t.BytesIn = n
+	if err != nil {
+		return err
+	}
+	if n > maxBody {
+		return &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxBody>>20)}
+	}
+	cl.t.End = at
+	return cl.applyEmbeddings(buf.Bytes(), at)
+}
+
+// applyEmbeddings checks a whole embeddings reply and records its usage.
+func (cl *call) applyEmbeddings(b []byte, at time.Time) error {
+	var r embeddingsReply
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &failure{record.ErrMalformedEvent, "embeddings reply: " + err.Error()}
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(b)}
+	}
+	if len(r.Data) == 0 || len(r.Data[0].Embedding) == 0 {
+		return &failure{record.ErrEmptyOutput, "embeddings reply has no vector"}
+	}
+	if r.Usage != nil {
+		cl.t.UsageReported = true
+		cl.t.PromptTokens = r.Usage.PromptTokens
+	}
+	cl.t.FirstToken = at
+	return nil
+}

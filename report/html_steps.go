@@ -1,0 +1,196 @@
+package report
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/record"
+)
+
+// stepsSection draws a staged run or sweep against its load: throughput
+// and failure rate on two axes, latency percentiles per step, the knee
+// and the recommended operating point marked, and the server's KV cache
+// and GPU utilisation during each step overlaid when telemetry exists.
+func stepsSection(in *HTMLInput) *section {
+	s := in.Summary
+	if len(s.Steps) == 0 {
+		return nil
+	}
+	sec := &section{ID: "steps", Title: "Load steps",
+		Help: "One point per step of the staged run or sweep, at its target load. Healthy load raises throughput and leaves latency flat; past the knee throughput stops growing while latency climbs. The recommended point leaves headroom below the knee."}
+	xl := loadLabel(s.Steps[0].Mode)
+	x := make([]float64, len(s.Steps))
+	var tok, fail, ttft50, ttft99, itl99, e2e99 []*float64
+	for i, st := range s.Steps {
+		x[i] = st.Target
+		tok = append(tok, ptr(st.Throughput.OutputTokensPerS))
+		fail = append(fail, ptr(100*st.FailureRate))
+		ttft50 = append(ttft50, gap(st.Metrics.TTFT.P50))
+		ttft99 = append(ttft99, gap(st.Metrics.TTFT.P99))
+		itl99 = append(itl99, gap(st.Metrics.ITL.P99))
+		e2e99 = append(e2e99, gap(st.Metrics.E2E.P99))
+	}
+	marks := kneeMarks(s.Knee)
+	curve := chart{ID: "steps-throughput", Kind: "curve", Title: "Throughput and failures against load", X: x, XLabel: xl,
+		YLabel: "output tokens/s", Y2Label: "%", VMarks: marks,
+		Series: []line{{Label: "output tokens/s", Values: tok, Color: "#4c78a8"},
+			{Label: "failure rate %", Values: fail, Right: true, Color: "#e45756"}}}
+	curve.Series = append(curve.Series, stepTelemetry(in)...)
+	lat := chart{ID: "steps-latency", Kind: "curve", Title: "Latency percentiles against load", X: x, XLabel: xl,
+		YLabel: "ms", VMarks: marks,
+		Series: []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
+			{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
+			{Label: "ITL p99", Values: itl99, Color: "#b279a2"},
+			{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}}
+	sec.Charts = []chart{curve, lat}
+	sec.Tables = []table{stepTable(s.Steps)}
+	for _, st := range s.Steps {
+		for _, r := range st.Validity.Reasons {
+			sec.Notes = append(sec.Notes, fmt.Sprintf("Step %d: %s", st.Index, r))
+		}
+	}
+	if k := s.Knee; k != nil {
+		sec.Notes = append(sec.Notes, "Knee: "+k.Reason)
+	}
+	return sec
+}
+
+// loadLabel names the x axis of a step chart by the loop's mode.
+func loadLabel(mode string) string {
+	if mode == "open" {
+		return "offered rate (requests/s)"
+	}
+	return "concurrency (users)"
+}
+
+// kneeMarks are the knee and the recommended point as vertical lines.
+func kneeMarks(k *record.Knee) []annotation {
+	if k == nil || !k.Found {
+		return nil
+	}
+	return []annotation{{T: k.Load, Label: "knee " + num(k.Load)}, {T: k.Recommended, Label: "recommended " + num(k.Recommended)}}
+}
+
+// stepTable lists each step's figures, with its validity verdict.
+func stepTable(steps []record.Step) table {
+	t := table{Caption: "latencies in ms", Head: []string{"step", "load", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "ITL p99", "E2E p99", "fail %", "goodput/s", "valid"}}
+	for _, st := range steps {
+		m := st.Metrics
+		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index), num(st.Target), fmt.Sprintf("%.2f", st.Throughput.RequestsPerS),
+			fmt.Sprintf("%.1f", st.Throughput.OutputTokensPerS), ms(m.TTFT.P50), ms(m.TTFT.P99), ms(m.ITL.P99), ms(m.E2E.P99),
+			fmt.Sprintf("%.2f", 100*st.FailureRate), fmt.Sprintf("%.2f", st.GoodputPerS), validWord(st.Validity)})
+	}
+	return t
+}
+
+// validWord is a step's validity verdict in a word: an invalid step is
+// never used for the knee, a weak one has a reason to read.
+func validWord(v record.Validity) string {
+	switch {
+	case !v.Valid:
+		return "no"
+	case len(v.Reasons) > 0:
+		return "weak"
+	}
+	return "yes"
+}
+
+// stepTelemetry averages KV cache use and GPU utilisation over each
+// step's measured window (its last window_s seconds before the next step
+// starts), across every server source, as percentages on the right axis.
+func stepTelemetry(in *HTMLInput) []line {
+	if len(in.Telemetry) == 0 {
+		return nil
+	}
+	var out []line
+	for _, spec := range []struct {
+		series, label, color string
+		scale                float64
+	}{{observe.KVCacheUsage, "KV cache %", "#b279a2", 100}, {observe.GPUUtil, "GPU utilisation %", "#54a24b", 1}} {
+		vals, any := make([]*float64, len(in.Summary.Steps)), false
+		for i := range in.Summary.Steps {
+			lo, hi := stepRange(in, i)
+			if v, ok := meanIn(in.Telemetry, spec.series, lo, hi); ok {
+				vals[i], any = ptr(v*spec.scale), true
+			}
+		}
+		if any {
+			out = append(out, line{Label: spec.label, Values: vals, Right: true, Color: spec.color})
+		}
+	}
+	return out
+}
+
+// stepRange is step i's measured window on the run clock in seconds: it
+// ends where the next step starts (or at the measure_end event) and lasts
+// its window_s, so the step's warm-up is left out.
+func stepRange(in *HTMLInput, i int) (lo, hi float64) {
+	steps := in.Summary.Steps
+	hi = math.Inf(1)
+	if i+1 < len(steps) {
+		hi = steps[i+1].StartS
+	} else {
+		for _, e := range in.Events {
+			if e.Kind == record.EventMeasureEnd {
+				hi = float64(e.TimeUS) / 1e6
+			}
+		}
+	}
+	lo = steps[i].StartS
+	if !math.IsInf(hi, 1) {
+		lo = max(lo, hi-steps[i].WindowS)
+	}
+	return lo, hi
+}
+
+// meanIn averages one series over samples in [lo, hi), skipping gaps and
+// the client's own source.
+func meanIn(samples []observe.Sample, series string, lo, hi float64) (float64, bool) {
+	var sum float64
+	n := 0
+	for _, s := range samples {
+		t := float64(s.TimeUS) / 1e6
+		v, ok := s.Values[series]
+		if !ok || s.Gap || s.Source == "client" || t < lo || t >= hi {
+			continue
+		}
+		sum += v
+		n++
+	}
+	if n == 0 {
+		return 0, false
+	}
+	return sum / float64(n), true
+}
+
+// soakSection shows a soak's verdicts: which windowed figures drifted,
+// and the windows themselves over time.
+func soakSection(in *HTMLInput) *section {
+	sk := in.Summary.Soak
+	if sk == nil || len(sk.Windows) == 0 && len(sk.Drift) == 0 {
+		return nil
+	}
+	sec := &section{ID: "soak", Title: "Soak drift",
+		Help: fmt.Sprintf("The run cut into %s s windows; each figure is tested for a trend from the first window to the last. A significant rise of a latency (or fall of throughput) is a drift: a leak, a fragmenting cache or a growing queue.", num(sk.WindowS))}
+	for _, d := range sk.Drift {
+		sec.Verdicts = append(sec.Verdicts, verdict{Passed: !d.Drifted, Expr: d.Metric + " stable",
+			Detail: fmt.Sprintf("%s (change %+.1f %%, p = %.3g)", d.Verdict, 100*d.Change, d.PValue)})
+	}
+	if len(sk.Windows) == 0 {
+		return sec
+	}
+	x := make([]float64, len(sk.Windows))
+	var rps, ttft, e2e []*float64
+	for i, w := range sk.Windows {
+		x[i] = w.StartS
+		rps = append(rps, ptr(w.RequestsPerS))
+		ttft = append(ttft, gap(w.TTFTP99))
+		e2e = append(e2e, gap(w.E2EP99))
+	}
+	sec.Charts = []chart{{ID: "soak-windows", Kind: "time", Title: "Soak windows", X: x, YLabel: "ms", Y2Label: "requests/s",
+		Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},
+			{Label: "E2E p99", Values: e2e, Color: "#f58518"},
+			{Label: "requests/s", Values: rps, Right: true, Color: "#54a24b"}}}}
+	return sec
+}

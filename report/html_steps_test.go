@@ -1,0 +1,162 @@
+package report
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/record"
+)
+
+// stagedInput is a five-step closed-loop sweep of 20 s steps (5 s warm-up
+// each) with a knee at 16 users, server telemetry whose KV cache use is
+// 10 × users %, a soak drift, goodput under an SLO, a compute estimate,
+// and records whose TTFT grows with the prompt.
+func stagedInput() *HTMLInput {
+	s := &record.Summary{SchemaVersion: 1, Name: "sweep", Mode: record.ModeClosed, WindowS: 75,
+		Started: time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)}
+	s.Requests = record.Requests{Total: 1000, Succeeded: 990, Failed: 10}
+	s.Goodput = record.Goodput{SLO: record.SLO{TTFTMs: 500}, Met: 900, Attainment: 0.9, RequestsPerS: 12}
+	s.Compute = &record.Compute{Model: record.Model{ParamsB: 8}, AchievedFLOPPerS: 3.2e14, OfferedFLOPPerS: 4e14}
+	for i, users := range []float64{1, 2, 4, 8, 16} {
+		st := record.Step{Index: i + 1, Kind: record.StepConstant, Mode: record.ModeClosed, Target: users,
+			StartS: float64(i) * 20, WindowS: 15, FailureRate: users / 400, GoodputPerS: users,
+			Validity: record.Validity{Valid: true}}
+		st.Throughput.OutputTokensPerS = 100 * math.Min(users, 8)
+		st.Metrics.TTFT = record.Stats{P50: 50 * users, P99: 80 * users}
+		st.Metrics.ITL.P99 = 20 + users
+		st.Metrics.E2E.P99 = 1000 + 100*users
+		s.Steps = append(s.Steps, st)
+	}
+	s.Steps[0].Validity.Reasons = []string{"only 12 successes " + plantedScript}
+	s.Knee = &record.Knee{Found: true, Load: 8, Mode: record.ModeClosed, Recommended: 6, Reason: "throughput grew 0% from 8 to 16 users"}
+	s.Soak = &record.Soak{WindowS: 20, Drift: []record.Drift{
+		{Metric: "ttft_p99_ms", Change: 0.38, PValue: 0.001, Significant: true, Drifted: true, Verdict: "rose 38%"},
+		{Metric: "requests_per_s", Change: -0.01, PValue: 0.7, Verdict: "stable"}}}
+	for i := range 5 {
+		s.Soak.Windows = append(s.Soak.Windows, record.SoakWindow{StartS: float64(20 * i), Requests: 200,
+			RequestsPerS: 10, TTFTP99: 300 + 30*float64(i), E2EP99: 2000})
+	}
+	in := &HTMLInput{Summary: s, Digest: NewDigest(), Events: []record.Event{{TimeUS: 100e6, Kind: record.EventMeasureEnd}}}
+	for sec := range int64(100) {
+		users := s.Steps[sec/20].Target
+		kv := users / 10
+		if sec%20 < 5 {
+			kv = 0.99 // warm-up: must not count toward the step's mean
+		}
+		in.Telemetry = append(in.Telemetry, observe.Sample{TS: sec, TimeUS: sec*1e6 + 5e5, Source: fullScrape,
+			Values: map[string]float64{observe.KVCacheUsage: kv, observe.GPUUtil: 50 + users}},
+			observe.Sample{TS: sec, TimeUS: sec*1e6 + 6e5, Source: "client", Values: map[string]float64{observe.KVCacheUsage: 7}})
+	}
+	for i := range 1000 {
+		prompt := 64 << (i % 6) // 64 .. 2048 tokens
+		ttft := int64(20_000 + prompt*100)
+		in.Digest.Add(&record.Result{ID: uint64(i), SendUS: int64(i) * 75_000, Stream: true, TTFTUS: ttft,
+			E2EUS: ttft + 500_000, EventsUS: []int64{ttft, ttft + 20_000}, InputTokens: prompt, OutputTokens: 2})
+	}
+	return in
+}
+
+// reportData decodes the page's embedded REPORT object.
+func reportData(t *testing.T, page string) pageData {
+	t.Helper()
+	m := regexp.MustCompile(`const REPORT = (.*);</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("no REPORT in the page")
+	}
+	var d pageData
+	if err := json.Unmarshal([]byte(m[1]), &d); err != nil {
+		t.Fatalf("REPORT: %v", err)
+	}
+	return d
+}
+
+func chartByID(t *testing.T, d pageData, id string) chart {
+	t.Helper()
+	for _, c := range d.Charts {
+		if c.ID == id {
+			return c
+		}
+	}
+	t.Fatalf("chart %s missing", id)
+	return chart{}
+}
+
+func seriesByLabel(t *testing.T, c chart, label string) []*float64 {
+	t.Helper()
+	for _, l := range c.Series {
+		if l.Label == label {
+			return l.Values
+		}
+	}
+	t.Fatalf("chart %s has no series %q", c.ID, label)
+	return nil
+}
+
+// TestHTMLStagedRun: the step curves are drawn against load with the knee
+// and recommended point marked, KV cache is the mean over each step's
+// measured window (warm-up and the client's source left out), TTFT rises
+// with input length, and goodput, compute and drift verdicts are shown.
+func TestHTMLStagedRun(t *testing.T) {
+	t.Parallel()
+	page := render(t, stagedInput())
+	d := reportData(t, page)
+	thr := chartByID(t, d, "steps-throughput")
+	if thr.Kind != "curve" || len(thr.X) != 5 || thr.X[4] != 16 || !strings.Contains(thr.XLabel, "users") {
+		t.Errorf("throughput curve x = %v (%q), want the 5 step loads in users", thr.X, thr.XLabel)
+	}
+	if len(thr.VMarks) != 2 || thr.VMarks[0].T != 8 || thr.VMarks[1].T != 6 {
+		t.Errorf("marks = %+v, want knee at 8 and recommended at 6", thr.VMarks)
+	}
+	for i, want := range []float64{10, 20, 40, 80, 160} {
+		if kv := seriesByLabel(t, thr, "KV cache %")[i]; kv == nil || math.Abs(*kv-want) > 1e-9 {
+			t.Errorf("step %d KV cache %% = %v, want %v (measured window only)", i+1, kv, want)
+		}
+	}
+	if f := seriesByLabel(t, thr, "failure rate %")[4]; f == nil || *f != 4 {
+		t.Errorf("step 5 failure rate %% = %v, want 4", f)
+	}
+	if p99 := seriesByLabel(t, chartByID(t, d, "steps-latency"), "TTFT p99"); *p99[4] != 1280 {
+		t.Errorf("step 5 TTFT p99 = %v, want 1280", *p99[4])
+	}
+	in := chartByID(t, d, "input-ttft")
+	p50 := seriesByLabel(t, in, "TTFT p50")
+	if len(in.X) != 6 || !in.LogX || *p50[5] <= 5**p50[0] {
+		t.Errorf("TTFT against input: x = %v, p50 first %v last %v; want 6 bins, rising", in.X, *p50[0], *p50[5])
+	}
+	for _, want := range []string{"Goodput", "90.0 % met the SLO (TTFT ≤ 500 ms)", "320 TFLOP/s",
+		"ttft_p99_ms stable", "rose 38%", "Knee: throughput grew", "weak", `id="soak-windows"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if !strings.Contains(page, `<tr class="fail"><td>FAIL</td><td><code>ttft_p99_ms stable`) {
+		t.Errorf("the drifted TTFT is not a failed verdict")
+	}
+}
+
+// TestHistQuantile: quantiles of a latency histogram land in the right bin.
+func TestHistQuantile(t *testing.T) {
+	t.Parallel()
+	var h [latencyBins]int64
+	h[binOf(10_000)] = 90  // 90 at ~10 ms
+	h[binOf(500_000)] = 10 // 10 at ~500 ms
+	tests := []struct {
+		q      float64
+		lo, hi float64
+	}{
+		{0.5, 10, 12.6},   // the median is in the 10 ms bin
+		{0.9, 10, 12.6},   // the 90th sample is still the last 10 ms one
+		{0.99, 398, 502},  // the tail is the 500 ms bin
+		{0.001, 10, 12.6}, // a tiny quantile is the first sample
+	}
+	for _, tt := range tests {
+		if v := histQuantile(&h, tt.q); v < tt.lo || v > tt.hi {
+			t.Errorf("q%v = %v, want in [%v, %v]", tt.q, v, tt.lo, tt.hi)
+		}
+	}
+}
