@@ -83,6 +83,8 @@ type Aggregate struct {
 	compute computeState
 	// retry counts attempts and retries (retry.go).
 	retry retryState
+	// chains holds the per-step figures of chain classes (chain.go).
+	chains chainState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -113,6 +115,9 @@ func (a *Aggregate) Add(r *Result) {
 		return
 	}
 	a.retry.add(r)
+	if !a.child {
+		a.chains.add(r)
+	}
 	if r.OpenLoop {
 		a.openLoop++
 	}
@@ -140,7 +145,8 @@ func (a *Aggregate) addTokens(r *Result) {
 	a.reasoningTok += int64(r.ReasoningTokens)
 	if r.TokenSource == TokensUsage {
 		a.usage++
-		if r.InputTokens > 0 && r.PromptTokensSent > 0 {
+		// A chain's prompt also carries retrieved text we never counted.
+		if r.InputTokens > 0 && r.PromptTokensSent > 0 && len(r.Chain) == 0 {
 			a.inCompared++
 			a.inServer += int64(r.InputTokens)
 			a.inClient += int64(r.PromptTokensSent)
@@ -251,6 +257,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Retries = a.retry.summary()
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
+	s.Chains = a.chains.summary()
 	s.Warnings = a.warnings(s)
 	if drained && windowS > 0 {
 		s.Warnings = append(s.Warnings, "throughput is measured up to the last reply, drain included: "+

@@ -17,13 +17,17 @@ func TestSummaryDocumented(t *testing.T) {
 	}
 	text := string(doc)
 	recs := append(randomRecords(50, 1), Result{E2EUS: 5, RetryStop: RetryStopBudget},
-		Result{E2EUS: 9, Attempts: []Attempt{{Error: ErrHTTP429}}})
+		Result{E2EUS: 9, Attempts: []Attempt{{Error: ErrHTTP429}}}, *chainRecord(7, []int64{5, 6, 7}, 0))
 	paths := flatten(t, summarize(closedInfo, recs))
 	for path := range paths {
 		// A class's breakdown repeats the run's own fields, which the doc
 		// lists once (and says so under `classes.<name>`).
 		if rest, ok := strings.CutPrefix(path, "classes."); ok {
 			_, path, _ = strings.Cut(rest, ".")
+		}
+		if rest, ok := strings.CutPrefix(path, "chains."); ok {
+			_, rest, _ = strings.Cut(rest, ".")
+			path = "chains.<class>." + rest
 		}
 		if strings.HasPrefix(path, "errors.") {
 			path = "errors.<kind>"
@@ -33,7 +37,7 @@ func TestSummaryDocumented(t *testing.T) {
 			t.Errorf("docs/summary.md does not document `%s`", path)
 		}
 	}
-	for _, field := range []string{"classes.<name>", "input_buckets[].label"} {
+	for _, field := range []string{"classes.<name>", "input_buckets[].label", "chains.<class>.steps[].share_of_e2e"} {
 		if !strings.Contains(text, "`"+field+"`") {
 			t.Errorf("docs/summary.md does not document `%s`", field)
 		}

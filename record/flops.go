@@ -149,35 +149,23 @@ func (a *Aggregate) computeSummary(from, to int64, windowS float64) *Compute {
 	}
 }
 
-// flopMeter sums FLOPs per slot of the run clock, like throughputMeter, so
-// the rate can be taken over a window chosen at the end.
+// flopMeter sums one value (FLOPs, or a count) per slot of the run clock,
+// like throughputMeter, so the rate can be taken over a window chosen at the
+// end, in bounded memory.
 type flopMeter struct {
-	slots []float64
+	m slotMeter
 }
 
 // add puts v at instant us; instants beyond the meter's reach are dropped.
-func (m *flopMeter) add(us int64, v float64) {
-	i := max(us, 0) / meterSlotUS
-	if i >= maxMeterSlots {
-		return
+func (f *flopMeter) add(us int64, v float64) {
+	if s := f.m.slot(us, 1); s != nil {
+		s[0] += v
 	}
-	for int64(len(m.slots)) <= i {
-		m.slots = append(m.slots, 0)
-	}
-	m.slots[i] += v
 }
 
 // over sums [fromUS, toUS], prorating slots only partly inside.
-func (m *flopMeter) over(fromUS, toUS int64) float64 {
+func (f *flopMeter) over(fromUS, toUS int64) float64 {
 	var sum float64
-	for i := max(fromUS, 0) / meterSlotUS; i < int64(len(m.slots)); i++ {
-		start := i * meterSlotUS
-		if start >= toUS {
-			break
-		}
-		if overlap := min(start+meterSlotUS, toUS) - max(start, fromUS); overlap > 0 {
-			sum += float64(overlap) / meterSlotUS * m.slots[i]
-		}
-	}
+	f.m.each(fromUS, toUS, func(frac float64, v []float64) { sum += frac * v[0] })
 	return sum
 }

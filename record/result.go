@@ -105,6 +105,10 @@ type Result struct {
 	// RetryStop says why a retryable failure was not retried (one of the
 	// RetryStop* constants); empty when retries were off or not needed.
 	RetryStop string `json:"retry_stop,omitempty"`
+	// Chain lists the calls of a multi-step chain request in order, up to
+	// the one that failed (record/chain.go); the record's own fields then
+	// describe the chain end to end. Empty for single-call requests.
+	Chain []ChainStep `json:"chain,omitempty"`
 }
 
 // OK reports whether the request succeeded.

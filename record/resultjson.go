@@ -41,6 +41,7 @@ func appendResultJSON(b []byte, r *Result) []byte {
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
 	b = appendAttempts(b, r.Attempts)
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
+	b = appendChain(b, r.Chain)
 	return append(b, '}')
 }
 
@@ -62,6 +63,31 @@ func appendAttempts(b []byte, as []Attempt) []byte {
 		b = appendString(append(b, `,"error":`...), string(a.Error))
 		b = appendIntOmit(b, `,"retry_after_us":`, a.RetryAfterUS)
 		b = append(appendInt(b, `,"wait_us":`, a.WaitUS), '}')
+	}
+	return append(b, ']')
+}
+
+// appendChain encodes a chain request's steps.
+func appendChain(b []byte, steps []ChainStep) []byte {
+	if len(steps) == 0 {
+		return b
+	}
+	b = append(b, `,"chain":[`...)
+	for i := range steps {
+		s := &steps[i]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(append(b, `{"name":`...), s.Name)
+		b = appendString(append(b, `,"kind":`...), s.Kind)
+		b = appendInt(b, `,"send_us":`, s.SendUS)
+		b = appendIntOmit(b, `,"ttft_us":`, s.TTFTUS)
+		b = appendInt(b, `,"dur_us":`, s.DurUS)
+		b = appendIntOmit(b, `,"status":`, int64(s.Status))
+		b = appendStrOmit(b, `,"error":`, string(s.Error))
+		b = appendIntOmit(b, `,"input_tokens":`, int64(s.InputTokens))
+		b = appendIntOmit(b, `,"output_tokens":`, int64(s.OutputTokens))
+		b = append(appendIntOmit(b, `,"bytes_in":`, s.BytesIn), '}')
 	}
 	return append(b, ']')
 }

@@ -68,6 +68,14 @@ func everyFieldSet() Result {
 				}))
 				continue
 			}
+			if f.Type() == reflect.TypeFor[[]ChainStep]() {
+				f.Set(reflect.ValueOf([]ChainStep{
+					{Name: "embed", Kind: "embeddings", SendUS: 1, TTFTUS: 2, DurUS: 3, Status: 200,
+						InputTokens: 4, OutputTokens: 5, BytesIn: 6},
+					{Name: "re\"trieve<", Kind: "http", SendUS: 7, DurUS: 8, Status: 503, Error: ErrHTTP5xx},
+				}))
+				continue
+			}
 			f.Set(reflect.ValueOf([]int64{int64(i), int64(i) * 7}))
 		default:
 			panic("everyFieldSet: unhandled kind " + f.Kind().String())

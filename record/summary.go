@@ -53,6 +53,9 @@ type Summary struct {
 	Classes map[string]*Breakdown `json:"classes"`
 	// InputBuckets break them down by prompt length, shortest first.
 	InputBuckets []InputBucket `json:"input_buckets"`
+	// Chains has the per-step and end-to-end figures of each multi-step
+	// chain class, keyed by class name; absent without one (record/chain.go).
+	Chains map[string]*ChainSummary `json:"chains,omitempty"`
 	// Warnings are plain sentences, in a fixed order, about figures a reader
 	// should not trust as-is.
 	Warnings []string `json:"warnings"`

@@ -34,14 +34,44 @@ func TestRateCountsCompletionsInSpan(t *testing.T) {
 func TestMeterIgnoresImpossibleTimes(t *testing.T) {
 	t.Parallel()
 	var m throughputMeter
-	// A record claiming to finish a year after the start is not metered
-	// (and allocates nothing); one before the start lands in slot 0.
-	m.add(&Result{SendUS: 365 * 24 * 3600 * 1e6, OutputTokens: 5})
-	if len(m.slots) != 0 {
-		t.Fatalf("a far-future record grew the meter to %d slots", len(m.slots))
+	// A record claiming to finish two years after the start is not
+	// metered (and allocates nothing); one before the start lands in slot 0.
+	m.add(&Result{SendUS: 2 * 365 * 24 * 3600 * 1e6, OutputTokens: 5})
+	if len(m.m.head)+len(m.m.tail) != 0 {
+		t.Fatalf("a far-future record grew the meter to %d values", len(m.m.head)+len(m.m.tail))
 	}
 	m.add(&Result{SendUS: -5, E2EUS: 1, OutputTokens: 5})
 	if req, out, _ := m.over(0, meterSlotUS); req != 1 || out != 5 {
 		t.Errorf("over first slot = %v req %v tok, want 1 and 5", req, out)
+	}
+}
+
+// Past the first hour the meter folds all but the latest hour or two into
+// one sum: memory stays bounded over a long run, and a window whose edges lie
+// in the fine parts sums exactly what a meter of fine slots would.
+func TestSlotMeterFoldsTheMiddle(t *testing.T) {
+	t.Parallel()
+	var m flopMeter
+	const hour = int64(3600 * 1e6)
+	// one unit every 50 ms for 30 simulated hours
+	for us := int64(0); us < 30*hour; us += 50_000 {
+		m.add(us, 1)
+	}
+	if slots := (len(m.m.head) + len(m.m.tail)) / m.m.width; slots > headSlots+2*tailSlots {
+		t.Errorf("meter holds %d slots after 30 h, want at most %d", slots, headSlots+2*tailSlots)
+	}
+	tests := []struct {
+		name     string
+		from, to int64
+		want     float64
+	}{
+		{"whole run", 0, 30 * hour, 30 * 72000},
+		{"warm-up edge in the head, end in the tail", hour / 2, 30*hour - 10_000_000, float64(30*hour-10_000_000-hour/2) / 50_000},
+		{"a slot prorated at each edge", 25_000, 30*hour - 25_000, 30*72000 - 1},
+	}
+	for _, tt := range tests {
+		if got := m.over(tt.from, tt.to); math.Abs(got-tt.want) > 1e-6*tt.want {
+			t.Errorf("%s: over = %.1f, want %.1f", tt.name, got, tt.want)
+		}
 	}
 }
