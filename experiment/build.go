@@ -4,9 +4,11 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
+	"time"
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
@@ -45,10 +47,33 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		Headers:        t.Headers,
 		CAFile:         t.CAFile,
 		Insecure:       t.Insecure,
-		ConnectTimeout: t.Timeouts.Connect,
+		ConnectTimeout: maxConnect(p),
 		TTFTTimeout:    t.Timeouts.TTFT,
 		TotalTimeout:   t.Timeouts.Total,
 	})
+}
+
+// maxConnect is the longest connect timeout of the target and its classes:
+// the shared dialer must allow it, and each request whose bound is shorter
+// carries its own (classTimeouts).
+func maxConnect(p *plan.Plan) time.Duration {
+	d := p.Target.Timeouts.Connect
+	for _, c := range p.Workload.Classes {
+		d = max(d, c.Timeouts.Connect)
+	}
+	return d
+}
+
+// classTimeouts is the per-request timeout override of a class, nil when
+// the client's own timeouts apply. Zero fields keep the target's; once
+// some class raised the dialer's bound, every request carries its connect
+// bound so the target's still holds for the others.
+func classTimeouts(p *plan.Plan, ct plan.Timeouts) *protocol.Timeouts {
+	raised := maxConnect(p) > p.Target.Timeouts.Connect
+	if ct == (plan.Timeouts{}) && !raised {
+		return nil
+	}
+	return &protocol.Timeouts{Connect: cmp.Or(ct.Connect, p.Target.Timeouts.Connect), TTFT: ct.TTFT, Total: ct.Total}
 }
 
 // newSource builds the workload of a plan: its request classes (or the
@@ -71,8 +96,9 @@ const maxEventsCap = 1 << 14
 // classTarget is how one class's requests are sent: its API and the body
 // fields merged over the target's.
 type classTarget struct {
-	api   protocol.API
-	extra map[string]any
+	api      protocol.API
+	extra    map[string]any
+	timeouts *protocol.Timeouts // nil: the client's
 }
 
 // classTargets resolves each class's API and extra body fields once.
@@ -80,7 +106,7 @@ type classTarget struct {
 func classTargets(p *plan.Plan) map[string]classTarget {
 	out := make(map[string]classTarget, len(p.Workload.Classes))
 	for _, c := range p.Workload.Classes {
-		ct := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body}
+		ct := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body, timeouts: classTimeouts(p, c.Timeouts)}
 		if c.API != "" {
 			ct.api = protocol.API(c.API)
 		}
@@ -97,7 +123,7 @@ func classTargets(p *plan.Plan) map[string]classTarget {
 // newRenderer renders specs into OpenAI request bodies for the plan's
 // target, each with its class's API and body fields.
 func newRenderer(p *plan.Plan) engine.Renderer {
-	def := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body}
+	def := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body, timeouts: classTimeouts(p, plan.Timeouts{})}
 	classes := classTargets(p)
 	stream := boolOr(p.Target.Stream, true)
 	usage := boolOr(p.Target.IncludeUsage, true)
@@ -124,7 +150,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			return nil, err
 		}
 		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
-			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap)}, nil
+			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts}, nil
 	}
 }
 
@@ -141,11 +167,18 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		Seed: p.Workload.Seed, LateAfter: l.LateAfter, MaxInFlight: l.MaxInFlight,
 		Retry: retryPolicy(p.Target.Retry),
 	}
+	if cfg.Chains, err = newChains(p, client); err != nil {
+		return engine.Config{}, err
+	}
 	if l.Trace.Path != "" {
 		return withTrace(p, cfg)
 	}
-	if l.Rate > 0 {
-		arr, err := schedule.NewArrivals(l.Arrival, l.Rate, l.Burstiness, p.Workload.Seed)
+	if l.Rate > 0 || l.FLOPsPerS > 0 {
+		rate := l.Rate
+		if l.FLOPsPerS > 0 {
+			rate = flopsRate(l.FLOPsPerS, p.Compute.Model(), src)
+		}
+		arr, err := schedule.NewArrivals(l.Arrival, rate, l.Burstiness, p.Workload.Seed)
 		if err != nil {
 			return engine.Config{}, fmt.Errorf("load.arrival: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/inferload/inferload/workload"
 )
@@ -110,11 +111,23 @@ func (v *validator) classes() {
 			v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", c.API)
 		}
 		v.turns(path, c)
+		v.chain(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
 			v.fail(path+".body", "cannot be sent as JSON: %v", err)
 		}
 		v.prefix(path+".shared_prefix", c.SharedPrefix)
 		v.dataset(path+".dataset", c.Dataset)
+		v.classTimeouts(path+".timeouts", c.Timeouts)
+	}
+}
+
+// classTimeouts checks a class's timeout overrides; zero keeps the
+// target's, so only negative values are wrong.
+func (v *validator) classTimeouts(path string, t Timeouts) {
+	for k, d := range []time.Duration{t.Connect, t.TTFT, t.Total} {
+		if d < 0 {
+			v.fail(path+"."+[]string{"connect", "ttft", "total"}[k], "%v: want a positive duration (or none: the target's)", d)
+		}
 	}
 }
 

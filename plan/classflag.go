@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // classFlag collects --class values, each one request class written as
@@ -79,8 +80,14 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.SLO.E2EMs, err = strconv.ParseFloat(value, 64)
 	case "turns":
 		c.Turns, err = strconv.Atoi(value)
+	case "connect_timeout":
+		c.Timeouts.Connect, err = time.ParseDuration(value)
+	case "ttft_timeout":
+		c.Timeouts.TTFT, err = time.ParseDuration(value)
+	case "timeout":
+		c.Timeouts.Total, err = time.ParseDuration(value)
 	default:
-		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms or turns; body fields only in a plan file)")
+		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, turns, connect_timeout, ttft_timeout or timeout; body fields only in a plan file)")
 	}
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)

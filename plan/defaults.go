@@ -57,7 +57,7 @@ func (l *LoadOptions) applyDefaults() {
 		l.Duration = DefaultDuration
 	}
 	setIfZero(&l.Grace, DefaultGrace)
-	if l.Rate > 0 {
+	if l.scheduled() {
 		setIfZero(&l.Arrival, DefaultArrival)
 	}
 	if l.OpenLoop() {

@@ -52,6 +52,7 @@ func redactClasses(classes []Class) []Class {
 		if out[k].Body != nil {
 			out[k].Body = redactBody(out[k].Body).(map[string]any)
 		}
+		out[k].Chain = redactChain(out[k].Chain)
 	}
 	return out
 }

@@ -103,6 +103,7 @@ func (f *Flags) bindClasses() {
 	fs.Var(classes, "class", "request class key=value,... with name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups (repeatable; replaces the plan's classes), e.g. name=chat,weight=7,input_tokens=128")
 	f.add("class", "workload.classes", func(p *Plan) { p.Workload.Classes = classes.items })
 	bind(f, "length-buckets", "workload.length_buckets", fs.IntSlice("length-buckets", DefaultLengthBuckets, "upper bounds of the input-length buckets results are broken down by, in tokens"), func(p *Plan) *[]int { return &p.Workload.LengthBuckets })
+	bind(f, "flops-per-s", "load.flops_per_s", fs.Float64("flops-per-s", 0, "open loop paced by compute: FLOP/s ÷ the workload's mean FLOPs per request gives the rate (needs --model-params-b)"), func(p *Plan) *float64 { return &p.Load.FLOPsPerS })
 	bind(f, "trace", "load.trace.path", fs.String("trace", "", "replay a request log (Azure LLM trace, BurstGPT, CSV or JSONL): its timestamps and lengths"), func(p *Plan) *string { return &p.Load.Trace.Path })
 	bind(f, "trace-format", "load.trace.format", fs.String("trace-format", "", "trace format: azure, burstgpt, csv or jsonl (default: guessed)"), func(p *Plan) *string { return &p.Load.Trace.Format })
 	bind(f, "trace-speed", "load.trace.speed", fs.Float64("trace-speed", 1, "replay speed: 2 sends the trace twice as fast"), func(p *Plan) *float64 { return &p.Load.Trace.Speed })

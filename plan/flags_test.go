@@ -173,7 +173,7 @@ func TestClassFlag(t *testing.T) {
 	t.Parallel()
 	fl := newFlags(t, "--url", "http://127.0.0.1:1/v1", "--concurrency", "2",
 		"--class", "name=chat,weight=7,input_tokens=uniform(64,256),output=128,prefix_tokens=50,prefix_groups=2",
-		"--class", "name=doc, weight=1, input=2048, api=completions, ignore_eos=false",
+		"--class", "name=doc, weight=1, input=2048, api=completions, ignore_eos=false, ttft_timeout=2s, timeout=1m, connect_timeout=3s",
 		"--length-buckets", "100,1000", "--bad-input-fraction", "0.1", "--max-context", "4096")
 	p, err := Load("", fl, nil)
 	if err != nil {
@@ -184,7 +184,8 @@ func TestClassFlag(t *testing.T) {
 	want := []Class{
 		{Name: "chat", Weight: 7, InputTokens: "uniform(64,256)", OutputTokens: "128",
 			SharedPrefix: SharedPrefix{Tokens: 50, Fraction: 1, Groups: 2}},
-		{Name: "doc", Weight: 1, InputTokens: "2048", OutputTokens: "128", API: "completions", IgnoreEOS: ptr(false)},
+		{Name: "doc", Weight: 1, InputTokens: "2048", OutputTokens: "128", API: "completions", IgnoreEOS: ptr(false),
+			Timeouts: Timeouts{Connect: 3 * time.Second, TTFT: 2 * time.Second, Total: time.Minute}},
 	}
 	if diff := cmp.Diff(want, p.Workload.Classes); diff != "" {
 		t.Errorf("classes (-want +got):\n%s", diff)

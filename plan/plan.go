@@ -120,6 +120,10 @@ type LoadOptions struct {
 	// Trace, when its path is set, replays a request log: its timestamps
 	// are the arrival schedule and its lengths the requests' (an open loop).
 	Trace Trace `yaml:"trace"`
+	// FLOPsPerS paces an open loop by compute instead of requests: the
+	// arrival rate is this ÷ the workload's mean FLOPs per request (needs
+	// compute.params_b).
+	FLOPsPerS float64 `yaml:"flops_per_s"`
 }
 
 // Trace names a request log to replay and how.
@@ -137,7 +141,11 @@ type Trace struct {
 
 // OpenLoop reports whether requests arrive on a schedule (a rate or a
 // trace) rather than from closed-loop users.
-func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" }
+func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
+
+// scheduled reports whether arrivals come from a process at a rate (given
+// in requests/s or in FLOP/s), which load.arrival and burstiness shape.
+func (l *LoadOptions) scheduled() bool { return l.Rate > 0 || l.FLOPsPerS > 0 }
 
 // Workload says what is sent.
 type Workload struct {
@@ -216,6 +224,12 @@ type Class struct {
 	Turns int `yaml:"turns"`
 	// SLO overrides workload.slo bound by bound for the class.
 	SLO SLO `yaml:"slo"`
+	// Timeouts override target.timeouts bound by bound for the class's
+	// requests (zero: the target's).
+	Timeouts Timeouts `yaml:"timeouts"`
+	// Chain, when set, makes each of the class's requests a sequence of
+	// calls (embeddings, retrieval, chat, ...; plan/chain.go).
+	Chain []ChainStep `yaml:"chain"`
 }
 
 // SharedPrefix is a prefix of Tokens tokens put in front of a Fraction of

@@ -149,14 +149,22 @@ func (v *validator) loadModel() {
 	if math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0 {
 		v.fail("load.rate", "%v: want a positive number of requests per second", l.Rate)
 	}
-	closed, open, trace := l.Concurrency > 0, l.Rate > 0, l.Trace.Path != ""
+	closed, open, trace, flops := l.Concurrency > 0, l.Rate > 0, l.Trace.Path != "", l.FLOPsPerS > 0
 	switch {
 	case closed && open:
 		v.fail("load.rate", "set load.concurrency (closed loop: N users) or load.rate (open loop: requests/s), not both")
 	case trace && (closed || open):
 		v.fail("load.trace.path", "a trace is its own arrival schedule: drop load.concurrency and load.rate")
-	case !closed && !open && !trace && l.Concurrency == 0 && l.Rate == 0:
+	case flops && (closed || open || trace):
+		v.fail("load.flops_per_s", "paces the arrivals itself: drop load.concurrency, load.rate and load.trace")
+	case !closed && !open && !trace && !flops && l.Concurrency == 0 && l.Rate == 0:
 		v.fail("load", "set load.concurrency (closed loop, --concurrency N), load.rate (open loop, --rate R) or load.trace (replay a log, --trace FILE)")
+	}
+	switch {
+	case math.IsNaN(l.FLOPsPerS) || math.IsInf(l.FLOPsPerS, 0) || l.FLOPsPerS < 0:
+		v.fail("load.flops_per_s", "%v: want a positive number of FLOP/s, e.g. 2e15", l.FLOPsPerS)
+	case flops && !(v.p.Compute.ParamsB > 0):
+		v.fail("load.flops_per_s", "needs the model's size to turn FLOP/s into requests: set compute.params_b (--model-params-b)")
 	}
 	v.trace()
 }
@@ -190,7 +198,7 @@ func (v *validator) openLoop() {
 	l := &v.p.Load
 	open := l.OpenLoop()
 	if l.Arrival != "" {
-		if l.Rate <= 0 {
+		if !l.scheduled() {
 			v.fail("load.arrival", "only applies with load.rate (open loop)")
 		} else if !slices.Contains(schedule.ArrivalKinds(), l.Arrival) {
 			v.fail("load.arrival", "%q: want one of %s", l.Arrival, strings.Join(schedule.ArrivalKinds(), ", "))

@@ -48,6 +48,10 @@ func TestValidate(t *testing.T) {
 		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat API, not embeddings"},
 		// Turns are bounded.
 		{"turns negative", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: -1}} }, "workload.classes[0].turns: -1: want 0 to 1000"},
+		// A class's timeout override may be left out but not negative.
+		{"class timeout negative", closedPlan, func(p *Plan) {
+			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Timeouts: Timeouts{TTFT: -time.Second}}}
+		}, "workload.classes[0].timeouts.ttft: -1s: want a positive duration"},
 		// Two key sources conflict.
 		{"two keys", closedPlan, func(p *Plan) { p.Target.APIKeyEnv, p.Target.APIKeyFile = "K", "k.txt" }, "set api_key_env or api_key_file, not both"},
 		// A CA file is pointless when verification is off.
@@ -131,6 +135,10 @@ func TestValidate(t *testing.T) {
 			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Speed: 1}
 			p.Workload.Classes = []Class{{Name: "a", Weight: 1}}
 		}, "load.trace.path: the trace decides request lengths"},
+		// Compute pacing needs the model's size.
+		{"flops without model", closedPlan, func(p *Plan) { p.Load.Concurrency, p.Load.FLOPsPerS = 0, 1e15 }, "load.flops_per_s: needs the model's size"},
+		// Compute pacing is its own schedule: no rate beside it.
+		{"flops and rate", openPlan, func(p *Plan) { p.Load.FLOPsPerS, p.Compute.ParamsB = 1e15, 8 }, "load.flops_per_s: paces the arrivals itself"},
 		// A dataset needs its file.
 		{"dataset no path", closedPlan, func(p *Plan) { p.Workload.Dataset.Sample = 10 }, "workload.dataset.path: set the dataset file"},
 		// An unknown dataset format lists the known ones.
