@@ -79,6 +79,9 @@ type Config struct {
 	// A retried request stays one record, its earlier attempts listed in
 	// Result.Attempts, its latency counted from the first attempt's origin.
 	Retry RetryPolicy
+	// Chains maps a class name to the steps its requests run in sequence
+	// (chain.go); requests of other classes are single calls.
+	Chains map[string]*Chain
 }
 
 // DefaultGrace is the grace period when Config.Grace is zero.
@@ -100,6 +103,9 @@ func (c *Config) validate() error {
 		errs = append(errs, errors.New("engine: counts and durations must not be negative"))
 	}
 	if err := c.Retry.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validateChains(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -170,6 +176,7 @@ func (e *Engine) Abort() { e.abortReqs() }
 // draining out.
 func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
 	defer close(out)
+	defer e.closeChains()
 	defer e.Abort()
 
 	issueCtx, stopIssuing := context.WithCancel(ctx)

@@ -20,6 +20,9 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 		return &record.Result{ID: i, Class: p.spec.Class, Expect: p.spec.Expect, SendUS: now,
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
 	}
+	if ch := e.cfg.Chains[p.spec.Class]; ch != nil {
+		return e.executeChain(ctx, i, ch, p.spec, intended, openLoop)
+	}
 	tr := protocol.Trace{EventsUS: make([]int64, 0, max(p.req.EventsCap, 1))}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)

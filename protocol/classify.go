@@ -22,9 +22,10 @@ import (
 // The causes a call's context is canceled with, so that classify can tell
 // which deadline fired.
 var (
-	errTTFTTimeout  = errors.New("TTFT timeout")
-	errTotalTimeout = errors.New("total timeout")
-	errDrainTimeout = errors.New("stream kept open after [DONE]")
+	errConnectTimeout = errors.New("connect timeout")
+	errTTFTTimeout    = errors.New("TTFT timeout")
+	errTotalTimeout   = errors.New("total timeout")
+	errDrainTimeout   = errors.New("stream kept open after [DONE]")
 )
 
 const (
@@ -63,13 +64,15 @@ func (cl *call) classify(err error) (record.ErrorKind, string) {
 // the caller canceled.
 func (cl *call) deadline() (record.ErrorKind, string, bool) {
 	switch cause := context.Cause(cl.ctx); {
+	case cause == errConnectTimeout:
+		return record.ErrConnectTimeout, fmt.Sprintf("no connection within the connect timeout (%v)", cl.lim.Connect), true
 	case cause == errTTFTTimeout:
-		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no content within the TTFT timeout (%v)", cl.c.ttft), true
+		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no content within the TTFT timeout (%v)", cl.lim.TTFT), true
 	case cause == errTotalTimeout && cl.t.ContentEvents > 0:
 		return record.ErrTimeoutAfterTTFT, fmt.Sprintf("total timeout (%v) after %d content events",
-			cl.c.total, cl.t.ContentEvents), true
+			cl.lim.Total, cl.t.ContentEvents), true
 	case cause == errTotalTimeout:
-		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("total timeout (%v) before any content", cl.c.total), true
+		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("total timeout (%v) before any content", cl.lim.Total), true
 	case cl.parent.Err() != nil:
 		return record.ErrCanceled, "canceled: " + context.Cause(cl.parent).Error(), true
 	}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -263,17 +264,40 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if c.total > 0 {
-		tm := time.AfterFunc(c.total, func() { cancel(errTotalTimeout) })
+	lim := c.limits(req.Timeouts)
+	if lim.Total > 0 {
+		tm := time.AfterFunc(lim.Total, func() { cancel(errTotalTimeout) })
 		defer tm.Stop()
 	}
 	var ttft *time.Timer
-	if c.ttft > 0 {
-		ttft = time.AfterFunc(c.ttft, func() { cancel(errTTFTTimeout) })
+	if lim.TTFT > 0 {
+		ttft = time.AfterFunc(lim.TTFT, func() { cancel(errTTFTTimeout) })
 		defer ttft.Stop()
 	}
-	cl := call{c: c, parent: ctx, ctx: callCtx, cancel: cancel, ttft: ttft, req: req, t: t}
+	cl := call{c: c, parent: ctx, ctx: callCtx, cancel: cancel, ttft: ttft, lim: lim, req: req, t: t}
+	if lim.Connect > 0 {
+		cl.connect = time.AfterFunc(lim.Connect, func() {
+			if !cl.connected.Load() {
+				cancel(errConnectTimeout)
+			}
+		})
+		defer cl.connect.Stop()
+	}
 	cl.run(u, hdr)
+}
+
+// limits resolves the timeouts of one request: the client's, with the
+// request's non-zero overrides on top. Connect is only set by an override
+// (the client's own connect bound lives in its dialer).
+func (c *OpenAI) limits(o *Timeouts) Timeouts {
+	lim := Timeouts{TTFT: c.ttft, Total: c.total}
+	if o == nil {
+		return lim
+	}
+	lim.Connect = o.Connect
+	lim.TTFT = cmp.Or(o.TTFT, lim.TTFT)
+	lim.Total = cmp.Or(o.Total, lim.Total)
+	return lim
 }
 
 // route picks the endpoint and header set for req.
@@ -311,8 +335,13 @@ type call struct {
 	ctx    context.Context // parent plus this client's timeouts
 	cancel context.CancelCauseFunc
 	ttft   *time.Timer // nil without a TTFT timeout
+	lim    Timeouts    // the timeouts in force, for error messages
 	req    *Request
 	t      *Trace
+	// connect, when not nil, is a per-request connect deadline; connected
+	// is set once a connection is in hand so a late firing is ignored.
+	connect   *time.Timer
+	connected atomic.Bool
 }
 
 // run sends the request and reads the reply into the trace.
@@ -347,7 +376,10 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	if cl.req.EventsCap > cap(t.EventsUS) {
 		t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
 	}
-	ct := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { t.Sent = time.Now() }}
+	ct := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+		t.Sent = time.Now()
+		cl.gotConn()
+	}}
 	body := cl.req.Body
 	hr := &http.Request{
 		Method:     http.MethodPost,
@@ -367,6 +399,14 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	}
 	t.BytesOut = int64(len(body))
 	return cl.c.tr.RoundTrip(hr.WithContext(httptrace.WithClientTrace(cl.ctx, ct)))
+}
+
+// gotConn disarms the per-request connect deadline.
+func (cl *call) gotConn() {
+	if cl.connect != nil {
+		cl.connected.Store(true)
+		cl.connect.Stop()
+	}
 }
 
 // fail classifies err into the trace.

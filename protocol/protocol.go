@@ -29,6 +29,23 @@ type Request struct {
 	MaxTokens int
 	// EventsCap is a capacity hint for Trace.EventsUS (usually MaxTokens).
 	EventsCap int
+	// Timeouts, when not nil, overrides the client's timeouts for this
+	// request only, so one client (one connection pool) can serve request
+	// classes with different deadlines. Shared read-only by many requests.
+	Timeouts *Timeouts
+}
+
+// Timeouts is a per-request override of a client's timeouts. A zero field
+// keeps the client's value for that bound.
+type Timeouts struct {
+	// Connect bounds getting a connection (dial, TLS handshake and any wait
+	// for a MaxConns slot), timed from Do's start. The client's dialer
+	// timeout still applies, so it only shortens the client's bound.
+	Connect time.Duration
+	// TTFT bounds the time from Do to the first content event.
+	TTFT time.Duration
+	// Total bounds the whole request.
+	Total time.Duration
 }
 
 // Trace is what the client saw of one request. All instants come from Go's

@@ -1,0 +1,216 @@
+package experiment
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/workload"
+)
+
+// chainPlan mixes plain chats with a RAG chain: embeddings on the target,
+// a vector search on a retrieval server (%s twice), then chat.
+const chainPlan = `
+target: {url: %s}
+load: {concurrency: 3, requests: %d, grace: 10s}
+workload:
+  seed: 3
+  classes:
+    - {name: chat, weight: 1, input_tokens: 32, output_tokens: 8}
+    - name: rag
+      weight: 1
+      input_tokens: 16
+      output_tokens: 8
+      chain:
+        - {api: embeddings, body: {dimensions: 8}}
+        - http:
+            url: %s/%s
+            headers: {X-Api-Key: vdb-secret-1}
+            body: '{"query": "{{prompt}}", "top_k": 2}'
+            extract: results.*.text
+            timeout: 5s
+        - {api: chat, name: answer}
+`
+
+// ragRetrieval answers POST /search with two passages when the API key
+// is right, and fails every other path with a 503.
+func ragRetrieval(t *testing.T, calls *atomic.Int64) *httptest.Server {
+	t.Helper()
+	passage := strings.Repeat("retrieved passage text ", 10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		if r.URL.Path != "/search" || r.Header.Get("X-Api-Key") != "vdb-secret-1" {
+			http.Error(w, "index unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = fmt.Fprintf(w, `{"results":[{"text":%q},{"text":%q}]}`, passage, passage)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// runChainPlan runs chainPlan against the tiny simulator profile.
+func runChainPlan(t *testing.T, path string, calls *atomic.Int64) *Outcome {
+	t.Helper()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	retr := ragRetrieval(t, calls)
+	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(chainPlan, url, 40, retr.URL, path)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// End to end: chain requests run embeddings → retrieve → answer, the
+// summary has their per-step and end-to-end figures, plain classes are
+// untouched, the rebuilt summary is identical and plan.yaml hides the
+// retrieval key.
+func TestChainAgainstSimulator(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	res := runChainPlan(t, "search", &calls)
+	s := res.Summary
+	rag, chat := s.Chains["rag"], s.Classes["chat"]
+	if rag == nil || len(s.Chains) != 1 || chat == nil || s.Requests.Failed != 0 {
+		t.Fatalf("chains %v classes %v errors %v", s.Chains, s.Classes, s.Errors)
+	}
+	if rag.Chains != s.Classes["rag"].Requests.Succeeded || rag.Failed != 0 || rag.Chains < 10 || calls.Load() != rag.Chains {
+		t.Errorf("rag %d chains, %d failed; class %+v; %d retrieval calls", rag.Chains, rag.Failed, s.Classes["rag"].Requests, calls.Load())
+	}
+	names := []string{}
+	share := 0.0
+	for _, st := range rag.Steps {
+		names = append(names, st.Name+"/"+st.Kind)
+		share += st.ShareOfE2E
+		if st.Started != rag.Chains || st.Latency.Count != rag.Chains {
+			t.Errorf("step %s: started %d, latency count %d", st.Name, st.Started, st.Latency.Count)
+		}
+	}
+	if got := strings.Join(names, " "); got != "embeddings/embeddings retrieve/http answer/chat" {
+		t.Errorf("steps %s", got)
+	}
+	// The steps run back to back: together they are nearly all of the chain.
+	if share < 0.8 || share > 1.0001 || rag.E2E.P50 < rag.Steps[2].Latency.P50 {
+		t.Errorf("share of e2e %v, e2e %+v, answer %+v", share, rag.E2E, rag.Steps[2].Latency)
+	}
+	if rag.Steps[2].TTFT.Count != rag.Chains || rag.Steps[0].TTFT.Count != 0 {
+		t.Errorf("ttft counts %d %d", rag.Steps[2].TTFT.Count, rag.Steps[0].TTFT.Count)
+	}
+	checkRebuildIdentical(t, res.Dir)
+	raw, err := os.ReadFile(filepath.Join(res.Dir, PlanFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(raw, []byte("vdb-secret-1")) || !bytes.Contains(raw, []byte("extract: results.*.text")) {
+		t.Errorf("plan.yaml:\n%s", raw)
+	}
+}
+
+// A retrieval that fails fails its chains at step 2 (http_5xx), counted
+// per step; the answer step never runs and plain chats still succeed.
+func TestChainFailingRetrieval(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	res := runChainPlan(t, "down", &calls)
+	s := res.Summary
+	rag := s.Chains["rag"]
+	if rag == nil || rag.Failed != rag.Chains || rag.Chains < 10 || len(rag.Steps) != 2 {
+		t.Fatalf("rag %+v", rag)
+	}
+	if st := rag.Steps[1]; st.Failed != rag.Chains || st.Errors["http_5xx"] != rag.Chains || rag.Steps[0].Failed != 0 {
+		t.Errorf("steps %+v", rag.Steps)
+	}
+	if s.Classes["chat"].Requests.Failed != 0 || s.Errors["http_5xx"] != rag.Chains {
+		t.Errorf("chat %+v errors %v", s.Classes["chat"].Requests, s.Errors)
+	}
+	checkRebuildIdentical(t, res.Dir)
+}
+
+// checkRebuildIdentical: summary.json rebuilt from the records is the
+// live one byte for byte.
+func checkRebuildIdentical(t *testing.T, dir string) {
+	t.Helper()
+	live, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rebuild(dir); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(live, rebuilt) {
+		t.Error("rebuilt summary.json differs from the live one")
+	}
+}
+
+// TestChainStepRendering: a step's body has its own API and model and the
+// target's, class's and step's fields in that order of precedence.
+func TestChainStepRendering(t *testing.T) {
+	t.Parallel()
+	p := testPlan(t, `
+target: {url: http://127.0.0.1:1/v1, model: m-chat, body: {a: 1, b: 1, c: 1}}
+load: {concurrency: 1, requests: 1}
+workload:
+  classes:
+    - name: rag
+      weight: 1
+      body: {b: 2, c: 2}
+      chain:
+        - {api: embeddings, model: m-embed, url: "http://127.0.0.1:2/v1", body: {c: 3}}
+        - {api: chat}
+`)
+	chains, err := newChains(p, mustClient(t, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := chains["rag"].Steps
+	req, err := steps[0].Render(testSpec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(req.Body); got != `{"a":1,"b":2,"c":3,"input":"q","model":"m-embed"}` || req.Stream {
+		t.Errorf("embeddings body %s stream %v", got, req.Stream)
+	}
+	if steps[0].Client == nil || steps[1].Client != nil || steps[1].Name != "chat" {
+		t.Errorf("clients %v %v name %s", steps[0].Client, steps[1].Client, steps[1].Name)
+	}
+	req, err = steps[1].Render(testSpec())
+	if err != nil || !bytes.Contains(req.Body, []byte(`"model":"m-chat"`)) || !req.Stream || req.API != protocol.APIChat {
+		t.Errorf("chat body %s stream %v err %v", req.Body, req.Stream, err)
+	}
+}
+
+func mustClient(t *testing.T, p *plan.Plan) *protocol.OpenAI {
+	t.Helper()
+	c, err := newClient(p, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
+}
+
+func testSpec() workload.Spec {
+	return workload.Spec{Class: "rag", Prompt: "q", InputTokens: 1, MaxTokens: 8}
+}

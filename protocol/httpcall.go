@@ -1,0 +1,211 @@
+package protocol
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// PromptPlaceholder is replaced by the request's prompt in an HTTPCall's
+// URL (query-escaped) and body (JSON-string-escaped, without quotes, so
+// `{"q": "{{prompt}}"}` stays valid JSON whatever the prompt holds).
+const PromptPlaceholder = "{{prompt}}"
+
+// DefaultHTTPCallTimeout bounds an HTTP call when HTTPCallOptions.Timeout
+// is zero: a retrieval step must never hang a chain.
+const DefaultHTTPCallTimeout = 30 * time.Second
+
+// maxHTTPCallBody bounds the reply an HTTP call reads (retrieved text is
+// appended to a prompt, so megabytes would be a mistake anyway).
+const maxHTTPCallBody = 4 << 20
+
+// HTTPCallOptions configures an HTTPCall: a templated request to a
+// non-LLM service, such as a vector database's search endpoint.
+type HTTPCallOptions struct {
+	// Method is the HTTP method (default GET, or POST when Body is set).
+	Method string
+	// URL is an absolute http(s) URL; PromptPlaceholder in it is replaced
+	// by the query-escaped prompt.
+	URL string
+	// Headers are sent with every call.
+	Headers map[string]string
+	// Body is the request body template; PromptPlaceholder in it is
+	// replaced by the JSON-escaped prompt.
+	Body string
+	// Extract picks the text the call yields from a JSON reply, as a
+	// dot-separated path (see ExtractText); empty takes the whole body.
+	Extract string
+	// Timeout bounds the whole call (default DefaultHTTPCallTimeout).
+	Timeout time.Duration
+}
+
+// HTTPCall sends one templated HTTP request per Do and returns the text
+// its reply yields. It is safe for concurrent use.
+type HTTPCall struct {
+	opts   HTTPCallOptions
+	client *http.Client
+	header http.Header
+}
+
+// NewHTTPCall validates opts and builds the call with its own connection
+// pool.
+func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
+	u, err := url.Parse(strings.ReplaceAll(opts.URL, PromptPlaceholder, "x"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("http call: url %q: want an absolute http:// or https:// URL", opts.URL)
+	}
+	if opts.Method == "" {
+		opts.Method = http.MethodGet
+		if opts.Body != "" {
+			opts.Method = http.MethodPost
+		}
+	}
+	opts.Method = strings.ToUpper(opts.Method)
+	if opts.Timeout < 0 {
+		return nil, errors.New("http call: timeout must not be negative")
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = DefaultHTTPCallTimeout
+	}
+	if _, err := parseExtract(opts.Extract); err != nil {
+		return nil, fmt.Errorf("http call: %w", err)
+	}
+	hdr := http.Header{"User-Agent": {"inferload"}}
+	if opts.Body != "" && strings.HasPrefix(strings.TrimSpace(opts.Body), "{") {
+		hdr.Set("Content-Type", "application/json")
+	}
+	for k, v := range opts.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return nil, fmt.Errorf("http call: %w", err)
+		}
+		hdr.Set(k, v)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: defaultIdlePerHost, ForceAttemptHTTP2: false}
+	return &HTTPCall{opts: opts, client: &http.Client{Transport: tr}, header: hdr}, nil
+}
+
+// Close releases idle connections.
+func (h *HTTPCall) Close() { h.client.CloseIdleConnections() }
+
+// Do sends the call for prompt and describes it in t as a model call would
+// be: Start, Sent, End, Status, BytesOut and BytesIn, and on failure Err
+// (the same taxonomy) and ErrMsg. It returns the extracted text ("" on
+// failure). The reply's arrival is its FirstToken.
+func (h *HTTPCall) Do(ctx context.Context, prompt string, t *Trace) string {
+	t.Reset()
+	t.Start = time.Now()
+	ctx, cancel := context.WithTimeoutCause(ctx, h.opts.Timeout, errTotalTimeout)
+	defer cancel()
+	text, err := h.do(ctx, prompt, t)
+	t.End = time.Now()
+	if err != nil {
+		t.Err, t.ErrMsg = h.classify(ctx, err)
+		t.ErrMsg = truncate(t.ErrMsg, maxErrMsg)
+		return ""
+	}
+	return text
+}
+
+// do sends the request and reads the reply.
+func (h *HTTPCall) do(ctx context.Context, prompt string, t *Trace) (string, error) {
+	req, err := h.request(ctx, prompt, t)
+	if err != nil {
+		return "", &failure{record.ErrOther, err.Error()}
+	}
+	resp, err := h.client.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	t.Status = resp.StatusCode
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHTTPCallBody+1))
+	t.BytesIn = int64(len(body))
+	if err != nil {
+		return "", err
+	}
+	t.FirstToken = time.Now()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return "", statusFailure(resp.StatusCode, body)
+	}
+	if len(body) > maxHTTPCallBody {
+		return "", &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxHTTPCallBody>>20)}
+	}
+	text, err := ExtractText(body, h.opts.Extract)
+	if err != nil {
+		return "", &failure{record.ErrMalformedEvent, err.Error()}
+	}
+	return text, nil
+}
+
+// request renders the templates for prompt.
+func (h *HTTPCall) request(ctx context.Context, prompt string, t *Trace) (*http.Request, error) {
+	u := strings.ReplaceAll(h.opts.URL, PromptPlaceholder, url.QueryEscape(prompt))
+	var body io.Reader
+	if h.opts.Body != "" {
+		b := []byte(strings.ReplaceAll(h.opts.Body, PromptPlaceholder, jsonEscape(prompt)))
+		t.BytesOut = int64(len(b))
+		body = bytes.NewReader(b)
+	}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { t.Sent = time.Now() },
+	})
+	req, err := http.NewRequestWithContext(ctx, h.opts.Method, u, body)
+	if err != nil {
+		return nil, fmt.Errorf("http call: %w", err)
+	}
+	req.Header = h.header.Clone()
+	if host := req.Header.Get("Host"); host != "" {
+		req.Host = host
+	}
+	return req, nil
+}
+
+// statusFailure classifies a non-2xx reply like a model server's.
+func statusFailure(code int, body []byte) error {
+	kind := record.ErrHTTP4xx
+	switch {
+	case code == http.StatusTooManyRequests:
+		kind = record.ErrHTTP429
+	case code >= 500:
+		kind = record.ErrHTTP5xx
+	case code < 400:
+		kind = record.ErrOther
+	}
+	msg := fmt.Sprintf("HTTP %d", code)
+	if text := errorText(body); text != "" {
+		msg += ": " + text
+	}
+	return &failure{kind, msg}
+}
+
+// classify maps a failed call to the error taxonomy: a failure found in
+// the reply, then the timeout or the caller's cancellation, then the
+// network error.
+func (h *HTTPCall) classify(ctx context.Context, err error) (record.ErrorKind, string) {
+	var f *failure
+	if errors.As(err, &f) {
+		return f.kind, f.msg
+	}
+	if context.Cause(ctx) == errTotalTimeout {
+		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no reply within the timeout (%v)", h.opts.Timeout)
+	}
+	if ctx.Err() != nil {
+		return record.ErrCanceled, "canceled: " + context.Cause(ctx).Error()
+	}
+	return classifyNet(err)
+}
+
+// jsonEscape returns s escaped for the inside of a JSON string.
+func jsonEscape(s string) string {
+	b := appendJSONString(nil, s)
+	return string(b[1 : len(b)-1])
+}
