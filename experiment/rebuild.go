@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 )
@@ -60,6 +61,13 @@ func Rebuild(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	observe.Summarize(samples, info, s)
+	p, err := readPlanLoad(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := judgeRun(s, p, agg, info); err != nil {
+		return nil, err
+	}
 	exprs, err := planThresholds(dir)
 	if err != nil {
 		return nil, err
@@ -202,4 +210,21 @@ func readRunInfo(dir string) (record.RunInfo, error) {
 		info.Interrupted = true
 	}
 	return info, nil
+}
+
+// readPlanLoad reads the load section of a run's plan.yaml, as the live
+// run resolved it, without validating the rest (a rebuild only needs what
+// judges the run).
+func readPlanLoad(dir string) (*plan.Plan, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, PlanFile))
+	if err != nil {
+		return nil, err
+	}
+	var doc struct {
+		Load plan.LoadOptions `yaml:"load"`
+	}
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("%s: load: %w", filepath.Join(dir, PlanFile), err)
+	}
+	return &plan.Plan{Load: doc.Load}, nil
 }

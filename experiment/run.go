@@ -130,6 +130,9 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	info := rec.finish(eng, start, ctx.Err() != nil)
 	s := rec.summary(info)
 	observe.Summarize(samples, info, s)
+	if err := judgeRun(s, p, rec.agg, info); err != nil {
+		return nil, err
+	}
 	if err := applyThresholds(s, p.Thresholds); err != nil {
 		return nil, err
 	}

@@ -72,6 +72,7 @@ type Aggregate struct {
 
 	lastDoneUS int64
 	delivered  throughputMeter
+	load       loadMeter
 
 	// split holds the per-class and per-input-length sub-aggregates
 	// (breakdown.go); child marks a sub-aggregate, which has none.
@@ -104,6 +105,7 @@ func (a *Aggregate) Add(r *Result) {
 	a.addGoodput(r)
 	a.addCompute(r)
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
+	a.load.add(r)
 	if r.OK() {
 		a.delivered.add(r)
 	}

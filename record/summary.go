@@ -62,6 +62,10 @@ type Summary struct {
 	// Thresholds are the plan's pass/fail checks, in plan order; absent when
 	// the plan has none.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// Validity says whether a single-phase run's figures can be trusted as
+	// they are (enough samples, the intended load achieved, the client not
+	// saturated); staged runs judge each step instead (steps[].validity).
+	Validity *Validity `json:"validity,omitempty"`
 	// Steps has one entry per stage of a staged run or sweep, in order;
 	// absent from a single-phase run (record/steps.go).
 	Steps []Step `json:"steps,omitempty"`

@@ -72,6 +72,20 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 	if c := s.Checks; c.IgnoreEOSChecked > 0 {
 		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
 	}
+	writeValidity(b, s.Validity)
+}
+
+// writeValidity shows a single-phase run's verdict: which percentiles the
+// samples back, and why the run is not valid when it is not.
+func writeValidity(b *bytes.Buffer, v *record.Validity) {
+	if v == nil {
+		return
+	}
+	verdict := "valid"
+	if !v.Valid {
+		verdict = "NOT VALID: " + strings.Join(v.Reasons, "; ")
+	}
+	row(b, "Validity", fmt.Sprintf("%s   (samples back TTFT %s, E2E %s)", verdict, v.Percentiles["ttft"], v.Percentiles["e2e"]))
 }
 
 // writeGoodput shows goodput when the plan set an SLO (without one it
