@@ -21,6 +21,7 @@ func judgeRun(s *record.Summary, p *plan.Plan, agg *record.Aggregate, info recor
 		return err
 	}
 	v := &step.Validity
+	v.Classes = classBacking(s)
 	if s.Client != nil && s.Client.Saturated && !v.ClientSaturated {
 		v.ClientSaturated, v.Valid = true, false
 		v.Reasons = append(v.Reasons, "the load generator itself was saturated (see client): the server saw less load than planned")
@@ -42,4 +43,22 @@ func intendedLoad(p *plan.Plan) float64 {
 		return l.Rate
 	}
 	return float64(l.Concurrency)
+}
+
+// classBacking is, per request class, the highest percentile each latency
+// metric's own sample count backs (absent with a single class).
+func classBacking(s *record.Summary) map[string]map[string]string {
+	if len(s.Classes) < 2 {
+		return nil
+	}
+	const c = 0.95 // the confidence analyze.Judge backs percentiles at by default
+	out := make(map[string]map[string]string, len(s.Classes))
+	for name, b := range s.Classes {
+		m := b.Metrics
+		out[name] = map[string]string{
+			"ttft": analyze.Backed(m.TTFT.Count, c), "itl": analyze.Backed(m.ITL.Count, c),
+			"tpot": analyze.Backed(m.TPOT.Count, c), "e2e": analyze.Backed(m.E2E.Count, c),
+		}
+	}
+	return out
 }

@@ -50,6 +50,10 @@ type Validity struct {
 	AchievedLoad float64 `json:"achieved_load"`
 	// ClientSaturated is true when the client itself could not send on time.
 	ClientSaturated bool `json:"client_saturated"`
+	// Classes maps each request class to what its own sample counts back,
+	// as Percentiles does for the whole (single-phase runs only): a P99
+	// overall can rest on a class with too few requests for its own.
+	Classes map[string]map[string]string `json:"classes,omitempty"`
 }
 
 // Knee is where throughput stopped growing while latency rose

@@ -24,6 +24,13 @@ func headlineSection(in *HTMLInput) *section {
 		{"E2E P50 / P99", fmt.Sprintf("%s / %s", ms(m.E2E.P50), ms(m.E2E.P99)), "ms"},
 	}
 	sec.Cards = append(sec.Cards, goodputCards(s)...)
+	if v := s.Validity; v != nil {
+		sec.Cards = append(sec.Cards, card{"Valid", validWord(*v),
+			fmt.Sprintf("samples back TTFT %s, E2E %s", v.Percentiles["ttft"], v.Percentiles["e2e"])})
+		for _, r := range v.Reasons {
+			sec.Notes = append(sec.Notes, "Validity: "+r)
+		}
+	}
 	if s.Interrupted {
 		sec.Notes = append(sec.Notes, "The run was interrupted.")
 	}
