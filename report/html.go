@@ -139,6 +139,7 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	thresholdSection,
 	percentileSection,
 	breakdownSection,
+	chainSection,
 	stepsSection,
 	soakSection,
 	distributionSection,

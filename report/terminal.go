@@ -31,6 +31,7 @@ func WriteSummary(w io.Writer, s *record.Summary) error {
 	writeLatencies(&b, s)
 	writeClasses(&b, s)
 	writeBuckets(&b, s)
+	writeChains(&b, s)
 	writeSteps(&b, s)
 	writeTelemetry(&b, s)
 	writeWarnings(&b, s.Warnings)
@@ -290,5 +291,25 @@ func writeTelemetry(b *bytes.Buffer, s *record.Summary) {
 	fmt.Fprintf(b, "\nHINTS (%d)\n", len(s.Hints))
 	for _, h := range s.Hints {
 		fmt.Fprintf(b, "  * %s\n", h.Message)
+	}
+}
+
+// writeChains shows each multi-step chain class: its end-to-end latency
+// and, per step, its latency, failures and share of the chain's time.
+func writeChains(b *bytes.Buffer, s *record.Summary) {
+	names := make([]string, 0, len(s.Chains))
+	for name := range s.Chains {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		c := s.Chains[name]
+		fmt.Fprintf(b, "\nChain %s: %d chains, %d failed, E2E p50 %s p99 %s ms\n", name, c.Chains, c.Failed,
+			formatMS(c.E2E.P50), formatMS(c.E2E.P99))
+		fmt.Fprintf(b, "  %-16s %8s %8s %10s %10s %8s\n", "step", "started", "failed", "p50 ms", "p99 ms", "share")
+		for _, st := range c.Steps {
+			fmt.Fprintf(b, "  %-16s %8d %8d %10s %10s %7.1f%%\n", st.Name, st.Started, st.Failed,
+				formatMS(st.Latency.P50), formatMS(st.Latency.P99), 100*st.ShareOfE2E)
+		}
 	}
 }

@@ -30,3 +30,20 @@ func TestSummaryShowsValidity(t *testing.T) {
 		}
 	}
 }
+
+func TestSummaryShowsChains(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{Chains: map[string]*record.ChainSummary{"rag": {Chains: 10, Failed: 1,
+		E2E: record.Stats{P50: 120, P99: 300},
+		Steps: []record.ChainStepSummary{{Name: "embed", Started: 10, Latency: record.Stats{P50: 5, P99: 9}, ShareOfE2E: 0.04},
+			{Name: "retrieve", Started: 10, Failed: 1, Latency: record.Stats{P50: 20, P99: 80}, ShareOfE2E: 0.16}}}}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Chain rag: 10 chains, 1 failed", "retrieve", "16.0%"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
