@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"sync"
@@ -36,6 +37,11 @@ type RemoteWriteOptions struct {
 	Client *http.Client
 	// Now stamps each push; nil means time.Now.
 	Now func() time.Time
+	// Job and Instance label every pushed series, as a Prometheus scrape
+	// labels what it scrapes, so the Grafana dashboard's job and instance
+	// variables select pushed runs too. "" means "inferload" and the host
+	// name.
+	Job, Instance string
 }
 
 // RemoteWriter pushes a LiveMetrics registry to a Prometheus remote-write
@@ -48,6 +54,7 @@ type RemoteWriter struct {
 	m       *LiveMetrics
 	version string
 	now     func() time.Time
+	target  []string // job and instance label pairs
 	stop    chan struct{}
 	done    chan struct{}
 
@@ -76,12 +83,19 @@ func StartRemoteWrite(rawURL string, m *LiveMetrics, opts RemoteWriteOptions) (*
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.Job == "" {
+		opts.Job = "inferload"
+	}
+	if opts.Instance == "" {
+		opts.Instance, _ = os.Hostname()
+	}
 	api, err := newRemoteAPI(rawURL, opts.Client)
 	if err != nil {
 		return nil, err
 	}
 	w := &RemoteWriter{api: api, m: m, version: opts.Version, now: opts.Now,
-		stop: make(chan struct{}), done: make(chan struct{})}
+		target: []string{"instance", opts.Instance, "job", opts.Job},
+		stop:   make(chan struct{}), done: make(chan struct{})}
 	go w.loop(opts.Interval)
 	return w, nil
 }
@@ -138,7 +152,7 @@ func (w *RemoteWriter) Push(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("remote write: gathering metrics: %w", err)
 	}
-	series := flatten(fams, w.now().UnixMilli())
+	series := flatten(fams, w.now().UnixMilli(), w.target)
 	var msg any
 	msgType := remote.WriteV2MessageType
 	if w.version == RemoteWriteV1 {
@@ -178,14 +192,14 @@ type rwSeries struct {
 
 // flatten turns gathered families into plain samples the way a scrape
 // would: a histogram becomes _bucket{le}, _sum and _count, a summary
-// {quantile}, _sum and _count.
-func flatten(fams []*dto.MetricFamily, ts int64) []rwSeries {
+// {quantile}, _sum and _count; target's label pairs go on every sample.
+func flatten(fams []*dto.MetricFamily, ts int64, target []string) []rwSeries {
 	var out []rwSeries
 	for _, f := range fams {
 		base := f.GetName()
 		for _, m := range f.GetMetric() {
 			add := func(name string, v float64, extra ...string) {
-				lbls := []string{"__name__", name}
+				lbls := append([]string{"__name__", name}, target...)
 				for _, l := range m.GetLabel() {
 					lbls = append(lbls, l.GetName(), l.GetValue())
 				}

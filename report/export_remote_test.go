@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -115,8 +116,10 @@ func TestRemoteWriteV2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	host, _ := os.Hostname()
 	checked := 0
-	for _, s := range flatten(fams, 0) {
+	// every pushed series carries the default job and instance labels
+	for _, s := range flatten(fams, 0, []string{"instance", host, "job", "inferload"}) {
 		name := s.labels[1]
 		if !strings.HasSuffix(name, "_total") && !strings.HasSuffix(name, "_count") {
 			continue
