@@ -129,10 +129,7 @@ func (a *Aggregate) addCompute(r *Result) {
 	// The first event carries the prefill's token; decode work is spread
 	// over the events after it (or lands on the only one there is).
 	rest := r.EventsUS[min(1, len(r.EventsUS)-1):]
-	per := dec / float64(len(rest))
-	for _, ev := range rest {
-		a.compute.achievedDecode.add(r.SendUS+ev, per)
-	}
+	a.compute.achievedDecode.m.spread(r.SendUS, rest, 1, 0, dec/float64(len(rest)))
 }
 
 // computeSummary is the estimate over [from, to]; nil without a model.

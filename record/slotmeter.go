@@ -97,3 +97,20 @@ func (m *slotMeter) each(fromUS, toUS int64, fn func(f float64, v []float64)) {
 		part(i*meterSlotUS, (i+1)*meterSlotUS, m.tail[j*w:(j+1)*w])
 	}
 }
+
+// spread adds v to value ch of the slot of each instant base+offsets[k].
+// Consecutive events mostly share a slot, so the slot is looked up only
+// when it changes: this runs once per stream event.
+func (m *slotMeter) spread(base int64, offsets []int64, width, ch int, v float64) {
+	last := int64(-1)
+	var cur []float64
+	for _, off := range offsets {
+		us := base + off
+		if i := max(us, 0) / meterSlotUS; i != last {
+			cur, last = m.slot(us, width), i
+		}
+		if cur != nil {
+			cur[ch] += v
+		}
+	}
+}

@@ -54,11 +54,7 @@ func (t *throughputMeter) add(r *Result) {
 		return
 	}
 	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
-	for _, ev := range r.EventsUS {
-		if s := t.m.slot(r.SendUS+ev, throughputWidth); s != nil {
-			s[slotOutputTokens] += per
-		}
-	}
+	t.m.spread(r.SendUS, r.EventsUS, throughputWidth, slotOutputTokens, per)
 }
 
 // over sums what was delivered in [fromUS, toUS].
