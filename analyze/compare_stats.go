@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/inferload/inferload/internal/randx"
 )
 
 // percentileRank is the 1-based nearest-rank position of quantile q in n
@@ -89,28 +91,9 @@ func interval(draws []float64, conf float64) (lo, hi float64) {
 // betaSample draws from Beta(a, b) for a, b >= 1 as X/(X+Y) with
 // X ~ Gamma(a), Y ~ Gamma(b).
 func betaSample(rng *rand.Rand, a, b float64) float64 {
-	x := gammaSample(rng, a)
-	y := gammaSample(rng, b)
+	x := randx.Gamma(rng, a)
+	y := randx.Gamma(rng, b)
 	return x / (x + y)
-}
-
-// gammaSample draws from Gamma(shape, 1) for shape >= 1 by Marsaglia and
-// Tsang's method ("A simple method for generating gamma variables", 2000).
-func gammaSample(rng *rand.Rand, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := rng.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := rng.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
 }
 
 // mannWhitney tests whether current tends to be larger or smaller than

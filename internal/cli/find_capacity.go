@@ -126,7 +126,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
-		return runExperiment(cmd.Context(), st, out, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.FindCapacity(ctx, p, opts, o)
 		})
 	}

@@ -92,6 +92,16 @@ Every flag is also a plan field; see docs/plan.md.`,
 
 // runPlan runs a resolved plan with live progress and prints the result.
 func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) error {
+	return runExperiment(ctx, st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return experiment.Run(ctx, p, opts)
+	})
+}
+
+// runExperiment runs one experiment (a run, sweep, capacity search or
+// soak) with live progress and live exports, writes the chosen exports,
+// prints the summary, and maps interruption and thresholds to exit codes.
+func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
+	run func(context.Context, experiment.Options) (*experiment.Outcome, error)) error {
 	ctx, abort, release := watchSignals(ctx, st.Signals)
 	defer release()
 	opts := experiment.Options{
@@ -108,11 +118,11 @@ func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) erro
 	if !out.quiet {
 		opts.Progress = st.Stderr
 	}
-	stopLive, err := out.live.start(st, p.Name, out.quiet, &opts)
+	stopLive, err := out.live.start(st, name, out.quiet, &opts)
 	if err != nil {
 		return err
 	}
-	res, err := experiment.Run(ctx, p, opts)
+	res, err := run(ctx, opts)
 	if err := errors.Join(err, stopLive()); err != nil {
 		return err
 	}

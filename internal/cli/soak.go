@@ -51,7 +51,7 @@ docs/experiments.md explains the method.`,
 		if n := analyze.MinTrendWindows; p.Load.Duration-p.Load.Warmup < time.Duration(n)*so.Window {
 			return usageErrorf("--duration minus --warmup holds fewer than %d windows of %s: no trend could be shown", n, so.Window)
 		}
-		return runExperiment(cmd.Context(), st, out, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.Soak(ctx, p, opts, so)
 		})
 	}

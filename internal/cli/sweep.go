@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -108,7 +107,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
-		return runExperiment(cmd.Context(), st, out, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.Sweep(ctx, p, opts, o)
 		})
 	}
@@ -128,39 +127,3 @@ func chooseLoop(cmd *cobra.Command, open bool) error {
 	return fs.Set("concurrency", "1")
 }
 
-// runExperiment runs a multi-step experiment with live progress and prints
-// its summary.
-func runExperiment(ctx context.Context, st *State, out outputFlags,
-	run func(context.Context, experiment.Options) (*experiment.Outcome, error)) error {
-	ctx, abort, release := watchSignals(ctx, st.Signals)
-	defer release()
-	opts := experiment.Options{
-		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
-		TTY:     st.StderrTTY,
-		Version: st.Version,
-		Abort:   abort,
-		Started: func(dir string) {
-			if !out.quiet {
-				fmt.Fprintf(st.Stderr, "writing %s\n", dir)
-			}
-		},
-	}
-	if !out.quiet {
-		opts.Progress = st.Stderr
-	}
-	res, err := run(ctx, opts)
-	if err != nil {
-		return err
-	}
-	if err := out.print(st.Stdout, res.Summary); err != nil {
-		return err
-	}
-	if !out.quiet {
-		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
-	}
-	if res.Summary.Interrupted {
-		fmt.Fprintln(st.Stderr, "interrupted; every step up to the stop was written")
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
-	}
-	return nil
-}
