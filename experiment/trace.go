@@ -42,7 +42,7 @@ func traceGenerator(p *plan.Plan) (*workload.Generator, error) {
 	}
 	c := mix.Classes[0]
 	return workload.NewGenerator(workload.GeneratorConfig{Seed: mix.Seed, Input: c.Input, Output: c.Output,
-		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer})
+		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer, Language: c.Language})
 }
 
 // traceSource gives request i the lengths the trace recorded for it.

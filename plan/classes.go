@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -67,8 +68,16 @@ func (v *validator) workload() {
 		v.flatWithClasses()
 		v.classes()
 	}
+	v.language("workload.language", w.Language)
 	v.lengthBuckets()
 	v.badInput()
+}
+
+// language checks a synthetic-prompt language.
+func (v *validator) language(path, lang string) {
+	if err := workload.CheckLanguage(lang); err != nil {
+		v.fail(path, "%v", err)
+	}
 }
 
 // flatWithClasses rejects the single-class fields next to classes, where
@@ -110,6 +119,7 @@ func (v *validator) classes() {
 		if c.API != "" && !knownAPI(c.API) {
 			v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", c.API)
 		}
+		v.language(path+".language", c.Language)
 		v.turns(path, c)
 		v.chain(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
@@ -206,6 +216,7 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 	ignoreEOS := boolOr(w.IgnoreEOS, true)
 	if len(w.Classes) == 0 {
 		c, err := classConfig(workload.DefaultClass, 1, w.InputTokens, w.OutputTokens, ignoreEOS, w.SharedPrefix)
+		c.Language = w.Language
 		cfg.Classes = []workload.ClassConfig{c}
 		return cfg, err
 	}
@@ -215,6 +226,7 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 			return cfg, fmt.Errorf("workload.classes[%d]: %w", k, err)
 		}
 		c.Turns = pc.Turns
+		c.Language = cmp.Or(pc.Language, w.Language)
 		cfg.Classes = append(cfg.Classes, c)
 	}
 	return cfg, nil

@@ -175,6 +175,8 @@ type Workload struct {
 	// Tokenizer measures and builds prompts: "cl100k_base" (default),
 	// "o200k_base" or the path of a Hugging Face tokenizer.json.
 	Tokenizer string `yaml:"tokenizer"`
+	// Language of synthetic prompts: "en" (default) or "zh".
+	Language string `yaml:"language"`
 	// Dataset, when its path is set, supplies the default class's prompts.
 	Dataset Dataset `yaml:"dataset"`
 	// SLO is every class's service-level objective unless the class sets
@@ -210,6 +212,8 @@ type Class struct {
 	OutputTokens string `yaml:"output_tokens"`
 	// IgnoreEOS overrides workload.ignore_eos for the class.
 	IgnoreEOS *bool `yaml:"ignore_eos"`
+	// Language overrides workload.language for the class.
+	Language string `yaml:"language"`
 	// API overrides target.api for the class.
 	API string `yaml:"api"`
 	// Body fields are merged over target.body for the class's requests.

@@ -42,6 +42,10 @@ func TestValidate(t *testing.T) {
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
 		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions or embeddings`},
+		// Only English and Chinese prose exist.
+		{"bad language", closedPlan, func(p *Plan) { p.Workload.Language = "fr" }, `workload.language: language "fr" is not supported; want en or zh`},
+		// A class's language is checked too.
+		{"bad class language", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Language: "EN"}} }, `workload.classes[0].language: language "EN" is not supported`},
 		// Conversations in an open loop would not wait for the last reply.
 		{"turns open loop", openPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}} }, "workload.classes[0].turns: conversations need a closed loop"},
 		// Conversations need chat messages to carry the history.

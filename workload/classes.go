@@ -29,6 +29,9 @@ type ClassConfig struct {
 	// Tokenizer, when set, makes synthetic prompts exactly Input tokens
 	// long for that tokenizer (nil: the cl100k/o200k word list, exact there).
 	Tokenizer Tokenizer
+	// Language is the language of its synthetic prose (see
+	// GeneratorConfig.Language).
+	Language string
 	// Dataset, when set, supplies the class's prompts instead of synthetic
 	// text; Output then only decides entries without an output length.
 	Dataset *Dataset
@@ -105,7 +108,7 @@ func classSource(seed uint64, c ClassConfig) (Source, error) {
 		return newDatasetSource(seed, c)
 	}
 	return NewGenerator(GeneratorConfig{Seed: seed, Input: c.Input, Output: c.Output,
-		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer})
+		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer, Language: c.Language})
 }
 
 // checkClass checks one class's name and weight.

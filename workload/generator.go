@@ -44,6 +44,29 @@ type GeneratorConfig struct {
 	// is exact for, builds each prompt body to exactly Input tokens for it
 	// (the shared prefix keeps its cl100k length).
 	Tokenizer Tokenizer
+	// Language of the synthetic prose: LanguageEnglish (also when empty)
+	// or LanguageChinese. Chinese prompts are fitted to Tokenizer, or to
+	// cl100k_base when Tokenizer is nil.
+	Language string
+}
+
+// Languages of synthetic prose.
+const (
+	// LanguageEnglish is English prose, exact for the OpenAI encodings
+	// without encoding anything (the default).
+	LanguageEnglish = "en"
+	// LanguageChinese is Chinese prose fitted to the tokenizer.
+	LanguageChinese = "zh"
+)
+
+// CheckLanguage returns an error unless lang names a supported language
+// (empty means English).
+func CheckLanguage(lang string) error {
+	switch lang {
+	case "", LanguageEnglish, LanguageChinese:
+		return nil
+	}
+	return fmt.Errorf("language %q is not supported; want %s or %s", lang, LanguageEnglish, LanguageChinese)
 }
 
 // Generator builds synthetic-text specs. It is immutable after
@@ -71,6 +94,16 @@ func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
 	}
 	if cfg.Class == "" {
 		cfg.Class = DefaultClass
+	}
+	if err := CheckLanguage(cfg.Language); err != nil {
+		return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
+	}
+	if cfg.Language == LanguageChinese && cfg.Tokenizer == nil {
+		tok, err := LoadTokenizer(Cl100kBase)
+		if err != nil {
+			return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
+		}
+		cfg.Tokenizer = tok
 	}
 	prefixes, err := cfg.Prefix.build(cfg.Seed)
 	if err != nil {
@@ -115,9 +148,12 @@ func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 		IgnoreEOS:   g.cfg.IgnoreEOS,
 	}
 	head := g.pickPrefix(rng)
-	if g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer) {
+	switch {
+	case g.cfg.Language == LanguageChinese:
+		s.Prompt = head + TextZh(g.cfg.Tokenizer, rng, in)
+	case g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer):
 		s.Prompt = head + TextOfTokens(g.cfg.Tokenizer, rng, in)
-	} else {
+	default:
 		s.Prompt = prompt(rng, i, in, head)
 	}
 	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)

@@ -235,6 +235,6 @@ func ExampleGenerator() {
 		fmt.Printf("%d: %d tokens, max_tokens %d:%s\n", s.Index, s.InputTokens, s.MaxTokens, s.Prompt)
 	}
 	// Output:
-	// 0: 12 tokens, max_tokens 228: price very have the reason woman they down industry office include hands
-	// 1: 12 tokens, max_tokens 202: days least once of matter second lead appear far however up well
+	// 0: 12 tokens, max_tokens 228: price very have the Our small farmer changed our clear key.
+	// 1: 12 tokens, max_tokens 202: days least once of My teacher loved his red film yesterday.
 }

@@ -5,28 +5,19 @@ import (
 	"strings"
 )
 
-// Sentence lengths in words. A sentence break costs one token (the "."), so
-// shorter sentences would spend more of the budget on punctuation; these
-// bounds keep it near 7% while still looking like prose to a human reader.
-const (
-	minSentenceWords = 8
-	maxSentenceWords = 20
-)
-
 // bytesPerToken is a generous estimate of the bytes one word of the list
 // takes, so a prompt's builder is sized once and never regrows.
 const bytesPerToken = 8
 
-// Text returns n tokens of English-looking text drawn from rng: the same
-// rng state gives the same text.
+// Text returns n tokens of English prose drawn from rng: the same rng state
+// gives the same text.
 //
-// Every word comes from a fixed list of common English words that are each a
-// single token, leading space included, in the cl100k_base and o200k_base
-// tokenizers, and every 8 to 20 words a sentence ends with "." (one more
-// token). So the text is exactly n tokens for those tokenizers and close to n
-// for others (Llama, Qwen and Mistral vocabularies split a few of the words).
-// This is an approximation until exact tokenizers arrive; reports prefer the
-// input token count the server returns in its usage.
+// Sentences come from a small grammar (grammar_en.go) over common English
+// words that are each a single token, leading space included, in the
+// cl100k_base and o200k_base tokenizers; a full stop or a paragraph break is
+// one more token. So the text is exactly n tokens for those tokenizers and
+// close to n for others (Llama, Qwen and Mistral vocabularies split a few of
+// the words); TextOfTokens makes it exact for any tokenizer.
 func Text(rng *rand.Rand, n int) string {
 	var b strings.Builder
 	b.Grow(n * bytesPerToken)
@@ -34,19 +25,9 @@ func Text(rng *rand.Rand, n int) string {
 	return b.String()
 }
 
-// writeText appends n tokens of text to b.
+// writeText appends n tokens of prose to b.
 func writeText(b *strings.Builder, rng *rand.Rand, n int) {
-	pick := wordPicker{rng: rng}
-	left := sentenceWords(rng)
-	for range n {
-		if left == 0 {
-			b.WriteByte('.')
-			left = sentenceWords(rng)
-			continue
-		}
-		b.WriteString(pick.next())
-		left--
-	}
+	writeProse(b, rng, n)
 }
 
 // wordPicker draws random words 7 at a time from one 64-bit number, which
@@ -66,11 +47,6 @@ func (w *wordPicker) next() string {
 	w.bits >>= wordBits
 	w.left--
 	return word
-}
-
-// sentenceWords draws the length of the next sentence.
-func sentenceWords(rng *rand.Rand) int {
-	return minSentenceWords + rng.IntN(maxSentenceWords-minSentenceWords+1)
 }
 
 // writeIndex appends i spelled as words, one word per base-len(words) digit,
