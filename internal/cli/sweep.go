@@ -126,4 +126,3 @@ func chooseLoop(cmd *cobra.Command, open bool) error {
 	}
 	return fs.Set("concurrency", "1")
 }
-
