@@ -2,8 +2,10 @@ package experiment
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -146,6 +148,9 @@ func WriteReport(dir string, s *record.Summary) error {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}
 	in.Telemetry = samples
+	if in.Comparison, err = readComparison(dir); err != nil {
+		return fmt.Errorf("report of %s: %w", dir, err)
+	}
 	return writeFileAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.WriteHTML(w, in) })
 }
 
@@ -227,4 +232,41 @@ func readPlanLoad(dir string) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%s: load: %w", filepath.Join(dir, PlanFile), err)
 	}
 	return &plan.Plan{Load: doc.Load}, nil
+}
+
+// readComparison reads compare.json, the comparison with a baseline that
+// `inferload compare --embed` left in the run directory; nil when absent.
+func readComparison(dir string) (*analyze.Comparison, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, CompareFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var c analyze.Comparison
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", CompareFile, err)
+	}
+	return &c, nil
+}
+
+// EmbedComparison stores c in the current run's directory as compare.json
+// and rewrites its report.html with the comparison after the headline.
+func EmbedComparison(dir string, c *analyze.Comparison) error {
+	s, err := record.ReadSummary(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the comparison: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, CompareFile), func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	}); err != nil {
+		return err
+	}
+	return WriteReport(dir, s)
 }

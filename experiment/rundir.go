@@ -17,6 +17,9 @@ const (
 	SeriesFile  = "series.jsonl"
 	EventsFile  = "events.jsonl"
 	SummaryFile = "summary.json"
+	// CompareFile is a comparison with a baseline run, left by
+	// `inferload compare --embed` and shown in report.html.
+	CompareFile = "compare.json"
 	ReportFile  = "report.html"
 )
 

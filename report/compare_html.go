@@ -110,3 +110,27 @@ func WriteCompareHTMLFile(path string, c *analyze.Comparison) error {
 	}
 	return nil
 }
+
+// embeddedCompareVerdict and embeddedCompareFigures put a comparison with a
+// baseline into the run's own report.html, after its headline; the
+// environment changes join them when there are any.
+func embeddedCompareVerdict(in *HTMLInput) *section {
+	if in.Comparison == nil {
+		return nil
+	}
+	sec := compareVerdictSection(in.Comparison)
+	sec.Title = "Compared with " + in.Comparison.Baseline
+	if env := compareEnvSection(in.Comparison); env != nil {
+		sec.Tables = append(sec.Tables, env.Tables...)
+	}
+	return sec
+}
+
+func embeddedCompareFigures(in *HTMLInput) *section {
+	if in.Comparison == nil {
+		return nil
+	}
+	sec := compareFiguresSection(in.Comparison)
+	sec.Title = "Figures against the baseline"
+	return sec
+}

@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"io"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
@@ -43,6 +44,9 @@ type HTMLInput struct {
 	// Telemetry is telemetry.jsonl: server, GPU and client samples on
 	// the run clock.
 	Telemetry []observe.Sample
+	// Comparison, when set, is this run compared with a baseline
+	// (compare.json, written by `inferload compare --embed`).
+	Comparison *analyze.Comparison
 }
 
 // page is the template's data: sections in display order, and the chart
@@ -137,6 +141,8 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	diagnosisSection,
 	headlineSection,
 	thresholdSection,
+	embeddedCompareVerdict,
+	embeddedCompareFigures,
 	percentileSection,
 	breakdownSection,
 	chainSection,

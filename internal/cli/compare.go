@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/report"
 )
 
@@ -20,6 +21,7 @@ type compareFlags struct {
 	resamples       int
 	seed            uint64
 	html            string
+	embed           bool
 }
 
 // maxResamples bounds the bootstrap so a typo cannot hang a CI job.
@@ -53,12 +55,13 @@ figure's unit, KEY=off). Exit code 98 means a regression (see docs/compare.md).`
 	fl.IntVar(&f.resamples, "resamples", analyze.DefaultResamples, "bootstrap resamples per figure")
 	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed: the same runs and seed give the same intervals")
 	fl.StringVar(&f.html, "html", "", "also write the comparison as a self-contained HTML page to this file")
+	fl.BoolVar(&f.embed, "embed", false, "also embed the comparison in CURRENT's report.html (kept as compare.json in its run directory)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		opts, write, err := f.options()
 		if err != nil {
 			return err
 		}
-		return runCompare(st, args[0], args[1], opts, write, f.html)
+		return runCompare(st, args[0], args[1], opts, write, f.html, f.embed)
 	}
 	return c
 }
@@ -96,7 +99,7 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 // runCompare loads both runs, compares them, prints and maps a regression
 // to ExitRegression.
 func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
-	write func(io.Writer, *analyze.Comparison) error, htmlPath string) error {
+	write func(io.Writer, *analyze.Comparison) error, htmlPath string, embed bool) error {
 	base, err := analyze.LoadRun(baseDir)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
@@ -112,6 +115,11 @@ func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 	if htmlPath != "" {
 		if err := report.WriteCompareHTMLFile(htmlPath, c); err != nil {
 			return err
+		}
+	}
+	if embed {
+		if err := experiment.EmbedComparison(curDir, c); err != nil {
+			return fmt.Errorf("--embed: %w", err)
 		}
 	}
 	return regressionVerdict(c)
