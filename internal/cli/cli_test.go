@@ -108,6 +108,8 @@ func TestBadInputExitCodes(t *testing.T) {
 		{"missing plan", []string{"run", "-f", "/nonexistent/plan.yaml"}, ExitUsage, "/nonexistent/plan.yaml"},
 		// report of a directory that is not a run directory
 		{"report no dir", []string{"report", "/nonexistent/run"}, ExitError, "not a run directory"},
+		// a malformed stage is a bad plan field: exit 2
+		{"bad stage", []string{"run", "--url", "http://127.0.0.1:1/v1", "--concurrency", "1", "--stage", "fast@8"}, ExitUsage, "fast@8"},
 		// report needs exactly one argument
 		{"report no arg", []string{"report"}, ExitUsage, "arg"},
 	}
