@@ -1,9 +1,7 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
@@ -48,24 +46,7 @@ func (b OpenAIBody) renderEmbeddings() map[string]any {
 // an error or no vector, so a server that answers 200 with nothing useful
 // is not counted as a success.
 func (cl *call) readEmbeddings(body io.Reader) error {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledReader {
-			bodyBuffers.Put(buf)
-		}
-	}()
-	n, err := buf.ReadFrom(io.LimitReader(body, maxBody+1))
-	at := time.Now()
-	cl.t.BytesIn = n
-	if err != nil {
-		return err
-	}
-	if n > maxBody {
-		return &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxBody>>20)}
-	}
-	cl.t.End = at
-	return cl.applyEmbeddings(buf.Bytes(), at)
+	return cl.wholeBody(body, cl.applyEmbeddings)
 }
 
 // applyEmbeddings checks a whole embeddings reply and records its usage.

@@ -158,9 +158,10 @@ func emptyOutput(t *Trace) error {
 	return &failure{record.ErrEmptyOutput, msg}
 }
 
-// readBody reads a non-streaming reply: its one content event is stamped
-// when the whole body has arrived.
-func (cl *call) readBody(body io.Reader) error {
+// wholeBody reads a non-streaming reply into a pooled buffer, bounded by
+// maxBody, and hands it to use with the instant its last byte arrived
+// (also the trace's end). The buffer is only valid during use.
+func (cl *call) wholeBody(body io.Reader, use func(b []byte, at time.Time) error) error {
 	buf := bodyBuffers.Get().(*bytes.Buffer)
 	buf.Reset()
 	defer func() {
@@ -178,12 +179,23 @@ func (cl *call) readBody(body io.Reader) error {
 		return &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxBody>>20)}
 	}
 	cl.t.End = at
+	return use(buf.Bytes(), at)
+}
+
+// readBody reads a non-streaming reply: its one content event is stamped
+// when the whole body has arrived.
+func (cl *call) readBody(body io.Reader) error {
+	return cl.wholeBody(body, cl.applyBody)
+}
+
+// applyBody checks a whole chat or completions reply.
+func (cl *call) applyBody(b []byte, at time.Time) error {
 	var ck Chunk
-	if err := ScanChunk(buf.Bytes(), &ck); err != nil {
+	if err := ScanChunk(b, &ck); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
 	}
 	if ck.Error {
-		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(buf.Bytes())}
+		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(b)}
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {

@@ -229,7 +229,7 @@ func (a *Aggregate) Running() Running {
 func (a *Aggregate) Summary(info RunInfo) *Summary {
 	from, to, drained := a.window(info)
 	windowS := float64(to-from) / 1e6
-	reqs, outTok, inTok := a.delivered.over(from, to)
+	f := a.figures(from, to, windowS)
 	s := &Summary{
 		SchemaVersion: SchemaVersion,
 		Name:          info.Name,
@@ -237,20 +237,13 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Mode:          info.Mode,
 		WindowS:       windowS,
 		Interrupted:   info.Interrupted,
-		Requests:      a.requests(),
-		FailureRate:   a.failureRate(),
-		Errors:        a.errorCounts(),
-		Metrics: Metrics{
-			TTFT: a.ttft.Stats(), ITL: a.itl.Stats(), TPOT: a.tpot.Stats(),
-			E2E: a.e2e.Stats(), QueueDelay: a.queue.Stats(),
-		},
-		FailedE2E: a.failedE2E.Stats(),
-		Throughput: Throughput{
-			RequestsPerS:     perSecond(reqs, windowS),
-			OutputTokensPerS: perSecond(outTok, windowS),
-			InputTokensPerS:  perSecond(inTok, windowS),
-		},
-		Tokens: a.tokens(),
+		Requests:      f.Requests,
+		FailureRate:   f.FailureRate,
+		Errors:        f.Errors,
+		Metrics:       f.Metrics,
+		FailedE2E:     f.FailedE2E,
+		Throughput:    f.Throughput,
+		Tokens:        f.Tokens,
 		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured,
 			InputTokensCompared: a.inCompared, InputTokensDiff: relDiff(a.inServer, a.inClient)},
 	}

@@ -109,6 +109,14 @@ func (a *Aggregate) newChild() *Aggregate {
 
 // breakdown computes a child's figures over the run's measured window.
 func (a *Aggregate) breakdown(slo SLO, from, to int64, windowS float64) Breakdown {
+	b := a.figures(from, to, windowS)
+	b.Goodput = a.goodput(slo, from, to, windowS)
+	return b
+}
+
+// figures are the figures a run and each of its classes and buckets share:
+// counts, latencies and throughput over the measured window.
+func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 	reqs, outTok, inTok := a.delivered.over(from, to)
 	return Breakdown{
 		Requests:    a.requests(),
@@ -124,8 +132,7 @@ func (a *Aggregate) breakdown(slo SLO, from, to int64, windowS float64) Breakdow
 			OutputTokensPerS: perSecond(outTok, windowS),
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
-		Tokens:  a.tokens(),
-		Goodput: a.goodput(slo, from, to, windowS),
+		Tokens: a.tokens(),
 	}
 }
 
