@@ -136,8 +136,8 @@ func TestRunWithStages(t *testing.T) {
 	}{
 		// A step and a ramp: two steps, the second a ramp from 2 to 4 users.
 		{"stages", append(base, "--stage", "300ms@2", "--stage", "ramp 300ms@4"), ExitOK, 2, ""},
-		// A stage without its load fails before sending anything.
-		{"malformed", append(base, "--stage", "300ms"), ExitError, 0, "load.stages[0]"},
+		// A stage without its load is a usage error, before sending anything.
+		{"malformed", append(base, "--stage", "300ms"), ExitUsage, 0, "load.stages[0]"},
 	}
 	for _, tt := range tests {
 		code, stdout, stderr := runCLI(t, tt.args...)
