@@ -88,20 +88,27 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	}
 	defer files.close()
 
+	ph, err := runPhase(ctx, p, opts, eng, dir, files)
+	if err != nil {
+		return nil, err
+	}
+	return writeOutcome(dir, files, p, ph.summary, ph.pending)
+}
+
+// phase is what a finished phase leaves to write: its judged summary and
+// any write error met on the way (the run went on; it is reported last).
+type phase struct {
+	summary *record.Summary
+	pending error
+}
+
+// runPhase drives the engine's one phase into the run directory's logs,
+// with telemetry and progress.
+func runPhase(ctx context.Context, p *plan.Plan, opts Options, eng *engine.Engine, dir string, files *runFiles) (phase, error) {
 	out := make(chan *record.Result, 1024)
 	go func() { _ = eng.Run(ctx, out) }()
 	start := eng.Started()
-	if opts.Abort != nil {
-		finished := make(chan struct{})
-		defer close(finished)
-		go func() {
-			select {
-			case <-opts.Abort:
-				eng.Abort()
-			case <-finished:
-			}
-		}()
-	}
+	defer forwardAbort(opts.Abort, eng)()
 	if opts.Started != nil {
 		opts.Started(dir)
 	}
@@ -111,11 +118,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 		opts.InFlight(eng.InFlight)
 	}
 	if err := files.events.Write(record.Event{Kind: record.EventRunStart, Message: start.UTC().Format(time.RFC3339Nano)}); err != nil {
-		return nil, err
+		return phase{}, err
 	}
 	tel, err := startTelemetry(ctx, p, dir, start, files.events, rec.takePacerLag)
 	if err != nil {
-		return nil, err
+		return phase{}, err
 	}
 	for _, e := range planNotes(p) {
 		rec.keep(files.events.Write(e))
@@ -131,12 +138,36 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	s := rec.summary(info)
 	observe.Summarize(samples, info, s)
 	if err := judgeRun(s, p, rec.agg, info); err != nil {
-		return nil, err
+		return phase{}, err
 	}
+	return phase{summary: s, pending: errors.Join(rec.err, telErr)}, nil
+}
+
+// forwardAbort cancels eng's in-flight requests when abort closes (a
+// second Ctrl-C), until the returned stop is called.
+func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
+	if abort == nil {
+		return func() {}
+	}
+	finished := make(chan struct{})
+	go func() {
+		select {
+		case <-abort:
+			eng.Abort()
+		case <-finished:
+		}
+	}()
+	return func() { close(finished) }
+}
+
+// writeOutcome finishes a run directory: the plan's thresholds are checked,
+// the logs closed, and summary.json and report.html written. pending is a
+// write error met during the run, reported now that nothing else can fail.
+func writeOutcome(dir string, files *runFiles, p *plan.Plan, s *record.Summary, pending error) (*Outcome, error) {
 	if err := applyThresholds(s, p.Thresholds); err != nil {
 		return nil, err
 	}
-	if err := errors.Join(rec.err, telErr, files.close()); err != nil {
+	if err := errors.Join(pending, files.close()); err != nil {
 		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
 	}
 	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {

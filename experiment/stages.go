@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -127,19 +126,7 @@ func runDriven(ctx context.Context, p *plan.Plan, opts Options, so StageOptions,
 	if finish != nil {
 		finish(s)
 	}
-	if err := applyThresholds(s, p.Thresholds); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(r.rec.err, telErr, files.close()); err != nil {
-		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
-	}
-	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
-		return nil, err
-	}
-	if err := WriteReport(dir, s); err != nil {
-		return nil, err
-	}
-	return &Outcome{Dir: dir, Summary: s}, nil
+	return writeOutcome(dir, files, p, s, errors.Join(r.rec.err, telErr))
 }
 
 // stagedRun is the state of a staged run while it runs.

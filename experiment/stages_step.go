@@ -26,7 +26,7 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 	go func() { _ = eng.Run(ctx, out) }()
 	started := eng.Started()
 	r.current.Store(eng)
-	defer r.watchAbort(eng)()
+	defer forwardAbort(r.opts.Abort, eng)()
 	if err := r.markStart(ctx, started, index, st); err != nil {
 		eng.Abort()
 		for range out { // let the engine finish: nothing is recorded
@@ -104,23 +104,6 @@ func (r *stagedRun) markStart(ctx context.Context, started time.Time, index int,
 	}
 	msg := fmt.Sprintf("stage %d start: %s", index, st.describe())
 	return r.files.events.Write(record.Event{TimeUS: started.Sub(r.start).Microseconds(), Kind: record.EventNote, Message: msg})
-}
-
-// watchAbort forwards the Abort channel (a second Ctrl-C) to eng until the
-// returned stop is called.
-func (r *stagedRun) watchAbort(eng *engine.Engine) (stop func()) {
-	if r.opts.Abort == nil {
-		return func() {}
-	}
-	finished := make(chan struct{})
-	go func() {
-		select {
-		case <-r.opts.Abort:
-			eng.Abort()
-		case <-finished:
-		}
-	}()
-	return func() { close(finished) }
 }
 
 // achieved is the load the client really applied: the mean number of
