@@ -105,7 +105,7 @@ func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
 		}
 		cfg.Tokenizer = tok
 	}
-	prefixes, err := cfg.Prefix.build(cfg.Seed)
+	prefixes, err := cfg.Prefix.build(cfg.Seed, prefixText(cfg))
 	if err != nil {
 		return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
 	}
@@ -185,4 +185,14 @@ func splitmix64(x uint64) uint64 {
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
+}
+
+// prefixText is how a generator writes its shared prefixes: English words
+// (exact in the OpenAI encodings, as the prefix length is documented), or
+// Chinese prose fitted to the tokenizer.
+func prefixText(cfg GeneratorConfig) func(rng *rand.Rand, n int) string {
+	if cfg.Language == LanguageChinese {
+		return func(rng *rand.Rand, n int) string { return TextZh(cfg.Tokenizer, rng, n) }
+	}
+	return Text
 }

@@ -156,3 +156,29 @@ func TestGeneratorLanguage(t *testing.T) {
 		t.Errorf("language fr: err = %v, want it named", err)
 	}
 }
+
+// A Chinese class's shared prefix is Chinese too, and exactly its length.
+func TestChinesePrefix(t *testing.T) {
+	t.Parallel()
+	g, err := NewGenerator(GeneratorConfig{Seed: 5, Input: Fixed(40), Output: Fixed(8), Language: LanguageChinese,
+		Prefix: SharedPrefix{Tokens: 30, Fraction: 1, Groups: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(g.prefixes) != 1 || g.cfg.Tokenizer.Count(g.prefixes[0]) != 30 || !containsHan(g.prefixes[0]) {
+		t.Fatalf("prefix %q: want 30 tokens of Chinese", g.prefixes)
+	}
+	s := g.Spec(0)
+	if !strings.HasPrefix(s.Prompt, g.prefixes[0]) || s.InputTokens != 70 {
+		t.Errorf("spec %+v: want the prefix first and 30+40 input tokens", s)
+	}
+}
+
+func containsHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
+}

@@ -52,8 +52,10 @@ func (sp SharedPrefix) Validate() error {
 	return nil
 }
 
-// build renders the prefixes from seed, or returns nil when there are none.
-func (sp SharedPrefix) build(seed uint64) ([]string, error) {
+// build renders the prefixes from seed in the generator's language (text
+// of its own tokens: exact for the OpenAI encodings in English, fitted to
+// the tokenizer in Chinese), or returns nil when there are none.
+func (sp SharedPrefix) build(seed uint64, text func(rng *rand.Rand, n int) string) ([]string, error) {
 	if err := sp.Validate(); err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func (sp SharedPrefix) build(seed uint64) ([]string, error) {
 	}
 	out := make([]string, max(sp.Groups, 1))
 	for g := range out {
-		out[g] = Text(rand.New(rand.NewPCG(seed^prefixStream, splitmix64(uint64(g)))), sp.Tokens)
+		out[g] = text(rand.New(rand.NewPCG(seed^prefixStream, splitmix64(uint64(g)))), sp.Tokens)
 	}
 	return out, nil
 }
