@@ -1,8 +1,6 @@
 package report
 
 import (
-	"net/url"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -18,12 +16,7 @@ func TestCompareHTMLInBrowser(t *testing.T) {
 	if err := WriteCompareHTMLFile(path, fixedComparison()); err != nil {
 		t.Fatal(err)
 	}
-	ctx := newBrowser(t)
-	console := watchConsole(ctx)
-	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
-	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
-		t.Fatalf("open %s: %v", u, err)
-	}
+	ctx, console := openPage(t, path)
 	sections, err := chromedp.Run(ctx, chromedp.Evaluate[int]("document.querySelectorAll('main > section').length"))
 	if err != nil || sections != 3 {
 		t.Errorf("%d sections (%v), want verdict, figures and environment", sections, err)
@@ -32,18 +25,5 @@ func TestCompareHTMLInBrowser(t *testing.T) {
 	if err != nil || pwned {
 		t.Errorf("planted markup became live (pwned=%v, err=%v)", pwned, err)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "compare.png"), shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := console.wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
-	}
+	finishPage(t, ctx, console, dir, "compare.png")
 }

@@ -109,45 +109,28 @@ const drawnCharts = `Array.from(document.querySelectorAll('figure.chart')).map(f
   return f.id + ':' + n;
 })`
 
-// TestHTMLInBrowser opens a report from a file:// URL in headless chromium:
-// no console error, every chart drawn, the planted markup inert, and a
-// screenshot saved as an artifact.
-func TestHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
-	path := writeReportFile(t, dir, "report.html", fullInput())
+// openPage opens a file in a fresh headless browser tab, watching its
+// console from before the first byte, and waits for the page's footer.
+func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
+	t.Helper()
 	ctx := newBrowser(t)
 	console := watchConsole(ctx)
 	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
 		t.Fatalf("open %s: %v", u, err)
 	}
-	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(charts) != 13 {
-		t.Errorf("page has %d charts, want 13 (3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
-	}
-	for _, id := range []string{"tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem"} {
-		if !slices.ContainsFunc(charts, func(c string) bool { return strings.HasPrefix(c, id+":") }) {
-			t.Errorf("telemetry chart %s missing: %v", id, charts)
-		}
-	}
-	for _, c := range charts {
-		id, n, _ := strings.Cut(c, ":")
-		if n == "0" || n == "" {
-			t.Errorf("chart %s drew nothing", id)
-		}
-	}
-	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
-	if err != nil || pwned {
-		t.Errorf("planted markup ran or became an element (pwned=%v, err=%v)", pwned, err)
-	}
+	return ctx, console
+}
+
+// finishPage saves a screenshot of the page as dir/name and fails the test
+// for every console error, warning or exception the page produced.
+func finishPage(t *testing.T, ctx context.Context, console *consoleProblems, dir, name string) {
+	t.Helper()
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "report.png"), shot, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	problems, err := console.wait(ctx)
@@ -159,6 +142,44 @@ func TestHTMLInBrowser(t *testing.T) {
 	}
 }
 
+// expectDrawn fails for each of ids that is not among charts, and for any
+// chart that drew nothing.
+func expectDrawn(t *testing.T, charts []string, ids ...string) {
+	t.Helper()
+	for _, id := range ids {
+		if !slices.ContainsFunc(charts, func(c string) bool { return strings.HasPrefix(c, id+":") }) {
+			t.Errorf("chart %s missing: %v", id, charts)
+		}
+	}
+	for _, c := range charts {
+		if id, n, _ := strings.Cut(c, ":"); n == "0" || n == "" {
+			t.Errorf("chart %s drew nothing", id)
+		}
+	}
+}
+
+// TestHTMLInBrowser opens a report from a file:// URL in headless chromium:
+// no console error, every chart drawn, the planted markup inert, and a
+// screenshot saved as an artifact.
+func TestHTMLInBrowser(t *testing.T) {
+	dir := artifactDir(t)
+	path := writeReportFile(t, dir, "report.html", fullInput())
+	ctx, console := openPage(t, path)
+	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 13 {
+		t.Errorf("page has %d charts, want 13 (3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
+	}
+	expectDrawn(t, charts, "tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem")
+	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
+	if err != nil || pwned {
+		t.Errorf("planted markup ran or became an element (pwned=%v, err=%v)", pwned, err)
+	}
+	finishPage(t, ctx, console, dir, "report.png")
+}
+
 // TestBrowserCheckCatchesErrors proves the console watch and the empty-chart
 // check can fail: a page that throws and has a blank chart is caught.
 func TestBrowserCheckCatchesErrors(t *testing.T) {
@@ -168,11 +189,7 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 	if err := os.WriteFile(path, []byte(page), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ctx := newBrowser(t)
-	console := watchConsole(ctx)
-	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+filepath.ToSlash(path)), chromedp.WaitReady("footer")); err != nil {
-		t.Fatal(err)
-	}
+	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
 	if err != nil || len(charts) != 1 || charts[0] != "blank:0" {
 		t.Errorf("charts = %v, %v; want [blank:0]", charts, err)
@@ -192,38 +209,11 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 func TestStagedHTMLInBrowser(t *testing.T) {
 	dir := artifactDir(t)
 	path := writeReportFile(t, dir, "report-staged.html", stagedInput())
-	ctx := newBrowser(t)
-	console := watchConsole(ctx)
-	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
-	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
-		t.Fatalf("open %s: %v", u, err)
-	}
+	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"steps-throughput", "steps-latency", "input-ttft", "soak-windows"} {
-		if !slices.ContainsFunc(charts, func(c string) bool { return strings.HasPrefix(c, id+":") }) {
-			t.Errorf("chart %s missing: %v", id, charts)
-		}
-	}
-	for _, c := range charts {
-		if id, n, _ := strings.Cut(c, ":"); n == "0" || n == "" {
-			t.Errorf("chart %s drew nothing", id)
-		}
-	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "report-staged.png"), shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	problems, err := console.wait(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("console: %s", p)
-	}
+	expectDrawn(t, charts, "steps-throughput", "steps-latency", "input-ttft", "soak-windows")
+	finishPage(t, ctx, console, dir, "report-staged.png")
 }
