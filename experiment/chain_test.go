@@ -62,15 +62,7 @@ func ragRetrieval(t *testing.T, calls *atomic.Int64) *httptest.Server {
 // runChainPlan runs chainPlan against the tiny simulator profile.
 func runChainPlan(t *testing.T, path string, calls *atomic.Int64) *Outcome {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	retr := ragRetrieval(t, calls)
 	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(chainPlan, url, 40, retr.URL, path)), Options{})
 	if err != nil {
@@ -148,20 +140,7 @@ func TestChainFailingRetrieval(t *testing.T) {
 // live one byte for byte.
 func checkRebuildIdentical(t *testing.T, dir string) {
 	t.Helper()
-	live, err := os.ReadFile(filepath.Join(dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Rebuild(dir); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := os.ReadFile(filepath.Join(dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(live, rebuilt) {
-		t.Error("rebuilt summary.json differs from the live one")
-	}
+	expectRebuildIdentical(t, dir)
 }
 
 // TestChainStepRendering: a step's body has its own API and model and the

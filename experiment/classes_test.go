@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -104,15 +103,7 @@ func checkClassBody(t *testing.T, s workload.Spec, req *protocol.Request) {
 // input length, and a rebuild that matches the live summary byte for byte.
 func TestClassesAgainstSimulator(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	p := testPlan(t, fmt.Sprintf(classesPlan, url, 200, 1))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
@@ -145,20 +136,7 @@ func TestClassesAgainstSimulator(t *testing.T) {
 		s.InputBuckets[0].Requests.Total+s.InputBuckets[2].Requests.Total != s.Requests.Total {
 		t.Errorf("buckets %+v", s.InputBuckets)
 	}
-	live, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Rebuild(res.Dir); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(live, rebuilt) {
-		t.Error("rebuilt summary.json differs from the live one")
-	}
+	expectRebuildIdentical(t, res.Dir)
 	checkRecordsExpect(t, res.Dir)
 }
 

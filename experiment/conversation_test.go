@@ -26,15 +26,7 @@ workload:
 // the server's prompt count and no output tokens.
 func TestConversationsAndEmbeddingsAgainstSimulator(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(conversationPlan, url)), Options{})
 	if err != nil {
 		t.Fatal(err)

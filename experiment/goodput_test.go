@@ -1,11 +1,8 @@
 package experiment
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/sim"
@@ -28,15 +25,7 @@ compute: {params_b: 8, layers: 32, hidden: 4096}
 // estimate is present, and a rebuild reproduces both byte for byte.
 func TestGoodputAndComputeAgainstSimulator(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(goodputPlan, url)), Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -60,18 +49,5 @@ func TestGoodputAndComputeAgainstSimulator(t *testing.T) {
 	if c := s.Compute; c == nil || c.PrefillFLOPs <= 0 || c.DecodeFLOPs <= 0 || c.AchievedFLOPPerS <= 0 || c.OfferedFLOPPerS <= 0 {
 		t.Errorf("compute %+v", c)
 	}
-	live, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Rebuild(res.Dir); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(live, rebuilt) {
-		t.Error("rebuilt summary.json differs from the live one")
-	}
+	expectRebuildIdentical(t, res.Dir)
 }

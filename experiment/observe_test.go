@@ -21,15 +21,7 @@ import (
 // client sections, and a rebuild reproduces summary.json byte for byte.
 func TestRunObservesSimulator(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	metricsURL := strings.TrimSuffix(url, "/v1") + "/metrics"
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s, model: %s}
@@ -37,7 +29,7 @@ load: {concurrency: 8, duration: 3s}
 workload: {input_tokens: "32", output_tokens: "32"}
 observe: {scrape: "%s,http://127.0.0.1:1/metrics", interval: 250ms, gpu: false, notes: {"1s": "planned note"}}
 env: {framework: inferload-sim}
-`, url, prof.Model, metricsURL))
+`, url, tinyProfile(t).Model, metricsURL))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +39,7 @@ env: {framework: inferload-sim}
 		t.Fatal(err)
 	}
 	checkSimSamples(t, samples, metricsURL)
-	checkSimEnv(t, res.Dir, prof.Model)
+	checkSimEnv(t, res.Dir, tinyProfile(t).Model)
 	checkSimEvents(t, res.Dir)
 
 	s := res.Summary

@@ -114,20 +114,7 @@ workload:
 		t.Errorf("no progress printed")
 	}
 
-	live, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Rebuild(res.Dir); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(live, rebuilt) {
-		t.Errorf("rebuilt summary differs from the live one:\nlive:    %s\nrebuilt: %s", live, rebuilt)
-	}
+	expectRebuildIdentical(t, res.Dir)
 }
 
 func TestRunKeepsFailuresAsData(t *testing.T) {

@@ -43,15 +43,7 @@ func TestSimulatorFaultsAreClassified(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prof, err := sim.LookupProfile("tiny")
-			if err != nil {
-				t.Fatal(err)
-			}
-			srv, url, err := sim.Start(sim.Config{Profile: prof, Faults: faults, Seed: 1}, "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			url := tinySim(t, faults)
 			p := testPlan(t, fmt.Sprintf(`
 target:
   url: %s
@@ -76,20 +68,12 @@ workload: {input_tokens: "16", output_tokens: "32"}
 // tokens asked for, as the server's usage reports them.
 func TestSimulatorHealthyRun(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s, model: %s}
 load: {rate: 100, arrival: poisson, requests: 60}
 workload: {input_tokens: "uniform(16,64)", output_tokens: "24"}
-`, url, prof.Model))
+`, url, tinyProfile(t).Model))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)

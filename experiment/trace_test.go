@@ -26,15 +26,7 @@ func TestRunReplaysTrace(t *testing.T) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := tinySim(t, sim.Faults{})
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s}
 load: {trace: {path: %s, speed: 2}}

@@ -1,0 +1,53 @@
+package experiment
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inferload/inferload/sim"
+)
+
+// tinySim serves the simulator's fast "tiny" profile, with faults (the
+// zero value: none), on a free loopback port for the test's duration, and
+// returns its OpenAI base URL.
+func tinySim(t *testing.T, faults sim.Faults) string {
+	t.Helper()
+	srv, url, err := sim.Start(sim.Config{Profile: tinyProfile(t), Faults: faults, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return url
+}
+
+// tinyProfile is the simulator's "tiny" preset: 1 ms steps, for tests.
+func tinyProfile(t *testing.T) sim.Profile {
+	t.Helper()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return prof
+}
+
+// expectRebuildIdentical rebuilds dir's summary.json from its records and
+// fails unless it is byte for byte the one the live run wrote.
+func expectRebuildIdentical(t *testing.T, dir string) {
+	t.Helper()
+	live, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Rebuild(dir); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(live, rebuilt) {
+		t.Errorf("rebuilt summary.json differs from the live one:\nlive:    %s\nrebuilt: %s", live, rebuilt)
+	}
+}
