@@ -44,19 +44,9 @@ func TestSweepCommand(t *testing.T) {
 		{"bad percentile", append(base, "--users", "1,2", "--knee-percentile", "p42"), ExitUsage, 0, "p42"},
 	}
 	for _, tt := range tests {
-		code, stdout, stderr := runCLI(t, tt.args...)
-		if code != tt.code {
-			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
-		}
-		if tt.err != "" {
-			if !strings.Contains(stderr, tt.err) {
-				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
-			}
+		s := runSummaryCase(t, tt.name, tt.args, tt.code, tt.err)
+		if s == nil {
 			continue
-		}
-		var s record.Summary
-		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
-			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
 		}
 		if len(s.Steps) != tt.steps || s.Knee == nil || s.Knee.Reason == "" || s.Steps[0].Target != 1 || s.Steps[0].Mode != record.ModeClosed {
 			t.Errorf("%s: %d steps (want %d), knee %+v", tt.name, len(s.Steps), tt.steps, s.Knee)
@@ -92,19 +82,9 @@ func TestFindCapacityCommand(t *testing.T) {
 		{"bad range", append(base, "--users", "8", "--slo", "e2e.p50<=1s"), ExitUsage, "LOW:HIGH"},
 	}
 	for _, tt := range tests {
-		code, stdout, stderr := runCLI(t, tt.args...)
-		if code != tt.code {
-			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
-		}
-		if tt.err != "" {
-			if !strings.Contains(stderr, tt.err) {
-				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
-			}
+		s := runSummaryCase(t, tt.name, tt.args, tt.code, tt.err)
+		if s == nil {
 			continue
-		}
-		var s record.Summary
-		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
-			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
 		}
 		if s.Capacity == nil || len(s.Capacity.Probes) == 0 || len(s.Capacity.Probes) != len(s.Steps) || s.Capacity.Reason == "" {
 			t.Errorf("%s: capacity %+v with %d steps", tt.name, s.Capacity, len(s.Steps))
@@ -140,19 +120,9 @@ func TestRunWithStages(t *testing.T) {
 		{"malformed", append(base, "--stage", "300ms"), ExitUsage, 0, "load.stages[0]"},
 	}
 	for _, tt := range tests {
-		code, stdout, stderr := runCLI(t, tt.args...)
-		if code != tt.code {
-			t.Fatalf("%s: exit %d, want %d; stderr: %s", tt.name, code, tt.code, stderr)
-		}
-		if tt.err != "" {
-			if !strings.Contains(stderr, tt.err) {
-				t.Errorf("%s: stderr %q lacks %q", tt.name, stderr, tt.err)
-			}
+		s := runSummaryCase(t, tt.name, tt.args, tt.code, tt.err)
+		if s == nil {
 			continue
-		}
-		var s record.Summary
-		if err := json.Unmarshal([]byte(stdout), &s); err != nil {
-			t.Fatalf("%s: %v in %s", tt.name, err, stdout)
 		}
 		if len(s.Steps) != tt.steps || s.Steps[1].Kind != record.StepRamp || s.Steps[1].From != 2 || s.Knee != nil {
 			t.Errorf("%s: steps %+v", tt.name, s.Steps)
@@ -180,4 +150,26 @@ func TestSoakCommandFlags(t *testing.T) {
 			t.Errorf("%v: exit %d, stderr %q; want usage error with %q", tt.args, code, stderr, tt.err)
 		}
 	}
+}
+
+// runSummaryCase runs one table row of an experiment command: it fails on
+// an unexpected exit code; a row expecting an error (wantErr in stderr)
+// gives nil, a successful one the summary.json it printed.
+func runSummaryCase(t *testing.T, name string, args []string, wantCode int, wantErr string) *record.Summary {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	if code != wantCode {
+		t.Fatalf("%s: exit %d, want %d; stderr: %s", name, code, wantCode, stderr)
+	}
+	if wantErr != "" {
+		if !strings.Contains(stderr, wantErr) {
+			t.Errorf("%s: stderr %q lacks %q", name, stderr, wantErr)
+		}
+		return nil
+	}
+	var s record.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("%s: %v in %s", name, err, stdout)
+	}
+	return &s
 }
