@@ -21,8 +21,8 @@ type EnvChange struct {
 // arrays of objects element by element.
 func DiffEnv(baseline, current map[string]any) []EnvChange {
 	b, c := map[string]string{}, map[string]string{}
-	flattenJSON(b, "", baseline)
-	flattenJSON(c, "", current)
+	FlattenJSON(b, "", baseline)
+	FlattenJSON(c, "", current)
 	out := []EnvChange{}
 	for _, k := range unionKeys(b, c) {
 		bv, inB := b[k]
@@ -53,21 +53,24 @@ func unionKeys(a, b map[string]string) []string {
 	return keys
 }
 
-// flattenJSON writes every leaf of v into out under its dotted path.
-func flattenJSON(out map[string]string, prefix string, v any) {
+// FlattenJSON writes every leaf of v (decoded JSON) into out under its
+// dotted path; a list of objects gets an index per element (gpus.0.name),
+// a list of scalars is one comma-joined value. The compare diff and the
+// report's environment table both key env.json fields this way.
+func FlattenJSON(out map[string]string, prefix string, v any) {
 	switch v := v.(type) {
 	case map[string]any:
 		for k, sub := range v {
 			if prefix != "" {
 				k = prefix + "." + k
 			}
-			flattenJSON(out, k, sub)
+			FlattenJSON(out, k, sub)
 		}
 	case []any:
 		if !allScalars(v) {
 			// A list of objects (GPUs) diffs field by field: gpus.0.name.
 			for i, x := range v {
-				flattenJSON(out, fmt.Sprintf("%s.%d", prefix, i), x)
+				FlattenJSON(out, fmt.Sprintf("%s.%d", prefix, i), x)
 			}
 			return
 		}

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
+
+	"github.com/inferload/inferload/analyze"
 )
 
 // envParts are env.json's top-level fields with their table captions, in
@@ -52,7 +53,7 @@ func environmentSection(in *HTMLInput) *section {
 // flatTable lists a JSON value's leaves as field/value rows, sorted.
 func flatTable(caption string, v any) (table, bool) {
 	flat := map[string]string{}
-	flattenEnv(flat, "", v)
+	analyze.FlattenJSON(flat, "", v)
 	t := table{Caption: caption, Head: []string{"field", "value"}}
 	for _, k := range slices.Sorted(maps.Keys(flat)) {
 		t.Rows = append(t.Rows, []string{k, flat[k]})
@@ -100,32 +101,4 @@ func gpuRow(where string, v any) []string {
 		}
 	}
 	return []string{where, field("index"), field("name"), field("memory_total_mib"), field("driver"), field("cuda"), field("uuid")}
-}
-
-// flattenEnv writes v's leaves into out as dotted paths; list elements
-// that are objects get an index (served.models[0].id).
-func flattenEnv(out map[string]string, prefix string, v any) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, sub := range v {
-			if prefix != "" {
-				k = prefix + "." + k
-			}
-			flattenEnv(out, k, sub)
-		}
-	case []any:
-		if slices.ContainsFunc(v, func(x any) bool { _, ok := x.(map[string]any); return ok }) {
-			for i, x := range v {
-				flattenEnv(out, fmt.Sprintf("%s[%d]", prefix, i), x)
-			}
-			return
-		}
-		parts := make([]string, len(v))
-		for i, x := range v {
-			parts[i] = fmt.Sprint(x)
-		}
-		out[prefix] = strings.Join(parts, ", ")
-	default:
-		out[prefix] = fmt.Sprint(v)
-	}
 }

@@ -63,7 +63,7 @@ func TestHTMLTelemetry(t *testing.T) {
 	}
 	page := render(t, in)
 	for _, want := range []string{"CLIENT SATURATED: results may be invalid", "memory_bound", "kv_cache_usage_max = 0.97",
-		"NVIDIA H200", "570.86", "local (nvml)", "server (DCGM)", "vllm 0.6.3", "served.models[0].id", "scrape latency max (ms)"} {
+		"NVIDIA H200", "570.86", "local (nvml)", "server (DCGM)", "vllm 0.6.3", "served.models.0.id", "scrape latency max (ms)"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
