@@ -1,6 +1,9 @@
 # inferload's build and test entry points. `make test` is what CI runs.
 GO          ?= go
-STATICCHECK_VERSION ?= 2026.2.2
+# staticcheck is pinned by its module's semver tag (the proxy serves v0.8.2,
+# not the 2026.2.2 release name); `staticcheck -version` prints both, as
+# "staticcheck 2026.2.2 (0.8.2)", so the check below matches "(0.8.2)".
+STATICCHECK_VERSION ?= 0.8.2
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
@@ -23,9 +26,11 @@ lint: tools
 
 ## tools: install the pinned linters (Go module proxy only)
 tools:
-	@if ! $(STATICCHECK) -version 2>/dev/null | grep -q "$(STATICCHECK_VERSION)"; then \
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION))"; then \
 	  echo "installing staticcheck $(STATICCHECK_VERSION)"; \
-	  $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	  GOBIN=$(GOBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION); \
+	  $(STATICCHECK) -version | grep -qF "($(STATICCHECK_VERSION))" || \
+	    { echo "staticcheck in $(GOBIN) is not $(STATICCHECK_VERSION): $$($(STATICCHECK) -version)"; exit 1; }; \
 	fi
 
 ## build: a static binary in ./inferload
