@@ -9,11 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/inferload/inferload/analyze"
-	"github.com/inferload/inferload/observe"
-	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 )
@@ -26,64 +22,21 @@ type Rebuilt struct {
 	TruncatedRecords int
 }
 
-// Rebuild recomputes summary.json from a run directory's records and events,
-// exactly as the live run computed it, and writes it back. It works on runs
-// that were killed: a missing run_end means the run was cut short, and the
-// window ends at the last completion.
+// Rebuild writes a run directory's summary.json and report.html from what
+// the directory holds (Assemble). A live run finishes with it too, so
+// `inferload report DIR` rewrites the very bytes the run wrote.
 func Rebuild(dir string) (*Rebuilt, error) {
-	info, err := readRunInfo(dir)
+	rb, err := Assemble(dir)
 	if err != nil {
 		return nil, err
 	}
-	agg := record.NewAggregate()
-	buckets, err := planLengthBuckets(dir)
-	if err != nil {
+	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), rb.Summary); err != nil {
 		return nil, err
 	}
-	agg.SetInputBuckets(buckets)
-	if err := applyPlanJudging(agg, dir); err != nil {
+	if err := WriteReport(dir, rb.Summary); err != nil {
 		return nil, err
 	}
-	n := 0
-	stats, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
-		agg.Add(r)
-		n++
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
-	}
-	if n == 0 {
-		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
-	}
-	s := agg.Summary(info)
-	keepExperiment(dir, s)
-	samples, err := readTelemetry(dir)
-	if err != nil {
-		return nil, err
-	}
-	observe.Summarize(samples, info, s)
-	p, err := readPlanLoad(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := judgeRun(s, p, agg, info); err != nil {
-		return nil, err
-	}
-	exprs, err := planThresholds(dir)
-	if err != nil {
-		return nil, err
-	}
-	if err := applyThresholds(s, exprs); err != nil {
-		return nil, err
-	}
-	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
-		return nil, err
-	}
-	if err := WriteReport(dir, s); err != nil {
-		return nil, err
-	}
-	return &Rebuilt{Summary: s, TruncatedRecords: stats.Truncated}, nil
+	return rb, nil
 }
 
 // applyThresholds evaluates the plan's thresholds into s.Thresholds.
@@ -97,22 +50,6 @@ func applyThresholds(s *record.Summary, exprs []string) error {
 	}
 	s.Thresholds, err = analyze.Evaluate(ths, s)
 	return err
-}
-
-// planThresholds reads the thresholds a run's plan.yaml holds.
-func planThresholds(dir string) ([]string, error) {
-	path := filepath.Join(dir, PlanFile)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
-	}
-	var p struct {
-		Thresholds []string `yaml:"thresholds"`
-	}
-	if err := yaml.Unmarshal(raw, &p); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return p.Thresholds, nil
 }
 
 // WriteReport draws report.html from the run directory's files and s (the
@@ -176,62 +113,6 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
-}
-
-// readRunInfo recovers the run's name and mode from plan.yaml and its clock
-// marks from events.jsonl.
-func readRunInfo(dir string) (record.RunInfo, error) {
-	var info record.RunInfo
-	raw, err := os.ReadFile(filepath.Join(dir, PlanFile))
-	if err != nil {
-		return info, fmt.Errorf("%s is not a run directory: %w", dir, err)
-	}
-	var p struct {
-		Name string `yaml:"name"`
-		Load struct {
-			Rate  float64 `yaml:"rate"`
-			Trace struct {
-				Path string `yaml:"path"`
-			} `yaml:"trace"`
-		} `yaml:"load"`
-	}
-	if err := yaml.Unmarshal(raw, &p); err != nil {
-		return info, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
-	}
-	info.Name, info.Mode = p.Name, record.ModeClosed
-	if p.Load.Rate > 0 || p.Load.Trace.Path != "" {
-		info.Mode = record.ModeOpen
-	}
-	sawEnd := false
-	_, err = record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
-		info.Apply(e)
-		sawEnd = sawEnd || e.Kind == record.EventRunEnd
-		return nil
-	})
-	if err != nil {
-		return info, fmt.Errorf("reading events of %s: %w", dir, err)
-	}
-	if !sawEnd {
-		info.Interrupted = true
-	}
-	return info, nil
-}
-
-// readPlanLoad reads the load section of a run's plan.yaml, as the live
-// run resolved it, without validating the rest (a rebuild only needs what
-// judges the run).
-func readPlanLoad(dir string) (*plan.Plan, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, PlanFile))
-	if err != nil {
-		return nil, err
-	}
-	var doc struct {
-		Load plan.LoadOptions `yaml:"load"`
-	}
-	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("%s: load: %w", filepath.Join(dir, PlanFile), err)
-	}
-	return &plan.Plan{Load: doc.Load}, nil
 }
 
 // readComparison reads compare.json, the comparison with a baseline that

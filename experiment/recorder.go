@@ -1,15 +1,10 @@
 package experiment
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
@@ -18,12 +13,12 @@ import (
 	"github.com/inferload/inferload/report"
 )
 
-// recorder owns a run's aggregates. Results arrive from one goroutine (the
+// recorder writes a run's records as they finish and keeps the live
+// aggregate the progress line shows (the summary is Assemble's, from the
+// records on disk). Results arrive from one goroutine (the
 // collector); the progress goroutine reads a snapshot under the same lock.
 type recorder struct {
 	files  *runFiles
-	name   string
-	mode   string
 	warmup time.Duration
 
 	mu         sync.Mutex
@@ -39,13 +34,7 @@ type recorder struct {
 }
 
 func newRecorder(files *runFiles, p *plan.Plan) *recorder {
-	r := &recorder{files: files, name: p.Name, mode: record.ModeClosed, warmup: p.Load.Warmup, agg: record.NewAggregate()}
-	r.agg.SetInputBuckets(p.Workload.LengthBuckets)
-	r.agg.SetSLOs(p.Workload.SLOs())
-	r.agg.SetModel(p.Compute.Model())
-	if p.Load.OpenLoop() {
-		r.mode = record.ModeOpen
-	}
+	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p)}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
 		if w.Failed >= observe.ErrorBurstMin {
@@ -98,34 +87,11 @@ func (r *recorder) keep(err error) {
 	}
 }
 
-// finish writes the closing events and returns what the summary needs.
-func (r *recorder) finish(eng *engine.Engine, start time.Time, interrupted bool) record.RunInfo {
-	endUS := time.Since(start).Microseconds()
+// flushSeries closes the per-second window in progress.
+func (r *recorder) flushSeries() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.series.Flush()
-	info := record.RunInfo{Name: r.name, Started: start.UTC(), Mode: r.mode, EndUS: endUS,
-		MeasureEndUS: eng.StoppedIssuingUS(), Interrupted: interrupted}
-	events := []record.Event{}
-	if r.warmup > 0 {
-		info.WarmupEndUS = min(r.warmup.Microseconds(), endUS)
-		events = append(events, record.Event{TimeUS: info.WarmupEndUS, Kind: record.EventWarmupEnd})
-	}
-	events = append(events, record.Event{TimeUS: info.MeasureEndUS, Kind: record.EventMeasureEnd})
-	if interrupted {
-		events = append(events, record.Event{TimeUS: endUS, Kind: record.EventInterrupted, Message: "stopped by signal"})
-	}
-	events = append(events, record.Event{TimeUS: endUS, Kind: record.EventRunEnd})
-	for _, e := range events {
-		r.keep(r.files.events.Write(e))
-	}
-	return info
-}
-
-func (r *recorder) summary(info record.RunInfo) *record.Summary {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.agg.Summary(info)
 }
 
 // rateSpan is how far back the progress line's rates look.
@@ -149,37 +115,3 @@ func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine) report.Snapshot {
 		ReqPerS: reqs, OutTokPerS: toks,
 	}
 }
-
-// applyPlanJudging gives agg the SLOs and model size a run directory's
-// plan.yaml declares, so a rebuilt summary judges goodput and estimates
-// FLOPs exactly as the live run (newRecorder) did.
-func applyPlanJudging(agg *record.Aggregate, dir string) error {
-	path := filepath.Join(dir, PlanFile)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("%s is not a run directory: %w", dir, err)
-	}
-	var p struct {
-		Workload struct {
-			SLO     plan.SLO `yaml:"slo"`
-			Classes []struct {
-				Name string   `yaml:"name"`
-				SLO  plan.SLO `yaml:"slo"`
-			} `yaml:"classes"`
-		} `yaml:"workload"`
-		Compute plan.Compute `yaml:"compute"`
-	}
-	if err := yaml.Unmarshal(raw, &p); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	w := plan.Workload{SLO: p.Workload.SLO}
-	for _, c := range p.Workload.Classes {
-		w.Classes = append(w.Classes, plan.Class{Name: c.Name, SLO: c.SLO})
-	}
-	agg.SetSLOs(w.SLOs())
-	agg.SetModel(p.Compute.Model())
-	return nil
-}
-
-// errNoRecords says a run directory holds nothing to rebuild from.
-var errNoRecords = errors.New("no records")

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/engine"
-	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 )
@@ -60,87 +60,25 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if len(p.Load.Stages) > 0 {
 		return RunStaged(ctx, p, opts, StageOptions{})
 	}
-	env := opts.Env.withDefaults()
-	client, err := newClient(p, env)
-	if err != nil {
-		return nil, err
-	}
-	defer client.Close()
-	cfg, err := engineConfig(p, client)
-	if err != nil {
-		return nil, err
-	}
-	eng, err := engine.New(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := checkObserve(p); err != nil {
-		return nil, err
-	}
-	printDatasetProfiles(opts.Progress, p)
-	dir, err := prepareRunDir(p, opts.Version)
-	if err != nil {
-		return nil, err
-	}
-	files, err := openRunFiles(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer files.close()
-
-	ph, err := runPhase(ctx, p, opts, eng, dir, files)
-	if err != nil {
-		return nil, err
-	}
-	return writeOutcome(dir, files, p, ph.summary, ph.pending)
+	return runSingle(ctx, p, opts, Design{Kind: KindRun})
 }
 
-// phase is what a finished phase leaves to write: its judged summary and
-// any write error met on the way (the run went on; it is reported last).
-type phase struct {
-	summary *record.Summary
-	pending error
-}
-
-// runPhase drives the engine's one phase into the run directory's logs,
-// with telemetry and progress.
-func runPhase(ctx context.Context, p *plan.Plan, opts Options, eng *engine.Engine, dir string, files *runFiles) (phase, error) {
-	out := make(chan *record.Result, 1024)
-	go func() { _ = eng.Run(ctx, out) }()
-	start := eng.Started()
-	defer forwardAbort(opts.Abort, eng)()
-	if opts.Started != nil {
-		opts.Started(dir)
-	}
-	rec := newRecorder(files, p)
-	rec.onResult = opts.OnResult
-	if opts.InFlight != nil {
-		opts.InFlight(eng.InFlight)
-	}
-	if err := files.events.Write(record.Event{Kind: record.EventRunStart, Message: start.UTC().Format(time.RFC3339Nano)}); err != nil {
-		return phase{}, err
-	}
-	tel, err := startTelemetry(ctx, p, dir, start, files.events, rec.takePacerLag)
-	if err != nil {
-		return phase{}, err
-	}
-	for _, e := range planNotes(p) {
-		rec.keep(files.events.Write(e))
-	}
-	stopProgress := startProgress(opts, p, eng, rec)
-	for r := range out {
-		rec.add(r, start)
-	}
-	stopProgress()
-	samples, telErr := tel.stop()
-
-	info := rec.finish(eng, start, ctx.Err() != nil)
-	s := rec.summary(info)
-	observe.Summarize(samples, info, s)
-	if err := judgeRun(s, p, rec.agg, info); err != nil {
-		return phase{}, err
-	}
-	return phase{summary: s, pending: errors.Join(rec.err, telErr)}, nil
+// runSingle runs the plan's one phase under design d (a run or a soak).
+func runSingle(ctx context.Context, p *plan.Plan, opts Options, d Design) (*Outcome, error) {
+	return execute(ctx, p, opts, d, func(client protocol.Client) (driver, error) {
+		cfg, err := engineConfig(p, client)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := engine.New(cfg); err != nil { // the phase is checked before the directory exists
+			return nil, err
+		}
+		printDatasetProfiles(opts.Progress, p)
+		return func(ctx context.Context, r *runner) error {
+			_, _, err := r.runStage(ctx, stage{cfg: cfg})
+			return err
+		}, nil
+	})
 }
 
 // forwardAbort cancels eng's in-flight requests when abort closes (a
@@ -160,27 +98,9 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 	return func() { close(finished) }
 }
 
-// writeOutcome finishes a run directory: the plan's thresholds are checked,
-// the logs closed, and summary.json and report.html written. pending is a
-// write error met during the run, reported now that nothing else can fail.
-func writeOutcome(dir string, files *runFiles, p *plan.Plan, s *record.Summary, pending error) (*Outcome, error) {
-	if err := applyThresholds(s, p.Thresholds); err != nil {
-		return nil, err
-	}
-	if err := errors.Join(pending, files.close()); err != nil {
-		return nil, fmt.Errorf("writing run directory %s: %w", dir, err)
-	}
-	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), s); err != nil {
-		return nil, err
-	}
-	if err := WriteReport(dir, s); err != nil {
-		return nil, err
-	}
-	return &Outcome{Dir: dir, Summary: s}, nil
-}
-
-// prepareRunDir creates the run directory with plan.yaml and env.json.
-func prepareRunDir(p *plan.Plan, version string) (string, error) {
+// prepareRunDir creates the run directory with plan.yaml, experiment.json
+// and env.json.
+func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
 	dir, err := makeRunDir(p.Output.Dir, p.Name, time.Now())
 	if err != nil {
 		return "", err
@@ -191,6 +111,9 @@ func prepareRunDir(p *plan.Plan, version string) (string, error) {
 	}
 	if err := os.WriteFile(filepath.Join(dir, PlanFile), redacted, 0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", PlanFile, err)
+	}
+	if err := writeDesign(dir, d); err != nil {
+		return "", err
 	}
 	if err := writeJSONFile(filepath.Join(dir, EnvFile), environment(context.Background(), p, version, Env{}.withDefaults())); err != nil {
 		return "", err

@@ -141,23 +141,27 @@ func checkRecords(t *testing.T, dir string, n int) {
 }
 
 // TestStagesRejectsBadInput: a stage list that cannot run fails before
-// anything is sent, naming the problem.
+// anything is sent, naming the problem, even in a plan built in code that
+// plan validation never saw (a plan file's stages fail in plan.Parse,
+// with their line: plan/load_test.go).
 func TestStagesRejectsBadInput(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		load string
-		want string
+		stages []string
+		warmup time.Duration
+		want   string
 	}{
 		// A malformed stage names its index.
-		{"  concurrency: 1\n  stages: [1s@2, 1s]", "load.stages[1]"},
+		{[]string{"1s@2", "1s"}, 0, "load.stages[1]"},
 		// A warm-up as long as a stage would leave nothing to measure.
-		{"  concurrency: 1\n  warmup: 1s\n  stages: [2s@2, 1s@4]", "shorter than every stage"},
+		{[]string{"2s@2", "1s@4"}, time.Second, "shorter than every stage"},
 	}
 	for _, tt := range tests {
-		p := simPlan(t, "http://127.0.0.1:1/v1", tt.load)
+		p := simPlan(t, "http://127.0.0.1:1/v1", "  concurrency: 1")
+		p.Load.Stages, p.Load.Warmup = tt.stages, tt.warmup
 		_, err := RunStaged(context.Background(), p, Options{}, StageOptions{})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%q: err = %v, want %q", tt.load, err, tt.want)
+			t.Errorf("%q: err = %v, want %q", tt.stages, err, tt.want)
 		}
 	}
 }
@@ -179,7 +183,11 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		// Medians: the 1-user baseline gets a few dozen samples in 0.7 s,
 		// enough for a P50 (5) but, on a busy machine, not always a P90 (29).
 		Knee:  analyze.KneeOptions{Percentile: "p50"},
-		Stage: StageOptions{Criteria: analyze.Criteria{Required: "p50"}},
+		// The achieved load is measured from the records (requests really
+		// in flight), so a client starved by a busy host (race detector,
+		// other test binaries) falls short of its users; that is the
+		// validity rule's business (TestStagesObeyTargets), not the knee's.
+		Stage: StageOptions{Criteria: analyze.Criteria{Required: "p50", LoadTolerance: 0.5}},
 	})
 	if err != nil {
 		t.Fatal(err)

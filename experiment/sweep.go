@@ -11,6 +11,7 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 )
 
 // SweepOptions describe a load sweep: one constant step per load, after a
@@ -25,8 +26,8 @@ type SweepOptions struct {
 	StepDuration time.Duration
 	// Knee are the knee thresholds; the zero value uses the defaults.
 	Knee analyze.KneeOptions
-	// Stage holds validity criteria, SLOs and the failure rate that ends
-	// the sweep early.
+	// Stage holds validity criteria and the failure rate that ends the
+	// sweep early. Goodput is judged by the plan's workload SLOs.
 	Stage StageOptions
 }
 
@@ -39,13 +40,12 @@ func Sweep(ctx context.Context, p *plan.Plan, opts Options, o SweepOptions) (*Ou
 	if err != nil {
 		return nil, err
 	}
-	so := o.Stage
-	so.Knee, so.KneeMode = &o.Knee, o.Mode
-	return runStages(ctx, p, stages, opts, so)
+	d := Design{Kind: KindSweep, Knee: &KneeDesign{Options: o.Knee, Mode: o.Mode}}
+	return runStages(ctx, p, stages, opts, o.Stage, d)
 }
 
 // sweepStages is the baseline and one step per load.
-func sweepStages(o SweepOptions) ([]Stage, error) {
+func sweepStages(o SweepOptions) ([]schedule.Stage, error) {
 	if o.Mode != record.ModeClosed && o.Mode != record.ModeOpen {
 		return nil, fmt.Errorf("sweep: mode %q: want closed (concurrency) or open (rate)", o.Mode)
 	}
@@ -55,12 +55,12 @@ func sweepStages(o SweepOptions) ([]Stage, error) {
 	if o.StepDuration <= 0 {
 		return nil, fmt.Errorf("sweep: step duration %s: want a positive duration", o.StepDuration)
 	}
-	stages := []Stage{{Kind: record.StepConstant, Mode: record.ModeClosed, Duration: o.StepDuration, Target: 1}}
+	stages := []schedule.Stage{{Kind: record.StepConstant, Mode: record.ModeClosed, Duration: o.StepDuration, Target: 1}}
 	for i, l := range o.Loads {
 		if o.Mode == record.ModeClosed && i == 0 && l == 1 {
 			continue // the baseline is this step
 		}
-		stages = append(stages, Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.StepDuration, Target: l})
+		stages = append(stages, schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.StepDuration, Target: l})
 	}
 	return stages, nil
 }

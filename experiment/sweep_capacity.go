@@ -3,12 +3,13 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 )
 
 // CapacityOptions describe an SLO capacity search.
@@ -52,14 +53,15 @@ func FindCapacity(ctx context.Context, p *plan.Plan, opts Options, o CapacityOpt
 	if err := o.check(p); err != nil {
 		return nil, err
 	}
-	answer := &record.Capacity{Mode: o.Mode, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
-		SLOs: []string{}, Probes: []record.CapacityProbe{}}
-	for _, b := range o.SLOs {
-		answer.SLOs = append(answer.SLOs, b.String())
-	}
-	drive := func(ctx context.Context, r *stagedRun) error { return o.search(ctx, r, answer) }
-	finish := func(s *record.Summary) { s.Capacity = answer }
-	return runDriven(ctx, p, opts, o.Stage, drive, finish)
+	d := Design{Kind: KindCapacity, Criteria: o.Stage.Criteria, Capacity: &CapacityJudging{
+		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}}
+	return execute(ctx, p, opts, d, func(client protocol.Client) (driver, error) {
+		first := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: o.Search.Low}
+		if _, err := stageConfig(p, client, 1, 0, first); err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, r *runner) error { return o.search(ctx, r, d.Capacity) }, nil
+	})
 }
 
 func (o CapacityOptions) check(p *plan.Plan) error {
@@ -78,62 +80,31 @@ func (o CapacityOptions) check(p *plan.Plan) error {
 	return checkWarmup(p, o.ProbeDuration)
 }
 
-// search probes until analyze.NextLoad has its answer, then fills answer.
-func (o CapacityOptions) search(ctx context.Context, r *stagedRun, answer *record.Capacity) error {
+// search probes until analyze.NextLoad has its answer. Each probe is
+// judged from its records as Assemble will judge it (judgeProbe), so the
+// loads it chooses and the answer in summary.json agree.
+func (o CapacityOptions) search(ctx context.Context, r *runner, c *CapacityJudging) error {
 	var passed, failed []float64
 	for ctx.Err() == nil {
 		load, done := analyze.NextLoad(passed, failed, o.Search)
 		if done {
 			break
 		}
-		tallies := make([]analyze.Tally, len(o.SLOs))
-		r.onResult = func(res *record.Result) { o.tally(res, tallies) }
-		st := Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: load}
-		step, err := r.runStage(ctx, len(r.steps)+1, st)
+		st := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: load}
+		step, acc, err := r.runStaged(ctx, r.stages+1, st)
 		if err != nil {
-			return fmt.Errorf("probe at %s: %w", st.describe(), err)
+			return fmt.Errorf("probe at %s: %w", st.Describe(), err)
 		}
-		r.steps = append(r.steps, step)
 		if ctx.Err() != nil {
 			break // a probe cut short proves nothing
 		}
-		probe := o.judge(&step, tallies)
-		answer.Probes = append(answer.Probes, probe)
-		if probe.Passed {
+		if judgeProbe(c, &step, acc.tallies).Passed {
 			passed = append(passed, load)
 		} else {
 			failed = append(failed, load)
 		}
 	}
-	r.onResult = nil
-	answer.Load = analyze.Capacity(passed, failed)
-	answer.Found = answer.Load > 0
-	answer.Reason = o.reason(answer, failed)
 	return nil
-}
-
-// tally counts one measured record toward each SLO: a failed request
-// counts as exceeding every bound; a success is checked on the metric it
-// has (TTFT and TPOT need a stream).
-func (o CapacityOptions) tally(res *record.Result, tallies []analyze.Tally) {
-	if res.Warmup {
-		return
-	}
-	for i, b := range o.SLOs {
-		if !res.OK() {
-			tallies[i].N++
-			tallies[i].Exceed++
-			continue
-		}
-		us, ok := metricUS(res, b.Metric)
-		if !ok {
-			continue
-		}
-		tallies[i].N++
-		if us > b.Bound.Microseconds() {
-			tallies[i].Exceed++
-		}
-	}
 }
 
 // metricUS is a success's value of an SLO metric, as docs/metrics.md
@@ -151,48 +122,4 @@ func metricUS(r *record.Result, metric string) (int64, bool) {
 		return (r.E2EUS - r.TTFTUS) / int64(r.OutputTokens-1), true
 	}
 	return 0, false
-}
-
-// judge decides one probe.
-func (o CapacityOptions) judge(step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
-	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: true, Reasons: []string{}}
-	for i, b := range o.SLOs {
-		v := analyze.CheckSLO(b, tallies[i], o.Confidence)
-		probe.Passed = probe.Passed && v.Met
-		probe.Reasons = append(probe.Reasons, v.Reason)
-	}
-	if step.FailureRate > o.MaxFailureRate {
-		probe.Passed = false
-		probe.Reasons = append(probe.Reasons, fmt.Sprintf("failure rate %.2f%% is above %.2f%%", step.FailureRate*100, o.MaxFailureRate*100))
-	}
-	if !step.Validity.Valid {
-		probe.Passed = false
-		probe.Reasons = append(probe.Reasons, "invalid step: "+strings.Join(step.Validity.Reasons, "; "))
-	}
-	return probe
-}
-
-// reason says the answer in words.
-func (o CapacityOptions) reason(c *record.Capacity, failed []float64) string {
-	objectives := strings.Join(append(append([]string{}, c.SLOs...), fmt.Sprintf("failure rate ≤ %.2g%%", o.MaxFailureRate*100)), ", ")
-	unit := func(v float64) string { return (Stage{Mode: o.Mode, Target: v}).loadText() }
-	switch {
-	case len(c.Probes) == 0:
-		return "no probe finished: the search was interrupted"
-	case !c.Found:
-		return fmt.Sprintf("even the lowest load, %s, missed: %s", unit(c.Probes[0].Load), strings.Join(c.Probes[0].Reasons, "; "))
-	case len(failed) == 0:
-		return fmt.Sprintf("every probe passed up to %s, the search's ceiling: capacity is at least that (%s at %.0f%% confidence)",
-			unit(c.Load), objectives, o.Confidence*100)
-	}
-	return fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d probes, the lowest failing load was %s",
-		unit(c.Load), objectives, o.Confidence*100, len(c.Probes), unit(lowest(failed)))
-}
-
-func lowest(v []float64) float64 {
-	m := v[0]
-	for _, x := range v {
-		m = min(m, x)
-	}
-	return m
 }

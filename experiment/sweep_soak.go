@@ -15,36 +15,32 @@ import (
 // figures are tested for drift.
 type SoakOptions struct {
 	// Window is each window's length (e.g. 5m).
-	Window time.Duration
+	Window time.Duration `json:"window"`
 	// Drift says when a trend counts; failure rate always uses an
 	// absolute change of at least 1 percentage point.
-	Drift analyze.DriftOptions
+	Drift analyze.DriftOptions `json:"drift"`
 }
 
-// Soak runs the plan like Run, then reads its records back, cuts the
-// measured window into Window-long windows by completion time, and tests
-// P99 TTFT, P99 E2E, throughput and failure rate for drift. The windows
-// are computed from records.jsonl one at a time, so memory stays flat
-// however long the soak: the live run keeps only its bounded aggregates.
+// Soak runs the plan like Run, cuts the measured window into Window-long
+// windows by completion time, and tests P99 TTFT, P99 E2E, throughput and
+// failure rate for drift. The windows are computed when the summary is
+// assembled, from records.jsonl one at a time, so memory stays flat
+// however long the soak, and the live report shows the drift verdict.
 func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outcome, error) {
 	if o.Window <= 0 {
 		return nil, fmt.Errorf("soak: window %s: want a positive duration", o.Window)
 	}
-	out, err := Run(ctx, p, opts)
+	return runSingle(ctx, p, opts, Design{Kind: KindSoak, Soak: &o})
+}
+
+// soakOf is a soak's windows and drift, from the run's records.
+func soakOf(dir string, p *plan.Plan, s *record.Summary, o *SoakOptions) (*record.Soak, error) {
+	n := soakWindowCount(s.WindowS, o.Window)
+	windows, err := soakWindows(filepath.Join(dir, RecordsFile), p.Load.Warmup.Microseconds(), o.Window, n)
 	if err != nil {
 		return nil, err
 	}
-	fromUS := p.Load.Warmup.Microseconds()
-	n := int(out.Summary.WindowS * 1e6 / float64(o.Window.Microseconds()))
-	windows, err := soakWindows(filepath.Join(out.Dir, RecordsFile), fromUS, o.Window, n)
-	if err != nil {
-		return nil, err
-	}
-	out.Summary.Soak = &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, o)}
-	if err := record.WriteSummary(filepath.Join(out.Dir, SummaryFile), out.Summary); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, *o)}, nil
 }
 
 // soakWindows streams the records and closes each window as the next one

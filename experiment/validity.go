@@ -8,14 +8,10 @@ import (
 
 // judgeRun gives a single-phase run its validity verdict with the rules a
 // sweep's steps get (analyze.Judge), from figures the records alone
-// determine, so the live run and a rebuild agree. Staged runs are judged
-// step by step instead.
+// determine. Staged runs are judged step by step instead.
 func judgeRun(s *record.Summary, p *plan.Plan, agg *record.Aggregate, info record.RunInfo) error {
-	if len(p.Load.Stages) > 0 {
-		return nil
-	}
-	st := Stage{Kind: record.StepConstant, Mode: s.Mode, Target: intendedLoad(p)}
-	step := stepFrom(s, 0, st, 0, 0)
+	step := record.Step{Kind: record.StepConstant, Mode: s.Mode, Target: intendedLoad(p),
+		WindowS: s.WindowS, Requests: s.Requests, Metrics: s.Metrics}
 	step.Validity.AchievedLoad = agg.AchievedLoad(info)
 	if err := analyze.Judge(&step, analyze.Criteria{}); err != nil {
 		return err

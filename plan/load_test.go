@@ -169,6 +169,12 @@ func TestDecodeErrors(t *testing.T) {
 		{"base: &b {rate: 1}\nload:\n  <<: *b\n", `keys must be plain names`},
 		// Syntax errors carry their line.
 		{"load:\n  rate: 1\n bad\n", `plan.yaml:2: YAML syntax: did not find expected key`},
+		// A malformed stage names its item and line before anything runs.
+		{validHead + "load:\n  concurrency: 1\n  stages:\n    - 30s@8\n    - 30s 8\n", `plan.yaml:6: load.stages[1]: "30s 8": want DURATION@LOAD`},
+		// Half a user in a closed-loop stage.
+		{validHead + "load:\n  concurrency: 1\n  stages: [30s@2.5]\n", `load.stages[0]: "30s@2.5": load "2.5": want a whole number of users`},
+		// Each stage discards its own warm-up, so it must be shorter than every stage.
+		{validHead + "load:\n  concurrency: 1\n  warmup: 10s\n  stages: [30s@1, 5s@2]\n", `plan.yaml:4: load.warmup: 10s: each stage discards its own warm-up`},
 		// Two documents in one file are refused.
 		{"name: a\n---\nname: b\n", `plan.yaml:2: a second YAML document starts here; a plan file holds one`},
 	}

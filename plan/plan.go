@@ -3,7 +3,11 @@
 // value came from a file).
 package plan
 
-import "time"
+import (
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
 
 // Plan is a fully described test. The zero value of each field means its
 // documented default (see docs/plan.md); Load fills defaults and validates.
@@ -142,6 +146,15 @@ type Trace struct {
 // OpenLoop reports whether requests arrive on a schedule (a rate or a
 // trace) rather than from closed-loop users.
 func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
+
+// Mode is the loop the load runs in, record.ModeOpen or record.ModeClosed:
+// the one place it is derived, for the engine, the summary and rebuilds.
+func (l *LoadOptions) Mode() string {
+	if l.OpenLoop() {
+		return record.ModeOpen
+	}
+	return record.ModeClosed
+}
 
 // scheduled reports whether arrivals come from a process at a rate (given
 // in requests/s or in FLOP/s), which load.arrival and burstiness shape.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -48,6 +49,7 @@ func (p *Plan) Validate() error {
 	v.openLoop()
 	v.closedLoop()
 	v.stopConditions()
+	v.stages()
 	v.workload()
 	v.slos()
 	v.compute()
@@ -278,6 +280,30 @@ func (v *validator) thresholds() {
 	for i, expr := range v.p.Thresholds {
 		if _, err := analyze.ParseThreshold(expr); err != nil {
 			v.fail(fmt.Sprintf("thresholds[%d]", i), "%v", err)
+		}
+	}
+}
+
+// stages parses load.stages, so a malformed stage is reported with its
+// line before anything runs.
+func (v *validator) stages() {
+	if len(v.p.Load.Stages) == 0 {
+		return
+	}
+	stages, err := schedule.ParseStages(v.p.Load.Stages, v.p.Load.Mode())
+	var se *schedule.StageError
+	if errors.As(err, &se) {
+		v.fail(fmt.Sprintf("load.stages[%d]", se.Index), "%q: %v", se.Item, se.Err)
+		return
+	} else if err != nil {
+		v.fail("load.stages", "%v", err)
+		return
+	}
+	for i, st := range stages {
+		if v.p.Load.Warmup >= st.Duration {
+			v.fail("load.warmup", "%s: each stage discards its own warm-up, so it must be shorter than every stage (load.stages[%d] lasts %s)",
+				v.p.Load.Warmup, i, st.Duration)
+			return
 		}
 	}
 }

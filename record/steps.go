@@ -1,5 +1,7 @@
 package record
 
+import "fmt"
+
 // Step is one stage of a staged run or sweep: its load and the figures of
 // its own measured window (its warm-up excluded), with the same meanings
 // as the run's.
@@ -136,4 +138,16 @@ type Drift struct {
 	// Drifted is Significant with a change of at least the minimum.
 	Drifted bool   `json:"drifted"`
 	Verdict string `json:"verdict"`
+}
+
+// LoadText is a load with its unit, as verdicts and events print it:
+// "1 user", "8 users", "2.5 requests/s".
+func LoadText(v float64, mode string) string {
+	if mode == ModeOpen {
+		return fmt.Sprintf("%.4g requests/s", v)
+	}
+	if v == 1 {
+		return "1 user"
+	}
+	return fmt.Sprintf("%.4g users", v)
 }

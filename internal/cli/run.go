@@ -85,9 +85,6 @@ Every flag is also a plan field; see docs/plan.md.`,
 		if err != nil {
 			return usageError(err)
 		}
-		if err := checkStages(p); err != nil {
-			return err
-		}
 		return runPlan(cmd.Context(), st, p, out)
 	}
 	return c
@@ -166,20 +163,4 @@ func watchSignals(parent context.Context, sig <-chan os.Signal) (ctx context.Con
 		}
 	}()
 	return ctx, aborted, func() { close(over); stop() }
-}
-
-// checkStages parses load.stages before anything runs, so a malformed
-// stage is a usage error (exit 2) like any other bad plan field.
-func checkStages(p *plan.Plan) error {
-	if len(p.Load.Stages) == 0 {
-		return nil
-	}
-	mode := record.ModeClosed
-	if p.Load.Rate > 0 {
-		mode = record.ModeOpen
-	}
-	if _, err := experiment.ParseStages(p.Load.Stages, mode); err != nil {
-		return usageError(err)
-	}
-	return nil
 }

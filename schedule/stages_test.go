@@ -1,4 +1,4 @@
-package experiment
+package schedule
 
 import (
 	"strings"
@@ -73,7 +73,7 @@ func TestRampArrivals(t *testing.T) {
 		{10, 0, 2 * time.Second, 9, 102633404},
 	}
 	for _, tt := range tests {
-		a := &rampArrivals{r0: tt.r0, r1: tt.r1, d: tt.d}
+		a := NewRampArrivals(tt.r0, tt.r1, tt.d)
 		first := a.Next()
 		n := 1
 		for prev := first; ; n++ {

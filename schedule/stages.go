@@ -1,4 +1,4 @@
-package experiment
+package schedule
 
 import (
 	"fmt"
@@ -10,7 +10,8 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// Stage is one stage of a staged run: a constant load held for Duration,
+// Stage is one stage of a staged run (a single-phase run, a sweep's step
+// or a capacity probe are stages too): a constant load held for Duration,
 // or a ramp that moves linearly from From to Target over Duration. Target
 // is users in a closed loop and requests per second in an open one.
 type Stage struct {
@@ -33,7 +34,7 @@ func ParseStages(items []string, mode string) ([]Stage, error) {
 	for i, item := range items {
 		st, err := parseStage(item, mode, prev)
 		if err != nil {
-			return nil, fmt.Errorf("load.stages[%d] %q: %w", i, item, err)
+			return nil, &StageError{Index: i, Item: item, Err: err}
 		}
 		out = append(out, st)
 		prev = st.Target
@@ -67,19 +68,8 @@ func parseStage(item, mode string, prev float64) (Stage, error) {
 	return st, nil
 }
 
-// loadText is the stage's target with its unit: "8 users", "2.5 requests/s".
-func (s Stage) loadText() string {
-	if s.Mode == record.ModeOpen {
-		return fmt.Sprintf("%g requests/s", s.Target)
-	}
-	if s.Target == 1 {
-		return "1 user"
-	}
-	return fmt.Sprintf("%g users", s.Target)
-}
-
-// describe is a stage in words, for events and progress.
-func (s Stage) describe() string {
+// Describe is a stage in words, for events and progress.
+func (s Stage) Describe() string {
 	unit := "users"
 	if s.Mode == record.ModeOpen {
 		unit = "requests/s"
@@ -89,3 +79,17 @@ func (s Stage) describe() string {
 	}
 	return fmt.Sprintf("%g %s for %s", s.Target, unit, s.Duration)
 }
+
+// StageError is a malformed item of load.stages; plan validation turns it
+// into a field error naming the item's line.
+type StageError struct {
+	Index int    // 0-based position in load.stages
+	Item  string // the item as written
+	Err   error
+}
+
+func (e *StageError) Error() string {
+	return fmt.Sprintf("load.stages[%d] %q: %v", e.Index, e.Item, e.Err)
+}
+
+func (e *StageError) Unwrap() error { return e.Err }

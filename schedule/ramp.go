@@ -1,11 +1,11 @@
-package experiment
+package schedule
 
 import (
 	"math"
 	"time"
 )
 
-// rampArrivals is an open-loop schedule whose rate moves linearly from r0
+// RampArrivals is an open-loop schedule whose rate moves linearly from r0
 // to r1 over d, with evenly spaced arrivals. Rather than stepping the rate,
 // the k-th arrival is placed where the integral of the rate reaches k
 // (vegeta's linear pacer does the same):
@@ -14,15 +14,20 @@ import (
 //
 // Example: 0 → 10 requests/s over 10 s sends 50 requests, the first at
 // √2 s ≈ 1.41 s (N = t²/2 = 1), the tenth at √20 s ≈ 4.47 s.
-type rampArrivals struct {
+type RampArrivals struct {
 	r0, r1 float64
 	d      time.Duration
 	k      float64
 }
 
+// NewRampArrivals is the ramp from r0 to r1 requests/s over d.
+func NewRampArrivals(r0, r1 float64, d time.Duration) *RampArrivals {
+	return &RampArrivals{r0: r0, r1: r1, d: d}
+}
+
 // Next returns the next arrival's offset; after d it returns d, which ends
 // the phase (the engine stops at its duration).
-func (a *rampArrivals) Next() time.Duration {
+func (a *RampArrivals) Next() time.Duration {
 	a.k++
 	sec := a.d.Seconds()
 	slope := (a.r1 - a.r0) / sec
@@ -42,9 +47,9 @@ func (a *rampArrivals) Next() time.Duration {
 	return time.Duration(t * float64(time.Second))
 }
 
-// rampUsers is a closed loop's active user count over a ramp from u0 to u1
+// RampUsers is a closed loop's active user count over a ramp from u0 to u1
 // users over d: rounded, at least 1, at most the larger end.
-func rampUsers(u0, u1 float64, d time.Duration) func(time.Duration) int {
+func RampUsers(u0, u1 float64, d time.Duration) func(time.Duration) int {
 	return func(elapsed time.Duration) int {
 		f := min(elapsed.Seconds()/d.Seconds(), 1)
 		return int(max(math.Round(u0+(u1-u0)*f), 1))

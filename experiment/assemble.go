@@ -1,0 +1,149 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// errNoRecords says a run directory holds nothing to rebuild from.
+var errNoRecords = errors.New("no records")
+
+// Assemble is the one summary assembly: it turns what a run directory
+// holds (the resolved plan, the experiment's design, the records, the
+// events and the telemetry) into its summary. The live run, `inferload
+// report` and any later merge of shards call it, so every figure and
+// verdict is computed once, from the records, and a directory always
+// rebuilds to the same bytes. A run that was killed has no run_end: its
+// window ends at the last completion, and only the stages that reached
+// their stage_end are steps.
+func Assemble(dir string) (*Rebuilt, error) {
+	p, err := readPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	d, err := readDesign(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	info, marks, err := readRunInfo(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	agg, accs := newAggregate(p), map[int]*stepAcc{}
+	n := 0
+	stats, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+		n++
+		agg.Add(r)
+		if r.Step > 0 && d.staged() {
+			acc := accs[r.Step]
+			if acc == nil {
+				acc = newStepAcc(p, d)
+				accs[r.Step] = acc
+			}
+			acc.add(r)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
+	}
+	if n == 0 && info.EndUS == 0 {
+		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
+	}
+	s := agg.Summary(info)
+	if err := assembleSteps(s, p, d, marks, accs); err != nil {
+		return nil, err
+	}
+	if d.Soak != nil {
+		if s.Soak, err = soakOf(dir, p, s, d.Soak); err != nil {
+			return nil, err
+		}
+	}
+	samples, err := readTelemetry(dir)
+	if err != nil {
+		return nil, err
+	}
+	observe.Summarize(samples, info, s)
+	if !d.staged() {
+		if err := judgeRun(s, p, agg, info); err != nil {
+			return nil, err
+		}
+	}
+	if err := applyThresholds(s, p.Thresholds); err != nil {
+		return nil, err
+	}
+	return &Rebuilt{Summary: s, TruncatedRecords: stats.Truncated}, nil
+}
+
+// assembleSteps gives a staged run its steps, one per finished stage, and
+// the verdicts its design draws from them (knee, capacity).
+func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.StageMark, accs map[int]*stepAcc) error {
+	if !d.staged() {
+		return nil
+	}
+	for _, m := range marks {
+		acc := accs[m.Index]
+		if acc == nil { // a stage in which no request finished
+			acc = newStepAcc(p, d)
+			accs[m.Index] = acc
+		}
+		step, err := buildStep(acc, m, p, d)
+		if err != nil {
+			return fmt.Errorf("stage %d: %w", m.Index, err)
+		}
+		s.Steps = append(s.Steps, step)
+	}
+	if d.Knee != nil {
+		s.Knee = kneeOf(s.Steps, d.Knee)
+	}
+	if d.Capacity != nil {
+		s.Capacity = capacityOf(d.Capacity, s.Steps, marks, accs)
+	}
+	return nil
+}
+
+// readPlan reads the run's resolved plan.yaml as any plan is read
+// (plan.Parse), so a rebuild sees the plan the live run ran.
+func readPlan(dir string) (*plan.Plan, error) {
+	path := filepath.Join(dir, PlanFile)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
+	}
+	p, err := plan.Parse(path, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return p, nil
+}
+
+// readRunInfo recovers the run's clock marks and its stages from
+// events.jsonl; its name and mode come from the plan.
+func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, error) {
+	info := record.RunInfo{Name: p.Name, Mode: p.Load.Mode()}
+	var marks []record.StageMark
+	sawEnd := false
+	_, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+		info.Apply(e)
+		sawEnd = sawEnd || e.Kind == record.EventRunEnd
+		if e.Kind == record.EventStageEnd && e.Stage != nil {
+			m := *e.Stage
+			m.EndUS = e.TimeUS
+			marks = append(marks, m)
+		}
+		return nil
+	})
+	if err != nil {
+		return info, nil, fmt.Errorf("reading events of %s: %w", dir, err)
+	}
+	if !sawEnd {
+		info.Interrupted = true
+	}
+	return info, marks, nil
+}

@@ -1,0 +1,272 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/workload"
+)
+
+// runner is one run directory being written. Every command goes through
+// it: a single-phase run is one stage, a staged run, sweep or capacity
+// search is several, a soak is one long stage. It starts the engine of
+// each stage, records its results, closes the run with the same events
+// whatever ran, and leaves the summary to Assemble, which reads only what
+// the directory holds, so the live summary and a rebuild are one.
+type runner struct {
+	p      *plan.Plan
+	design Design
+	opts   Options
+	client protocol.Client
+	dir    string
+	files  *runFiles
+	rec    *recorder
+	// tel samples the server, GPUs and client from the first stage's start.
+	tel *telemetry
+	// current is the running stage's engine, for live in-flight counts.
+	current atomic.Pointer[engine.Engine]
+
+	start     time.Time // the run clock's zero: the first stage's start
+	nextID    uint64    // first record ID of the next stage, so IDs stay unique
+	stages    int       // stages run so far
+	measureUS int64     // the last stage's issuing stop
+	endUS     int64
+}
+
+// driver runs an experiment's stages, one runStage at a time.
+type driver func(context.Context, *runner) error
+
+// execute runs an experiment into a new run directory: prepare checks
+// what it can before anything is written (the engine phase of its first
+// stage) and returns the driver; the directory is then created, the
+// driver runs the stages, and the directory is finished: closing events,
+// logs flushed, then summary.json and report.html from Assemble.
+// Canceling ctx is a graceful stop; the directory is still finished.
+func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare func(protocol.Client) (driver, error)) (*Outcome, error) {
+	if err := checkObserve(p); err != nil {
+		return nil, err
+	}
+	client, err := newClient(p, opts.Env.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	defer client.Close()
+	drive, err := prepare(client)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := prepareRunDir(p, opts.Version, d)
+	if err != nil {
+		return nil, err
+	}
+	files, err := openRunFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer files.close()
+	r := &runner{p: p, design: d, opts: opts, client: client, dir: dir, files: files, rec: newRecorder(files, p)}
+	r.rec.onResult = opts.OnResult
+	if opts.InFlight != nil {
+		opts.InFlight(r.inFlight)
+	}
+	driveErr := drive(ctx, r)
+	closeErr := r.close(ctx.Err() != nil)
+	if driveErr != nil {
+		return nil, driveErr
+	}
+	if closeErr != nil {
+		return nil, fmt.Errorf("writing run directory %s: %w", dir, closeErr)
+	}
+	if r.stages == 0 {
+		return nil, fmt.Errorf("%s: no stage ran", dir)
+	}
+	s, err := Rebuild(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Outcome{Dir: dir, Summary: s.Summary}, nil
+}
+
+// inFlight is the running stage's requests in flight (0 between stages).
+func (r *runner) inFlight() int {
+	if eng := r.current.Load(); eng != nil {
+		return eng.InFlight()
+	}
+	return 0
+}
+
+// stage is one stage to run: its load (Index 0 for a single-phase run,
+// whose records carry no step) and the engine phase that applies it.
+type stage struct {
+	Index int
+	Load  schedule.Stage
+	cfg   engine.Config
+}
+
+// runStage runs one stage as its own engine phase. Its records are moved
+// onto the run clock (the first stage's start), numbered after the
+// previous stages' and tagged with the stage's index; a staged run's stage
+// ends with a stage_end event and returns its step, computed from its
+// records exactly as Assemble computes it, with what they folded into.
+func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc, error) {
+	eng, err := engine.New(st.cfg)
+	if err != nil {
+		return record.Step{}, nil, err
+	}
+	out := make(chan *record.Result, 1024)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = eng.Run(ctx, out) }()
+	// Every return path joins the engine: its requests are canceled on an
+	// error, and what it still emits is drained.
+	defer func() {
+		for range out {
+		}
+		<-done
+	}()
+	started := eng.Started()
+	r.current.Store(eng)
+	defer r.current.Store(nil)
+	defer forwardAbort(r.opts.Abort, eng)()
+	if err := r.markStart(ctx, started, st); err != nil {
+		eng.Abort()
+		return record.Step{}, nil, err
+	}
+	r.stages++
+	offUS := started.Sub(r.start).Microseconds()
+	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec)
+	acc := newStepAcc(r.p, r.design)
+	base := r.nextID
+	for res := range out {
+		shift(res, offUS, base, st.Index)
+		r.nextID = max(r.nextID, res.ID+1)
+		r.rec.add(res, r.start)
+		acc.add(res)
+	}
+	stopProgress()
+	r.endUS = time.Since(r.start).Microseconds()
+	r.measureUS = offUS + eng.StoppedIssuingUS()
+	if st.Index == 0 {
+		return record.Step{}, acc, nil
+	}
+	mark := record.StageMark{Index: st.Index, Kind: st.Load.Kind, Mode: st.Load.Mode, Target: st.Load.Target,
+		From: st.Load.From, StartUS: offUS, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
+		MeasureEndUS: r.measureUS, Interrupted: ctx.Err() != nil}
+	if err := r.files.events.Write(record.Event{TimeUS: r.endUS, Kind: record.EventStageEnd, Stage: &mark}); err != nil {
+		return record.Step{}, nil, err
+	}
+	// A killed sweep keeps every step whose end reached the disk.
+	if err := r.files.events.Flush(); err != nil {
+		return record.Step{}, nil, err
+	}
+	mark.EndUS = r.endUS
+	step, err := buildStep(acc, mark, r.p, r.design)
+	return step, acc, err
+}
+
+// progressLoad is the plan as the progress line shows a stage: its own
+// duration, no request count, for a staged run's stage.
+func (r *runner) progressLoad(st stage) *plan.Plan {
+	if st.Index == 0 {
+		return r.p
+	}
+	p := *r.p
+	p.Load.Duration, p.Load.Requests = st.Load.Duration, 0
+	return &p
+}
+
+// shift moves a record from its stage's clock onto the run clock.
+func shift(res *record.Result, offUS int64, base uint64, index int) {
+	res.ID += base
+	res.Step = index
+	res.SendUS += offUS
+	for k := range res.Attempts { // a retried request's earlier tries
+		res.Attempts[k].SendUS += offUS
+		res.Attempts[k].EndUS += offUS
+	}
+	if res.OpenLoop {
+		res.IntendedUS += offUS
+	}
+}
+
+// markStart starts the run clock with the first stage (run_start, the
+// telemetry, the plan's notes) and notes a staged run's every stage start.
+func (r *runner) markStart(ctx context.Context, started time.Time, st stage) error {
+	if r.start.IsZero() {
+		r.start = started
+		if err := r.files.events.Write(record.Event{Kind: record.EventRunStart, Message: started.UTC().Format(time.RFC3339Nano)}); err != nil {
+			return err
+		}
+		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag)
+		if err != nil {
+			return err
+		}
+		r.tel = tel
+		for _, e := range planNotes(r.p) {
+			r.rec.keep(r.files.events.Write(e))
+		}
+		if r.opts.Started != nil {
+			r.opts.Started(r.dir)
+		}
+	}
+	if st.Index == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("stage %d start: %s", st.Index, st.Load.Describe())
+	return r.files.events.Write(record.Event{TimeUS: started.Sub(r.start).Microseconds(), Kind: record.EventNote, Message: msg})
+}
+
+// close ends the run: telemetry stopped, the closing events written (the
+// run-level marks Assemble reads) and every log flushed and closed. The
+// first error met while the run went on is returned now.
+func (r *runner) close(interrupted bool) error {
+	var telErr error
+	if r.tel != nil {
+		_, telErr = r.tel.stop()
+	}
+	if !r.start.IsZero() {
+		r.rec.flushSeries()
+		for _, e := range closingEvents(r.p, r.runWarmupEndUS(), r.measureUS, r.endUS, interrupted) {
+			r.rec.keep(r.files.events.Write(e))
+		}
+	}
+	return errors.Join(r.rec.err, telErr, r.files.close())
+}
+
+// runWarmupEndUS is where the run's measured window starts: the first
+// stage's warm-up end (each later stage discards its own warm-up, which
+// the run's window keeps).
+func (r *runner) runWarmupEndUS() int64 {
+	return min(r.p.Load.Warmup.Microseconds(), r.endUS)
+}
+
+// closingEvents are the run-level marks of events.jsonl, in order.
+func closingEvents(p *plan.Plan, warmupEndUS, measureEndUS, endUS int64, interrupted bool) []record.Event {
+	var events []record.Event
+	if p.Load.Warmup > 0 {
+		events = append(events, record.Event{TimeUS: warmupEndUS, Kind: record.EventWarmupEnd})
+	}
+	events = append(events, record.Event{TimeUS: measureEndUS, Kind: record.EventMeasureEnd})
+	if interrupted {
+		events = append(events, record.Event{TimeUS: endUS, Kind: record.EventInterrupted, Message: "stopped by signal"})
+	}
+	return append(events, record.Event{TimeUS: endUS, Kind: record.EventRunEnd})
+}
+
+// offsetSource numbers a stage's requests after the previous stages', so
+// every stage sends new prompts (a server's prefix cache cannot replay an
+// earlier stage) and record IDs stay unique across the run.
+type offsetSource struct {
+	src  engine.Source
+	base uint64
+}
+
+// Spec is the underlying source's request base+i.
+func (o offsetSource) Spec(i uint64) workload.Spec { return o.src.Spec(o.base + i) }

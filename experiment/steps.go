@@ -1,0 +1,177 @@
+package experiment
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+)
+
+// newAggregate is an aggregate that judges and breaks down records as the
+// plan says: its input buckets, SLOs and model size. The run, each step
+// and every rebuild start from it.
+func newAggregate(p *plan.Plan) *record.Aggregate {
+	agg := record.NewAggregate()
+	agg.SetInputBuckets(p.Workload.LengthBuckets)
+	agg.SetSLOs(p.Workload.SLOs())
+	agg.SetModel(p.Compute.Model())
+	return agg
+}
+
+// stepAcc folds one stage's records: its aggregate and, in a capacity
+// search, each SLO's tally.
+type stepAcc struct {
+	agg     *record.Aggregate
+	slos    []analyze.SLOBound
+	tallies []analyze.Tally
+}
+
+func newStepAcc(p *plan.Plan, d Design) *stepAcc {
+	a := &stepAcc{agg: newAggregate(p)}
+	if d.Capacity != nil {
+		a.slos = d.Capacity.SLOs
+		a.tallies = make([]analyze.Tally, len(a.slos))
+	}
+	return a
+}
+
+func (a *stepAcc) add(r *record.Result) {
+	a.agg.Add(r)
+	tally(r, a.slos, a.tallies)
+}
+
+// tally counts one measured record toward each SLO: a failed request
+// counts as exceeding every bound; a success is checked on the metric it
+// has (TTFT and TPOT need a stream).
+func tally(res *record.Result, slos []analyze.SLOBound, tallies []analyze.Tally) {
+	if res.Warmup {
+		return
+	}
+	for i, b := range slos {
+		if !res.OK() {
+			tallies[i].N++
+			tallies[i].Exceed++
+			continue
+		}
+		us, ok := metricUS(res, b.Metric)
+		if !ok {
+			continue
+		}
+		tallies[i].N++
+		if us > b.Bound.Microseconds() {
+			tallies[i].Exceed++
+		}
+	}
+}
+
+// buildStep is a stage's step: the figures of its records over its own
+// window, the load it achieved (from the same records) and its validity.
+// The live run and Assemble both call it, on the same records.
+func buildStep(acc *stepAcc, m record.StageMark, p *plan.Plan, d Design) (record.Step, error) {
+	info := m.RunInfo()
+	s := acc.agg.Summary(info)
+	step := record.Step{
+		Index: m.Index, Kind: m.Kind, Mode: m.Mode, Target: m.Target, From: m.From,
+		StartS: float64(m.StartUS) / 1e6, WindowS: s.WindowS, Requests: s.Requests,
+		FailureRate: s.FailureRate, Errors: s.Errors, Metrics: s.Metrics, Throughput: s.Throughput,
+		GoodputPerS: s.Goodput.RequestsPerS, Warnings: s.Warnings,
+	}
+	if m.Kind != record.StepRamp {
+		step.From = 0
+	}
+	step.Validity.AchievedLoad = acc.agg.AchievedLoad(info)
+	judged := step
+	if m.Mode == record.ModeClosed && p.Load.ThinkTime != "" {
+		// Users who think between requests are not all in flight by
+		// design: there is no intended in-flight count to hold them to.
+		judged.Target, judged.From = 0, 0
+	}
+	if err := analyze.Judge(&judged, d.Criteria); err != nil {
+		return record.Step{}, err
+	}
+	step.Validity = judged.Validity
+	return step, nil
+}
+
+// kneeOf runs knee detection over the steps of the design's mode.
+func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
+	var in []record.Step
+	for _, st := range steps {
+		if st.Mode == kd.Mode {
+			in = append(in, st)
+		}
+	}
+	k, err := analyze.FindKnee(in, kd.Options)
+	if err != nil {
+		k.Reason = err.Error()
+	}
+	k.Mode = kd.Mode
+	return &k
+}
+
+// judgeProbe decides one probe of a capacity search: every SLO held at
+// the confidence, the failure rate is within bounds and the step is valid.
+func judgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
+	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: true, Reasons: []string{}}
+	for i, b := range c.SLOs {
+		v := analyze.CheckSLO(b, tallies[i], c.Confidence)
+		probe.Passed = probe.Passed && v.Met
+		probe.Reasons = append(probe.Reasons, v.Reason)
+	}
+	if step.FailureRate > c.MaxFailureRate {
+		probe.Passed = false
+		probe.Reasons = append(probe.Reasons, fmt.Sprintf("failure rate %.2f%% is above %.2f%%", step.FailureRate*100, c.MaxFailureRate*100))
+	}
+	if !step.Validity.Valid {
+		probe.Passed = false
+		probe.Reasons = append(probe.Reasons, "invalid step: "+strings.Join(step.Validity.Reasons, "; "))
+	}
+	return probe
+}
+
+// capacityOf is a capacity search's answer from its steps: each step that
+// ran to its end is a probe (a probe cut short proves nothing).
+func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMark, accs map[int]*stepAcc) *record.Capacity {
+	answer := &record.Capacity{Mode: c.Mode, Confidence: c.Confidence, MaxFailureRate: c.MaxFailureRate,
+		SLOs: []string{}, Probes: []record.CapacityProbe{}}
+	for _, b := range c.SLOs {
+		answer.SLOs = append(answer.SLOs, b.String())
+	}
+	var passed, failed []float64
+	for i := range steps {
+		if marks[i].Interrupted {
+			continue
+		}
+		probe := judgeProbe(c, &steps[i], accs[steps[i].Index].tallies)
+		answer.Probes = append(answer.Probes, probe)
+		if probe.Passed {
+			passed = append(passed, probe.Load)
+		} else {
+			failed = append(failed, probe.Load)
+		}
+	}
+	answer.Load = analyze.Capacity(passed, failed)
+	answer.Found = answer.Load > 0
+	answer.Reason = capacityReason(c, answer, failed)
+	return answer
+}
+
+// capacityReason says the answer in words.
+func capacityReason(o *CapacityJudging, c *record.Capacity, failed []float64) string {
+	objectives := strings.Join(append(append([]string{}, c.SLOs...), fmt.Sprintf("failure rate ≤ %.2g%%", o.MaxFailureRate*100)), ", ")
+	unit := func(v float64) string { return record.LoadText(v, o.Mode) }
+	switch {
+	case len(c.Probes) == 0:
+		return "no probe finished: the search was interrupted"
+	case !c.Found:
+		return fmt.Sprintf("even the lowest load, %s, missed: %s", unit(c.Probes[0].Load), strings.Join(c.Probes[0].Reasons, "; "))
+	case len(failed) == 0:
+		return fmt.Sprintf("every probe passed up to %s, the search's ceiling: capacity is at least that (%s at %.0f%% confidence)",
+			unit(c.Load), objectives, o.Confidence*100)
+	}
+	return fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d probes, the lowest failing load was %s",
+		unit(c.Load), objectives, o.Confidence*100, len(c.Probes), unit(slices.Min(failed)))
+}
