@@ -1,6 +1,10 @@
-// Package report shows a run: the final terminal table, the live progress
-// line and summary.json on stdout. It knows nothing of how the figures were
-// produced; everything comes from record.Summary.
+// Package report renders a run: the final terminal table, the live progress
+// line, summary.json, CSV, JUnit XML, InfluxDB line protocol, the HTML
+// report and the comparison of two runs. Renderers write to an io.Writer or
+// a file and nothing else: sending anything over the network (InfluxDB
+// writes, Prometheus remote write, /metrics) belongs to package live. It
+// knows nothing of how the figures were produced; everything comes from
+// record.Summary and the run directory's files.
 package report
 
 import (

@@ -1,4 +1,4 @@
-package report
+package live
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MetricsServer serves LiveMetrics at /metrics for a Prometheus to scrape
+// MetricsServer serves Metrics at /metrics for a Prometheus to scrape
 // while a run goes on.
 type MetricsServer struct {
 	srv     *http.Server
@@ -23,7 +23,7 @@ type MetricsServer struct {
 
 // ServeMetrics listens on addr (host:port; port 0 picks a free one) and
 // serves m at /metrics until Close.
-func ServeMetrics(addr string, m *LiveMetrics) (*MetricsServer, error) {
+func ServeMetrics(addr string, m *Metrics) (*MetricsServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serving metrics: %w", err)

@@ -1,4 +1,4 @@
-package report
+package live
 
 import (
 	"context"
@@ -44,14 +44,14 @@ type RemoteWriteOptions struct {
 	Job, Instance string
 }
 
-// RemoteWriter pushes a LiveMetrics registry to a Prometheus remote-write
+// RemoteWriter pushes a Metrics registry to a Prometheus remote-write
 // receiver at a fixed interval while a run goes on, and once more at
 // Close, so the last seconds arrive too. A failed push is retried a few
 // times, then counted and reported at Close: a slow or absent receiver
 // never slows the run.
 type RemoteWriter struct {
 	api     *remote.API
-	m       *LiveMetrics
+	m       *Metrics
 	version string
 	now     func() time.Time
 	target  []string // job and instance label pairs
@@ -67,7 +67,7 @@ type RemoteWriter struct {
 // StartRemoteWrite validates rawURL and opts and starts pushing m to
 // rawURL, the receiver's full write URL (a URL with no path gets
 // Prometheus's /api/v1/write).
-func StartRemoteWrite(rawURL string, m *LiveMetrics, opts RemoteWriteOptions) (*RemoteWriter, error) {
+func StartRemoteWrite(rawURL string, m *Metrics, opts RemoteWriteOptions) (*RemoteWriter, error) {
 	if opts.Version == "" {
 		opts.Version = RemoteWriteV2
 	}

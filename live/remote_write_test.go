@@ -1,4 +1,4 @@
-package report
+package live
 
 import (
 	"context"
@@ -81,7 +81,7 @@ func findSample(req *writev2.Request, name string, want map[string]string) (floa
 func TestRemoteWriteV2(t *testing.T) {
 	t.Parallel()
 	url, got := rwReceiver(t, http.StatusNoContent)
-	m := NewLiveMetrics("rw-test", "v0")
+	m := NewMetrics("rw-test", "v0")
 	now := time.UnixMilli(1_800_000_000_000)
 	w, err := StartRemoteWrite(url, m, RemoteWriteOptions{Interval: time.Hour, Now: func() time.Time { return now }})
 	if err != nil {
@@ -142,7 +142,7 @@ func TestRemoteWriteV2(t *testing.T) {
 // that refuses the pushes is reported at Close without hanging.
 func TestRemoteWriteErrors(t *testing.T) {
 	t.Parallel()
-	m := NewLiveMetrics("rw-test", "v0")
+	m := NewMetrics("rw-test", "v0")
 	tests := []struct {
 		name, url string
 		opts      RemoteWriteOptions

@@ -1,11 +1,9 @@
-package report
+package live
 
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -74,11 +72,11 @@ next:
 	return 0, false
 }
 
-// TestLiveMetricsServed observes one of each kind of result and reads the
+// TestMetricsServed observes one of each kind of result and reads the
 // figures back over HTTP, as Prometheus would.
-func TestLiveMetricsServed(t *testing.T) {
+func TestMetricsServed(t *testing.T) {
 	t.Parallel()
-	m := NewLiveMetrics("run-1", "test")
+	m := NewMetrics("run-1", "test")
 	m.SetInFlight(func() int { return 7 })
 	for _, r := range liveResults {
 		m.Observe(r)
@@ -133,7 +131,7 @@ func TestLiveMetricsServed(t *testing.T) {
 // with an error naming the address when none comes.
 func TestAwaitScrape(t *testing.T) {
 	t.Parallel()
-	srv, err := ServeMetrics("127.0.0.1:0", NewLiveMetrics("r", "test"))
+	srv, err := ServeMetrics("127.0.0.1:0", NewMetrics("r", "test"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,13 +162,13 @@ func TestAwaitScrape(t *testing.T) {
 // TestServeMetricsBadAddress: a bad listen address is an error, not a panic.
 func TestServeMetricsBadAddress(t *testing.T) {
 	t.Parallel()
-	if _, err := ServeMetrics("127.0.0.1:99999", NewLiveMetrics("r", "test")); err == nil {
+	if _, err := ServeMetrics("127.0.0.1:99999", NewMetrics("r", "test")); err == nil {
 		t.Fatal("port 99999 was accepted")
 	}
 }
 
 // TestGrafanaDashboardUsesExportedMetrics: every inferload_* metric the
-// dashboard queries is one LiveMetrics exports, so the two cannot drift.
+// dashboard queries is one Metrics exports, so the two cannot drift.
 func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../deploy/grafana/inferload.json")
@@ -189,7 +187,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	if err := json.Unmarshal(raw, &dash); err != nil {
 		t.Fatalf("dashboard is not JSON: %v", err)
 	}
-	m := NewLiveMetrics("r", "test")
+	m := NewMetrics("r", "test")
 	for _, r := range liveResults {
 		m.Observe(r)
 	}
@@ -209,7 +207,7 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 				queries++
 				base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(n, "_bucket"), "_sum"), "_count")
 				if !exported[base] {
-					t.Errorf("panel %q queries %s, which LiveMetrics does not export", p.Title, n)
+					t.Errorf("panel %q queries %s, which Metrics does not export", p.Title, n)
 				}
 			}
 		}
@@ -219,51 +217,10 @@ func TestGrafanaDashboardUsesExportedMetrics(t *testing.T) {
 	}
 }
 
-// TestPostInflux posts line protocol to a real HTTP server standing in for
-// InfluxDB.
-func TestPostInflux(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name    string
-		token   string
-		status  int
-		wantErr string
-	}{
-		// 204 is InfluxDB's success; the token goes in the header.
-		{"accepted", "s3cret", http.StatusNoContent, ""},
-		// A rejected write names the status and InfluxDB's message.
-		{"rejected", "", http.StatusBadRequest, "unable to parse"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got := make(chan string, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				got <- r.Header.Get("Authorization") + "|" + string(body)
-				w.WriteHeader(tc.status)
-				_, _ = io.WriteString(w, `{"error":"unable to parse"}`)
-			}))
-			defer srv.Close()
-			err := PostInflux(context.Background(), srv.URL+"/api/v2/write?bucket=b", tc.token, []byte("m f=1i 1\n"))
-			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Fatalf("error %v, want %q", err, tc.wantErr)
-			}
-			want := "|m f=1i 1\n"
-			if tc.token != "" {
-				want = "Token " + tc.token + want
-			}
-			if g := <-got; g != want {
-				t.Errorf("server got %q, want %q", g, want)
-			}
-		})
-	}
-}
-
-// BenchmarkLiveMetricsObserve is the per-request cost the collector pays
+// BenchmarkMetricsObserve is the per-request cost the collector pays
 // with --serve-metrics: a streamed result with 256 tokens.
-func BenchmarkLiveMetricsObserve(b *testing.B) {
-	m := NewLiveMetrics("bench", "test")
+func BenchmarkMetricsObserve(b *testing.B) {
+	m := NewMetrics("bench", "test")
 	ev := make([]int64, 256)
 	for i := range ev {
 		ev[i] = int64(100_000 + i*20_000)

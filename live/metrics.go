@@ -1,4 +1,4 @@
-package report
+package live
 
 import (
 	"sync/atomic"
@@ -24,13 +24,13 @@ const (
 	PhaseMeasure = "measure"
 )
 
-// LiveMetrics is the load generator's own Prometheus metrics during a run,
+// Metrics is the load generator's own Prometheus metrics during a run,
 // on a private registry (nothing global, several runs in one process do not
 // collide). Observe is called once per finished request; it costs a few
 // atomic adds per request plus one per output-token gap for the ITL
 // histogram, and allocates nothing once a class has been seen.
 // Latency histograms hold successful requests only, as summary.json does.
-type LiveMetrics struct {
+type Metrics struct {
 	reg          *prometheus.Registry
 	requests     *prometheus.CounterVec
 	inTok, outTk *prometheus.CounterVec
@@ -50,10 +50,10 @@ var (
 	e2eBuckets   = prometheus.ExponentialBucketsRange(0.01, 600, 24)
 )
 
-// NewLiveMetrics returns the metrics of the run named run, with nothing
+// NewMetrics returns the metrics of the run named run, with nothing
 // observed yet. inferload_run_info carries the name and the version.
-func NewLiveMetrics(run, version string) *LiveMetrics {
-	m := &LiveMetrics{reg: prometheus.NewRegistry()}
+func NewMetrics(run, version string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry()}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "inferload_requests_total",
 		Help: "Finished requests by class, phase (warmup or measure) and outcome (ok, expected_rejection or the error kind)."},
 		[]string{"class", "phase", "outcome"})
@@ -85,13 +85,13 @@ func histogramVec(name, help string, buckets []float64) *prometheus.HistogramVec
 
 // Registry is the private registry the metrics live in, to serve with
 // promhttp or gather in tests.
-func (m *LiveMetrics) Registry() *prometheus.Registry { return m.reg }
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
 // SetInFlight tells the exporter how to read the number of requests in
 // flight (engine.InFlight); until it is called the gauge reads 0.
-func (m *LiveMetrics) SetInFlight(current func() int) { m.inFlight.Store(&current) }
+func (m *Metrics) SetInFlight(current func() int) { m.inFlight.Store(&current) }
 
-func (m *LiveMetrics) currentInFlight() float64 {
+func (m *Metrics) currentInFlight() float64 {
 	if f := m.inFlight.Load(); f != nil {
 		return float64((*f)())
 	}
@@ -99,7 +99,7 @@ func (m *LiveMetrics) currentInFlight() float64 {
 }
 
 // Observe counts one finished request. Safe for concurrent use.
-func (m *LiveMetrics) Observe(r *record.Result) {
+func (m *Metrics) Observe(r *record.Result) {
 	class := r.Class
 	if class == "" {
 		class = record.DefaultClass
