@@ -37,7 +37,7 @@ type Options struct {
 	Started func(dir string)
 	// OnResult, when set, is called with every finished request on the
 	// collector goroutine, right after it was written to records.jsonl:
-	// the feed of live exporters (report.LiveMetrics.Observe). It must be
+	// the feed of live exporters (live.Metrics.Observe). It must be
 	// quick, since it holds up recording, and must not modify the result.
 	OnResult func(*record.Result)
 	// InFlight, when set, is called once the engine has started with a
