@@ -54,5 +54,5 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSSE$$' -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzChunk$$' -fuzztime 30s ./protocol/
 	$(GO) test -run '^$$' -fuzz '^FuzzPlan$$' -fuzztime 30s ./plan/
-	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime 30s ./record/
+	$(GO) test -run '^$$' -fuzz '^FuzzReadRecords$$' -fuzztime 30s ./rundir/
 	$(GO) test -run '^$$' -fuzz '^FuzzThreshold$$' -fuzztime 30s ./analyze/

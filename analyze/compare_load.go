@@ -9,14 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferload/inferload/record"
-)
-
-// The run directory files a comparison reads (experiment/rundir.go, which
-// cannot be imported from here without a cycle).
-const (
-	recordsFile = "records.jsonl"
-	eventsFile  = "events.jsonl"
-	envFile     = "env.json"
+	"github.com/inferload/inferload/rundir"
 )
 
 // ErrNotRunDir marks a directory without records.jsonl.
@@ -35,7 +28,7 @@ func LoadRun(dir string) (*RunSamples, error) {
 	var d deliveries
 	var lastDone int64
 	n := 0
-	_, err = record.ReadRecords(filepath.Join(dir, recordsFile), func(r *record.Result) error {
+	_, err = rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		rs.Add(r)
 		d.add(r)
 		lastDone = max(lastDone, r.DoneUS())
@@ -43,7 +36,7 @@ func LoadRun(dir string) (*RunSamples, error) {
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (no %s)", dir, ErrNotRunDir, recordsFile)
+		return nil, fmt.Errorf("%s: %w (no %s)", dir, ErrNotRunDir, rundir.Records)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
@@ -74,7 +67,7 @@ func windowEnd(info record.RunInfo, lastDoneUS int64) int64 {
 // missing file means no warm-up and an unknown end.
 func loadWindow(dir string) (record.RunInfo, error) {
 	var info record.RunInfo
-	_, err := record.ReadEvents(filepath.Join(dir, eventsFile), func(e *record.Event) error {
+	_, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		info.Apply(e)
 		return nil
 	})
@@ -86,16 +79,16 @@ func loadWindow(dir string) (record.RunInfo, error) {
 
 // loadEnv decodes env.json; nil without error when the run has none.
 func loadEnv(dir string) (map[string]any, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, envFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", envFile, err)
+		return nil, fmt.Errorf("reading %s: %w", rundir.Env, err)
 	}
 	var env map[string]any
 	if err := json.Unmarshal(raw, &env); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, envFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, rundir.Env), err)
 	}
 	return env, nil
 }

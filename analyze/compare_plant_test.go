@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // plant describes a synthetic closed-loop run: users send back to back;
@@ -31,7 +32,7 @@ const (
 func (p plant) write(t *testing.T, dir string) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(p.seed, 7))
-	rec, err := record.NewJSONLWriter(filepath.Join(dir, "records.jsonl"))
+	rec, err := rundir.NewJSONLWriter(filepath.Join(dir, "records.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func (p plant) request(rng *rand.Rand, id uint64, sendUS int64) *record.Result {
 
 func (p plant) writeEvents(t *testing.T, dir string) {
 	t.Helper()
-	ev, err := record.NewJSONLWriter(filepath.Join(dir, "events.jsonl"))
+	ev, err := rundir.NewJSONLWriter(filepath.Join(dir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

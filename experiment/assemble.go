@@ -9,6 +9,7 @@ import (
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // errNoRecords says a run directory holds nothing to rebuild from.
@@ -37,7 +38,7 @@ func Assemble(dir string) (*Rebuilt, error) {
 	}
 	agg, accs := newAggregate(p), map[int]*stepAcc{}
 	n := 0
-	stats, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+	stats, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		n++
 		agg.Add(r)
 		if r.Step > 0 && d.staged() {
@@ -111,7 +112,7 @@ func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.Sta
 // readPlan reads the run's resolved plan.yaml as any plan is read
 // (plan.Parse), so a rebuild sees the plan the live run ran.
 func readPlan(dir string) (*plan.Plan, error) {
-	path := filepath.Join(dir, PlanFile)
+	path := filepath.Join(dir, rundir.Plan)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
@@ -129,7 +130,7 @@ func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, 
 	info := record.RunInfo{Name: p.Name, Mode: p.Load.Mode()}
 	var marks []record.StageMark
 	sawEnd := false
-	_, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+	_, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		info.Apply(e)
 		sawEnd = sawEnd || e.Kind == record.EventRunEnd
 		if e.Kind == record.EventStageEnd && e.Stage != nil {

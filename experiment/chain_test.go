@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 	"github.com/inferload/inferload/workload"
 )
@@ -107,7 +108,7 @@ func TestChainAgainstSimulator(t *testing.T) {
 		t.Errorf("ttft counts %d %d", rag.Steps[2].TTFT.Count, rag.Steps[0].TTFT.Count)
 	}
 	checkRebuildIdentical(t, res.Dir)
-	raw, err := os.ReadFile(filepath.Join(res.Dir, PlanFile))
+	raw, err := os.ReadFile(filepath.Join(res.Dir, rundir.Plan))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/inferload/inferload/rundir"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -12,7 +13,7 @@ import (
 // plan.yaml, so a rebuilt summary splits requests by input length exactly
 // as the live run did; nil (the default buckets) when the plan has none.
 func planLengthBuckets(dir string) ([]int, error) {
-	path := filepath.Join(dir, PlanFile)
+	path := filepath.Join(dir, rundir.Plan)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)

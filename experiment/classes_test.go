@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 	"github.com/inferload/inferload/workload"
 )
@@ -143,7 +144,7 @@ func TestClassesAgainstSimulator(t *testing.T) {
 // checkRecordsExpect: bad-input records carry their expectation, others none.
 func checkRecordsExpect(t *testing.T, dir string) {
 	t.Helper()
-	_, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+	_, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		if (r.Class == workload.BadInputClass) != (r.Expect == record.ExpectRejection) {
 			t.Errorf("record %d of class %s expects %q", r.ID, r.Class, r.Expect)
 		}

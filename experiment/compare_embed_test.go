@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/rundir"
 )
 
 // A comparison embedded in the current run's report.html survives a
@@ -37,7 +38,7 @@ func TestEmbedComparison(t *testing.T) {
 		t.Fatal(err)
 	}
 	check := func(when string) {
-		page, err := os.ReadFile(filepath.Join(dirs[1], ReportFile))
+		page, err := os.ReadFile(filepath.Join(dirs[1], rundir.Report))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -37,7 +38,7 @@ func TestConversationsAndEmbeddingsAgainstSimulator(t *testing.T) {
 		t.Fatalf("classes %v errors %v", s.Classes, s.Errors)
 	}
 	inputs := map[string]map[int]bool{"chat": {}, "embed": {}}
-	_, err = record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 		inputs[r.Class][r.InputTokens] = true
 		if r.Class == "embed" && (r.TokenSource != record.TokensUsage || r.OutputTokens != 0 || r.TTFTUS != r.E2EUS) {
 			t.Errorf("embeddings record %+v", r)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/rundir"
 )
 
 // The kinds of experiment a run directory can hold (experiment.json's kind).
@@ -60,18 +61,15 @@ type CapacityJudging struct {
 // staged reports whether the design's records carry a step per stage.
 func (d Design) staged() bool { return d.Kind != KindRun && d.Kind != KindSoak }
 
-// ExperimentFile holds the run's Design.
-const ExperimentFile = "experiment.json"
-
 // writeDesign writes experiment.json.
 func writeDesign(dir string, d Design) error {
-	return writeJSONFile(filepath.Join(dir, ExperimentFile), d)
+	return rundir.WriteJSON(filepath.Join(dir, rundir.Experiment), d)
 }
 
 // readDesign reads experiment.json; a run directory without one (written
 // before it existed) is a run, or its plan's stages.
 func readDesign(dir string, p *plan.Plan) (Design, error) {
-	path := filepath.Join(dir, ExperimentFile)
+	path := filepath.Join(dir, rundir.Experiment)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return planDesign(p), nil

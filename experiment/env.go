@@ -4,11 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
 
 	"github.com/inferload/inferload/observe"
@@ -103,12 +100,4 @@ func stripUserinfo(raw string) string {
 	}
 	u.User = nil
 	return u.String()
-}
-
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding %s: %w", path, err)
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
 }

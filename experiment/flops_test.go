@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // An open loop paced by compute: each request costs 2.2e11 FLOPs at 1B
@@ -28,7 +29,7 @@ compute: {params_b: 1}
 	if res.Summary.Mode != record.ModeOpen || res.Summary.Requests.Succeeded != 20 {
 		t.Fatalf("mode %s requests %+v: want 20 open-loop successes", res.Summary.Mode, res.Summary.Requests)
 	}
-	if _, err := record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 		if want := int64(r.ID) * 10_000; r.IntendedUS < want-1 || r.IntendedUS > want+1 {
 			t.Errorf("request %d due at %dµs, want %dµs", r.ID, r.IntendedUS, want)
 		}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -36,14 +37,14 @@ func tinyProfile(t *testing.T) sim.Profile {
 // fails unless it is byte for byte the one the live run wrote.
 func expectRebuildIdentical(t *testing.T, dir string) {
 	t.Helper()
-	live, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	live, err := os.ReadFile(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Rebuild(dir); err != nil {
 		t.Fatal(err)
 	}
-	rebuilt, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	rebuilt, err := os.ReadFile(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -116,7 +116,7 @@ func runHintCase(t *testing.T, tc hintCase) (*record.Summary, string) {
 // names the hint (or says none fired).
 func checkHintReport(t *testing.T, s *record.Summary, dir string) {
 	t.Helper()
-	samples, err := observe.ReadSamples(filepath.Join(dir, TelemetryFile))
+	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		t.Fatal(err)
 	}

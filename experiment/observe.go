@@ -13,11 +13,8 @@ import (
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
-
-// TelemetryFile holds one line per source per sample (observe.Sample),
-// keyed by t_s like series.jsonl.
-const TelemetryFile = "telemetry.jsonl"
 
 // scrapeTargets resolves observe.scrape: the listed endpoints, none for
 // "off", or by default the target's scheme and host with /metrics (where
@@ -63,14 +60,14 @@ func checkObserve(p *plan.Plan) error {
 // telemetry owns the observer and telemetry.jsonl of one run.
 type telemetry struct {
 	obs *observe.Observer
-	out *record.JSONLWriter
+	out *rundir.JSONLWriter
 	err error
 }
 
 // startTelemetry starts sampling on the run clock. Samples go to
 // telemetry.jsonl, automatic annotations to events.jsonl.
-func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Time, events *record.JSONLWriter, lag func() time.Duration) (*telemetry, error) {
-	out, err := record.NewJSONLWriter(filepath.Join(dir, TelemetryFile))
+func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Time, events *rundir.JSONLWriter, lag func() time.Duration) (*telemetry, error) {
+	out, err := rundir.NewJSONLWriter(filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		return nil, err
 	}
@@ -119,5 +116,5 @@ func planNotes(p *plan.Plan) []record.Event {
 // readTelemetry loads telemetry.jsonl for a rebuild; a run without one
 // (older, or telemetry off) has no samples.
 func readTelemetry(dir string) ([]observe.Sample, error) {
-	return observe.ReadSamples(filepath.Join(dir, TelemetryFile))
+	return rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -34,7 +35,7 @@ env: {framework: inferload-sim}
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := observe.ReadSamples(filepath.Join(res.Dir, TelemetryFile))
+	samples, err := rundir.ReadTelemetry(filepath.Join(res.Dir, rundir.Telemetry))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +51,14 @@ env: {framework: inferload-sim}
 	if kinds[metricsURL] != "vllm+dcgm" || len(kinds) != 2 || s.Client == nil || s.Client.RSSMaxMiB <= 0 {
 		t.Fatalf("server %+v client %+v", s.Server, s.Client)
 	}
-	before, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	before, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Rebuild(res.Dir); err != nil {
 		t.Fatal(err)
 	}
-	after, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	after, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +103,7 @@ func checkSimSamples(t *testing.T, samples []observe.Sample, metricsURL string) 
 
 func checkSimEnv(t *testing.T, dir, model string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, EnvFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +121,7 @@ func checkSimEnv(t *testing.T, dir, model string) {
 func checkSimEvents(t *testing.T, dir string) {
 	t.Helper()
 	kinds := map[record.EventKind]string{}
-	if _, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+	if _, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		kinds[e.Kind] = e.Message
 		return nil
 	}); err != nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // An open loop against a server slower than the offered rate, through an
@@ -37,7 +38,7 @@ workload: {input_tokens: "4", output_tokens: "1"}
 		t.Fatal(err)
 	}
 	var last *record.Result
-	if _, err := record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 		if r.ID == 9 {
 			c := *r
 			last = &c

@@ -12,6 +12,7 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/rundir"
 )
 
 // Rebuilt is what Rebuild recomputed, with what it had to tolerate.
@@ -30,7 +31,7 @@ func Rebuild(dir string) (*Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := record.WriteSummary(filepath.Join(dir, SummaryFile), rb.Summary); err != nil {
+	if err := rundir.WriteSummary(filepath.Join(dir, rundir.Summary), rb.Summary); err != nil {
 		return nil, err
 	}
 	if err := WriteReport(dir, rb.Summary); err != nil {
@@ -57,27 +58,27 @@ func applyThresholds(s *record.Summary, exprs []string) error {
 // Every record is read once more, into a bounded digest.
 func WriteReport(dir string, s *record.Summary) error {
 	in := &report.HTMLInput{Summary: s, Digest: report.NewDigest()}
-	if _, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		in.Digest.Add(r)
 		return nil
 	}); err != nil {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}
-	if _, err := record.ReadSeries(filepath.Join(dir, SeriesFile), func(w *record.Window) error {
+	if _, err := rundir.ReadSeries(filepath.Join(dir, rundir.Series), func(w *record.Window) error {
 		in.Series = append(in.Series, *w)
 		return nil
 	}); err != nil {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}
-	if _, err := record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
+	if _, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		in.Events = append(in.Events, *e)
 		return nil
 	}); err != nil {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}
-	if raw, err := os.ReadFile(filepath.Join(dir, EnvFile)); err == nil {
+	if raw, err := os.ReadFile(filepath.Join(dir, rundir.Env)); err == nil {
 		if err := json.Unmarshal(raw, &in.Env); err != nil {
-			return fmt.Errorf("report of %s: %s: %w", dir, EnvFile, err)
+			return fmt.Errorf("report of %s: %s: %w", dir, rundir.Env, err)
 		}
 	}
 	samples, err := readTelemetry(dir)
@@ -88,37 +89,13 @@ func WriteReport(dir string, s *record.Summary) error {
 	if in.Comparison, err = readComparison(dir); err != nil {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, ReportFile), func(w io.Writer) error { return report.WriteHTML(w, in) })
-}
-
-// writeFileAtomic writes path through a temporary file renamed over it, so
-// a reader never opens half a report.
-func writeFileAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	err = write(tmp)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
+	return rundir.WriteFileAtomic(filepath.Join(dir, rundir.Report), func(w io.Writer) error { return report.WriteHTML(w, in) })
 }
 
 // readComparison reads compare.json, the comparison with a baseline that
 // `inferload compare --embed` left in the run directory; nil when absent.
 func readComparison(dir string) (*analyze.Comparison, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, CompareFile))
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.Compare))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -127,7 +104,7 @@ func readComparison(dir string) (*analyze.Comparison, error) {
 	}
 	var c analyze.Comparison
 	if err := json.Unmarshal(raw, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", CompareFile, err)
+		return nil, fmt.Errorf("%s: %w", rundir.Compare, err)
 	}
 	return &c, nil
 }
@@ -135,7 +112,7 @@ func readComparison(dir string) (*analyze.Comparison, error) {
 // EmbedComparison stores c in the current run's directory as compare.json
 // and rewrites its report.html with the comparison after the headline.
 func EmbedComparison(dir string, c *analyze.Comparison) error {
-	s, err := record.ReadSummary(filepath.Join(dir, SummaryFile))
+	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
@@ -143,7 +120,7 @@ func EmbedComparison(dir string, c *analyze.Comparison) error {
 	if err != nil {
 		return fmt.Errorf("encoding the comparison: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, CompareFile), func(w io.Writer) error {
+	if err := rundir.WriteFileAtomic(filepath.Join(dir, rundir.Compare), func(w io.Writer) error {
 		_, err := w.Write(append(b, '\n'))
 		return err
 	}); err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -107,7 +108,7 @@ const identityHead = "target: {url: %[1]s}\nworkload: {input_tokens: \"16\", out
 // ones, and checks the command's own section was written.
 func checkIdentity(t *testing.T, name string, out *Outcome) {
 	t.Helper()
-	files := []string{SummaryFile, ReportFile}
+	files := []string{rundir.Summary, rundir.Report}
 	live := make([][]byte, len(files))
 	for i, f := range files {
 		b, err := os.ReadFile(filepath.Join(out.Dir, f))
@@ -178,7 +179,7 @@ func TestKilledSweepRebuildsCompletedSteps(t *testing.T) {
 		t.Fatalf("%d steps, want 3", len(out.Summary.Steps))
 	}
 	cutAfterStageEnd(t, out.Dir, 2)
-	if err := os.Remove(filepath.Join(out.Dir, SummaryFile)); err != nil {
+	if err := os.Remove(filepath.Join(out.Dir, rundir.Summary)); err != nil {
 		t.Fatal(err)
 	}
 	rb, err := Rebuild(out.Dir)
@@ -204,7 +205,7 @@ func TestKilledSweepRebuildsCompletedSteps(t *testing.T) {
 // cutAfterStageEnd truncates events.jsonl after the n-th stage_end.
 func cutAfterStageEnd(t *testing.T, dir string, n int) {
 	t.Helper()
-	path := filepath.Join(dir, EventsFile)
+	path := filepath.Join(dir, rundir.Events)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

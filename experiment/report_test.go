@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestRunWritesReportAndThresholds: a run leaves report.html beside
@@ -47,9 +48,9 @@ thresholds:
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("thresholds (-want +got):\n%s", diff)
 	}
-	html, err := os.ReadFile(filepath.Join(res.Dir, ReportFile))
+	html, err := os.ReadFile(filepath.Join(res.Dir, rundir.Report))
 	if err != nil {
-		t.Fatalf("run directory lacks %s: %v", ReportFile, err)
+		t.Fatalf("run directory lacks %s: %v", rundir.Report, err)
 	}
 	for _, want := range []string{`<section id="thresholds">`, `<section id="heatmap">`, `<section id="timeline">`, "&lt;script&gt;alert(1)&lt;/script&gt;"} {
 		if !strings.Contains(string(html), want) {
@@ -59,7 +60,7 @@ thresholds:
 	if strings.Contains(string(html), "<script>alert(1)") {
 		t.Errorf("report.html carries the model name unescaped")
 	}
-	summary, err := os.ReadFile(filepath.Join(res.Dir, SummaryFile))
+	summary, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ thresholds:
 	if diff := cmp.Diff(want, rb.Summary.Thresholds); diff != "" {
 		t.Errorf("rebuilt thresholds (-want +got):\n%s", diff)
 	}
-	for name, before := range map[string][]byte{SummaryFile: summary, ReportFile: html} {
+	for name, before := range map[string][]byte{rundir.Summary: summary, rundir.Report: html} {
 		after, err := os.ReadFile(filepath.Join(res.Dir, name))
 		if err != nil {
 			t.Fatal(err)

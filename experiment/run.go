@@ -14,6 +14,7 @@ import (
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/rundir"
 )
 
 // Options are a run's connections to the outside world. The zero value runs
@@ -101,7 +102,7 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 // prepareRunDir creates the run directory with plan.yaml, experiment.json
 // and env.json.
 func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
-	dir, err := makeRunDir(p.Output.Dir, p.Name, time.Now())
+	dir, err := rundir.Create(p.Output.Dir, p.Name, time.Now())
 	if err != nil {
 		return "", err
 	}
@@ -109,13 +110,13 @@ func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := os.WriteFile(filepath.Join(dir, PlanFile), redacted, 0o644); err != nil {
-		return "", fmt.Errorf("writing %s: %w", PlanFile, err)
+	if err := os.WriteFile(filepath.Join(dir, rundir.Plan), redacted, 0o644); err != nil {
+		return "", fmt.Errorf("writing %s: %w", rundir.Plan, err)
 	}
 	if err := writeDesign(dir, d); err != nil {
 		return "", err
 	}
-	if err := writeJSONFile(filepath.Join(dir, EnvFile), environment(context.Background(), p, version, Env{}.withDefaults())); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(context.Background(), p, version, Env{}.withDefaults())); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -123,22 +124,22 @@ func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
 
 // runFiles are the append-only logs of a run, flushed at least every second.
 type runFiles struct {
-	records, series, events *record.JSONLWriter
+	records, series, events *rundir.JSONLWriter
 	closed                  bool
 }
 
 func openRunFiles(dir string) (*runFiles, error) {
 	f := &runFiles{}
 	var err error
-	open := func(name string) *record.JSONLWriter {
+	open := func(name string) *rundir.JSONLWriter {
 		if err != nil {
 			return nil
 		}
-		var w *record.JSONLWriter
-		w, err = record.NewJSONLWriter(filepath.Join(dir, name))
+		var w *rundir.JSONLWriter
+		w, err = rundir.NewJSONLWriter(filepath.Join(dir, name))
 		return w
 	}
-	f.records, f.series, f.events = open(RecordsFile), open(SeriesFile), open(EventsFile)
+	f.records, f.series, f.events = open(rundir.Records), open(rundir.Series), open(rundir.Events)
 	if err != nil {
 		f.close()
 		return nil, err
@@ -153,7 +154,7 @@ func (f *runFiles) close() error {
 	}
 	f.closed = true
 	var errs []error
-	for _, w := range []*record.JSONLWriter{f.records, f.series, f.events} {
+	for _, w := range []*rundir.JSONLWriter{f.records, f.series, f.events} {
 		if w != nil {
 			errs = append(errs, w.Close())
 		}

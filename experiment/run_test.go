@@ -15,6 +15,7 @@ import (
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 const secretKey = "sk-test-DO-NOT-LEAK-0123456789"
@@ -101,7 +102,7 @@ workload:
 	if m := s.Metrics.TTFT; m.P50 < 1 || s.Metrics.E2E.P50 < 8 || s.Metrics.ITL.P50 < 0.5 {
 		t.Errorf("ttft p50 %.2fms e2e p50 %.2fms itl p50 %.2fms: implausible for the server's pacing", m.P50, s.Metrics.E2E.P50, s.Metrics.ITL.P50)
 	}
-	for _, f := range []string{PlanFile, EnvFile, RecordsFile, SeriesFile, EventsFile, SummaryFile} {
+	for _, f := range []string{rundir.Plan, rundir.Env, rundir.Records, rundir.Series, rundir.Events, rundir.Summary} {
 		b, err := os.ReadFile(filepath.Join(res.Dir, f))
 		if err != nil {
 			t.Fatalf("run directory lacks %s: %v", f, err)
@@ -141,7 +142,7 @@ load: {rate: 200, arrival: constant, requests: 20}
 		t.Errorf("failed requests leaked into TTFT: %+v", s.Metrics.TTFT)
 	}
 	var kinds []record.EventKind
-	if _, err := record.ReadEvents(filepath.Join(res.Dir, EventsFile), func(e *record.Event) error {
+	if _, err := rundir.ReadEvents(filepath.Join(res.Dir, rundir.Events), func(e *record.Event) error {
 		// How many seconds hold a burst of failures depends on timing;
 		// observe_test.go covers the automatic annotations.
 		if e.Kind != observe.EventErrorBurst {

@@ -13,6 +13,7 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -97,7 +98,7 @@ func TestStagesObeyTargets(t *testing.T) {
 // byte for byte, steps included.
 func checkRebuild(t *testing.T, dir string) {
 	t.Helper()
-	path := filepath.Join(dir, SummaryFile)
+	path := filepath.Join(dir, rundir.Summary)
 	before, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -119,7 +120,7 @@ func checkRecords(t *testing.T, dir string, n int) {
 	t.Helper()
 	seen := map[uint64]bool{}
 	perStep := map[int]int{}
-	_, err := record.ReadRecords(filepath.Join(dir, RecordsFile), func(r *record.Result) error {
+	_, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		if seen[r.ID] {
 			t.Errorf("record ID %d appears twice", r.ID)
 		}
@@ -182,7 +183,7 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		Mode: record.ModeClosed, Loads: loads, StepDuration: 900 * time.Millisecond,
 		// Medians: the 1-user baseline gets a few dozen samples in 0.7 s,
 		// enough for a P50 (5) but, on a busy machine, not always a P90 (29).
-		Knee:  analyze.KneeOptions{Percentile: "p50"},
+		Knee: analyze.KneeOptions{Percentile: "p50"},
 		// The achieved load is measured from the records (requests really
 		// in flight), so a client starved by a busy host (race detector,
 		// other test binaries) falls short of its users; that is the

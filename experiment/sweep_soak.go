@@ -9,6 +9,7 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // SoakOptions describe a soak: one long run cut into windows whose
@@ -36,7 +37,7 @@ func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outc
 // soakOf is a soak's windows and drift, from the run's records.
 func soakOf(dir string, p *plan.Plan, s *record.Summary, o *SoakOptions) (*record.Soak, error) {
 	n := soakWindowCount(s.WindowS, o.Window)
-	windows, err := soakWindows(filepath.Join(dir, RecordsFile), p.Load.Warmup.Microseconds(), o.Window, n)
+	windows, err := soakWindows(filepath.Join(dir, rundir.Records), p.Load.Warmup.Microseconds(), o.Window, n)
 	if err != nil {
 		return nil, err
 	}
@@ -49,7 +50,7 @@ func soakOf(dir string, p *plan.Plan, s *record.Summary, o *SoakOptions) (*recor
 func soakWindows(path string, fromUS int64, window time.Duration, n int) ([]record.SoakWindow, error) {
 	w := &windower{fromUS: fromUS, lenUS: window.Microseconds(), n: n,
 		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{}}
-	if _, err := record.ReadRecords(path, func(r *record.Result) error { w.add(r); return nil }); err != nil {
+	if _, err := rundir.ReadRecords(path, func(r *record.Result) error { w.add(r); return nil }); err != nil {
 		return nil, fmt.Errorf("soak windows: %w", err)
 	}
 	for len(w.out) < n {

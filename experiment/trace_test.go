@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -39,7 +40,7 @@ load: {trace: {path: %s, speed: 2}}
 		t.Fatalf("requests %+v mode %s errors %v: want the 8 traced requests in an open loop", s.Requests, s.Mode, s.Errors)
 	}
 	n := 0
-	if _, err := record.ReadRecords(filepath.Join(res.Dir, RecordsFile), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 		n++
 		i := int64(r.ID)
 		// recorded 100 ms apart, replayed at speed 2: 50 ms apart

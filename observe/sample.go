@@ -1,13 +1,7 @@
 package observe
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
 	"math"
-	"os"
 )
 
 // Sample is one line of telemetry.jsonl: what one source showed in one
@@ -72,32 +66,3 @@ const (
 	HostNetInBytesPS  = "host_net_in_bytes_per_s"
 	HostNetOutBytesPS = "host_net_out_bytes_per_s"
 )
-
-// ReadSamples reads a telemetry.jsonl. A missing file is no samples (the
-// run had telemetry off, or predates it); a last line cut short by a kill
-// is skipped.
-func ReadSamples(path string) ([]Sample, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading telemetry: %w", err)
-	}
-	var out []Sample
-	lines := bytes.Split(b, []byte("\n"))
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		var s Sample
-		if err := json.Unmarshal(line, &s); err != nil {
-			if i == len(lines)-1 {
-				break // the last line of a killed run
-			}
-			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}

@@ -5,12 +5,12 @@ import (
 	"strconv"
 )
 
-// appendResultJSON appends r as encoding/json would encode it (same field
+// AppendResultJSON appends r as encoding/json would encode it (same field
 // order, same omitempty rules, same string escaping), without reflection:
 // a record with 128 events costs about a tenth of json.Marshal. Every
 // record of a run goes through here. TestAppendResultJSONMatches fails if a
 // field is added to Result and not here.
-func appendResultJSON(b []byte, r *Result) []byte {
+func AppendResultJSON(b []byte, r *Result) []byte {
 	b = strconv.AppendUint(append(b, `{"id":`...), r.ID, 10)
 	b = appendIntOmit(b, `,"step":`, int64(r.Step))
 	b = appendStrOmit(b, `,"class":`, r.Class)

@@ -9,7 +9,7 @@ import (
 
 // TestAppendResultJSONMatches: the reflection-free encoder produces exactly
 // encoding/json's bytes, for every field (a field added to Result and not to
-// appendResultJSON fails the "every field set" row), every omitempty case
+// AppendResultJSON fails the "every field set" row), every omitempty case
 // and strings that need escaping.
 func TestAppendResultJSONMatches(t *testing.T) {
 	t.Parallel()
@@ -39,7 +39,7 @@ func TestAppendResultJSONMatches(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendResultJSON(nil, &tt.r); string(got) != string(want) {
+		if got := AppendResultJSON(nil, &tt.r); string(got) != string(want) {
 			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, want)
 		}
 	}

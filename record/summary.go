@@ -1,12 +1,9 @@
 package record
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"time"
 )
 
@@ -176,52 +173,4 @@ func EncodeSummary(w io.Writer, s *Summary) error {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
-}
-
-// WriteSummary writes s to path atomically (a temporary file renamed over
-// path), so a reader never sees half a summary.
-func WriteSummary(path string, s *Summary) error {
-	var buf bytes.Buffer
-	if err := EncodeSummary(&buf, s); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".summary-*.json")
-	if err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // no-op once renamed
-	// CreateTemp makes the file private; a summary is meant to be shared.
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write summary %s: %w", path, err)
-	}
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write summary %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write summary %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write summary: %w", err)
-	}
-	return nil
-}
-
-// ReadSummary reads a summary.json. A schema version newer than this build
-// understands is an error rather than a silent misreading.
-func ReadSummary(path string) (*Summary, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read summary: %w", err)
-	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("read summary %s: %w", path, err)
-	}
-	if s.SchemaVersion < 1 || s.SchemaVersion > SchemaVersion {
-		return nil, fmt.Errorf("read summary %s: schema_version %d is not supported (this build reads 1 to %d)",
-			path, s.SchemaVersion, SchemaVersion)
-	}
-	return &s, nil
 }

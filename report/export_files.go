@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // RecordsCSVFrom streams a records.jsonl file to w as CSV, in file order,
@@ -16,7 +16,7 @@ import (
 // run is skipped, as everywhere else records are read.
 func RecordsCSVFrom(w io.Writer, recordsPath string) error {
 	c := NewRecordsCSV(w)
-	if _, err := record.ReadRecords(recordsPath, c.Write); err != nil {
+	if _, err := rundir.ReadRecords(recordsPath, c.Write); err != nil {
 		return err
 	}
 	return c.Flush()
@@ -25,7 +25,7 @@ func RecordsCSVFrom(w io.Writer, recordsPath string) error {
 // SeriesCSVFrom streams a series.jsonl file to w as CSV.
 func SeriesCSVFrom(w io.Writer, seriesPath string) error {
 	c := NewSeriesCSV(w)
-	if _, err := record.ReadSeries(seriesPath, c.Write); err != nil {
+	if _, err := rundir.ReadSeries(seriesPath, c.Write); err != nil {
 		return err
 	}
 	return c.Flush()
@@ -36,7 +36,7 @@ func SeriesCSVFrom(w io.Writer, seriesPath string) error {
 // started).
 func InfluxFrom(w io.Writer, seriesPath, run string, started time.Time) error {
 	s := NewInfluxSeries(w, run, started)
-	_, err := record.ReadSeries(seriesPath, s.Write)
+	_, err := rundir.ReadSeries(seriesPath, s.Write)
 	return err
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // exportRecords are planted records covering every column's cases.
@@ -117,7 +118,7 @@ func TestCSVFromFiles(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	recs := filepath.Join(dir, "records.jsonl")
-	w, err := record.NewJSONLWriter(recs)
+	w, err := rundir.NewJSONLWriter(recs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -180,7 +181,7 @@ func TestWriteJSON(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "summary.json")
 	s := summaryCases[1].s
-	if err := record.WriteSummary(path, s); err != nil {
+	if err := rundir.WriteSummary(path, s); err != nil {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer

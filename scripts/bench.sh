@@ -10,4 +10,4 @@ go test -run '^$' -bench 'ConcurrentStreams10k' -benchtime 1x ./engine/
 go test -run '^$' -bench 'StreamedTokens' -cpu 1 -benchtime 400x ./sim/
 go test -run '^$' -bench 'ConcurrentStreams$' -benchtime 1x ./sim/
 go test -run '^$' -bench 'EngineStep' -benchmem ./sim/
-go test -run '^$' -bench . -benchmem -benchtime 1s ./record/ ./schedule/ ./workload/
+go test -run '^$' -bench . -benchmem -benchtime 1s ./record/ ./rundir/ ./schedule/ ./workload/

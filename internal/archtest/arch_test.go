@@ -71,10 +71,18 @@ var rules = []rule{
 	// engine's clock, without reaching into the engine.
 	{subject: "observe", design: "observe | … | the engine's internals",
 		notModule: []string{"engine", "experiment", "report", "live"}},
-	// analyze gives verdicts from records and summaries: it neither talks
-	// HTTP nor knows who produced the figures or how they are shown.
+	// analyze gives verdicts from records, summaries and telemetry samples
+	// (observe's data, upstream of it): it neither talks HTTP nor knows who
+	// ran the requests or how the verdicts are shown; files come through
+	// rundir.
 	{subject: "analyze", design: "analyze | … | I/O formats",
-		notModule: []string{"engine", "protocol", "observe", "report", "live", "experiment"},
+		notModule: []string{"engine", "protocol", "report", "live", "experiment", "plan"},
+		notStd:    []string{"net", "net/http"}},
+	// rundir owns the run directory's files: names, formats, readers and
+	// writers. What the figures mean, who runs requests and who shows
+	// them are not its concern.
+	{subject: "rundir", design: "rundir | the run directory's files … | what the figures mean",
+		notModule: []string{"engine", "protocol", "analyze", "report", "live", "experiment", "plan"},
 		notStd:    []string{"net", "net/http"}},
 	// report renders; network sinks and the live /metrics server are live's.
 	{subject: "report", design: "report | renderers … | how numbers were produced, network sinks",

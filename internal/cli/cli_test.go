@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestMain lets a test re-execute this binary as the real inferload
@@ -201,7 +202,7 @@ func TestSIGTERMStopsGracefully(t *testing.T) {
 	if cmd.ProcessState.ExitCode() != ExitInterrupted {
 		t.Fatalf("exit %v, want %d", err, ExitInterrupted)
 	}
-	s, err := record.ReadSummary(filepath.Join(runDir, "summary.json"))
+	s, err := rundir.ReadSummary(filepath.Join(runDir, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // plantRun writes a closed-loop run directory whose latencies are all
@@ -55,7 +56,7 @@ func plantRun(t *testing.T, name string, seed uint64, slowdown float64, model st
 
 func writeLines(t *testing.T, path string, lines []any) {
 	t.Helper()
-	w, err := record.NewJSONLWriter(path)
+	w, err := rundir.NewJSONLWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}

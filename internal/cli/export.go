@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/rundir"
 )
 
 // influxTokenEnv names the environment variable holding an InfluxDB API
@@ -80,16 +80,16 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 func exportCSV(w io.Writer, dir, what string) error {
 	switch what {
 	case csvRecords:
-		return report.RecordsCSVFrom(w, filepath.Join(dir, experiment.RecordsFile))
+		return report.RecordsCSVFrom(w, filepath.Join(dir, rundir.Records))
 	case csvSeries:
-		return report.SeriesCSVFrom(w, filepath.Join(dir, experiment.SeriesFile))
+		return report.SeriesCSVFrom(w, filepath.Join(dir, rundir.Series))
 	}
 	return usageErrorf("--csv: %q is not one of %s, %s", what, csvRecords, csvSeries)
 }
 
 // exportJUnit prints the thresholds of dir's summary.json as JUnit XML.
 func exportJUnit(w io.Writer, dir string) error {
-	s, err := record.ReadSummary(filepath.Join(dir, experiment.SummaryFile))
+	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func exportJUnit(w io.Writer, dir string) error {
 // exportInflux sends dir's series as line protocol to dest: "-" is stdout,
 // an http(s) URL an InfluxDB write endpoint, anything else a file.
 func exportInflux(ctx context.Context, st *State, dir, dest string) error {
-	s, err := record.ReadSummary(filepath.Join(dir, experiment.SummaryFile))
+	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		return err
 	}
@@ -107,7 +107,7 @@ func exportInflux(ctx context.Context, st *State, dir, dest string) error {
 }
 
 func writeInflux(ctx context.Context, st *State, dir string, s *record.Summary, dest string) error {
-	series := filepath.Join(dir, experiment.SeriesFile)
+	series := filepath.Join(dir, rundir.Series)
 	fill := func(w io.Writer) error { return report.InfluxFrom(w, series, s.Name, s.Started) }
 	switch {
 	case dest == "-":

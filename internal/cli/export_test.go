@@ -12,8 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferload/inferload/experiment"
-	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // runDirIn returns the one run directory a run wrote under out.
@@ -53,8 +52,8 @@ func TestRunWritesExports(t *testing.T) {
 		t.Fatalf("exit %d, want %d (one threshold fails); stderr %s", code, ExitThresholds, stderr)
 	}
 	dir := runDirIn(t, out)
-	records := countLines(t, filepath.Join(dir, experiment.RecordsFile))
-	windows := countLines(t, filepath.Join(dir, experiment.SeriesFile))
+	records := countLines(t, filepath.Join(dir, rundir.Records))
+	windows := countLines(t, filepath.Join(dir, rundir.Series))
 	f, err := os.Open(filepath.Join(dir, recordsCSVFile))
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +110,9 @@ func TestExportCommandErrors(t *testing.T) {
 		// An unknown CSV kind names the valid ones.
 		{"bad csv", []string{"export", empty, "--csv", "events"}, ExitUsage, "records, series"},
 		// A directory that is not a run: the missing file is named.
-		{"no records", []string{"export", empty, "--csv", "records"}, ExitError, experiment.RecordsFile},
+		{"no records", []string{"export", empty, "--csv", "records"}, ExitError, rundir.Records},
 		// JUnit needs summary.json.
-		{"no summary", []string{"export", empty, "--junit"}, ExitError, experiment.SummaryFile},
+		{"no summary", []string{"export", empty, "--junit"}, ExitError, rundir.Summary},
 	}
 	for _, tt := range tests {
 		code, _, stderr := runCLI(t, tt.args...)
@@ -154,7 +153,7 @@ func TestExportInfluxURL(t *testing.T) {
 		t.Fatalf("export --influx-url: exit %d: %s", code, errb.String())
 	}
 	body := <-got
-	s, err := record.ReadSummary(filepath.Join(dir, experiment.SummaryFile))
+	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}

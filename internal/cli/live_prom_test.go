@@ -14,8 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/experiment"
-	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // prometheusPath finds Debian's prometheus. It is a test dependency
@@ -161,7 +160,7 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
-	s, err := record.ReadSummary(filepath.Join(runDirIn(t, out), experiment.SummaryFile))
+	s, err := rundir.ReadSummary(filepath.Join(runDirIn(t, out), rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/experiment"
-	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestPrometheusRemoteWrite runs a test that pushes its live metrics to
@@ -44,7 +43,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 		if tt.warn {
 			continue
 		}
-		s, err := record.ReadSummary(filepath.Join(runDirIn(t, out), experiment.SummaryFile))
+		s, err := rundir.ReadSummary(filepath.Join(runDirIn(t, out), rundir.Summary))
 		if err != nil {
 			t.Fatal(err)
 		}

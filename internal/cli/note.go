@@ -7,8 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/experiment"
-	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/rundir"
 )
 
 func newNoteCmd(st *State) *cobra.Command {
@@ -20,7 +19,7 @@ run's clock, e.g. "restarted the server" or "switched to fp8". Reports show
 notes on every time chart.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := observe.AppendNote(filepath.Join(args[0], experiment.EventsFile), args[1], time.Now())
+			e, err := rundir.AppendNote(filepath.Join(args[0], rundir.Events), args[1], time.Now())
 			if err != nil {
 				return err
 			}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestNote: `inferload note RUN_DIR TEXT` appends a note to events.jsonl;
@@ -37,7 +38,7 @@ func TestNote(t *testing.T) {
 		}
 	}
 	var notes []record.Event
-	if _, err := record.ReadEvents(events, func(e *record.Event) error {
+	if _, err := rundir.ReadEvents(events, func(e *record.Event) error {
 		if e.Kind == record.EventNote {
 			notes = append(notes, *e)
 		}

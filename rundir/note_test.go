@@ -1,7 +1,6 @@
-package observe
+package rundir
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ func TestAppendNote(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "events.jsonl")
 	start := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	w, err := record.NewJSONLWriter(path)
+	w, err := NewJSONLWriter(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,29 +31,20 @@ func TestAppendNote(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []record.Event
-	if _, err := record.ReadEvents(path, func(e *record.Event) error { got = append(got, *e); return nil }); err != nil {
+	if _, err := ReadEvents(path, func(e *record.Event) error { got = append(got, *e); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if e.TimeUS != 90e6 || len(got) != 2 || got[1] != e || got[1].Message != "restarted the server" {
 		t.Fatalf("note %+v, events %+v", e, got)
 	}
 	tests := []struct{ path, text, want string }{
-		{path, "   ", "empty"},                                       // nothing to say
-		{filepath.Join(dir, "missing.jsonl"), "x", "missing"},        // not a run directory
-		{writeFile(t, dir, "other.jsonl", "{}\n"), "x", "run_start"}, // events without a clock
+		{path, "   ", "empty"},                                // nothing to say
+		{filepath.Join(dir, "missing.jsonl"), "x", "missing"}, // not a run directory
+		{writeFile(t, "{}\n"), "x", "run_start"},              // events without a clock
 	}
 	for _, tt := range tests {
 		if _, err := AppendNote(tt.path, tt.text, start); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("AppendNote(%s, %q) err = %v, want %q", tt.path, tt.text, err, tt.want)
 		}
 	}
-}
-
-func writeFile(t *testing.T, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

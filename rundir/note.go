@@ -1,4 +1,4 @@
-package observe
+package rundir
 
 import (
 	"encoding/json"
@@ -22,7 +22,7 @@ func AppendNote(eventsPath, text string, now time.Time) (record.Event, error) {
 		return record.Event{}, errors.New("note: the text is empty")
 	}
 	var info record.RunInfo
-	if _, err := record.ReadEvents(eventsPath, func(e *record.Event) error {
+	if _, err := ReadEvents(eventsPath, func(e *record.Event) error {
 		info.Apply(e)
 		return nil
 	}); err != nil {

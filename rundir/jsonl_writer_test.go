@@ -1,4 +1,4 @@
-package record
+package rundir
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/record"
 	"go.uber.org/goleak"
 )
 
@@ -29,7 +30,7 @@ func TestWriterConcurrent(t *testing.T) {
 	for g := range writers {
 		wg.Go(func() {
 			for i := range each {
-				r := Result{ID: uint64(g*each + i), EventsUS: []int64{1, 2, 3}, Stream: true}
+				r := record.Result{ID: uint64(g*each + i), EventsUS: []int64{1, 2, 3}, Stream: true}
 				if err := w.Write(&r); err != nil {
 					t.Error(err)
 					return
@@ -42,7 +43,7 @@ func TestWriterConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := make(map[uint64]bool)
-	st, err := ReadRecords(path, func(r *Result) error {
+	st, err := ReadRecords(path, func(r *record.Result) error {
 		if seen[r.ID] || len(r.EventsUS) != 3 {
 			t.Errorf("record %d duplicated or damaged: %+v", r.ID, r)
 		}
@@ -71,7 +72,7 @@ func TestWriterFlushesEverySecond(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	if err := w.Write(Event{TimeUS: 5, Kind: EventNote, Message: "hi"}); err != nil {
+	if err := w.Write(record.Event{TimeUS: 5, Kind: record.EventNote, Message: "hi"}); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(path); len(b) != 0 {
@@ -106,7 +107,7 @@ func TestWriterErrors(t *testing.T) {
 	if err := w.Write(map[string]any{"bad": make(chan int)}); err == nil || !strings.Contains(err.Error(), "encode") {
 		t.Errorf("unencodable value: err = %v", err)
 	}
-	if err := w.Write(&Result{ID: 9}); err != nil {
+	if err := w.Write(&record.Result{ID: 9}); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
@@ -116,7 +117,7 @@ func TestWriterErrors(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := w.Write(&Result{}); !errors.Is(err, ErrWriterClosed) {
+	if err := w.Write(&record.Result{}); !errors.Is(err, ErrWriterClosed) {
 		t.Errorf("Write after Close: err = %v, want ErrWriterClosed", err)
 	}
 	b, _ := os.ReadFile(path)
@@ -135,7 +136,7 @@ func TestWriterAppends(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Write(&Result{ID: id}); err != nil {
+		if err := w.Write(&record.Result{ID: id}); err != nil {
 			t.Fatal(err)
 		}
 		if err := w.Flush(); err != nil {
@@ -151,14 +152,14 @@ func TestWriterAppends(t *testing.T) {
 	}
 }
 
-func benchResult() *Result {
+func benchResult() *record.Result {
 	events := make([]int64, 128)
 	for i := range events {
 		events[i] = int64(250_000 + i*21_337)
 	}
-	return &Result{
+	return &record.Result{
 		ID: 123456, Class: "default", SendUS: 98_765_432, TTFTUS: events[0], E2EUS: events[127] + 1500,
-		EventsUS: events, Stream: true, InputTokens: 512, OutputTokens: 128, TokenSource: TokensUsage,
+		EventsUS: events, Stream: true, InputTokens: 512, OutputTokens: 128, TokenSource: record.TokensUsage,
 		PromptTokensSent: 512, MaxTokens: 128, IgnoreEOS: true, FinishReason: "length", Status: 200,
 		BytesOut: 2400, BytesIn: 31000,
 	}

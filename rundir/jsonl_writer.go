@@ -1,4 +1,4 @@
-package record
+package rundir
 
 import (
 	"bufio"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/inferload/inferload/record"
 )
 
 // flushInterval bounds what a SIGKILL can lose: buffered lines reach the OS
@@ -102,8 +104,8 @@ func (w *JSONLWriter) Write(v any) error {
 // encodeLine renders v and its newline into a reused buffer. Records, the
 // bulk of every run, take a reflection-free path with identical output.
 func (w *JSONLWriter) encodeLine(v any) ([]byte, error) {
-	if r, ok := v.(*Result); ok && r != nil {
-		w.line = append(appendResultJSON(w.line[:0], r), '\n')
+	if r, ok := v.(*record.Result); ok && r != nil {
+		w.line = append(record.AppendResultJSON(w.line[:0], r), '\n')
 		return w.line, nil
 	}
 	w.scratch.Reset()

@@ -1,4 +1,4 @@
-package record
+package rundir
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/inferload/inferload/record"
 )
 
 func writeFile(t *testing.T, content string) string {
@@ -51,7 +53,7 @@ func TestReadRecords(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			var ids []uint64
-			st, err := ReadRecords(writeFile(t, tt.content), func(r *Result) error {
+			st, err := ReadRecords(writeFile(t, tt.content), func(r *record.Result) error {
 				ids = append(ids, r.ID)
 				return nil
 			})
@@ -81,12 +83,12 @@ func equalIDs(a, b []uint64) bool {
 // context, and the callback error stays inspectable.
 func TestReadErrors(t *testing.T) {
 	t.Parallel()
-	if _, err := ReadEvents(filepath.Join(t.TempDir(), "missing.jsonl"), func(*Event) error { return nil }); err == nil {
+	if _, err := ReadEvents(filepath.Join(t.TempDir(), "missing.jsonl"), func(*record.Event) error { return nil }); err == nil {
 		t.Error("missing file: no error")
 	}
 	stop := errors.New("stop here")
 	path := writeFile(t, `{"time_us":1,"kind":"note"}`+"\n"+`{"time_us":2,"kind":"note"}`+"\n")
-	st, err := ReadEvents(path, func(e *Event) error {
+	st, err := ReadEvents(path, func(e *record.Event) error {
 		if e.TimeUS == 2 {
 			return stop
 		}
@@ -101,7 +103,7 @@ func TestReadErrors(t *testing.T) {
 // stream's events) is read whole.
 func TestReadLongLine(t *testing.T) {
 	t.Parallel()
-	r := Result{ID: 3, EventsUS: make([]int64, 100_000)}
+	r := record.Result{ID: 3, EventsUS: make([]int64, 100_000)}
 	for i := range r.EventsUS {
 		r.EventsUS[i] = int64(i) * 12_345
 	}
@@ -116,58 +118,12 @@ func TestReadLongLine(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	var got *Result
-	if _, err := ReadRecords(path, func(r *Result) error { got = r; return nil }); err != nil {
+	var got *record.Result
+	if _, err := ReadRecords(path, func(r *record.Result) error { got = r; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got == nil || len(got.EventsUS) != 100_000 || got.EventsUS[99_999] != 99_999*12_345 {
 		t.Errorf("long record not read back whole")
-	}
-}
-
-// TestRoundTrip: records written through the JSONL writer and read back
-// aggregate to a byte-identical summary, and summary.json itself survives
-// WriteSummary → ReadSummary unchanged.
-func TestRoundTrip(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	recs := randomRecords(1500, 3)
-	info := RunInfo{Name: "rt", Mode: ModeClosed, WarmupEndUS: 1e6, EndUS: 16e6}
-	w, err := NewJSONLWriter(filepath.Join(dir, "records.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	live := NewAggregate()
-	for i := range recs {
-		live.Add(&recs[i])
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt := NewAggregate()
-	if _, err := ReadRecords(filepath.Join(dir, "records.jsonl"), func(r *Result) error { rebuilt.Add(r); return nil }); err != nil {
-		t.Fatal(err)
-	}
-	want := encode(t, live.Summary(info))
-	if got := encode(t, rebuilt.Summary(info)); !bytes.Equal(got, want) {
-		t.Fatalf("rebuilt summary differs:\n%s\nwant\n%s", got, want)
-	}
-	path := filepath.Join(dir, "summary.json")
-	if err := WriteSummary(path, live.Summary(info)); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(path); !bytes.Equal(b, want) {
-		t.Errorf("summary.json differs from EncodeSummary")
-	}
-	back, err := ReadSummary(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := encode(t, back); !bytes.Equal(got, want) {
-		t.Errorf("summary.json did not survive a read:\n%s\nwant\n%s", got, want)
 	}
 }
 
@@ -198,9 +154,9 @@ func FuzzReadRecords(f *testing.F) {
 	f.Add([]byte(`{"id":1,"send_us":5,"e2e_us":9,"stream":true,"ttft_us":3,"events_us":[3,5,9],"output_tokens":3}` + "\n"))
 	f.Add([]byte(`{"id":1,"e2e_us":-9,"error":"http_5xx"}` + "\n" + `{"id":2,"se`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		agg := NewAggregate()
-		series := NewSeries(func(Window) {})
-		st, err := decodeJSONL("fuzz", bytes.NewReader(data), func(r *Result) error {
+		agg := record.NewAggregate()
+		series := record.NewSeries(func(record.Window) {})
+		st, err := decodeJSONL("fuzz", bytes.NewReader(data), func(r *record.Result) error {
 			agg.Add(r)
 			series.Add(r)
 			return nil
@@ -209,11 +165,11 @@ func FuzzReadRecords(f *testing.F) {
 			t.Errorf("Truncated = %d", st.Truncated)
 		}
 		series.Flush()
-		s := agg.Summary(RunInfo{EndUS: 1e6})
+		s := agg.Summary(record.RunInfo{EndUS: 1e6})
 		if s.Requests.Total != int64(st.Values) {
 			t.Errorf("total %d, read %d", s.Requests.Total, st.Values)
 		}
-		if err := EncodeSummary(new(bytes.Buffer), s); err != nil {
+		if err := record.EncodeSummary(new(bytes.Buffer), s); err != nil {
 			t.Errorf("summary does not encode: %v", err)
 		}
 	})

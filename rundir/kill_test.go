@@ -1,4 +1,4 @@
-package record
+package rundir
 
 import (
 	"bufio"
@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferload/inferload/record"
 )
 
 const killChildEnv = "RECORD_TEST_KILL_CHILD"
@@ -40,7 +42,7 @@ func TestWriterSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait() // "signal: killed" is the point
-	st, err := ReadRecords(path, func(*Result) error { return nil })
+	st, err := ReadRecords(path, func(*record.Result) error { return nil })
 	if err != nil {
 		t.Fatalf("records after SIGKILL: %v", err)
 	}

@@ -1,4 +1,4 @@
-package record
+package rundir
 
 import (
 	"bufio"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/inferload/inferload/record"
 )
 
 // maxLineBytes bounds one JSON line. A record with a 1M-event stream is
@@ -30,19 +32,19 @@ type ReadStats struct {
 // line is counted in ReadStats.Truncated and skipped; a corrupt line
 // anywhere else is an error naming its line number. An error from fn stops
 // the read and is returned wrapped with the line number.
-func ReadRecords(path string, fn func(*Result) error) (ReadStats, error) {
+func ReadRecords(path string, fn func(*record.Result) error) (ReadStats, error) {
 	return readJSONL(path, fn)
 }
 
 // ReadEvents streams the annotations of an events.jsonl file to fn, with the
 // same tolerance and errors as ReadRecords.
-func ReadEvents(path string, fn func(*Event) error) (ReadStats, error) {
+func ReadEvents(path string, fn func(*record.Event) error) (ReadStats, error) {
 	return readJSONL(path, fn)
 }
 
 // ReadSeries streams the windows of a series.jsonl file to fn, with the same
 // tolerance and errors as ReadRecords.
-func ReadSeries(path string, fn func(*Window) error) (ReadStats, error) {
+func ReadSeries(path string, fn func(*record.Window) error) (ReadStats, error) {
 	return readJSONL(path, fn)
 }
 

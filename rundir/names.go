@@ -1,0 +1,26 @@
+package rundir
+
+// The files of a run directory (DESIGN.md, "The run directory").
+const (
+	// Plan is the resolved plan, secrets redacted.
+	Plan = "plan.yaml"
+	// Experiment is what the command asked beyond the plan (experiment.Design).
+	Experiment = "experiment.json"
+	// Env is the environment: client host, target, GPUs, declared fields.
+	Env = "env.json"
+	// Records holds one record per request, appended as they finish.
+	Records = "records.jsonl"
+	// Series holds the per-second windows of client figures.
+	Series = "series.jsonl"
+	// Events holds the annotations on the run clock.
+	Events = "events.jsonl"
+	// Telemetry holds one line per source per sample (observe.Sample).
+	Telemetry = "telemetry.jsonl"
+	// Summary is the aggregate (record.Summary).
+	Summary = "summary.json"
+	// Compare is a comparison with a baseline run, left by
+	// `inferload compare --embed` and shown in the report.
+	Compare = "compare.json"
+	// Report is the self-contained HTML report.
+	Report = "report.html"
+)
