@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -159,14 +160,6 @@ func BenchmarkTTFTAccuracy(b *testing.B) {
 // child process, so the client's memory is measured alone.
 const holdServerEnv = "INFERLOAD_BENCH_HOLD_SERVER"
 
-func TestMain(m *testing.M) {
-	if os.Getenv(holdServerEnv) != "" {
-		serveHolding()
-		return
-	}
-	os.Exit(m.Run())
-}
-
 // serveHolding streams one token every 200ms for 10s per request.
 func serveHolding() {
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -185,6 +178,21 @@ func serveHolding() {
 	srv.Start()
 	fmt.Println(srv.URL)
 	select {}
+}
+
+// startCounter is a client that closes all once want requests have begun.
+type startCounter struct {
+	protocol.Client
+	n    atomic.Int64
+	want int64
+	all  chan struct{}
+}
+
+func (c *startCounter) Do(ctx context.Context, req *protocol.Request, t *protocol.Trace) {
+	if c.n.Add(1) == c.want {
+		close(c.all)
+	}
+	c.Client.Do(ctx, req, t)
 }
 
 // BenchmarkConcurrentStreams10k: 10,000 closed-loop users each holding a
@@ -210,16 +218,17 @@ func BenchmarkConcurrentStreams10k(b *testing.B) {
 		runtime.GC()
 		var before, peak runtime.MemStats
 		runtime.ReadMemStats(&before)
-		e, err := New(Config{Client: client, Source: fixedSource{}, Render: render,
+		counted := &startCounter{Client: client, want: streams, all: make(chan struct{})}
+		e, err := New(Config{Client: counted, Source: fixedSource{}, Render: render,
 			Concurrency: streams, Requests: streams, Grace: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}
 		out := make(chan *record.Result, streams)
 		go func() { _ = e.Run(context.Background(), out) }()
-		deadline := time.Now().Add(30 * time.Second)
-		for e.InFlight() < streams && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
+		select {
+		case <-counted.all:
+		case <-time.After(30 * time.Second):
 		}
 		open := e.InFlight()
 		runtime.ReadMemStats(&peak)

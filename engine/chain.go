@@ -131,7 +131,7 @@ func (e *Engine) modelStep(ctx context.Context, run *chainRun, s *ChainStep, tr 
 	req, err := s.Render(run.spec)
 	run.req = req
 	if err != nil {
-		now := time.Now()
+		now := e.clock.Now()
 		*tr = protocol.Trace{Start: now, End: now, Err: record.ErrOther, ErrMsg: "rendering: " + err.Error()}
 		return
 	}

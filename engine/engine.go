@@ -41,6 +41,13 @@ type Renderer func(spec workload.Spec) (*protocol.Request, error)
 
 // Config describes one phase. Exactly one of Concurrency (closed loop) or
 // Arrivals (open loop) is set; at least one of Duration or Requests.
+//
+// Issuing stops at Duration, or once Requests have been issued, whichever
+// comes first, whatever the arrivals do: an open loop whose schedule has
+// nothing more due before Duration (a sparse rate, a trace that ran out)
+// issues nothing more but still lasts Duration, so the measured window is
+// the configured one. Only without Duration does a schedule that runs out
+// (a trace played once) end the phase, at its last request.
 type Config struct {
 	Client protocol.Client
 	Source Source
@@ -64,7 +71,7 @@ type Config struct {
 	// intended time by more than this.
 	LateAfter time.Duration
 
-	// Duration stops issuing after this long (0: no limit).
+	// Duration is how long the phase issues requests (0: no limit).
 	Duration time.Duration
 	// Requests stops issuing after this many (0: no limit).
 	Requests int
@@ -82,6 +89,9 @@ type Config struct {
 	// Chains maps a class name to the steps its requests run in sequence
 	// (chain.go); requests of other classes are single calls.
 	Chains map[string]*Chain
+	// Clock is what the engine reads the time from and waits with; nil
+	// means PreciseClock (the real clock, precise open-loop pacing).
+	Clock Clock
 }
 
 // DefaultGrace is the grace period when Config.Grace is zero.
@@ -113,7 +123,8 @@ func (c *Config) validate() error {
 
 // Engine runs one phase. Create it with New, then call Run once.
 type Engine struct {
-	cfg Config
+	cfg   Config
+	clock Clock
 
 	start     time.Time
 	startedCh chan struct{}
@@ -122,13 +133,22 @@ type Engine struct {
 	stoppedAt atomic.Int64 // µs offset when issuing stopped; 0 while issuing
 	nextIndex atomic.Uint64
 
+	// gate makes stopping and issuing exclusive: a request is admitted
+	// under its read lock, StopIssuing cancels issuing under its write
+	// lock, so once StopIssuing returns no request is admitted.
+	gate sync.RWMutex
+	// stopIssuing cancels Run's issuing context; nil until Run starts.
+	// stopEarly notes a StopIssuing that came before Run. Both under gate.
+	stopIssuing context.CancelFunc
+	stopEarly   bool
+
 	// retry is Config.Retry with defaults; budget bounds its retries.
 	retry  RetryPolicy
 	budget *retryBudget
 
-	// reqCtx parents every request. It is separate from Run's ctx so that a
-	// graceful stop (ctx done) stops issuing but lets in-flight requests
-	// finish; Abort or the end of Grace cancels it.
+	// reqCtx parents every request. It is separate from issuing so that a
+	// graceful stop (ctx done, StopIssuing, the end of Duration) lets
+	// in-flight requests finish; Abort or the end of Grace cancels it.
 	reqCtx    context.Context
 	abortReqs context.CancelFunc
 }
@@ -141,7 +161,10 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Grace == 0 {
 		cfg.Grace = DefaultGrace
 	}
-	e := &Engine{cfg: cfg, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults()}
+	if cfg.Clock == nil {
+		cfg.Clock = PreciseClock{}
+	}
+	e := &Engine{cfg: cfg, clock: cfg.Clock, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults()}
 	e.budget = newRetryBudget(&e.retry)
 	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
 	return e, nil
@@ -162,61 +185,123 @@ func (e *Engine) InFlight() int { return int(e.inFlight.Load()) }
 func (e *Engine) Issued() int { return int(e.issued.Load()) }
 
 // StoppedIssuingUS is the offset at which issuing stopped, or 0 while the
-// phase is still issuing.
+// phase is still issuing. A phase that ran its full Duration reports
+// exactly Duration; one stopped by StopIssuing, Abort or Run's ctx reports
+// that moment; one that spent its Requests reports when the last was
+// issued (an open loop) or answered (a closed loop).
 func (e *Engine) StoppedIssuingUS() int64 { return e.stoppedAt.Load() }
 
-// Abort cancels every in-flight request at once (a second Ctrl-C). They are
-// recorded as canceled.
-func (e *Engine) Abort() { e.abortReqs() }
+// StopIssuing stops the phase issuing now, as the end of Duration would:
+// once it returns no request is admitted (Issued is final), and in-flight
+// ones get Grace to finish. It may be called at any time, from any
+// goroutine, more than once; called before Run, Run issues nothing.
+func (e *Engine) StopIssuing() {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	if e.stopIssuing == nil {
+		e.stopEarly = true
+		return
+	}
+	e.markStopped(e.sinceStartUS())
+	e.stopIssuing()
+}
 
-// Run issues requests until the duration or request count is reached or ctx
-// is done (a graceful stop: no new requests, in-flight ones get Grace to
-// finish, then are canceled). Every request produces exactly one Result on
-// out, which Run closes when the last one has been sent. The caller must keep
-// draining out.
+// Abort stops issuing (StopIssuing) and cancels every in-flight request at
+// once (a second Ctrl-C); they are recorded as canceled and Run returns
+// as soon as their results are delivered.
+func (e *Engine) Abort() {
+	e.StopIssuing()
+	e.abortReqs()
+}
+
+// Run issues requests until the duration or request count is reached,
+// StopIssuing or Abort is called, or ctx is done (a graceful stop: no new
+// requests, in-flight ones get Grace to finish, then are canceled). Every
+// request produces exactly one Result on out, which Run closes when the
+// last one has been sent. The caller must keep draining out. Run returns
+// only once every goroutine it started has ended.
 func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
 	defer close(out)
 	defer e.closeChains()
-	defer e.Abort()
+	defer e.abortReqs() // nothing is in flight by now; releases reqCtx
 
-	issueCtx, stopIssuing := context.WithCancel(ctx)
-	defer stopIssuing()
-	e.start = time.Now()
-	close(e.startedCh)
+	issueCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	e.begin(stop)
+
+	var timers sync.WaitGroup
 	if e.cfg.Duration > 0 {
-		t := time.AfterFunc(e.cfg.Duration, stopIssuing)
-		defer t.Stop()
+		timers.Go(func() { e.stopAtDuration(issueCtx) })
 	}
-
-	var wg sync.WaitGroup
+	var requests sync.WaitGroup
 	if e.cfg.Arrivals != nil {
-		e.runOpenLoop(issueCtx, e.reqCtx, out, &wg)
+		e.runOpenLoop(issueCtx, e.reqCtx, out, &requests)
 	} else {
-		e.runClosedLoop(issueCtx, e.reqCtx, out, &wg)
+		e.runClosedLoop(issueCtx, e.reqCtx, out, &requests)
 	}
-	e.markStopped()
-	e.awaitDrain(&wg)
+	e.markStopped(e.sinceStartUS())
+	stop() // ends the duration timer when the phase ended by itself
+	e.awaitDrain(&requests)
+	timers.Wait()
 	return nil
 }
 
-// markStopped records when issuing stopped (once).
-func (e *Engine) markStopped() {
-	us := max(time.Since(e.start).Microseconds(), 1)
-	e.stoppedAt.CompareAndSwap(0, us)
+// begin sets the phase's time zero and makes it stoppable.
+func (e *Engine) begin(stop context.CancelFunc) {
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	e.start = e.clock.Now()
+	e.stopIssuing = stop
+	if e.stopEarly {
+		e.markStopped(0)
+		stop()
+	}
+	close(e.startedCh)
 }
 
-// awaitDrain waits for in-flight requests, canceling them after Grace.
-func (e *Engine) awaitDrain(wg *sync.WaitGroup) {
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	grace := time.NewTimer(e.cfg.Grace)
-	defer grace.Stop()
-	select {
-	case <-done:
-	case <-grace.C:
-		e.Abort()
-		<-done
+// stopAtDuration stops issuing when Duration has passed, reporting exactly
+// Duration as the stop, unless issuing ended first.
+func (e *Engine) stopAtDuration(issueCtx context.Context) {
+	if !e.clock.SleepUntil(issueCtx, e.start.Add(e.cfg.Duration)) {
+		return
 	}
+	e.gate.Lock()
+	defer e.gate.Unlock()
+	e.markStopped(e.cfg.Duration.Microseconds())
+	e.stopIssuing()
+}
+
+// admit counts a request as issued, unless issuing has stopped; a request
+// not admitted is never sent.
+func (e *Engine) admit(issueCtx context.Context) bool {
+	e.gate.RLock()
+	defer e.gate.RUnlock()
+	if issueCtx.Err() != nil {
+		return false
+	}
+	e.issued.Add(1)
+	return true
+}
+
+// markStopped records when issuing stopped (once); 0 counts as 1 µs so
+// that a stopped phase never reads as still issuing.
+func (e *Engine) markStopped(us int64) {
+	e.stoppedAt.CompareAndSwap(0, max(us, 1))
+}
+
+// sinceStartUS is now on the phase clock.
+func (e *Engine) sinceStartUS() int64 { return e.clock.Now().Sub(e.start).Microseconds() }
+
+// awaitDrain waits for in-flight requests, canceling them after Grace.
+func (e *Engine) awaitDrain(requests *sync.WaitGroup) {
+	drained, done := context.WithCancel(context.Background())
+	defer done()
+	var waiter sync.WaitGroup
+	waiter.Go(func() { requests.Wait(); done() })
+	if e.clock.SleepUntil(drained, e.clock.Now().Add(e.cfg.Grace)) {
+		e.abortReqs()
+	}
+	waiter.Wait()
 }
 
 // claim reserves the next request index, or returns false when the request

@@ -11,12 +11,11 @@ import (
 // execute sends one prepared request and describes what happened. renderErr
 // is a failure to build the request: it becomes a failed record, not a crash.
 func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr error, intended time.Duration, openLoop bool) *record.Result {
-	e.issued.Add(1)
 	e.inFlight.Add(1)
 	defer e.inFlight.Add(-1)
 
 	if renderErr != nil {
-		now := e.offset(time.Now())
+		now := e.offset(e.clock.Now())
 		return &record.Result{ID: i, Class: p.spec.Class, Expect: p.spec.Expect, SendUS: now,
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -12,20 +13,22 @@ import (
 // runClosedLoop starts Concurrency users; each sends a request, waits for
 // the whole reply, thinks, and repeats until issuing stops. It returns when
 // issuing has stopped (the users' last requests may still be in flight) or
-// when every user has finished because the request budget is spent.
+// when every user has finished because the request budget is spent. The
+// users are counted in wg.
 func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
-	var users sync.WaitGroup
-	for u := range e.cfg.Concurrency {
-		users.Add(1)
-		wg.Add(1)
-		go func() {
-			defer users.Done()
-			defer wg.Done()
-			e.user(issueCtx, reqCtx, uint64(u), out)
-		}()
-	}
+	var active atomic.Int64
+	active.Store(int64(e.cfg.Concurrency))
 	allDone := make(chan struct{})
-	go func() { users.Wait(); close(allDone) }()
+	for u := range e.cfg.Concurrency {
+		wg.Go(func() {
+			defer func() {
+				if active.Add(-1) == 0 {
+					close(allDone)
+				}
+			}()
+			e.user(issueCtx, reqCtx, uint64(u), out)
+		})
+	}
 	select {
 	case <-issueCtx.Done():
 	case <-allDone:
@@ -45,14 +48,14 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 			return
 		}
 		p, err := e.prepareNext(sess, i)
-		if issueCtx.Err() != nil {
+		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
 		out <- e.execute(reqCtx, i, p, err, 0, false)
 		if e.cfg.Think == nil {
 			continue
 		}
-		if d := e.cfg.Think.Sample(rng); d > 0 && !sleepCtx(issueCtx, d) {
+		if d := e.cfg.Think.Sample(rng); d > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(d)) {
 			return
 		}
 	}
@@ -69,12 +72,15 @@ func (e *Engine) awaitActive(issueCtx context.Context, id uint64) bool {
 	if e.cfg.Users == nil {
 		return true
 	}
-	for uint64(max(e.cfg.Users(time.Since(e.start)), 0)) <= id {
-		if !sleepCtx(issueCtx, rampPoll) {
+	for {
+		now := e.clock.Now()
+		if uint64(max(e.cfg.Users(now.Sub(e.start)), 0)) > id {
+			return true
+		}
+		if !e.clock.SleepUntil(issueCtx, now.Add(rampPoll)) {
 			return false
 		}
 	}
-	return true
 }
 
 // never is the offset an Arrivals returns when no request will ever be
@@ -84,39 +90,53 @@ const never = time.Duration(math.MaxInt64)
 // runOpenLoop issues requests at their intended offsets, whatever the
 // server's speed. The schedule is absolute (offsets from the start), so a
 // late wake-up never shifts later arrivals: the lag shows up as queue delay
-// instead of silently lowering the offered load.
+// instead of silently lowering the offered load. The requests are counted
+// in wg.
 func (e *Engine) runOpenLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
 	var slots chan struct{}
 	if e.cfg.MaxInFlight > 0 {
 		slots = make(chan struct{}, e.cfg.MaxInFlight)
 	}
 	for {
-		due := e.cfg.Arrivals.Next()
-		if due == never {
-			return // the schedule ran out (a trace played once)
-		}
-		if e.cfg.Duration > 0 && due >= e.cfg.Duration {
-			return
-		}
 		i, ok := e.claim()
 		if !ok {
+			return // the request budget is spent
+		}
+		due := e.cfg.Arrivals.Next()
+		if due == never || (e.cfg.Duration > 0 && due >= e.cfg.Duration) {
+			e.idleUntilStop(issueCtx)
 			return
 		}
 		p, err := e.prepare(i)
-		if !sleepUntil(issueCtx, e.start.Add(due)) {
+		if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {
 			return
 		}
 		if slots != nil && !acquire(issueCtx, slots) {
 			return
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if !e.admit(issueCtx) {
+			if slots != nil {
+				<-slots
+			}
+			return
+		}
+		wg.Go(func() {
 			if slots != nil {
 				defer func() { <-slots }()
 			}
 			out <- e.execute(reqCtx, i, p, err, due, true)
-		}()
+		})
+	}
+}
+
+// idleUntilStop is what an open loop does once its schedule has nothing
+// more due within the phase (a trace played once, or the next arrival of
+// a sparse rate beyond Duration): with a Duration the phase still lasts
+// it, issuing nothing, so the window is the configured one; without one
+// (a trace played once) the phase ends now, at its last request.
+func (e *Engine) idleUntilStop(issueCtx context.Context) {
+	if e.cfg.Duration > 0 {
+		<-issueCtx.Done()
 	}
 }
 

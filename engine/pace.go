@@ -18,12 +18,10 @@ const (
 	spinMargin   = 150 * time.Microsecond
 )
 
-// sleepUntil waits for the deadline; false means ctx ended first.
-func sleepUntil(ctx context.Context, deadline time.Time) bool {
-	if d := time.Until(deadline) - coarseMargin; d > 0 && !sleepCtx(ctx, d) {
-		return false
-	}
-	if ctx.Err() != nil {
+// preciseUntil waits for the deadline; false means ctx ended first. The
+// last 2 ms are not cancellable: a stop lands at most that late.
+func preciseUntil(ctx context.Context, deadline time.Time) bool {
+	if !timerUntil(ctx, deadline.Add(-coarseMargin)) {
 		return false
 	}
 	if d := time.Until(deadline) - spinMargin; d > 0 {
@@ -32,19 +30,4 @@ func sleepUntil(ctx context.Context, deadline time.Time) bool {
 	for time.Now().Before(deadline) {
 	}
 	return ctx.Err() == nil
-}
-
-// sleepCtx waits d; false means ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

@@ -1,11 +1,8 @@
 package engine
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/inferload/inferload/record"
 )
 
 // TestClosedLoopRamp: with Users set, only the active users send. A ramp
@@ -16,7 +13,8 @@ func TestClosedLoopRamp(t *testing.T) {
 	tests := []struct {
 		name      string
 		users     func(time.Duration) int
-		wantEarly int64 // most in flight among requests sent in the first half
+		wantEarly int64 // requests started per 20 ms slot in the first 300 ms
+		wantLate  int64 // the same after 300 ms (past the step and a poll)
 		wantPeak  int64 // most in flight over the phase
 	}{
 		// A step from 2 to 6 users half-way.
@@ -25,34 +23,36 @@ func TestClosedLoopRamp(t *testing.T) {
 				return 2
 			}
 			return 6
-		}, 2, 6},
+		}, 2, 6, 6},
 		// A function returning more than Concurrency is capped by it.
-		{"over the cap", func(time.Duration) int { return 100 }, 6, 6},
+		{"over the cap", func(time.Duration) int { return 100 }, 6, 6, 6},
 	}
 	for _, tt := range tests {
-		client := &serviceClient{service: 20 * time.Millisecond}
-		eng, err := New(Config{Client: client, Source: fixedSource{}, Render: render,
-			Concurrency: 6, Users: tt.users, Duration: 600 * time.Millisecond})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := make(chan *record.Result, 1024)
-		go func() { _ = eng.Run(context.Background(), out) }()
-		var early int64
-		byStart := map[int64]int64{}
-		for r := range out {
-			byStart[r.SendUS/20_000]++ // requests started per 20 ms slot ≈ users active then
-		}
-		for slot, n := range byStart {
-			if slot*20_000 < 250_000 {
-				early = max(early, n)
-			}
-		}
-		if early > tt.wantEarly {
-			t.Errorf("%s: %d requests started in one early 20 ms slot, want at most %d", tt.name, early, tt.wantEarly)
-		}
-		if got := client.peak.Load(); got != tt.wantPeak {
-			t.Errorf("%s: peak in flight %d, want %d", tt.name, got, tt.wantPeak)
-		}
+		t.Run(tt.name, func(t *testing.T) {
+			simulated(t, func(t *testing.T) {
+				client := &serviceClient{service: 20 * time.Millisecond}
+				rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: render, Clock: TimerClock{},
+					Concurrency: 6, Users: tt.users, Duration: 600 * time.Millisecond}, t.Context())
+				byStart := map[int64]int64{}
+				for _, r := range rs {
+					byStart[r.SendUS/20_000]++ // requests started per 20 ms slot = users active then
+				}
+				for slot := int64(0); slot < 30; slot++ {
+					want := tt.wantEarly
+					if slot >= 16 { // 320 ms: the newly active users woke from their 5 ms poll
+						want = tt.wantLate
+					}
+					if slot == 15 { // 300–320 ms: the step happens inside this slot
+						continue
+					}
+					if byStart[slot] != want {
+						t.Errorf("slot %d (%d ms): %d requests started, want %d", slot, slot*20, byStart[slot], want)
+					}
+				}
+				if got := client.peak.Load(); got != tt.wantPeak {
+					t.Errorf("peak in flight %d, want %d", got, tt.wantPeak)
+				}
+			})
+		})
 	}
 }

@@ -142,7 +142,7 @@ func (e *Engine) doWithRetries(ctx context.Context, i uint64, p prepared, tr *pr
 			rng = newRNG(e.cfg.Seed^0x5bd1e995, i) // reproducible jitter per request
 		}
 		wait := pol.backoff(n, tr.RetryAfter, rng)
-		if !sleepCtx(ctx, wait) {
+		if !e.clock.SleepUntil(ctx, e.clock.Now().Add(wait)) {
 			out.stop = record.RetryStopStopped
 			return out
 		}
@@ -169,7 +169,7 @@ func sentOrStart(tr *protocol.Trace) time.Time {
 }
 
 // runUS is now on the run clock.
-func (e *Engine) runUS() int64 { return time.Since(e.start).Microseconds() }
+func (e *Engine) runUS() int64 { return e.sinceStartUS() }
 
 // budgetBuckets is the sliding window's resolution: the window moves in
 // steps of a tenth of its length.

@@ -11,7 +11,7 @@ import (
 
 // withTrace makes cfg replay the plan's trace: its timestamps are the
 // arrivals, its lengths the requests'. A trace that plays once caps the
-// phase at its length.
+// phase at its length unless a duration is set (the phase then lasts it).
 func withTrace(p *plan.Plan, cfg engine.Config) (engine.Config, error) {
 	t := p.Load.Trace
 	tr, err := schedule.LoadTrace(t.Path, schedule.TraceOptions{Format: t.Format, Speed: t.Speed, Loop: t.Loop})
@@ -24,7 +24,7 @@ func withTrace(p *plan.Plan, cfg engine.Config) (engine.Config, error) {
 	}
 	cfg.Arrivals = tr
 	cfg.Source = traceSource{gen: gen, trace: tr}
-	if !t.Loop && (cfg.Requests == 0 || cfg.Requests > tr.Len()) {
+	if !t.Loop && cfg.Duration == 0 && (cfg.Requests == 0 || cfg.Requests > tr.Len()) {
 		cfg.Requests = tr.Len()
 	}
 	return cfg, nil
