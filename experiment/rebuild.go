@@ -67,7 +67,7 @@ func Rebuild(dir string) (*Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := judgeRun(s, p, agg, info); err != nil {
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Load: runLoad(p, agg, info)}); err != nil {
 		return nil, err
 	}
 	exprs, err := planThresholds(dir)

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
@@ -137,7 +138,7 @@ func runPhase(ctx context.Context, p *plan.Plan, opts Options, eng *engine.Engin
 	info := rec.finish(eng, start, ctx.Err() != nil)
 	s := rec.summary(info)
 	observe.Summarize(samples, info, s)
-	if err := judgeRun(s, p, rec.agg, info); err != nil {
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Load: runLoad(p, rec.agg, info)}); err != nil {
 		return phase{}, err
 	}
 	return phase{summary: s, pending: errors.Join(rec.err, telErr)}, nil

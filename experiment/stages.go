@@ -188,6 +188,9 @@ func (r *stagedRun) summary(interrupted bool) (*record.Summary, error) {
 	r.writeClosingEvents(info)
 	s := r.rec.summary(info)
 	observe.Summarize(samples, info, s)
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info}); err != nil {
+		return nil, err
+	}
 	s.Steps = r.steps
 	if r.so.Knee != nil {
 		s.Knee = r.knee()

@@ -60,7 +60,9 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 	r.measureUS = offUS + eng.StoppedIssuingUS()
 	info := record.RunInfo{Mode: st.Mode, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
 		MeasureEndUS: r.measureUS, EndUS: r.endUS}
-	step := stepFrom(agg.Summary(info), index, st, float64(offUS)/1e6, good)
+	sum := agg.Summary(info)
+	sum.Warnings = analyze.Warnings(sum)
+	step := stepFrom(sum, index, st, float64(offUS)/1e6, good)
 	step.Validity.AchievedLoad = r.achieved(st, &step, meanInFlight)
 	if err := analyze.Judge(&step, r.so.Criteria); err != nil {
 		return record.Step{}, err
