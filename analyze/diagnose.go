@@ -16,7 +16,8 @@ type Evidence struct {
 	// staged run, whose steps were each judged by Judge, so the run as a
 	// whole gets no validity.
 	Load *RunLoad
-	// Criteria judge validity; the zero value means the defaults.
+	// Criteria judge validity, and their confidence backs the sample-size
+	// warning; the zero value means the defaults.
 	Criteria Criteria
 }
 
@@ -30,7 +31,7 @@ type Evidence struct {
 // verdicts.
 func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
-	s.Warnings = append(Warnings(s), telemetryWarnings(s, measured)...)
+	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
 	s.Hints = Hints(measured, s)
 	if ev.Load == nil {
 		return nil

@@ -119,7 +119,7 @@ func TestHints(t *testing.T) {
 			saturated := slices.Contains(tt.want, "client_bound")
 			warned := saturated || tt.name == "contended"
 			// The telemetry's warnings follow the figures' own.
-			telemetry := s.Warnings[len(Warnings(s)):]
+			telemetry := s.Warnings[len(Warnings(s, Criteria{})):]
 			if s.Client != nil && s.Client.Saturated != saturated || warned != (len(telemetry) == 1) {
 				t.Errorf("client = %+v, warnings = %v", s.Client, s.Warnings)
 			}

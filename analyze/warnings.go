@@ -16,10 +16,12 @@ import (
 const inputDiffWarn = 0.05
 
 // Warnings lists, in a fixed order, every reason a reader should not take
-// the figures of s (a run's or one step's) at face value. The order is
-// part of the output: summaries must be byte-identical when rebuilt. The
-// list is never nil, so summary.json always has its "warnings" array.
-func Warnings(s *record.Summary) []string {
+// the figures of s (a run's or one step's) at face value; c's confidence
+// is the one the sample-size warning backs percentiles at, as validity
+// does. The order is part of the output: summaries must be byte-identical
+// when rebuilt. The list is never nil, so summary.json always has its
+// "warnings" array.
+func Warnings(s *record.Summary, c Criteria) []string {
 	w := []string{}
 	add := func(format string, args ...any) { w = append(w, fmt.Sprintf(format, args...)) }
 	r, t := s.Requests, s.Tally
@@ -37,7 +39,7 @@ func Warnings(s *record.Summary) []string {
 	if measured > 0 && s.WindowS <= 0 {
 		add("the measured window has no length: throughput is reported as 0")
 	}
-	if msg := sampleWarning(r.Succeeded); msg != "" {
+	if msg := sampleWarning(r.Succeeded, c.withDefaults().Confidence); msg != "" {
 		add("%s", msg)
 	}
 	if s.Tokens.Counted > 0 {
@@ -75,21 +77,17 @@ func Warnings(s *record.Summary) []string {
 	return w
 }
 
-// Sample sizes below which a tail percentile is mostly one or two requests.
-const (
-	minSamplesP99  = 100
-	minSamplesP999 = 1000
-)
-
-// sampleWarning says which tail percentiles n successful requests are too
-// few for: "" when they are enough for P99.9.
-func sampleWarning(n int64) string {
+// sampleWarning says which tail percentiles n successful requests cannot
+// back at confidence c, by the one minimum-samples rule validity uses too
+// (MinSamples, docs/metrics.md "Minimum samples"): "" when they back P99.9.
+func sampleWarning(n int64, c float64) string {
+	p99, p999 := int64(MinSamples(0.99, c)), int64(MinSamples(0.999, c))
 	switch {
-	case n > 0 && n < minSamplesP99:
-		return fmt.Sprintf("only %d successful requests: P99 needs at least %d and P99.9 at least %d to mean much",
-			n, minSamplesP99, minSamplesP999)
-	case n >= minSamplesP99 && n < minSamplesP999:
-		return fmt.Sprintf("only %d successful requests: P99.9 needs at least %d to mean much", n, minSamplesP999)
+	case n > 0 && n < p99:
+		return fmt.Sprintf("only %d successful requests: P99 needs at least %d and P99.9 at least %d to be backed at %.0f%% confidence",
+			n, p99, p999, 100*c)
+	case n >= p99 && n < p999:
+		return fmt.Sprintf("only %d successful requests: P99.9 needs at least %d to be backed at %.0f%% confidence", n, p999, 100*c)
 	}
 	return ""
 }

@@ -46,9 +46,14 @@ func TestWarnings(t *testing.T) {
 		recs []record.Result
 		want []string // prefixes of the expected warnings, in order
 	}{{
-		// 150 usage-reporting successes over a real window: only the P99.9 sample-size note.
-		name: "clean run", info: closedInfo, recs: repeat(150, ok),
-		want: []string{"only 150 successful requests: P99.9"},
+		// 300 usage-reporting successes over a real window back P99
+		// (299 needed): only the P99.9 sample-size note.
+		name: "clean run", info: closedInfo, recs: repeat(300, ok),
+		want: []string{"only 300 successful requests: P99.9 needs at least 2995 to be backed at 95% confidence"},
+	}, {
+		// 150 successes back P95 but not P99: both tail percentiles are named.
+		name: "below P99", info: closedInfo, recs: repeat(150, ok),
+		want: []string{"only 150 successful requests: P99 needs at least 299 and P99.9 at least 2995 to be backed at 95% confidence"},
 	}, {
 		// Interrupted, few samples, counted tokens, ignore_eos off, in that order.
 		name: "several at once",
@@ -81,13 +86,13 @@ func TestWarnings(t *testing.T) {
 		// The server counted 20% more prompt tokens than the client sent.
 		name: "input tokens differ",
 		info: closedInfo,
-		recs: repeat(1000, withRes(ok, func(r *record.Result) { r.InputTokens, r.PromptTokensSent = 12, 10 })),
-		want: []string{"the server counted +20.0% input tokens compared with the client's tokenizer over 1000 requests"},
+		recs: repeat(2995, withRes(ok, func(r *record.Result) { r.InputTokens, r.PromptTokensSent = 12, 10 })),
+		want: []string{"the server counted +20.0% input tokens compared with the client's tokenizer over 2995 requests"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Warnings(summarize(tt.info, tt.recs))
+			got := Warnings(summarize(tt.info, tt.recs), Criteria{})
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tt.want))
 			}
@@ -97,5 +102,33 @@ func TestWarnings(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSampleWarningMatchesBacked: the sample-size warning and validity's
+// percentile backing are one rule: at every edge and confidence, the
+// warning names P99 exactly when Backed stops below p99, and P99.9 exactly
+// when it stops below p999.
+func TestSampleWarningMatchesBacked(t *testing.T) {
+	t.Parallel()
+	// 95% (the default): P99 needs 299, P99.9 2995; 99%: 459 and 4603.
+	edges := []int64{1, 58, 59, 298, 299, 300, 458, 459, 2994, 2995, 4602, 4603, 10_000}
+	for _, c := range []float64{0.95, 0.99} {
+		for _, n := range edges {
+			msg, backed := sampleWarning(n, c), Backed(n, c)
+			p99Named := strings.Contains(msg, "P99 needs")
+			p999Named := strings.Contains(msg, "P99.9")
+			if p99Named != (backed != "p99" && backed != "p999") || p999Named != (backed != "p999") {
+				t.Errorf("n=%d at %.0f%%: warning %q, but Backed says %s", n, 100*c, msg, backed)
+			}
+		}
+	}
+	// No success: the "no request succeeded" warning speaks instead.
+	if msg := sampleWarning(0, 0.95); msg != "" {
+		t.Errorf("n=0: warning %q", msg)
+	}
+	// The numbers the warning states are MinSamples'.
+	if got, want := sampleWarning(300, 0.99), "only 300 successful requests: P99 needs at least 459 and P99.9 at least 4603 to be backed at 99% confidence"; got != want {
+		t.Errorf("warning %q, want %q", got, want)
 	}
 }

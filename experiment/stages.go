@@ -188,7 +188,7 @@ func (r *stagedRun) summary(interrupted bool) (*record.Summary, error) {
 	r.writeClosingEvents(info)
 	s := r.rec.summary(info)
 	observe.Summarize(samples, info, s)
-	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info}); err != nil {
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Criteria: r.so.Criteria}); err != nil {
 		return nil, err
 	}
 	s.Steps = r.steps

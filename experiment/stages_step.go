@@ -61,7 +61,7 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 	info := record.RunInfo{Mode: st.Mode, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
 		MeasureEndUS: r.measureUS, EndUS: r.endUS}
 	sum := agg.Summary(info)
-	sum.Warnings = analyze.Warnings(sum)
+	sum.Warnings = analyze.Warnings(sum, r.so.Criteria)
 	step := stepFrom(sum, index, st, float64(offUS)/1e6, good)
 	step.Validity.AchievedLoad = r.achieved(st, &step, meanInFlight)
 	if err := analyze.Judge(&step, r.so.Criteria); err != nil {
