@@ -63,9 +63,10 @@ func Hints(measured []observe.Sample, s *record.Summary) []record.Hint {
 	return out
 }
 
-// halves is a series' mean over the first and the second half of its
-// samples, by time, so "growing" and "flat" compare like with like.
-func halves(samples []observe.Sample, name string) (first, second float64, ok bool) {
+// Halves is a series' mean over the first and the second half of its
+// samples, by time, so "growing" and "flat" compare like with like. ok is
+// false with fewer than 4 samples or an empty half.
+func Halves(samples []observe.Sample, name string) (first, second float64, ok bool) {
 	var vals []float64
 	var lo, hi int64 = 1 << 62, -1
 	for _, smp := range samples {
@@ -117,7 +118,7 @@ func computeBound(in hintInput) *record.Hint {
 	if n == 0 || util < ComputeBoundUtilPct || memoryBound(in) != nil {
 		return nil
 	}
-	a, b, ok := halves(in.server, observe.OutputTokensPerS)
+	a, b, ok := Halves(in.server, observe.OutputTokensPerS)
 	if !ok || a <= 0 || b > a*(1+FlatTolerance) || b < a*(1-FlatTolerance) {
 		return nil
 	}
@@ -138,7 +139,7 @@ func memoryBound(in hintInput) *record.Hint {
 }
 
 func schedulerLimit(in hintInput) *record.Hint {
-	a, b, ok := halves(in.server, observe.QueueDepth)
+	a, b, ok := Halves(in.server, observe.QueueDepth)
 	util, _, n := observe.Stat(in.server, observe.GPUUtil)
 	if !ok || n == 0 || b < QueueGrowthMin || b < a*QueueGrowthFactor || util >= SchedulerUtilPct {
 		return nil
