@@ -111,3 +111,54 @@ func judgeLate(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	invalid("%.1f%% of requests started late (more than %.0f%% allowed): the client or its in-flight cap could not keep the schedule",
 		frac*100, c.MaxLate*100)
 }
+
+// RunLoad is the load a single-phase run meant to apply and the load it
+// achieved, in one unit: users in a closed loop, requests/s in an open one.
+type RunLoad struct {
+	// Intended is 0 when there is no one number to hold the run to (a
+	// replayed trace, compute pacing, users who think between requests).
+	Intended float64
+	// Achieved is record.Aggregate.AchievedLoad over the measured window.
+	Achieved float64
+}
+
+// JudgeRun fills s.Validity of a single-phase run with the rules a sweep's
+// steps get (Judge), the run judged as one constant step at load.Intended,
+// from figures the records alone determine, so the live run and a rebuild
+// agree. With several request classes it adds each class's backing; a
+// client that telemetry found saturated (s.Client, from observe.Summarize)
+// makes the run invalid.
+func JudgeRun(s *record.Summary, load RunLoad, c Criteria) error {
+	step := record.Step{Kind: record.StepConstant, Mode: s.Mode, Target: load.Intended,
+		WindowS: s.WindowS, Requests: s.Requests, Metrics: s.Metrics}
+	step.Validity.AchievedLoad = load.Achieved
+	if err := Judge(&step, c); err != nil {
+		return err
+	}
+	v := &step.Validity
+	v.Classes = classBacking(s, c.withDefaults().Confidence)
+	if s.Client != nil && s.Client.Saturated && !v.ClientSaturated {
+		v.ClientSaturated, v.Valid = true, false
+		v.Reasons = append(v.Reasons, "the load generator itself was saturated (see client): the server saw less load than planned")
+	}
+	s.Validity = v
+	return nil
+}
+
+// classBacking is, per request class, the highest percentile each latency
+// metric's own sample count backs at the given confidence (absent with a
+// single class).
+func classBacking(s *record.Summary, confidence float64) map[string]map[string]string {
+	if len(s.Classes) < 2 {
+		return nil
+	}
+	out := make(map[string]map[string]string, len(s.Classes))
+	for name, b := range s.Classes {
+		m := b.Metrics
+		out[name] = map[string]string{
+			"ttft": Backed(m.TTFT.Count, confidence), "itl": Backed(m.ITL.Count, confidence),
+			"tpot": Backed(m.TPOT.Count, confidence), "e2e": Backed(m.E2E.Count, confidence),
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -59,5 +60,69 @@ func TestJudgeRejectsUnknownPercentile(t *testing.T) {
 	s := record.Step{}
 	if err := Judge(&s, Criteria{Required: "p12"}); err == nil {
 		t.Error("Judge accepted percentile p12")
+	}
+}
+
+// TestJudgeRun: a single-phase run is judged as one constant step, gets
+// its classes' backing, and is invalid when telemetry found the client
+// saturated.
+func TestJudgeRun(t *testing.T) {
+	t.Parallel()
+	metrics := func(n int64) record.Metrics {
+		return record.Metrics{E2E: record.Stats{Count: n}, TTFT: record.Stats{Count: n}, ITL: record.Stats{Count: 10 * n}, TPOT: record.Stats{Count: n}}
+	}
+	run := func(n int64) *record.Summary {
+		return &record.Summary{Mode: record.ModeClosed, WindowS: 10, Requests: record.Requests{Succeeded: n}, Metrics: metrics(n)}
+	}
+	tests := []struct {
+		name    string
+		s       *record.Summary
+		load    RunLoad
+		valid   bool
+		reason  string
+		classes map[string]map[string]string
+	}{
+		// 400 samples, 8 users planned and 7.9 applied: valid, no class table.
+		{"healthy", run(400), RunLoad{Intended: 8, Achieved: 7.9}, true, "", nil},
+		// No intended load (a trace): only the samples are judged.
+		{"no intended load", run(400), RunLoad{Achieved: 3}, true, "", nil},
+		// 8 users planned, 5 applied: invalid, as a step would be.
+		{"load not achieved", run(400), RunLoad{Intended: 8, Achieved: 5}, false, "below the intended 8", nil},
+		// The client was saturated: invalid whatever the load says.
+		{"client saturated", func() *record.Summary {
+			s := run(400)
+			s.Client = &record.ClientTelemetry{Saturated: true}
+			return s
+		}(), RunLoad{Intended: 8, Achieved: 8}, false, "the load generator itself was saturated", nil},
+		// Two classes, 300 and 30 requests (ten ITL gaps each): each class
+		// says what its own samples back by the one binomial rule (P99.9
+		// needs 2995, P99 299, P90 29).
+		{"classes", func() *record.Summary {
+			s := run(330)
+			s.Classes = map[string]*record.Breakdown{"chat": {Metrics: metrics(300)}, "doc": {Metrics: metrics(30)}}
+			return s
+		}(), RunLoad{}, true, "", map[string]map[string]string{
+			"chat": {"ttft": "p99", "itl": "p999", "tpot": "p99", "e2e": "p99"},
+			"doc":  {"ttft": "p90", "itl": "p99", "tpot": "p90", "e2e": "p90"},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if err := JudgeRun(tt.s, tt.load, Criteria{}); err != nil {
+				t.Fatal(err)
+			}
+			v := tt.s.Validity
+			joined := strings.Join(v.Reasons, "; ")
+			if v.Valid != tt.valid || (tt.reason == "") != (joined == "") || !strings.Contains(joined, tt.reason) {
+				t.Errorf("valid=%v reasons=%q, want valid=%v reason %q", v.Valid, joined, tt.valid, tt.reason)
+			}
+			if v.AchievedLoad != tt.load.Achieved || v.Percentiles["e2e"] == "" {
+				t.Errorf("validity %+v: want achieved %v and the backed percentiles", v, tt.load.Achieved)
+			}
+			if !reflect.DeepEqual(v.Classes, tt.classes) {
+				t.Errorf("classes = %v, want %v", v.Classes, tt.classes)
+			}
+		})
 	}
 }

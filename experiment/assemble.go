@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -71,10 +72,8 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	observe.Summarize(samples, info, s)
-	if !d.staged() {
-		if err := judgeRun(s, p, agg, info); err != nil {
-			return nil, err
-		}
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Load: runLoad(p, d, agg, info), Criteria: d.Criteria}); err != nil {
+		return nil, err
 	}
 	if err := applyThresholds(s, p.Thresholds); err != nil {
 		return nil, err

@@ -73,6 +73,7 @@ func tally(res *record.Result, slos []analyze.SLOBound, tallies []analyze.Tally)
 func buildStep(acc *stepAcc, m record.StageMark, p *plan.Plan, d Design) (record.Step, error) {
 	info := m.RunInfo()
 	s := acc.agg.Summary(info)
+	s.Warnings = analyze.Warnings(s, d.Criteria)
 	step := record.Step{
 		Index: m.Index, Kind: m.Kind, Mode: m.Mode, Target: m.Target, From: m.From,
 		StartS: float64(m.StartUS) / 1e6, WindowS: s.WindowS, Requests: s.Requests,

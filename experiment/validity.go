@@ -6,24 +6,14 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// judgeRun gives a single-phase run its validity verdict with the rules a
-// sweep's steps get (analyze.Judge), from figures the records alone
-// determine. Staged runs are judged step by step instead.
-func judgeRun(s *record.Summary, p *plan.Plan, agg *record.Aggregate, info record.RunInfo) error {
-	step := record.Step{Kind: record.StepConstant, Mode: s.Mode, Target: intendedLoad(p),
-		WindowS: s.WindowS, Requests: s.Requests, Metrics: s.Metrics}
-	step.Validity.AchievedLoad = agg.AchievedLoad(info)
-	if err := analyze.Judge(&step, analyze.Criteria{}); err != nil {
-		return err
+// runLoad is the load analyze.Diagnose judges a single-phase run's
+// validity by, from figures the records alone determine; nil for a staged
+// run, judged step by step instead.
+func runLoad(p *plan.Plan, d Design, agg *record.Aggregate, info record.RunInfo) *analyze.RunLoad {
+	if d.staged() {
+		return nil
 	}
-	v := &step.Validity
-	v.Classes = classBacking(s)
-	if s.Client != nil && s.Client.Saturated && !v.ClientSaturated {
-		v.ClientSaturated, v.Valid = true, false
-		v.Reasons = append(v.Reasons, "the load generator itself was saturated (see client): the server saw less load than planned")
-	}
-	s.Validity = v
-	return nil
+	return &analyze.RunLoad{Intended: intendedLoad(p), Achieved: agg.AchievedLoad(info)}
 }
 
 // intendedLoad is the load a run means to apply, in AchievedLoad's unit,
@@ -39,22 +29,4 @@ func intendedLoad(p *plan.Plan) float64 {
 		return l.Rate
 	}
 	return float64(l.Concurrency)
-}
-
-// classBacking is, per request class, the highest percentile each latency
-// metric's own sample count backs (absent with a single class).
-func classBacking(s *record.Summary) map[string]map[string]string {
-	if len(s.Classes) < 2 {
-		return nil
-	}
-	const c = 0.95 // the confidence analyze.Judge backs percentiles at by default
-	out := make(map[string]map[string]string, len(s.Classes))
-	for name, b := range s.Classes {
-		m := b.Metrics
-		out[name] = map[string]string{
-			"ttft": analyze.Backed(m.TTFT.Count, c), "itl": analyze.Backed(m.ITL.Count, c),
-			"tpot": analyze.Backed(m.TPOT.Count, c), "e2e": analyze.Backed(m.E2E.Count, c),
-		}
-	}
-	return out
 }

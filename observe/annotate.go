@@ -24,7 +24,9 @@ const (
 	EventErrorBurst record.EventKind = "error_burst"
 )
 
-// Thresholds of the annotations and hints, documented in docs/telemetry.md.
+// Thresholds of the annotations and the client's saturation verdict,
+// documented in docs/telemetry.md (analyze's oom_risk hint reads OOMRiskFrac
+// too).
 const (
 	// SaturationCPUPct: client CPU above this share of the CPUs it may
 	// use (GOMAXPROCS) is saturation on its own.
@@ -175,8 +177,9 @@ func busy(s Sample) bool {
 	return s.Values[ClientCPUPct] >= SaturationLagCPUPct || backlog
 }
 
-// contended says one client sample saw scheduling lag past the threshold
-// while the client itself was not busy: other processes held the CPU.
-func contended(s Sample) bool {
+// Contended says one client sample saw scheduling lag past the threshold
+// while the client itself was not busy: other processes held the CPU (the
+// host-contention warning, analyze.Diagnose).
+func Contended(s Sample) bool {
 	return s.Values[ClientSchedLagP99] >= SaturationLagMS && !busy(s)
 }

@@ -7,12 +7,13 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// Summarize fills s.Server, s.Client and s.Hints from a run's samples (in
-// telemetry.jsonl order) and adds a warning when the client was saturated.
-// It is a pure function of its inputs, so a rebuilt summary is identical.
-// Only samples inside the measured window count.
+// Summarize fills s.Server and s.Client from a run's samples (in
+// telemetry.jsonl order). It is a pure function of its inputs, so a
+// rebuilt summary is identical. Only samples inside the measured window
+// (Measured) count. The verdicts on them, hints and warnings, are
+// analyze.Diagnose's, which reads s.Client: call it after Summarize.
 func Summarize(samples []Sample, info record.RunInfo, s *record.Summary) {
-	in := measured(samples, info)
+	in := Measured(samples, info)
 	if len(in) == 0 {
 		return
 	}
@@ -27,17 +28,11 @@ func Summarize(samples []Sample, info record.RunInfo, s *record.Summary) {
 		}
 		s.Server.Sources = append(s.Server.Sources, sourceSummary(src, bySource[src]))
 	}
-	s.Hints = hints(bySource, s)
-	if s.Client != nil && s.Client.Saturated {
-		s.Warnings = append(s.Warnings, "the load generator was saturated ("+s.Client.Verdict+"): latency and throughput may measure the client, not the server; results may be invalid")
-	}
-	if w := contentionWarning(in); w != "" {
-		s.Warnings = append(s.Warnings, w)
-	}
 }
 
-// measured keeps the samples of the measured window.
-func measured(samples []Sample, info record.RunInfo) []Sample {
+// Measured keeps the samples of the measured window, in their order: from
+// the warm-up's end to the measured end (the run's end when there is none).
+func Measured(samples []Sample, info record.RunInfo) []Sample {
 	end := info.MeasureEndUS
 	if end <= info.WarmupEndUS {
 		end = info.EndUS
@@ -96,8 +91,9 @@ func sourceSummary(src string, samples []Sample) record.TelemetrySource {
 	return ts
 }
 
-// stat is one series' mean and max over samples that carry it.
-func stat(samples []Sample, name string) (mean, maxV float64, n int) {
+// Stat is one series' mean and max over the samples that carry it (gaps
+// excluded), and how many did; all 0 when none did.
+func Stat(samples []Sample, name string) (mean, maxV float64, n int) {
 	maxV = math.Inf(-1)
 	for _, smp := range samples {
 		if v, ok := smp.Values[name]; ok && !smp.Gap {
@@ -114,16 +110,16 @@ func stat(samples []Sample, name string) (mean, maxV float64, n int) {
 
 func clientSummary(samples []Sample) *record.ClientTelemetry {
 	c := &record.ClientTelemetry{}
-	c.CPUPctMean, c.CPUPctMax, _ = stat(samples, ClientCPUPct)
-	_, c.RSSMaxMiB, _ = stat(samples, ClientRSSMiB)
-	_, c.GoroutinesMax, _ = stat(samples, ClientGoroutines)
-	gcMean, _, gcN := stat(samples, ClientGCPauseMS)
+	c.CPUPctMean, c.CPUPctMax, _ = Stat(samples, ClientCPUPct)
+	_, c.RSSMaxMiB, _ = Stat(samples, ClientRSSMiB)
+	_, c.GoroutinesMax, _ = Stat(samples, ClientGoroutines)
+	gcMean, _, gcN := Stat(samples, ClientGCPauseMS)
 	c.GCPauseTotalMS = gcMean * float64(gcN)
-	_, c.GCPauseMaxMS, _ = stat(samples, ClientGCPauseMaxMS)
-	_, c.SchedLagP99MaxMS, _ = stat(samples, ClientSchedLagP99)
-	_, c.PacerLagMaxMS, _ = stat(samples, ClientPacerLagMS)
-	c.BytesInPerSMean, _, _ = stat(samples, ClientBytesInPS)
-	c.BytesOutPerSMean, _, _ = stat(samples, ClientBytesOutPS)
+	_, c.GCPauseMaxMS, _ = Stat(samples, ClientGCPauseMaxMS)
+	_, c.SchedLagP99MaxMS, _ = Stat(samples, ClientSchedLagP99)
+	_, c.PacerLagMaxMS, _ = Stat(samples, ClientPacerLagMS)
+	c.BytesInPerSMean, _, _ = Stat(samples, ClientBytesInPS)
+	c.BytesOutPerSMean, _, _ = Stat(samples, ClientBytesOutPS)
 	run := newOverRun()
 	for _, smp := range samples {
 		if run.see(smp) {
@@ -137,22 +133,4 @@ func clientSummary(samples []Sample) *record.ClientTelemetry {
 			c.SaturatedSeconds, c.CPUPctMax, SaturationCPUPct, c.SchedLagP99MaxMS, SaturationLagMS)
 	}
 	return c
-}
-
-// contentionWarning notes lag the client did not cause: goroutines waited
-// for a CPU while the client was mostly idle, so other processes held it.
-// The results stand, but each timing may carry up to that much delay.
-func contentionWarning(samples []Sample) string {
-	var worst float64
-	n := 0
-	for _, smp := range samples {
-		if smp.Source == "client" && contended(smp) {
-			worst = max(worst, smp.Values[ClientSchedLagP99])
-			n++
-		}
-	}
-	if n == 0 {
-		return ""
-	}
-	return fmt.Sprintf("the host was busy with other work: in %d client samples goroutines waited up to %.0f ms (p99) for a CPU while the load generator used under %.0f%% of its CPUs; timings may carry that much client-side delay", n, worst, SaturationLagCPUPct)
 }

@@ -225,7 +225,8 @@ func (a *Aggregate) Running() Running {
 }
 
 // Summary computes the summary of everything added so far. It can be called
-// more than once; Add may continue afterwards.
+// more than once; Add may continue afterwards. It holds figures only: the
+// verdicts on them (warnings, hints, validity) are analyze.Diagnose's.
 func (a *Aggregate) Summary(info RunInfo) *Summary {
 	from, to, drained := a.window(info)
 	windowS := float64(to-from) / 1e6
@@ -253,11 +254,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
-	s.Warnings = a.warnings(s)
-	if drained && windowS > 0 {
-		s.Warnings = append(s.Warnings, "throughput is measured up to the last reply, drain included: "+
-			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
-	}
+	s.Tally = a.tally(drained)
 	return s
 }
 

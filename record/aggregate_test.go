@@ -284,53 +284,49 @@ func flattenInto(out map[string]any, prefix string, v any) {
 	}
 }
 
-// TestAggregateWarnings checks which warnings a run earns, in order.
-func TestAggregateWarnings(t *testing.T) {
+// TestAggregateTally: the counts only the warnings read (analyze.Warnings)
+// are tallied, and stay out of summary.json.
+func TestAggregateTally(t *testing.T) {
 	t.Parallel()
-	ok := streamed(0, []int64{1000, 2000}, 3000, 2)
 	tests := []struct {
 		name string
 		info RunInfo
 		recs []Result
-		want []string // prefixes of the expected warnings, in order
+		want Tally
 	}{{
-		// 150 usage-reporting successes over a real window: only the P99.9 sample-size note.
-		name: "clean run", info: closedInfo, recs: repeat(150, ok),
-		want: []string{"only 150 successful requests: P99.9"},
+		// Streamed usage-reporting successes over a real window: nothing to tally.
+		name: "clean run", info: closedInfo, recs: repeat(3, streamed(0, []int64{1000, 2000}, 3000, 2)),
 	}, {
-		// Interrupted, few samples, counted tokens, ignore_eos off, in that order.
-		name: "several at once",
-		info: RunInfo{EndUS: 1e6, Interrupted: true},
-		recs: []Result{withRes(ok, func(r *Result) { r.TokenSource, r.IgnoreEOS, r.MaxTokens = TokensCounted, true, 5 })},
-		want: []string{"the run was interrupted", "only 1 successful requests: P99 ", "output tokens of 1 of 1", "ignore_eos not honoured: 1 of 1"},
-	}, {
-		// Nothing measured at all: one warning says so and nothing else is claimed.
-		name: "only warm-up", info: closedInfo, recs: []Result{withRes(ok, func(r *Result) { r.Warmup = true })},
-		want: []string{"no measured requests"},
-	}, {
-		// Failures only, plus a failed warm-up request.
-		name: "all failed",
-		info: closedInfo,
+		// A failed warm-up request counts; a measured failure does not.
+		name: "warm-up failed", info: closedInfo,
 		recs: []Result{{Error: ErrHTTP429}, {Warmup: true, Error: ErrHTTP429}},
-		want: []string{"no request succeeded", "1 of 1 warm-up requests failed"},
+		want: Tally{WarmupFailed: 1},
 	}, {
-		// Late open-loop start, a non-streamed reply and a 2 h E2E clamped to 1 h.
-		name: "late, non-streamed, clamped",
-		info: RunInfo{EndUS: 1e6, WarmupEndUS: 1e6},
+		// A late open-loop, non-streamed reply with a 2 h E2E clamped to
+		// 1 h, in a zero-length window: everything but the drain.
+		name: "late, non-streamed, clamped", info: RunInfo{EndUS: 1e6, WarmupEndUS: 1e6},
 		recs: []Result{{OpenLoop: true, Late: true, E2EUS: 7200e6, OutputTokens: 1, TokenSource: TokensUsage}},
-		want: []string{"the measured window has no length", "only 1 successful", "1 successful requests were not streamed", "1 of 1 measured open-loop requests started late", "1 latency values"},
+		want: Tally{NonStreamed: 1, OpenLoop: 1, Clamped: 1},
+	}, {
+		// Load offered for 0.5 s, replies until 1 s: the window runs to
+		// the last reply, drain included.
+		name: "drained", info: RunInfo{MeasureEndUS: 500_000, EndUS: 1e6},
+		recs: []Result{streamed(0, []int64{1000}, 900_000, 1)},
+		want: Tally{Drained: true},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := summarize(tt.info, tt.recs).Warnings
-			if len(got) != len(tt.want) {
-				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tt.want))
+			s := summarize(tt.info, tt.recs)
+			if s.Tally != tt.want {
+				t.Errorf("tally = %+v, want %+v", s.Tally, tt.want)
 			}
-			for i := range got {
-				if !strings.HasPrefix(got[i], tt.want[i]) {
-					t.Errorf("warning %d = %q, want prefix %q", i, got[i], tt.want[i])
-				}
+			raw, err := json.Marshal(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, []byte("Tally")) || bytes.Contains(raw, []byte("NonStreamed")) {
+				t.Errorf("summary.json carries the tally: %s", raw)
 			}
 		})
 	}

@@ -54,7 +54,7 @@ type Summary struct {
 	// chain class, keyed by class name; absent without one (record/chain.go).
 	Chains map[string]*ChainSummary `json:"chains,omitempty"`
 	// Warnings are plain sentences, in a fixed order, about figures a reader
-	// should not trust as-is.
+	// should not trust as-is (analyze.Warnings and analyze.Diagnose).
 	Warnings []string `json:"warnings"`
 	// Thresholds are the plan's pass/fail checks, in plan order; absent when
 	// the plan has none.
@@ -77,8 +77,13 @@ type Summary struct {
 	Server *ServerTelemetry `json:"server,omitempty"`
 	// Client is the load generator's own load and saturation verdict.
 	Client *ClientTelemetry `json:"client,omitempty"`
-	// Hints are bottleneck hints from the rules in docs/telemetry.md.
+	// Hints are bottleneck hints from the rules in docs/telemetry.md
+	// (analyze.Hints).
 	Hints []Hint `json:"hints,omitempty"`
+
+	// Tally is what the warnings read that no figure above shows; it is
+	// not part of summary.json.
+	Tally Tally `json:"-"`
 }
 
 // ThresholdResult is the verdict of one threshold expression.

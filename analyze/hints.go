@@ -1,10 +1,14 @@
-package observe
+package analyze
+
+// This file: the bottleneck hints, rules over the measured window's
+// server, GPU and client telemetry (docs/telemetry.md, "Bottleneck hints").
 
 import (
 	"fmt"
 	"maps"
 	"slices"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
@@ -30,14 +34,20 @@ const (
 // sources (a value is taken from whichever source carries it), the client
 // summary and the run's own figures.
 type hintInput struct {
-	server []Sample
+	server []observe.Sample
 	s      *record.Summary
 }
 
-// hints applies each rule in a fixed order; a rule fires only on the
-// figures it cites.
-func hints(bySource map[string][]Sample, s *record.Summary) []record.Hint {
+// Hints applies each rule, in a fixed order, to the measured window's
+// samples (observe.Measured) and to s, whose Client and Requests it reads
+// (s.Client is observe.Summarize's); a rule fires only on the figures it
+// cites. nil when none fires.
+func Hints(measured []observe.Sample, s *record.Summary) []record.Hint {
 	in := hintInput{s: s}
+	bySource := map[string][]observe.Sample{}
+	for _, smp := range measured {
+		bySource[smp.Source] = append(bySource[smp.Source], smp)
+	}
 	// Sorted, so float sums run in one order and a rebuild is identical.
 	for _, src := range slices.Sorted(maps.Keys(bySource)) {
 		if src != "client" {
@@ -53,9 +63,10 @@ func hints(bySource map[string][]Sample, s *record.Summary) []record.Hint {
 	return out
 }
 
-// halves is a series' mean over the first and the second half of its
-// samples, by time, so "growing" and "flat" compare like with like.
-func halves(samples []Sample, name string) (first, second float64, ok bool) {
+// Halves is a series' mean over the first and the second half of its
+// samples, by time, so "growing" and "flat" compare like with like. ok is
+// false with fewer than 4 samples or an empty half.
+func Halves(samples []observe.Sample, name string) (first, second float64, ok bool) {
 	var vals []float64
 	var lo, hi int64 = 1 << 62, -1
 	for _, smp := range samples {
@@ -103,11 +114,11 @@ func clientBound(in hintInput) *record.Hint {
 // for want of KV cache is busy and flat too, but its remedy is memory, and
 // two hints for one cause would send the reader two ways.
 func computeBound(in hintInput) *record.Hint {
-	util, _, n := stat(in.server, GPUUtil)
+	util, _, n := observe.Stat(in.server, observe.GPUUtil)
 	if n == 0 || util < ComputeBoundUtilPct || memoryBound(in) != nil {
 		return nil
 	}
-	a, b, ok := halves(in.server, OutputTokensPerS)
+	a, b, ok := Halves(in.server, observe.OutputTokensPerS)
 	if !ok || a <= 0 || b > a*(1+FlatTolerance) || b < a*(1-FlatTolerance) {
 		return nil
 	}
@@ -117,8 +128,8 @@ func computeBound(in hintInput) *record.Hint {
 }
 
 func memoryBound(in hintInput) *record.Hint {
-	_, kv, n := stat(in.server, KVCacheUsage)
-	pMean, pMax, pn := stat(in.server, PreemptionsPerS)
+	_, kv, n := observe.Stat(in.server, observe.KVCacheUsage)
+	pMean, pMax, pn := observe.Stat(in.server, observe.PreemptionsPerS)
 	if n == 0 || pn == 0 || kv < MemoryBoundKV || pMax <= 0 {
 		return nil
 	}
@@ -128,8 +139,8 @@ func memoryBound(in hintInput) *record.Hint {
 }
 
 func schedulerLimit(in hintInput) *record.Hint {
-	a, b, ok := halves(in.server, QueueDepth)
-	util, _, n := stat(in.server, GPUUtil)
+	a, b, ok := Halves(in.server, observe.QueueDepth)
+	util, _, n := observe.Stat(in.server, observe.GPUUtil)
 	if !ok || n == 0 || b < QueueGrowthMin || b < a*QueueGrowthFactor || util >= SchedulerUtilPct {
 		return nil
 	}
@@ -139,8 +150,8 @@ func schedulerLimit(in hintInput) *record.Hint {
 }
 
 func oomRisk(in hintInput) *record.Hint {
-	_, frac, n := stat(in.server, GPUMemUsedFrac)
-	if n == 0 || frac < OOMRiskFrac || in.s.Requests.Failed == 0 {
+	_, frac, n := observe.Stat(in.server, observe.GPUMemUsedFrac)
+	if n == 0 || frac < observe.OOMRiskFrac || in.s.Requests.Failed == 0 {
 		return nil
 	}
 	return &record.Hint{Rule: "oom_risk",

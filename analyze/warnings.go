@@ -1,0 +1,125 @@
+package analyze
+
+// This file: the warnings, every reason a reader should not take a
+// summary's figures at face value, each with its rule.
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/record"
+)
+
+// inputDiffWarn is the relative gap between the server's and the client's
+// prompt token counts beyond which the summary warns (5%).
+const inputDiffWarn = 0.05
+
+// Warnings lists, in a fixed order, every reason a reader should not take
+// the figures of s (a run's or one step's) at face value; c's confidence
+// is the one the sample-size warning backs percentiles at, as validity
+// does. The order is part of the output: summaries must be byte-identical
+// when rebuilt. The list is never nil, so summary.json always has its
+// "warnings" array.
+func Warnings(s *record.Summary, c Criteria) []string {
+	w := []string{}
+	add := func(format string, args ...any) { w = append(w, fmt.Sprintf(format, args...)) }
+	r, t := s.Requests, s.Tally
+	measured := r.Succeeded + r.Failed
+
+	if s.Interrupted {
+		add("the run was interrupted: figures cover only the part that ran")
+	}
+	switch {
+	case measured == 0:
+		add("no measured requests: every figure is empty (is the warm-up as long as the run?)")
+	case r.Succeeded == 0:
+		add("no request succeeded: latency and throughput figures are empty; see errors")
+	}
+	if measured > 0 && s.WindowS <= 0 {
+		add("the measured window has no length: throughput is reported as 0")
+	}
+	if msg := sampleWarning(r.Succeeded, c.withDefaults().Confidence); msg != "" {
+		add("%s", msg)
+	}
+	if s.Tokens.Counted > 0 {
+		add("output tokens of %d of %d successful requests were counted by the client, not reported by the server: "+
+			"a stream chunk carrying several tokens counts as one (ask for usage: stream_options.include_usage)",
+			s.Tokens.Counted, r.Succeeded)
+	}
+	if t.NonStreamed > 0 {
+		add("%d successful requests were not streamed: TTFT, ITL and TPOT come from streamed requests only", t.NonStreamed)
+	}
+	if c := s.Checks; c.InputTokensCompared > 0 && math.Abs(c.InputTokensDiff) > inputDiffWarn {
+		add("the server counted %+.1f%% input tokens compared with the client's tokenizer over %d requests: "+
+			"prompt lengths are not what the plan says (set workload.tokenizer to the model's tokenizer.json; "+
+			"chat templates add a few tokens per request)", 100*c.InputTokensDiff, c.InputTokensCompared)
+	}
+	if c := s.Checks; c.IgnoreEOSNotHonoured > 0 {
+		add("ignore_eos not honoured: %d of %d requests that asked for it returned output_tokens != max_tokens; "+
+			"output lengths, TPOT and token throughput differ from the plan", c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked)
+	}
+	if r.Late > 0 {
+		add("%d of %d measured open-loop requests started late: the client could not keep to the schedule "+
+			"(max_in_flight cap or client CPU); latencies count from the intended time, so the delay is in them",
+			r.Late, t.OpenLoop)
+	}
+	if t.WarmupFailed > 0 {
+		add("%d of %d warm-up requests failed (not counted in errors)", t.WarmupFailed, r.Warmup)
+	}
+	if t.Clamped > 0 {
+		add("%d latency values were outside 0 to 1 h and were clamped to that range", t.Clamped)
+	}
+	if t.Drained && s.WindowS > 0 {
+		add("throughput is measured up to the last reply, drain included: " +
+			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
+	}
+	return w
+}
+
+// sampleWarning says which tail percentiles n successful requests cannot
+// back at confidence c, by the one minimum-samples rule validity uses too
+// (MinSamples, docs/metrics.md "Minimum samples"): "" when they back P99.9.
+func sampleWarning(n int64, c float64) string {
+	p99, p999 := int64(MinSamples(0.99, c)), int64(MinSamples(0.999, c))
+	switch {
+	case n > 0 && n < p99:
+		return fmt.Sprintf("only %d successful requests: P99 needs at least %d and P99.9 at least %d to be backed at %.0f%% confidence",
+			n, p99, p999, 100*c)
+	case n >= p99 && n < p999:
+		return fmt.Sprintf("only %d successful requests: P99.9 needs at least %d to be backed at %.0f%% confidence", n, p999, 100*c)
+	}
+	return ""
+}
+
+// telemetryWarnings are the warnings the measured window's telemetry
+// earns, after the figures' own: the client was saturated (s.Client, from
+// observe.Summarize), or the host was busy with other work.
+func telemetryWarnings(s *record.Summary, measured []observe.Sample) []string {
+	var w []string
+	if s.Client != nil && s.Client.Saturated {
+		w = append(w, "the load generator was saturated ("+s.Client.Verdict+"): latency and throughput may measure the client, not the server; results may be invalid")
+	}
+	if msg := contentionWarning(measured); msg != "" {
+		w = append(w, msg)
+	}
+	return w
+}
+
+// contentionWarning notes lag the client did not cause: goroutines waited
+// for a CPU while the client was mostly idle, so other processes held it.
+// The results stand, but each timing may carry up to that much delay.
+func contentionWarning(samples []observe.Sample) string {
+	var worst float64
+	n := 0
+	for _, smp := range samples {
+		if smp.Source == "client" && observe.Contended(smp) {
+			worst = max(worst, smp.Values[observe.ClientSchedLagP99])
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the host was busy with other work: in %d client samples goroutines waited up to %.0f ms (p99) for a CPU while the load generator used under %.0f%% of its CPUs; timings may carry that much client-side delay", n, worst, observe.SaturationLagCPUPct)
+}

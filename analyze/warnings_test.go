@@ -1,0 +1,134 @@
+package analyze
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+)
+
+// streamed builds a successful closed-loop streamed request: events are
+// offsets from send, TTFT is the first event, E2E the end.
+func streamed(events []int64, e2eUS int64, out int) record.Result {
+	return record.Result{Stream: true, EventsUS: events, TTFTUS: events[0], E2EUS: e2eUS,
+		OutputTokens: out, InputTokens: 10, TokenSource: record.TokensUsage}
+}
+
+// withRes applies fn to a copy of r, for table rows that vary one field.
+func withRes(r record.Result, fn func(*record.Result)) record.Result {
+	fn(&r)
+	return r
+}
+
+func repeat(n int, r record.Result) []record.Result {
+	return slices.Repeat([]record.Result{r}, n)
+}
+
+// summarize is the aggregate's summary of recs, before any verdict.
+func summarize(info record.RunInfo, recs []record.Result) *record.Summary {
+	a := record.NewAggregate()
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	return a.Summary(info)
+}
+
+var closedInfo = record.RunInfo{Name: "t", Mode: record.ModeClosed, EndUS: 10e6}
+
+// TestWarnings checks which warnings a run's figures earn, in order.
+func TestWarnings(t *testing.T) {
+	t.Parallel()
+	ok := streamed([]int64{1000, 2000}, 3000, 2)
+	tests := []struct {
+		name string
+		info record.RunInfo
+		recs []record.Result
+		want []string // prefixes of the expected warnings, in order
+	}{{
+		// 300 usage-reporting successes over a real window back P99
+		// (299 needed): only the P99.9 sample-size note.
+		name: "clean run", info: closedInfo, recs: repeat(300, ok),
+		want: []string{"only 300 successful requests: P99.9 needs at least 2995 to be backed at 95% confidence"},
+	}, {
+		// 150 successes back P95 but not P99: both tail percentiles are named.
+		name: "below P99", info: closedInfo, recs: repeat(150, ok),
+		want: []string{"only 150 successful requests: P99 needs at least 299 and P99.9 at least 2995 to be backed at 95% confidence"},
+	}, {
+		// Interrupted, few samples, counted tokens, ignore_eos off, in that order.
+		name: "several at once",
+		info: record.RunInfo{EndUS: 1e6, Interrupted: true},
+		recs: []record.Result{withRes(ok, func(r *record.Result) { r.TokenSource, r.IgnoreEOS, r.MaxTokens = record.TokensCounted, true, 5 })},
+		want: []string{"the run was interrupted", "only 1 successful requests: P99 ", "output tokens of 1 of 1", "ignore_eos not honoured: 1 of 1"},
+	}, {
+		// Nothing measured at all: one warning says so and nothing else is claimed.
+		name: "only warm-up", info: closedInfo, recs: []record.Result{withRes(ok, func(r *record.Result) { r.Warmup = true })},
+		want: []string{"no measured requests"},
+	}, {
+		// Failures only, plus a failed warm-up request.
+		name: "all failed",
+		info: closedInfo,
+		recs: []record.Result{{Error: record.ErrHTTP429}, {Warmup: true, Error: record.ErrHTTP429}},
+		want: []string{"no request succeeded", "1 of 1 warm-up requests failed"},
+	}, {
+		// Late open-loop start, a non-streamed reply and a 2 h E2E clamped to 1 h.
+		name: "late, non-streamed, clamped",
+		info: record.RunInfo{EndUS: 1e6, WarmupEndUS: 1e6},
+		recs: []record.Result{{OpenLoop: true, Late: true, E2EUS: 7200e6, OutputTokens: 1, TokenSource: record.TokensUsage}},
+		want: []string{"the measured window has no length", "only 1 successful", "1 successful requests were not streamed", "1 of 1 measured open-loop requests started late", "1 latency values"},
+	}, {
+		// Load offered for 0.5 s: throughput includes the drain, said last.
+		name: "drained",
+		info: record.RunInfo{MeasureEndUS: 500_000, EndUS: 1e6},
+		recs: []record.Result{streamed([]int64{1000}, 900_000, 1)},
+		want: []string{"only 1 successful", "throughput is measured up to the last reply, drain included"},
+	}, {
+		// The server counted 20% more prompt tokens than the client sent.
+		name: "input tokens differ",
+		info: closedInfo,
+		recs: repeat(2995, withRes(ok, func(r *record.Result) { r.InputTokens, r.PromptTokensSent = 12, 10 })),
+		want: []string{"the server counted +20.0% input tokens compared with the client's tokenizer over 2995 requests"},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Warnings(summarize(tt.info, tt.recs), Criteria{})
+			if len(got) != len(tt.want) {
+				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tt.want))
+			}
+			for i := range got {
+				if !strings.HasPrefix(got[i], tt.want[i]) {
+					t.Errorf("warning %d = %q, want prefix %q", i, got[i], tt.want[i])
+				}
+			}
+		})
+	}
+}
+
+// TestSampleWarningMatchesBacked: the sample-size warning and validity's
+// percentile backing are one rule: at every edge and confidence, the
+// warning names P99 exactly when Backed stops below p99, and P99.9 exactly
+// when it stops below p999.
+func TestSampleWarningMatchesBacked(t *testing.T) {
+	t.Parallel()
+	// 95% (the default): P99 needs 299, P99.9 2995; 99%: 459 and 4603.
+	edges := []int64{1, 58, 59, 298, 299, 300, 458, 459, 2994, 2995, 4602, 4603, 10_000}
+	for _, c := range []float64{0.95, 0.99} {
+		for _, n := range edges {
+			msg, backed := sampleWarning(n, c), Backed(n, c)
+			p99Named := strings.Contains(msg, "P99 needs")
+			p999Named := strings.Contains(msg, "P99.9")
+			if p99Named != (backed != "p99" && backed != "p999") || p999Named != (backed != "p999") {
+				t.Errorf("n=%d at %.0f%%: warning %q, but Backed says %s", n, 100*c, msg, backed)
+			}
+		}
+	}
+	// No success: the "no request succeeded" warning speaks instead.
+	if msg := sampleWarning(0, 0.95); msg != "" {
+		t.Errorf("n=0: warning %q", msg)
+	}
+	// The numbers the warning states are MinSamples'.
+	if got, want := sampleWarning(300, 0.99), "only 300 successful requests: P99 needs at least 459 and P99.9 at least 4603 to be backed at 99% confidence"; got != want {
+		t.Errorf("warning %q, want %q", got, want)
+	}
+}
