@@ -187,21 +187,13 @@ func readRunInfo(dir string) (record.RunInfo, error) {
 		return info, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}
 	var p struct {
-		Name string `yaml:"name"`
-		Load struct {
-			Rate  float64 `yaml:"rate"`
-			Trace struct {
-				Path string `yaml:"path"`
-			} `yaml:"trace"`
-		} `yaml:"load"`
+		Name string           `yaml:"name"`
+		Load plan.LoadOptions `yaml:"load"`
 	}
 	if err := yaml.Unmarshal(raw, &p); err != nil {
 		return info, fmt.Errorf("%s: %w", filepath.Join(dir, PlanFile), err)
 	}
-	info.Name, info.Mode = p.Name, record.ModeClosed
-	if p.Load.Rate > 0 || p.Load.Trace.Path != "" {
-		info.Mode = record.ModeOpen
-	}
+	info.Name, info.Mode = p.Name, p.Load.Mode()
 	sawEnd := false
 	_, err = record.ReadEvents(filepath.Join(dir, EventsFile), func(e *record.Event) error {
 		info.Apply(e)

@@ -39,13 +39,10 @@ type recorder struct {
 }
 
 func newRecorder(files *runFiles, p *plan.Plan) *recorder {
-	r := &recorder{files: files, name: p.Name, mode: record.ModeClosed, warmup: p.Load.Warmup, agg: record.NewAggregate()}
+	r := &recorder{files: files, name: p.Name, mode: p.Load.Mode(), warmup: p.Load.Warmup, agg: record.NewAggregate()}
 	r.agg.SetInputBuckets(p.Workload.LengthBuckets)
 	r.agg.SetSLOs(p.Workload.SLOs())
 	r.agg.SetModel(p.Compute.Model())
-	if p.Load.OpenLoop() {
-		r.mode = record.ModeOpen
-	}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
 		if w.Failed >= observe.ErrorBurstMin {
@@ -161,10 +158,10 @@ func applyPlanJudging(agg *record.Aggregate, dir string) error {
 	}
 	var p struct {
 		Workload struct {
-			SLO     plan.SLO `yaml:"slo"`
+			SLO     record.SLO `yaml:"slo"`
 			Classes []struct {
-				Name string   `yaml:"name"`
-				SLO  plan.SLO `yaml:"slo"`
+				Name string     `yaml:"name"`
+				SLO  record.SLO `yaml:"slo"`
 			} `yaml:"classes"`
 		} `yaml:"workload"`
 		Compute plan.Compute `yaml:"compute"`

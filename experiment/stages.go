@@ -23,8 +23,6 @@ import (
 type StageOptions struct {
 	// Criteria decide each step's validity (analyze.Judge).
 	Criteria analyze.Criteria
-	// SLO, when any bound is set, defines goodput.
-	SLO SLO
 	// StopFailureRate, when above 0, ends the run after the first stage
 	// whose failure rate exceeds it: a sweep stops where errors start.
 	StopFailureRate float64
@@ -34,35 +32,11 @@ type StageOptions struct {
 	KneeMode string
 }
 
-// SLO bounds a request must meet to count toward goodput; a zero bound is
-// not checked.
-type SLO struct {
-	TTFT, TPOT, E2E time.Duration
-}
-
-// met reports whether a measured success met every bound.
-func (s SLO) met(r *record.Result) bool {
-	ok := func(bound time.Duration, us int64) bool { return bound <= 0 || us <= bound.Microseconds() }
-	tpot := int64(0)
-	if r.OutputTokens > 1 && r.TTFTUS > 0 {
-		tpot = (r.E2EUS - r.TTFTUS) / int64(r.OutputTokens-1)
-	}
-	return ok(s.TTFT, r.TTFTUS) && ok(s.TPOT, tpot) && ok(s.E2E, r.E2EUS)
-}
-
-// stagedMode is the loop a plan's stages run in: its rate makes it open.
-func stagedMode(p *plan.Plan) string {
-	if p.Load.Rate > 0 {
-		return record.ModeOpen
-	}
-	return record.ModeClosed
-}
-
 // RunStaged runs the plan's load.stages, one engine phase per stage, into
 // one run directory: records carry their stage in step, and summary.json
 // gets the whole run's figures plus one entry per stage in steps.
 func RunStaged(ctx context.Context, p *plan.Plan, opts Options, so StageOptions) (*Outcome, error) {
-	stages, err := ParseStages(p.Load.Stages, stagedMode(p))
+	stages, err := ParseStages(p.Load.Stages, p.Load.Mode())
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +154,7 @@ func (r *stagedRun) summary(interrupted bool) (*record.Summary, error) {
 	if r.tel != nil {
 		samples, telErr = r.tel.stop()
 	}
-	info := record.RunInfo{Name: r.p.Name, Started: r.start.UTC(), Mode: stagedMode(r.p),
+	info := record.RunInfo{Name: r.p.Name, Started: r.start.UTC(), Mode: r.p.Load.Mode(),
 		EndUS: r.endUS, MeasureEndUS: r.measureUS, Interrupted: interrupted}
 	if len(r.steps) > 0 {
 		info.WarmupEndUS = secondsToUS(r.steps[0].StartS) + r.p.Load.Warmup.Microseconds()

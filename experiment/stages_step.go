@@ -40,6 +40,7 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 	sampler := sampleInFlight(eng, r.p.Load.Warmup)
 
 	agg, good := record.NewAggregate(), int64(0)
+	slos := r.p.Workload.SLOs()
 	base := r.nextID
 	for res := range out {
 		shift(res, offUS, base, index)
@@ -49,7 +50,7 @@ func (r *stagedRun) runStage(ctx context.Context, index int, st Stage) (record.S
 		if r.onResult != nil {
 			r.onResult(res)
 		}
-		if !res.Warmup && res.OK() && r.so.SLO.met(res) {
+		if !res.Warmup && slos.For(res.Class).Met(res) {
 			good++
 		}
 	}

@@ -17,8 +17,9 @@ type CapacityOptions struct {
 	Mode string
 	// Search bounds the loads probed and when the search ends.
 	Search analyze.SearchOptions
-	// SLOs must all hold at Confidence for a probe to pass.
-	SLOs []analyze.SLOBound
+	// SLOs must all hold at Confidence for a probe to pass: at least each
+	// one's Share of measured requests meet its bounds (record.ParseSLO).
+	SLOs []record.SLO
 	// MaxFailureRate is the highest failure rate a passing probe may have
 	// (default 0.01).
 	MaxFailureRate float64
@@ -112,45 +113,23 @@ func (o CapacityOptions) search(ctx context.Context, r *stagedRun, answer *recor
 	return nil
 }
 
-// tally counts one measured record toward each SLO: a failed request
-// counts as exceeding every bound; a success is checked on the metric it
-// has (TTFT and TPOT need a stream).
+// tally counts one measured record toward each SLO as goodput judges it
+// (record.SLO.Judge): a failed request counts as exceeding every bound; a
+// success no bound of the SLO applies to (no TPOT) is left out.
 func (o CapacityOptions) tally(res *record.Result, tallies []analyze.Tally) {
 	if res.Warmup {
 		return
 	}
 	for i, b := range o.SLOs {
-		if !res.OK() {
-			tallies[i].N++
-			tallies[i].Exceed++
-			continue
-		}
-		us, ok := metricUS(res, b.Metric)
-		if !ok {
+		met, judged := b.Judge(res)
+		if !judged {
 			continue
 		}
 		tallies[i].N++
-		if us > b.Bound.Microseconds() {
+		if !met {
 			tallies[i].Exceed++
 		}
 	}
-}
-
-// metricUS is a success's value of an SLO metric, as docs/metrics.md
-// defines it.
-func metricUS(r *record.Result, metric string) (int64, bool) {
-	switch metric {
-	case "e2e":
-		return r.E2EUS, true
-	case "ttft":
-		return r.TTFTUS, r.Stream && r.TTFTUS > 0
-	case "tpot":
-		if !r.Stream || r.TTFTUS <= 0 || r.OutputTokens <= 1 {
-			return 0, false
-		}
-		return (r.E2EUS - r.TTFTUS) / int64(r.OutputTokens-1), true
-	}
-	return 0, false
 }
 
 // judge decides one probe.

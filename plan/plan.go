@@ -3,7 +3,11 @@
 // value came from a file).
 package plan
 
-import "time"
+import (
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
 
 // Plan is a fully described test. The zero value of each field means its
 // documented default (see docs/plan.md); Load fills defaults and validates.
@@ -139,9 +143,19 @@ type Trace struct {
 	Loop bool `yaml:"loop"`
 }
 
-// OpenLoop reports whether requests arrive on a schedule (a rate or a
-// trace) rather than from closed-loop users.
+// OpenLoop reports whether requests arrive on a schedule (a rate, a trace
+// or compute pacing) rather than from closed-loop users.
 func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
+
+// Mode is the loop the load runs in, record.ModeOpen or record.ModeClosed
+// (OpenLoop): the one place a run's mode is derived, for the live run,
+// its stages and a rebuild from plan.yaml alike.
+func (l *LoadOptions) Mode() string {
+	if l.OpenLoop() {
+		return record.ModeOpen
+	}
+	return record.ModeClosed
+}
 
 // scheduled reports whether arrivals come from a process at a rate (given
 // in requests/s or in FLOP/s), which load.arrival and burstiness shape.
@@ -181,7 +195,7 @@ type Workload struct {
 	Dataset Dataset `yaml:"dataset"`
 	// SLO is every class's service-level objective unless the class sets
 	// its own bounds; goodput counts requests that met it.
-	SLO SLO `yaml:"slo"`
+	SLO record.SLO `yaml:"slo"`
 }
 
 // Dataset names a file of prompts and how to cut it down.
@@ -227,7 +241,7 @@ type Class struct {
 	// requests).
 	Turns int `yaml:"turns"`
 	// SLO overrides workload.slo bound by bound for the class.
-	SLO SLO `yaml:"slo"`
+	SLO record.SLO `yaml:"slo"`
 	// Timeouts override target.timeouts bound by bound for the class's
 	// requests (zero: the target's).
 	Timeouts Timeouts `yaml:"timeouts"`

@@ -54,9 +54,9 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if len(f.slos) == 0 {
 		return experiment.CapacityOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
 	}
-	var bounds []analyze.SLOBound
+	var bounds []record.SLO
 	for _, s := range f.slos {
-		b, err := analyze.ParseSLO(s)
+		b, err := record.ParseSLO(s)
 		if err != nil {
 			return experiment.CapacityOptions{}, usageError(err)
 		}

@@ -174,11 +174,7 @@ func checkStages(p *plan.Plan) error {
 	if len(p.Load.Stages) == 0 {
 		return nil
 	}
-	mode := record.ModeClosed
-	if p.Load.Rate > 0 {
-		mode = record.ModeOpen
-	}
-	if _, err := experiment.ParseStages(p.Load.Stages, mode); err != nil {
+	if _, err := experiment.ParseStages(p.Load.Stages, p.Load.Mode()); err != nil {
 		return usageError(err)
 	}
 	return nil

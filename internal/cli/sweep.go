@@ -18,7 +18,6 @@ type sweepFlags struct {
 	knee            analyze.KneeOptions
 	confidence      float64
 	stopFailureRate float64
-	slo             experiment.SLO
 }
 
 func (f *sweepFlags) bind(c *cobra.Command) {
@@ -31,9 +30,6 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", 0.80, "recommend running at this fraction of the knee")
 	fs.Float64Var(&f.confidence, "confidence", 0.95, "confidence a percentile's sample count must give for a step to count")
 	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
-	fs.DurationVar(&f.slo.TTFT, "slo-ttft", 0, "goodput counts requests with TTFT at most this (0: no bound)")
-	fs.DurationVar(&f.slo.TPOT, "slo-tpot", 0, "goodput counts requests with TPOT at most this (0: no bound)")
-	fs.DurationVar(&f.slo.E2E, "slo-e2e", 0, "goodput counts requests with E2E latency at most this (0: no bound)")
 }
 
 // options checks the flags and turns them into the sweep's options.
@@ -62,7 +58,6 @@ func (f *sweepFlags) options(stepDuration time.Duration) (experiment.SweepOption
 		Mode: mode, Loads: loads, StepDuration: stepDuration, Knee: f.knee,
 		Stage: experiment.StageOptions{
 			Criteria:        analyze.Criteria{Confidence: f.confidence, Required: f.knee.Percentile},
-			SLO:             f.slo,
 			StopFailureRate: f.stopFailureRate,
 		},
 	}, nil
