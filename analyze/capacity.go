@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 
@@ -56,13 +57,13 @@ type SearchOptions struct {
 	MaxProbes int
 }
 
+// DefaultSearch holds each SearchOptions default (Precision and
+// MaxProbes), for the zero fields and for find-capacity's flags.
+var DefaultSearch = SearchOptions{Precision: 0.10, MaxProbes: 10}
+
 func (o SearchOptions) withDefaults() SearchOptions {
-	if o.Precision == 0 {
-		o.Precision = 0.10
-	}
-	if o.MaxProbes == 0 {
-		o.MaxProbes = 10
-	}
+	o.Precision = cmp.Or(o.Precision, DefaultSearch.Precision)
+	o.MaxProbes = cmp.Or(o.MaxProbes, DefaultSearch.MaxProbes)
 	return o
 }
 

@@ -125,8 +125,8 @@ func classTargets(p *plan.Plan) map[string]classTarget {
 func newRenderer(p *plan.Plan) engine.Renderer {
 	def := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body, timeouts: classTimeouts(p, plan.Timeouts{})}
 	classes := classTargets(p)
-	stream := boolOr(p.Target.Stream, true)
-	usage := boolOr(p.Target.IncludeUsage, true)
+	stream := p.Target.Streams()
+	usage := p.Target.IncludesUsage()
 	return func(s workload.Spec) (*protocol.Request, error) {
 		ct, ok := classes[s.Class]
 		if !ok {
@@ -194,13 +194,6 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		cfg.Think = think
 	}
 	return cfg, nil
-}
-
-func boolOr(b *bool, def bool) bool {
-	if b == nil {
-		return def
-	}
-	return *b
 }
 
 // chatMessages converts a dataset conversation for the protocol.

@@ -31,12 +31,16 @@ type CapacityOptions struct {
 	Stage StageOptions
 }
 
+// DefaultMaxFailureRate is CapacityOptions.MaxFailureRate when zero, and
+// find-capacity's --max-failure-rate.
+const DefaultMaxFailureRate = 0.01
+
 func (o CapacityOptions) withDefaults() CapacityOptions {
 	if o.MaxFailureRate == 0 {
-		o.MaxFailureRate = 0.01
+		o.MaxFailureRate = DefaultMaxFailureRate
 	}
 	if o.Confidence == 0 {
-		o.Confidence = 0.95
+		o.Confidence = analyze.DefaultConfidence
 	}
 	o.Stage.Criteria.Confidence = o.Confidence
 	return o

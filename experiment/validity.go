@@ -53,7 +53,7 @@ func classBacking(s *record.Summary) map[string]map[string]string {
 	if len(s.Classes) < 2 {
 		return nil
 	}
-	const c = 0.95 // the confidence analyze.Judge backs percentiles at by default
+	const c = analyze.DefaultConfidence // what analyze.Judge backs percentiles at by default
 	out := make(map[string]map[string]string, len(s.Classes))
 	for name, b := range s.Classes {
 		m := b.Metrics
