@@ -66,7 +66,8 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer client.Close()
-	cfg, err := engineConfig(p, client)
+	inputs := newWorkloadFiles()
+	cfg, err := engineConfig(p, client, inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +78,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
-	printDatasetProfiles(opts.Progress, p)
+	printDatasetProfiles(opts.Progress, p, inputs)
 	dir, err := prepareRunDir(p, opts.Version)
 	if err != nil {
 		return nil, err

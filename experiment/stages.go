@@ -88,7 +88,7 @@ func runDriven(ctx context.Context, p *plan.Plan, opts Options, so StageOptions,
 		return nil, err
 	}
 	defer files.close()
-	r := &stagedRun{p: p, client: client, opts: opts, so: so, dir: dir, files: files, rec: newRecorder(files, p)}
+	r := &stagedRun{p: p, client: client, opts: opts, so: so, dir: dir, files: files, rec: newRecorder(files, p), inputs: newWorkloadFiles()}
 	r.rec.onResult = opts.OnResult
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
@@ -112,6 +112,8 @@ type stagedRun struct {
 	dir    string
 	files  *runFiles
 	rec    *recorder
+	// inputs are the datasets and tokenizer every stage reads, once a run.
+	inputs *workloadFiles
 
 	// onResult, when set, sees every record of the stage running (a
 	// capacity search tallies its SLOs with it).
@@ -218,7 +220,7 @@ func secondsToUS(s float64) int64 { return int64(math.Round(s * 1e6)) }
 
 // stageConfig is the engine phase of one stage.
 func (r *stagedRun) stageConfig(index int, st Stage) (engine.Config, error) {
-	cfg, err := engineConfig(r.p, r.client)
+	cfg, err := engineConfig(r.p, r.client, r.inputs)
 	if err != nil {
 		return engine.Config{}, err
 	}
