@@ -1,45 +1,12 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"regexp"
-	"strings"
-	"time"
+
+	"github.com/inferload/inferload/record"
 )
-
-// SLOBound is one latency objective of a capacity search: the Percentile
-// of Metric must be at most Bound, e.g. "ttft.p99<=2s".
-type SLOBound struct {
-	// Metric is "ttft", "tpot" or "e2e".
-	Metric string
-	// Percentile is its name ("p99") and Q its quantile (0.99).
-	Percentile string
-	Q          float64
-	Bound      time.Duration
-}
-
-var sloSyntax = regexp.MustCompile(`^\s*(ttft|tpot|e2e)\.(p50|p90|p95|p99|p999)\s*<=?\s*(\S+)\s*$`)
-
-// ParseSLO reads "METRIC.PERCENTILE<=DURATION", e.g. "ttft.p99<=2s" or
-// "tpot.p99 <= 100ms".
-func ParseSLO(s string) (SLOBound, error) {
-	m := sloSyntax.FindStringSubmatch(strings.ToLower(s))
-	if m == nil {
-		return SLOBound{}, fmt.Errorf("SLO %q: want METRIC.PERCENTILE<=DURATION with METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s", s)
-	}
-	d, err := time.ParseDuration(m[3])
-	if err != nil || d <= 0 {
-		return SLOBound{}, fmt.Errorf("SLO %q: %q is not a positive duration", s, m[3])
-	}
-	q, _ := percentileQ(m[2]) // the pattern only admits known names
-	return SLOBound{Metric: m[1], Percentile: m[2], Q: q, Bound: d}, nil
-}
-
-// String is the objective as reports show it: "TTFT p99 ≤ 2s".
-func (b SLOBound) String() string {
-	return fmt.Sprintf("%s %s ≤ %s", strings.ToUpper(b.Metric), b.Percentile, b.Bound)
-}
 
 // Tally counts one probe's samples of an SLO's metric and how many of them
 // exceeded its bound (failed requests count as exceeding: they did not
@@ -58,14 +25,15 @@ type SLOVerdict struct {
 	Reason     string
 }
 
-// CheckSLO applies the binomial rule (SLOHolds) to one SLO's tally.
-func CheckSLO(b SLOBound, t Tally, confidence float64) SLOVerdict {
-	need := MinSamples(b.Q, confidence)
+// CheckSLO applies the binomial rule (SLOHolds) to one capacity
+// objective's tally: at least b.Share of requests must meet its bounds.
+func CheckSLO(b record.SLO, t Tally, confidence float64) SLOVerdict {
+	need := MinSamples(b.Share, confidence)
 	if t.N < need {
 		return SLOVerdict{Reason: fmt.Sprintf("%s: %d samples cannot show a %s at %.0f%% confidence (%d needed): lengthen the probe",
-			b, t.N, b.Percentile, confidence*100, need)}
+			b, t.N, b.Percentile(), confidence*100, need)}
 	}
-	k, _ := UpperBoundRank(t.N, b.Q, confidence)
+	k, _ := UpperBoundRank(t.N, b.Share, confidence)
 	allowed := t.N - k
 	if t.Exceed <= allowed {
 		return SLOVerdict{Met: true, Conclusive: true, Reason: fmt.Sprintf("%s holds: %d of %d samples above the bound, at most %d allowed at %.0f%% confidence",
@@ -89,13 +57,13 @@ type SearchOptions struct {
 	MaxProbes int
 }
 
+// DefaultSearch holds each SearchOptions default (Precision and
+// MaxProbes), for the zero fields and for find-capacity's flags.
+var DefaultSearch = SearchOptions{Precision: 0.10, MaxProbes: 10}
+
 func (o SearchOptions) withDefaults() SearchOptions {
-	if o.Precision == 0 {
-		o.Precision = 0.10
-	}
-	if o.MaxProbes == 0 {
-		o.MaxProbes = 10
-	}
+	o.Precision = cmp.Or(o.Precision, DefaultSearch.Precision)
+	o.MaxProbes = cmp.Or(o.MaxProbes, DefaultSearch.MaxProbes)
 	return o
 }
 

@@ -3,42 +3,13 @@ package analyze
 import (
 	"strings"
 	"testing"
-	"time"
-)
 
-func TestParseSLO(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		in   string
-		want SLOBound
-		err  string
-	}{
-		// The usual form.
-		{"ttft.p99<=2s", SLOBound{"ttft", "p99", 0.99, 2 * time.Second}, ""},
-		// Spaces, upper case and a bare "<" are accepted.
-		{" TPOT.p90 < 100ms ", SLOBound{"tpot", "p90", 0.9, 100 * time.Millisecond}, ""},
-		// ITL is per gap, not per request: not an SLO metric here.
-		{"itl.p99<=50ms", SLOBound{}, "METRIC ttft, tpot or e2e"},
-		// A bound must be a duration.
-		{"e2e.p50<=fast", SLOBound{}, "not a positive duration"},
-	}
-	for _, tt := range tests {
-		got, err := ParseSLO(tt.in)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%q: err %v, want %q", tt.in, err, tt.err)
-			}
-			continue
-		}
-		if err != nil || got != tt.want {
-			t.Errorf("%q = %+v, %v; want %+v", tt.in, got, err, tt.want)
-		}
-	}
-}
+	"github.com/inferload/inferload/record"
+)
 
 func TestCheckSLO(t *testing.T) {
 	t.Parallel()
-	p99 := SLOBound{"ttft", "p99", 0.99, 2 * time.Second}
+	p99 := record.SLO{TTFTMs: 2000, Share: 0.99}
 	tests := []struct {
 		tally      Tally
 		met, concl bool

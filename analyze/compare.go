@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"github.com/inferload/inferload/record"
 )
 
 // Comparison is the answer of `inferload compare`: every figure of a
@@ -88,13 +90,11 @@ type CompareOptions struct {
 }
 
 // latencyMetrics and comparedPercentiles are what a comparison shows of
-// each latency distribution, in display order.
+// each latency distribution, in display order: the reported percentiles
+// up to p99.
 var (
 	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}
-	comparedPercentiles = []struct {
-		name string
-		q    float64
-	}{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}}
+	comparedPercentiles = record.Percentiles[:len(record.Percentiles)-1]
 )
 
 // Compare sets current against baseline. It never fails: figures missing
@@ -169,8 +169,8 @@ func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
 		}
 		p, _ := mannWhitney(bv, cv)
 		for _, pc := range comparedPercentiles {
-			name := prefix + metric + "." + pc.name
-			c.Deltas = append(c.Deltas, m.percentile(name, bv, cv, pc.q, p))
+			name := prefix + metric + "." + pc.Name
+			c.Deltas = append(c.Deltas, m.percentile(name, bv, cv, pc.Q, p))
 		}
 	}
 	if d, ok := m.failureRate(prefix+"failure_rate", b, cur); ok {

@@ -72,8 +72,8 @@ func (s *Samples) Add(r *record.Result) {
 		return
 	}
 	s.TTFT = append(s.TTFT, usToMS(r.TTFTUS))
-	if r.OutputTokens > 1 {
-		s.TPOT = append(s.TPOT, usToMS(r.E2EUS-r.TTFTUS)/float64(r.OutputTokens-1))
+	if tpot, ok := record.TPOTUS(r); ok {
+		s.TPOT = append(s.TPOT, usToMS(tpot))
 	}
 }
 

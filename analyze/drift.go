@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -109,13 +110,13 @@ type DriftOptions struct {
 	Absolute bool
 }
 
+// DefaultDrift holds each DriftOptions default, for the zero fields and
+// for the soak command's flags.
+var DefaultDrift = DriftOptions{Alpha: 0.05, MinChange: 0.10}
+
 func (o DriftOptions) withDefaults() DriftOptions {
-	if o.Alpha == 0 {
-		o.Alpha = 0.05
-	}
-	if o.MinChange == 0 {
-		o.MinChange = 0.10
-	}
+	o.Alpha = cmp.Or(o.Alpha, DefaultDrift.Alpha)
+	o.MinChange = cmp.Or(o.MinChange, DefaultDrift.MinChange)
 	return o
 }
 

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -27,19 +28,15 @@ type KneeOptions struct {
 	Percentile string
 }
 
+// DefaultKnee holds each KneeOptions default, for the zero fields and for
+// the sweep command's flags.
+var DefaultKnee = KneeOptions{ThroughputGain: 0.25, LatencyGrowth: 0.20, OperatingFraction: 0.80, Percentile: "p90"}
+
 func (o KneeOptions) withDefaults() KneeOptions {
-	if o.ThroughputGain == 0 {
-		o.ThroughputGain = 0.25
-	}
-	if o.LatencyGrowth == 0 {
-		o.LatencyGrowth = 0.20
-	}
-	if o.OperatingFraction == 0 {
-		o.OperatingFraction = 0.80
-	}
-	if o.Percentile == "" {
-		o.Percentile = "p90"
-	}
+	o.ThroughputGain = cmp.Or(o.ThroughputGain, DefaultKnee.ThroughputGain)
+	o.LatencyGrowth = cmp.Or(o.LatencyGrowth, DefaultKnee.LatencyGrowth)
+	o.OperatingFraction = cmp.Or(o.OperatingFraction, DefaultKnee.OperatingFraction)
+	o.Percentile = cmp.Or(o.Percentile, DefaultKnee.Percentile)
 	return o
 }
 

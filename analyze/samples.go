@@ -6,6 +6,8 @@ package analyze
 import (
 	"fmt"
 	"math"
+
+	"github.com/inferload/inferload/record"
 )
 
 // MinSamples is the fewest samples that can back a claim about the
@@ -68,20 +70,11 @@ func binomPMF(n, k int, p float64) float64 {
 	return math.Exp(logC + float64(k)*math.Log(p) + float64(n-k)*math.Log1p(-p))
 }
 
-// Percentile is one of the percentiles reports show, with its name there.
-type Percentile struct {
-	Name string
-	Q    float64
-}
-
-// Percentiles are the reported percentiles, lowest first.
-var Percentiles = []Percentile{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}}
-
 // Backed is the name of the highest reported percentile that n samples back
 // at the given confidence, or "none".
 func Backed(n int64, confidence float64) string {
 	best := "none"
-	for _, p := range Percentiles {
+	for _, p := range record.Percentiles {
 		if n >= int64(MinSamples(p.Q, confidence)) {
 			best = p.Name
 		}
@@ -91,10 +84,8 @@ func Backed(n int64, confidence float64) string {
 
 // percentileQ returns the quantile of a reported percentile's name.
 func percentileQ(name string) (float64, error) {
-	for _, p := range Percentiles {
-		if p.Name == name {
-			return p.Q, nil
-		}
+	if q, ok := record.PercentileQ(name); ok {
+		return q, nil
 	}
 	return 0, fmt.Errorf("unknown percentile %q (want p50, p90, p95, p99 or p999)", name)
 }

@@ -78,12 +78,12 @@ func classTimeouts(p *plan.Plan, ct plan.Timeouts) *protocol.Timeouts {
 
 // newSource builds the workload of a plan: its request classes (or the
 // single default class) and its bad-input mix.
-func newSource(p *plan.Plan) (*workload.Mix, error) {
+func newSource(p *plan.Plan, files *workloadFiles) (*workload.Mix, error) {
 	cfg, err := p.Workload.MixConfig()
 	if err != nil {
 		return nil, err
 	}
-	if err := attachFiles(p, &cfg); err != nil {
+	if err := files.attach(p, &cfg); err != nil {
 		return nil, err
 	}
 	return workload.NewMix(cfg)
@@ -125,8 +125,8 @@ func classTargets(p *plan.Plan) map[string]classTarget {
 func newRenderer(p *plan.Plan) engine.Renderer {
 	def := classTarget{api: protocol.API(p.Target.API), extra: p.Target.Body, timeouts: classTimeouts(p, plan.Timeouts{})}
 	classes := classTargets(p)
-	stream := boolOr(p.Target.Stream, true)
-	usage := boolOr(p.Target.IncludeUsage, true)
+	stream := p.Target.Streams()
+	usage := p.Target.IncludesUsage()
 	return func(s workload.Spec) (*protocol.Request, error) {
 		ct, ok := classes[s.Class]
 		if !ok {
@@ -154,9 +154,10 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 	}
 }
 
-// engineConfig wires a plan into one engine phase.
-func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
-	src, err := newSource(p)
+// engineConfig wires a plan into one engine phase, loading its datasets
+// and tokenizer through the run's files.
+func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (engine.Config, error) {
+	src, err := newSource(p, files)
 	if err != nil {
 		return engine.Config{}, err
 	}
@@ -171,7 +172,7 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		return engine.Config{}, err
 	}
 	if l.Trace.Path != "" {
-		return withTrace(p, cfg)
+		return withTrace(p, cfg, files)
 	}
 	if l.Rate > 0 || l.FLOPsPerS > 0 {
 		rate := l.Rate
@@ -194,13 +195,6 @@ func engineConfig(p *plan.Plan, client protocol.Client) (engine.Config, error) {
 		cfg.Think = think
 	}
 	return cfg, nil
-}
-
-func boolOr(b *bool, def bool) bool {
-	if b == nil {
-		return def
-	}
-	return *b
 }
 
 // chatMessages converts a dataset conversation for the protocol.

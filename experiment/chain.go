@@ -82,8 +82,8 @@ func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep) engine.Rendere
 	maps.Copy(extra, p.Target.Body)
 	maps.Copy(extra, c.Body)
 	maps.Copy(extra, s.Body)
-	stream := boolOr(p.Target.Stream, true) && api != protocol.APIEmbeddings
-	usage := boolOr(p.Target.IncludeUsage, true)
+	stream := p.Target.Streams() && api != protocol.APIEmbeddings
+	usage := p.Target.IncludesUsage()
 	return func(spec workload.Spec) (*protocol.Request, error) {
 		body, err := protocol.OpenAIBody{
 			Model: model, Prompt: spec.Prompt, Messages: chatMessages(spec.Messages), MaxTokens: spec.MaxTokens,

@@ -42,7 +42,7 @@ func TestClassBodiesDeterministic(t *testing.T) {
 	empty := map[int]bool{} // empty prompts are the same whatever the seed
 	render := func(seed int) [][]byte {
 		p := testPlan(t, fmt.Sprintf(classesPlan, "http://127.0.0.1:1/v1", 10, seed))
-		src, err := newSource(p)
+		src, err := newSource(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

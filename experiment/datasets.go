@@ -10,14 +10,22 @@ import (
 	"github.com/inferload/inferload/workload"
 )
 
-// workloadFiles caches the tokenizers and datasets a plan names, keyed by
-// what was asked for, so the steps of a sweep (each builds its own source)
-// and the pre-run profile read a file once. Entries are immutable.
-var workloadFiles = struct {
-	sync.Mutex
+// workloadFiles holds the tokenizers and datasets one run has loaded,
+// keyed by what was asked for, so the steps of a sweep (each builds its
+// own source), a trace's generator and the pre-run profile read a file
+// once. It lives as long as its run: a long-lived caller (a library user,
+// a UI starting runs) reads a changed file afresh on its next run. The nil
+// *workloadFiles caches nothing. Entries are immutable.
+type workloadFiles struct {
+	mu         sync.Mutex
 	tokenizers map[string]workload.Tokenizer
 	datasets   map[datasetKey]*workload.Dataset
-}{tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
+}
+
+// newWorkloadFiles returns an empty cache for one run.
+func newWorkloadFiles() *workloadFiles {
+	return &workloadFiles{tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
+}
 
 type datasetKey struct {
 	ref       plan.Dataset
@@ -27,46 +35,63 @@ type datasetKey struct {
 
 // tokenizerOf loads the plan's tokenizer; nil means the default word list
 // (exact for cl100k_base, which also measures datasets by default).
-func tokenizerOf(p *plan.Plan) (workload.Tokenizer, error) {
+func (f *workloadFiles) tokenizerOf(p *plan.Plan) (workload.Tokenizer, error) {
 	name := p.Workload.Tokenizer
 	if name == "" {
 		return nil, nil
 	}
-	workloadFiles.Lock()
-	defer workloadFiles.Unlock()
-	if t, ok := workloadFiles.tokenizers[name]; ok {
+	if f == nil {
+		return loadTokenizer(name)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if t, ok := f.tokenizers[name]; ok {
 		return t, nil
 	}
+	t, err := loadTokenizer(name)
+	if err != nil {
+		return nil, err
+	}
+	f.tokenizers[name] = t
+	return t, nil
+}
+
+func loadTokenizer(name string) (workload.Tokenizer, error) {
 	t, err := workload.LoadTokenizer(name)
 	if err != nil {
 		return nil, fmt.Errorf("workload.tokenizer: %w", err)
 	}
-	workloadFiles.tokenizers[name] = t
 	return t, nil
 }
 
 // datasetOf loads the dataset ref names, measured with tok.
-func datasetOf(ref plan.Dataset, tok workload.Tokenizer, name string, seed uint64) (*workload.Dataset, error) {
+func (f *workloadFiles) datasetOf(ref plan.Dataset, tok workload.Tokenizer, name string, seed uint64) (*workload.Dataset, error) {
+	load := func() (*workload.Dataset, error) {
+		return workload.LoadDataset(ref.Path, workload.DatasetOptions{Format: ref.Format, Tokenizer: tok,
+			MinInputTokens: ref.MinInputTokens, MaxInputTokens: ref.MaxInputTokens, Sample: ref.Sample, Seed: seed})
+	}
+	if f == nil {
+		return load()
+	}
 	key := datasetKey{ref: ref, tokenizer: name, seed: seed}
-	workloadFiles.Lock()
-	defer workloadFiles.Unlock()
-	if d, ok := workloadFiles.datasets[key]; ok {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d, ok := f.datasets[key]; ok {
 		return d, nil
 	}
-	d, err := workload.LoadDataset(ref.Path, workload.DatasetOptions{Format: ref.Format, Tokenizer: tok,
-		MinInputTokens: ref.MinInputTokens, MaxInputTokens: ref.MaxInputTokens, Sample: ref.Sample, Seed: seed})
+	d, err := load()
 	if err != nil {
 		return nil, err
 	}
-	workloadFiles.datasets[key] = d
+	f.datasets[key] = d
 	return d, nil
 }
 
-// attachFiles gives each class of cfg the plan's tokenizer and its
+// attach gives each class of cfg the plan's tokenizer and its
 // dataset, if it names one. cfg.Classes follow the plan's classes in order
 // (or are the single default class).
-func attachFiles(p *plan.Plan, cfg *workload.MixConfig) error {
-	tok, err := tokenizerOf(p)
+func (f *workloadFiles) attach(p *plan.Plan, cfg *workload.MixConfig) error {
+	tok, err := f.tokenizerOf(p)
 	if err != nil {
 		return err
 	}
@@ -84,7 +109,7 @@ func attachFiles(p *plan.Plan, cfg *workload.MixConfig) error {
 		if k >= len(refs) || refs[k].Path == "" {
 			continue
 		}
-		d, err := datasetOf(refs[k], tok, p.Workload.Tokenizer, p.Workload.Seed)
+		d, err := f.datasetOf(refs[k], tok, p.Workload.Tokenizer, p.Workload.Seed)
 		if err != nil {
 			return fmt.Errorf("%s: %w", paths[k], err)
 		}
@@ -94,9 +119,9 @@ func attachFiles(p *plan.Plan, cfg *workload.MixConfig) error {
 }
 
 // datasetProfiles describes the plan's datasets for the pre-run printout.
-func datasetProfiles(p *plan.Plan) []string {
+func datasetProfiles(p *plan.Plan, files *workloadFiles) []string {
 	cfg := workload.MixConfig{Classes: make([]workload.ClassConfig, max(len(p.Workload.Classes), 1))}
-	if attachFiles(p, &cfg) != nil {
+	if files.attach(p, &cfg) != nil {
 		return nil // the run itself reports the error
 	}
 	var out []string
@@ -115,11 +140,11 @@ func datasetProfiles(p *plan.Plan) []string {
 
 // printDatasetProfiles tells the user what the datasets hold before the
 // run starts (count and length percentiles).
-func printDatasetProfiles(w io.Writer, p *plan.Plan) {
+func printDatasetProfiles(w io.Writer, p *plan.Plan, files *workloadFiles) {
 	if w == nil {
 		return
 	}
-	for _, line := range datasetProfiles(p) {
+	for _, line := range datasetProfiles(p, files) {
 		fmt.Fprintln(w, line)
 	}
 }

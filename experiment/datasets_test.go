@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/inferload/inferload/plan"
 )
 
 // recordingServer answers every chat request with one token and usage, and
@@ -99,5 +101,52 @@ workload: {dataset: {path: /nonexistent/prompts.jsonl}}
 	_, err := Run(context.Background(), p, Options{})
 	if err == nil || !strings.Contains(err.Error(), "workload.dataset") || !strings.Contains(err.Error(), "/nonexistent/prompts.jsonl") {
 		t.Fatalf("err %v: want one naming workload.dataset and the file", err)
+	}
+}
+
+// A run's files cache a dataset for that run only: a later run (a new
+// cache) reads the file again, so a long-lived caller never gets the old
+// contents, while the steps of one run share one read.
+func TestWorkloadFilesPerRun(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "prompts.jsonl")
+	write := func(n int) {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "{\"prompt\":\"question %d\"}\n", i)
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &plan.Plan{Workload: plan.Workload{Dataset: plan.Dataset{Path: path}}}
+	count := func(files *workloadFiles) string {
+		lines := datasetProfiles(p, files)
+		if len(lines) != 1 {
+			t.Fatalf("profiles %q, want one line", lines)
+		}
+		return lines[0]
+	}
+	write(2)
+	run1 := newWorkloadFiles()
+	first := count(run1)
+	write(3)
+	tests := []struct {
+		name  string
+		files *workloadFiles
+		same  bool
+	}{
+		// The same run keeps what it read: its steps send the same prompts.
+		{"same run", run1, true},
+		// A new run reads the changed file (the old process-wide cache
+		// returned the two-prompt dataset here).
+		{"next run", newWorkloadFiles(), false},
+		// No cache reads the file each time.
+		{"no cache", nil, false},
+	}
+	for _, tt := range tests {
+		if got := count(tt.files); (got == first) != tt.same {
+			t.Errorf("%s: profile count %s after the file changed, first read %s; want same %v", tt.name, got, first, tt.same)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -52,10 +53,10 @@ type KneeDesign struct {
 
 // CapacityJudging is how a capacity search judges its probes.
 type CapacityJudging struct {
-	Mode           string             `json:"mode"`
-	SLOs           []analyze.SLOBound `json:"slos"`
-	MaxFailureRate float64            `json:"max_failure_rate"`
-	Confidence     float64            `json:"confidence"`
+	Mode           string       `json:"mode"`
+	SLOs           []record.SLO `json:"slos"`
+	MaxFailureRate float64      `json:"max_failure_rate"`
+	Confidence     float64      `json:"confidence"`
 }
 
 // staged reports whether the design's records carry a step per stage.

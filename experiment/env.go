@@ -50,12 +50,12 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 	e := Environment{
 		Client: observe.HostInfo(version),
 		Target: TargetEnv{URL: stripUserinfo(p.Target.URL), API: p.Target.API,
-			Model: p.Target.Model, Stream: boolOr(p.Target.Stream, true),
+			Model: p.Target.Model, Stream: p.Target.Streams(),
 			Served: observe.ProbeTarget(ctx, client, p.Target.URL, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
 		Declared: p.Env,
 	}
-	if boolOr(p.Observe.GPU, true) {
+	if p.Observe.GPUs() {
 		e.GPUs = observe.ProbeGPUs(ctx, "")
 	}
 	for _, t := range scrapeTargets(p) {

@@ -80,7 +80,7 @@ func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Ti
 	}
 	t.obs = observe.Start(context.WithoutCancel(ctx), start, observe.Config{
 		Scrape: scrapeTargets(p), Interval: p.Observe.Interval, Metrics: metrics,
-		GPU: boolOr(p.Observe.GPU, true), Self: true, PacerLag: lag,
+		GPU: p.Observe.GPUs(), Self: true, PacerLag: lag,
 		OnSample: func(s observe.Sample) { t.keep(out.Write(s)) },
 		OnEvent:  func(e record.Event) { t.keep(events.Write(e)) },
 	})

@@ -70,13 +70,13 @@ func TestRebuildIsIdenticalForEveryCommand(t *testing.T) {
 		// A capacity search: probes chosen live, judged again on rebuild.
 		{"find-capacity", "", func(ctx context.Context, t *testing.T, url string) (*Outcome, error) {
 			p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, warmup: 100ms}\n", url))
-			slo, err := analyze.ParseSLO("e2e.p50<=10s")
+			slo, err := record.ParseSLO("e2e.p50<=10s")
 			if err != nil {
 				t.Fatal(err)
 			}
 			return FindCapacity(ctx, p, Options{}, CapacityOptions{Mode: record.ModeClosed,
 				Search: analyze.SearchOptions{Low: 1, High: 2, Whole: true, MaxProbes: 2},
-				SLOs:   []analyze.SLOBound{slo}, ProbeDuration: 500 * time.Millisecond})
+				SLOs:   []record.SLO{slo}, ProbeDuration: 500 * time.Millisecond})
 		}},
 		// A soak: windows and drift are computed from the records.
 		{"soak", "", func(ctx context.Context, t *testing.T, url string) (*Outcome, error) {

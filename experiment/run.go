@@ -11,7 +11,6 @@ import (
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
-	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
@@ -66,15 +65,15 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 
 // runSingle runs the plan's one phase under design d (a run or a soak).
 func runSingle(ctx context.Context, p *plan.Plan, opts Options, d Design) (*Outcome, error) {
-	return execute(ctx, p, opts, d, func(client protocol.Client) (driver, error) {
-		cfg, err := engineConfig(p, client)
+	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
+		cfg, err := engineConfig(p, r.client, r.inputs)
 		if err != nil {
 			return nil, err
 		}
 		if _, err := engine.New(cfg); err != nil { // the phase is checked before the directory exists
 			return nil, err
 		}
-		printDatasetProfiles(opts.Progress, p)
+		printDatasetProfiles(opts.Progress, p, r.inputs)
 		return func(ctx context.Context, r *runner) error {
 			_, _, err := r.runStage(ctx, stage{cfg: cfg})
 			return err

@@ -26,6 +26,8 @@ type runner struct {
 	design Design
 	opts   Options
 	client protocol.Client
+	// inputs are the datasets and tokenizer every stage reads, once a run.
+	inputs *workloadFiles
 	dir    string
 	files  *runFiles
 	rec    *recorder
@@ -50,7 +52,7 @@ type driver func(context.Context, *runner) error
 // driver runs the stages, and the directory is finished: closing events,
 // logs flushed, then summary.json and report.html from Assemble.
 // Canceling ctx is a graceful stop; the directory is still finished.
-func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare func(protocol.Client) (driver, error)) (*Outcome, error) {
+func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare func(*runner) (driver, error)) (*Outcome, error) {
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
@@ -59,20 +61,19 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, err
 	}
 	defer client.Close()
-	drive, err := prepare(client)
+	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles()}
+	drive, err := prepare(r)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := prepareRunDir(p, opts.Version, d)
-	if err != nil {
+	if r.dir, err = prepareRunDir(p, opts.Version, d); err != nil {
 		return nil, err
 	}
-	files, err := openRunFiles(dir)
-	if err != nil {
+	if r.files, err = openRunFiles(r.dir); err != nil {
 		return nil, err
 	}
-	defer files.close()
-	r := &runner{p: p, design: d, opts: opts, client: client, dir: dir, files: files, rec: newRecorder(files, p)}
+	defer r.files.close()
+	r.rec = newRecorder(r.files, p)
 	r.rec.onResult = opts.OnResult
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
@@ -83,16 +84,16 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, driveErr
 	}
 	if closeErr != nil {
-		return nil, fmt.Errorf("writing run directory %s: %w", dir, closeErr)
+		return nil, fmt.Errorf("writing run directory %s: %w", r.dir, closeErr)
 	}
 	if r.stages == 0 {
-		return nil, fmt.Errorf("%s: no stage ran", dir)
+		return nil, fmt.Errorf("%s: no stage ran", r.dir)
 	}
-	s, err := Rebuild(dir)
+	rb, err := Rebuild(r.dir)
 	if err != nil {
 		return nil, err
 	}
-	return &Outcome{Dir: dir, Summary: s.Summary}, nil
+	return &Outcome{Dir: r.dir, Summary: rb.Summary}, nil
 }
 
 // inFlight is the running stage's requests in flight (0 between stages).

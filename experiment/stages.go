@@ -10,7 +10,6 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
-	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 )
@@ -48,8 +47,8 @@ func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts 
 		}
 	}
 	d.Criteria = so.Criteria
-	return execute(ctx, p, opts, d, func(client protocol.Client) (driver, error) {
-		if _, err := stageConfig(p, client, 1, 0, stages[0]); err != nil {
+	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
+		if _, err := r.stageConfig(1, stages[0]); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context, r *runner) error {
@@ -73,7 +72,7 @@ func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts 
 // runStaged runs stage index of a staged run and returns its step and
 // what its records folded into.
 func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *stepAcc, error) {
-	cfg, err := stageConfig(r.p, r.client, index, r.nextID, st)
+	cfg, err := r.stageConfig(index, st)
 	if err != nil {
 		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
 	}
@@ -94,13 +93,14 @@ func checkWarmup(p *plan.Plan, stage time.Duration) error {
 }
 
 // stageConfig is the engine phase of stage index, whose requests are
-// numbered from firstID.
-func stageConfig(p *plan.Plan, client protocol.Client, index int, firstID uint64, st schedule.Stage) (engine.Config, error) {
-	cfg, err := engineConfig(p, client)
+// numbered after the previous stages'.
+func (r *runner) stageConfig(index int, st schedule.Stage) (engine.Config, error) {
+	p := r.p
+	cfg, err := engineConfig(p, r.client, r.inputs)
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg.Source = offsetSource{src: cfg.Source, base: firstID}
+	cfg.Source = offsetSource{src: cfg.Source, base: r.nextID}
 	cfg.Duration, cfg.Requests, cfg.Warmup = st.Duration, 0, p.Load.Warmup
 	cfg.Seed = p.Workload.Seed + uint64(index)
 	if st.Mode == record.ModeClosed {

@@ -25,7 +25,7 @@ func newAggregate(p *plan.Plan) *record.Aggregate {
 // search, each SLO's tally.
 type stepAcc struct {
 	agg     *record.Aggregate
-	slos    []analyze.SLOBound
+	slos    []record.SLO
 	tallies []analyze.Tally
 }
 
@@ -43,25 +43,20 @@ func (a *stepAcc) add(r *record.Result) {
 	tally(r, a.slos, a.tallies)
 }
 
-// tally counts one measured record toward each SLO: a failed request
-// counts as exceeding every bound; a success is checked on the metric it
-// has (TTFT and TPOT need a stream).
-func tally(res *record.Result, slos []analyze.SLOBound, tallies []analyze.Tally) {
+// tally counts one measured record toward each SLO as goodput judges it
+// (record.SLO.Judge): a failed request counts as exceeding every bound; a
+// success no bound of the SLO applies to (no TPOT) is left out.
+func tally(res *record.Result, slos []record.SLO, tallies []analyze.Tally) {
 	if res.Warmup {
 		return
 	}
 	for i, b := range slos {
-		if !res.OK() {
-			tallies[i].N++
-			tallies[i].Exceed++
-			continue
-		}
-		us, ok := metricUS(res, b.Metric)
-		if !ok {
+		met, judged := b.Judge(res)
+		if !judged {
 			continue
 		}
 		tallies[i].N++
-		if us > b.Bound.Microseconds() {
+		if !met {
 			tallies[i].Exceed++
 		}
 	}

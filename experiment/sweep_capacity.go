@@ -7,7 +7,6 @@ import (
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
-	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 )
@@ -18,8 +17,9 @@ type CapacityOptions struct {
 	Mode string
 	// Search bounds the loads probed and when the search ends.
 	Search analyze.SearchOptions
-	// SLOs must all hold at Confidence for a probe to pass.
-	SLOs []analyze.SLOBound
+	// SLOs must all hold at Confidence for a probe to pass: at least each
+	// one's Share of measured requests meet its bounds (record.ParseSLO).
+	SLOs []record.SLO
 	// MaxFailureRate is the highest failure rate a passing probe may have
 	// (default 0.01).
 	MaxFailureRate float64
@@ -31,12 +31,16 @@ type CapacityOptions struct {
 	Stage StageOptions
 }
 
+// DefaultMaxFailureRate is CapacityOptions.MaxFailureRate when zero, and
+// find-capacity's --max-failure-rate.
+const DefaultMaxFailureRate = 0.01
+
 func (o CapacityOptions) withDefaults() CapacityOptions {
 	if o.MaxFailureRate == 0 {
-		o.MaxFailureRate = 0.01
+		o.MaxFailureRate = DefaultMaxFailureRate
 	}
 	if o.Confidence == 0 {
-		o.Confidence = 0.95
+		o.Confidence = analyze.DefaultConfidence
 	}
 	o.Stage.Criteria.Confidence = o.Confidence
 	return o
@@ -55,9 +59,9 @@ func FindCapacity(ctx context.Context, p *plan.Plan, opts Options, o CapacityOpt
 	}
 	d := Design{Kind: KindCapacity, Criteria: o.Stage.Criteria, Capacity: &CapacityJudging{
 		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}}
-	return execute(ctx, p, opts, d, func(client protocol.Client) (driver, error) {
+	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
 		first := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: o.Search.Low}
-		if _, err := stageConfig(p, client, 1, 0, first); err != nil {
+		if _, err := r.stageConfig(1, first); err != nil {
 			return nil, err
 		}
 		return func(ctx context.Context, r *runner) error { return o.search(ctx, r, d.Capacity) }, nil
@@ -105,21 +109,4 @@ func (o CapacityOptions) search(ctx context.Context, r *runner, c *CapacityJudgi
 		}
 	}
 	return nil
-}
-
-// metricUS is a success's value of an SLO metric, as docs/metrics.md
-// defines it.
-func metricUS(r *record.Result, metric string) (int64, bool) {
-	switch metric {
-	case "e2e":
-		return r.E2EUS, true
-	case "ttft":
-		return r.TTFTUS, r.Stream && r.TTFTUS > 0
-	case "tpot":
-		if !r.Stream || r.TTFTUS <= 0 || r.OutputTokens <= 1 {
-			return 0, false
-		}
-		return (r.E2EUS - r.TTFTUS) / int64(r.OutputTokens-1), true
-	}
-	return 0, false
 }

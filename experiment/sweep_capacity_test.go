@@ -37,13 +37,13 @@ func TestFindCapacity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			slo, err := analyze.ParseSLO(tt.slo)
+			slo, err := record.ParseSLO(tt.slo)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
 			out, err := FindCapacity(context.Background(), p, Options{}, CapacityOptions{
-				Mode: record.ModeClosed, Search: tt.search, SLOs: []analyze.SLOBound{slo}, ProbeDuration: tt.probe,
+				Mode: record.ModeClosed, Search: tt.search, SLOs: []record.SLO{slo}, ProbeDuration: tt.probe,
 			})
 			if err != nil {
 				t.Fatal(err)
@@ -53,11 +53,11 @@ func TestFindCapacity(t *testing.T) {
 			if c == nil || c.Found != tt.found || c.Load < tt.low || c.Load > tt.hig || !strings.Contains(c.Reason, tt.reason) {
 				t.Fatalf("capacity %+v; want found %v in [%v, %v], reason with %q", c, tt.found, tt.low, tt.hig, tt.reason)
 			}
-			need := int64(analyze.MinSamples(slo.Q, 0.95))
+			need := int64(analyze.MinSamples(slo.Share, 0.95))
 			for _, pr := range c.Probes {
 				n := out.Summary.Steps[pr.Step-1].Metrics.E2E.Count
 				if pr.Passed && n < need {
-					t.Errorf("probe at %v passed with %d samples, %d needed for %s", pr.Load, n, need, slo.Percentile)
+					t.Errorf("probe at %v passed with %d samples, %d needed for %s", pr.Load, n, need, slo.Percentile())
 				}
 			}
 			t.Logf("%s", c.Reason)

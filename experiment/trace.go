@@ -12,13 +12,13 @@ import (
 // withTrace makes cfg replay the plan's trace: its timestamps are the
 // arrivals, its lengths the requests'. A trace that plays once caps the
 // phase at its length unless a duration is set (the phase then lasts it).
-func withTrace(p *plan.Plan, cfg engine.Config) (engine.Config, error) {
+func withTrace(p *plan.Plan, cfg engine.Config, files *workloadFiles) (engine.Config, error) {
 	t := p.Load.Trace
 	tr, err := schedule.LoadTrace(t.Path, schedule.TraceOptions{Format: t.Format, Speed: t.Speed, Loop: t.Loop})
 	if err != nil {
 		return engine.Config{}, fmt.Errorf("load.trace: %w", err)
 	}
-	gen, err := traceGenerator(p)
+	gen, err := traceGenerator(p, files)
 	if err != nil {
 		return engine.Config{}, err
 	}
@@ -32,12 +32,12 @@ func withTrace(p *plan.Plan, cfg engine.Config) (engine.Config, error) {
 
 // traceGenerator builds the synthetic prompts of the default class, whose
 // lengths the trace overrides.
-func traceGenerator(p *plan.Plan) (*workload.Generator, error) {
+func traceGenerator(p *plan.Plan, files *workloadFiles) (*workload.Generator, error) {
 	mix, err := p.Workload.MixConfig()
 	if err != nil {
 		return nil, err
 	}
-	if err := attachFiles(p, &mix); err != nil {
+	if err := files.attach(p, &mix); err != nil {
 		return nil, err
 	}
 	c := mix.Classes[0]

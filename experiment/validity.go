@@ -23,10 +23,12 @@ func runLoad(p *plan.Plan, d Design, agg *record.Aggregate, info record.RunInfo)
 func intendedLoad(p *plan.Plan) float64 {
 	l := p.Load
 	switch {
-	case l.Trace.Path != "" || l.FLOPsPerS > 0 || l.ThinkTime != "":
+	case l.Mode() == record.ModeOpen && (l.Trace.Path != "" || l.FLOPsPerS > 0):
 		return 0
-	case l.Rate > 0:
+	case l.Mode() == record.ModeOpen:
 		return l.Rate
+	case l.ThinkTime != "":
+		return 0
 	}
 	return float64(l.Concurrency)
 }

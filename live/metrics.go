@@ -122,8 +122,8 @@ func (m *Metrics) Observe(r *record.Result) {
 		return
 	}
 	m.ttft.WithLabelValues(class).Observe(seconds(r.TTFTUS))
-	if r.OutputTokens > 1 {
-		m.tpot.WithLabelValues(class).Observe(seconds(r.E2EUS-r.TTFTUS) / float64(r.OutputTokens-1))
+	if tpot, ok := record.TPOTUS(r); ok {
+		m.tpot.WithLabelValues(class).Observe(seconds(tpot))
 	}
 	if len(r.EventsUS) > 1 {
 		itl := m.itl.WithLabelValues(class)

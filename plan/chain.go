@@ -3,7 +3,6 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -127,7 +126,7 @@ func (v *validator) chainStep(path string, s *ChainStep) bool {
 		v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", s.API)
 	}
 	if s.URL != "" {
-		if _, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: s.URL}); err != nil {
+		if err := protocol.CheckBaseURL(s.URL); err != nil {
 			v.fail(path+".url", "%v", err)
 		}
 	}
@@ -138,14 +137,15 @@ func (v *validator) chainStep(path string, s *ChainStep) bool {
 }
 
 // httpMethods are the methods an http step may use.
-var httpMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut}
+var httpMethods = []string{"GET", "POST", "PUT"}
 
-// httpStep checks an http step by building it.
+// httpStep checks an http step as protocol.NewHTTPCall would, without
+// building it (plan builds no clients).
 func (v *validator) httpStep(path string, h *HTTPStep) {
 	if h.Method != "" && !slices.Contains(httpMethods, strings.ToUpper(h.Method)) {
 		v.fail(path+".method", "%q: want GET, POST or PUT", h.Method)
 	}
-	if _, err := protocol.NewHTTPCall(h.Options()); err != nil {
+	if err := h.Options().Validate(); err != nil {
 		v.fail(path, "%v", err)
 	}
 }

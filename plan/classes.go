@@ -213,7 +213,7 @@ func (b BadInput) workload() workload.BadInputConfig {
 // flat fields describe) and the bad-input mix.
 func (w *Workload) MixConfig() (workload.MixConfig, error) {
 	cfg := workload.MixConfig{Seed: w.Seed, BadInput: w.BadInput.workload()}
-	ignoreEOS := boolOr(w.IgnoreEOS, true)
+	ignoreEOS := boolOr(w.IgnoreEOS, DefaultIgnoreEOS)
 	if len(w.Classes) == 0 {
 		c, err := classConfig(workload.DefaultClass, 1, w.InputTokens, w.OutputTokens, ignoreEOS, w.SharedPrefix)
 		c.Language = w.Language

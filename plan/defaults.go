@@ -3,18 +3,26 @@ package plan
 import (
 	"time"
 
+	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/schedule"
 )
 
 // Defaults for fields left unset. docs/plan.md documents each; the flags'
-// help shows them too.
+// help shows them too. A default that a lower package also applies to its
+// own zero value (the engine's grace, the client's connect timeout) is
+// that package's constant, so the two cannot drift apart.
 const (
 	DefaultName           = "run"
 	DefaultAPI            = "chat"
-	DefaultConnectTimeout = 10 * time.Second
+	DefaultStream         = true
+	DefaultIncludeUsage   = true
+	DefaultIgnoreEOS      = true
+	DefaultObserveGPU     = true
+	DefaultConnectTimeout = protocol.DefaultConnectTimeout
 	DefaultTTFTTimeout    = 60 * time.Second
 	DefaultTotalTimeout   = 10 * time.Minute
-	DefaultGrace          = 30 * time.Second
+	DefaultGrace          = engine.DefaultGrace
 	DefaultLateAfter      = 10 * time.Millisecond
 	DefaultArrival        = schedule.Poisson
 	DefaultBurstiness     = 1.0
@@ -42,8 +50,8 @@ func (p *Plan) ApplyDefaults() {
 
 func (t *Target) applyDefaults() {
 	setIfZero(&t.API, DefaultAPI)
-	setIfNil(&t.Stream, true)
-	setIfNil(&t.IncludeUsage, true)
+	setIfNil(&t.Stream, DefaultStream)
+	setIfNil(&t.IncludeUsage, DefaultIncludeUsage)
 	setIfZero(&t.Timeouts.Connect, DefaultConnectTimeout)
 	setIfZero(&t.Timeouts.TTFT, DefaultTTFTTimeout)
 	setIfZero(&t.Timeouts.Total, DefaultTotalTimeout)
@@ -70,6 +78,19 @@ func (l *LoadOptions) applyDefaults() {
 		setIfZero(&l.Burstiness, DefaultBurstiness)
 	}
 }
+
+// Streams reports whether replies are asked for as a stream: target.stream,
+// DefaultStream when unset (a plan built in code need not call
+// ApplyDefaults).
+func (t *Target) Streams() bool { return boolOr(t.Stream, DefaultStream) }
+
+// IncludesUsage reports whether a stream asks for usage
+// (target.include_usage, DefaultIncludeUsage when unset).
+func (t *Target) IncludesUsage() bool { return boolOr(t.IncludeUsage, DefaultIncludeUsage) }
+
+// GPUs reports whether local GPUs are sampled (observe.gpu,
+// DefaultObserveGPU when unset).
+func (o *Observe) GPUs() bool { return boolOr(o.GPU, DefaultObserveGPU) }
 
 // setIfZero sets *field to def when it holds its zero value.
 func setIfZero[T comparable](field *T, def T) {

@@ -143,12 +143,13 @@ type Trace struct {
 	Loop bool `yaml:"loop"`
 }
 
-// OpenLoop reports whether requests arrive on a schedule (a rate or a
-// trace) rather than from closed-loop users.
+// OpenLoop reports whether requests arrive on a schedule (a rate, a trace
+// or compute pacing) rather than from closed-loop users.
 func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
 
-// Mode is the loop the load runs in, record.ModeOpen or record.ModeClosed:
-// the one place it is derived, for the engine, the summary and rebuilds.
+// Mode is the loop the load runs in, record.ModeOpen or record.ModeClosed
+// (OpenLoop): the one place a run's mode is derived, for the live run,
+// its stages and a rebuild from plan.yaml alike.
 func (l *LoadOptions) Mode() string {
 	if l.OpenLoop() {
 		return record.ModeOpen
@@ -194,7 +195,7 @@ type Workload struct {
 	Dataset Dataset `yaml:"dataset"`
 	// SLO is every class's service-level objective unless the class sets
 	// its own bounds; goodput counts requests that met it.
-	SLO SLO `yaml:"slo"`
+	SLO record.SLO `yaml:"slo"`
 }
 
 // Dataset names a file of prompts and how to cut it down.
@@ -240,7 +241,7 @@ type Class struct {
 	// requests).
 	Turns int `yaml:"turns"`
 	// SLO overrides workload.slo bound by bound for the class.
-	SLO SLO `yaml:"slo"`
+	SLO record.SLO `yaml:"slo"`
 	// Timeouts override target.timeouts bound by bound for the class's
 	// requests (zero: the target's).
 	Timeouts Timeouts `yaml:"timeouts"`

@@ -7,17 +7,6 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// SLO is a service-level objective in milliseconds; a zero bound is not
-// checked (docs/metrics.md#goodput).
-type SLO struct {
-	// TTFTMs bounds the time to first token.
-	TTFTMs float64 `yaml:"ttft_ms"`
-	// TPOTMs bounds the time per output token.
-	TPOTMs float64 `yaml:"tpot_ms"`
-	// E2EMs bounds the end-to-end latency.
-	E2EMs float64 `yaml:"e2e_ms"`
-}
-
 // Compute declares the served model's size for the FLOPs estimate
 // (docs/metrics.md#compute). ParamsB 0 means no estimate.
 type Compute struct {
@@ -35,9 +24,9 @@ const maxSLOMs = 86_400_000
 
 func (f *Flags) bindSLOAndCompute() {
 	fs := f.fs
-	bind(f, "slo-ttft-ms", "workload.slo.ttft_ms", fs.Float64("slo-ttft-ms", 0, "goodput: a request meets its SLO only with TTFT at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFTMs })
-	bind(f, "slo-tpot-ms", "workload.slo.tpot_ms", fs.Float64("slo-tpot-ms", 0, "goodput: a request meets its SLO only with TPOT at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TPOTMs })
-	bind(f, "slo-e2e-ms", "workload.slo.e2e_ms", fs.Float64("slo-e2e-ms", 0, "goodput: a request meets its SLO only with E2E latency at most this many ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.E2EMs })
+	bind(f, "slo-ttft-ms", "workload.slo.ttft_ms", fs.Float64("slo-ttft-ms", 0, "SLO: a request meets it only with TTFT at most this many ms; goodput (whole run and each sweep step) counts those (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFTMs })
+	bind(f, "slo-tpot-ms", "workload.slo.tpot_ms", fs.Float64("slo-tpot-ms", 0, "SLO: a request meets it only with TPOT at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TPOTMs })
+	bind(f, "slo-e2e-ms", "workload.slo.e2e_ms", fs.Float64("slo-e2e-ms", 0, "SLO: a request meets it only with E2E latency at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.E2EMs })
 	bind(f, "model-params-b", "compute.params_b", fs.Float64("model-params-b", 0, "the model's parameters in billions, for the FLOPs estimate (0: no estimate)"), func(p *Plan) *float64 { return &p.Compute.ParamsB })
 	bind(f, "model-layers", "compute.layers", fs.Int("model-layers", 0, "the model's layers, with --model-hidden, for the attention FLOPs"), func(p *Plan) *int { return &p.Compute.Layers })
 	bind(f, "model-hidden", "compute.hidden", fs.Int("model-hidden", 0, "the model's hidden size, with --model-layers, for the attention FLOPs"), func(p *Plan) *int { return &p.Compute.Hidden })
@@ -51,7 +40,7 @@ func (v *validator) slos() {
 	}
 }
 
-func (v *validator) slo(path string, s SLO) {
+func (v *validator) slo(path string, s record.SLO) {
 	for name, ms := range map[string]float64{"ttft_ms": s.TTFTMs, "tpot_ms": s.TPOTMs, "e2e_ms": s.E2EMs} {
 		if ms < 0 || ms > maxSLOMs || math.IsNaN(ms) {
 			v.fail(path+"."+name, "%v: want a bound in milliseconds from 0 (none) to %d", ms, maxSLOMs)
@@ -87,13 +76,9 @@ func (c Compute) Model() *record.Model {
 // SLOs returns the objectives goodput is judged by: workload.slo as the
 // default, and each class's bounds over it.
 func (w *Workload) SLOs() *record.SLOs {
-	s := &record.SLOs{Default: w.SLO.record(), Classes: map[string]record.SLO{}}
+	s := &record.SLOs{Default: w.SLO, Classes: map[string]record.SLO{}}
 	for _, c := range w.Classes {
-		s.Classes[c.Name] = c.SLO.record()
+		s.Classes[c.Name] = c.SLO
 	}
 	return s
-}
-
-func (s SLO) record() record.SLO {
-	return record.SLO{TTFTMs: s.TTFTMs, TPOTMs: s.TPOTMs, E2EMs: s.E2EMs}
 }

@@ -38,7 +38,7 @@ func TestSLOAndComputeValidation(t *testing.T) {
 // TestSLOsAndModel checks the conversion to record's types.
 func TestSLOsAndModel(t *testing.T) {
 	t.Parallel()
-	w := Workload{SLO: SLO{TTFTMs: 2000}, Classes: []Class{{Name: "doc", SLO: SLO{TTFTMs: 8000, E2EMs: 60000}}}}
+	w := Workload{SLO: record.SLO{TTFTMs: 2000}, Classes: []Class{{Name: "doc", SLO: record.SLO{TTFTMs: 8000, E2EMs: 60000}}}}
 	want := &record.SLOs{Default: record.SLO{TTFTMs: 2000},
 		Classes: map[string]record.SLO{"doc": {TTFTMs: 8000, E2EMs: 60000}}}
 	if diff := cmp.Diff(want, w.SLOs()); diff != "" {

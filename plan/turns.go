@@ -21,7 +21,7 @@ func (v *validator) turns(path string, c *Class) {
 	if api := firstSet(c.API, v.p.Target.API); api != "chat" {
 		v.fail(path+".turns", "conversations need the chat API, not %s", api)
 	}
-	if l := v.p.Load; l.Rate > 0 || l.Trace.Path != "" {
+	if v.p.Load.OpenLoop() {
 		v.fail(path+".turns", "conversations need a closed loop (load.concurrency): in an open loop turn k would not wait for turn k-1's reply")
 	}
 }

@@ -48,6 +48,11 @@ func TestValidate(t *testing.T) {
 		{"bad class language", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Language: "EN"}} }, `workload.classes[0].language: language "EN" is not supported`},
 		// Conversations in an open loop would not wait for the last reply.
 		{"turns open loop", openPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}} }, "workload.classes[0].turns: conversations need a closed loop"},
+		// Compute pacing is an open loop too (the check once looked only at rate and trace).
+		{"turns flops pacing", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.FLOPsPerS, p.Compute.ParamsB = 0, 1e15, 8
+			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}}
+		}, "workload.classes[0].turns: conversations need a closed loop"},
 		// Conversations need chat messages to carry the history.
 		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat API, not embeddings"},
 		// Turns are bounded.

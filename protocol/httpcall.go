@@ -56,12 +56,32 @@ type HTTPCall struct {
 	header http.Header
 }
 
+// Validate checks opts as NewHTTPCall does, without building a call: a
+// plan validates its http steps with it.
+func (opts HTTPCallOptions) Validate() error {
+	u, err := url.Parse(strings.ReplaceAll(opts.URL, PromptPlaceholder, "x"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("http call: url %q: want an absolute http:// or https:// URL", opts.URL)
+	}
+	if opts.Timeout < 0 {
+		return errors.New("http call: timeout must not be negative")
+	}
+	if _, err := parseExtract(opts.Extract); err != nil {
+		return fmt.Errorf("http call: %w", err)
+	}
+	for k, v := range opts.Headers {
+		if err := checkHeader(k, v); err != nil {
+			return fmt.Errorf("http call: %w", err)
+		}
+	}
+	return nil
+}
+
 // NewHTTPCall validates opts and builds the call with its own connection
 // pool.
 func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
-	u, err := url.Parse(strings.ReplaceAll(opts.URL, PromptPlaceholder, "x"))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("http call: url %q: want an absolute http:// or https:// URL", opts.URL)
+	if err := opts.Validate(); err != nil {
+		return nil, err
 	}
 	if opts.Method == "" {
 		opts.Method = http.MethodGet
@@ -70,23 +90,14 @@ func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
 		}
 	}
 	opts.Method = strings.ToUpper(opts.Method)
-	if opts.Timeout < 0 {
-		return nil, errors.New("http call: timeout must not be negative")
-	}
 	if opts.Timeout == 0 {
 		opts.Timeout = DefaultHTTPCallTimeout
-	}
-	if _, err := parseExtract(opts.Extract); err != nil {
-		return nil, fmt.Errorf("http call: %w", err)
 	}
 	hdr := http.Header{"User-Agent": {"inferload"}}
 	if opts.Body != "" && strings.HasPrefix(strings.TrimSpace(opts.Body), "{") {
 		hdr.Set("Content-Type", "application/json")
 	}
 	for k, v := range opts.Headers {
-		if err := checkHeader(k, v); err != nil {
-			return nil, fmt.Errorf("http call: %w", err)
-		}
 		hdr.Set(k, v)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: defaultIdlePerHost, ForceAttemptHTTP2: false}

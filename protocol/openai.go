@@ -116,6 +116,13 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 // Close releases idle connections. In-flight requests are not affected.
 func (c *OpenAI) Close() { c.tr.CloseIdleConnections() }
 
+// CheckBaseURL reports whether raw is a base URL NewOpenAI accepts, without
+// building a client: a plan validates its URLs with it.
+func CheckBaseURL(raw string) error {
+	_, err := parseBaseURL(raw)
+	return err
+}
+
 // parseBaseURL checks that raw is an absolute http(s) URL with no query.
 // The endpoints' URLs are parsed once here and shared read-only by every
 // request.

@@ -191,16 +191,23 @@ func (a *Aggregate) addLatencies(r *Result) {
 		return // no content event: nothing to time
 	}
 	a.ttft.Record(r.TTFTUS)
-	if r.OutputTokens > 1 {
-		a.tpot.Record(tpotUS(r))
+	if tpot, ok := TPOTUS(r); ok {
+		a.tpot.Record(tpot)
 	}
 }
 
-// tpotUS is (E2E − TTFT) / (output tokens − 1), rounded to the microsecond.
-// E2E and TTFT share an origin, so an open-loop queue delay cancels out.
+// TPOTUS is a request's time per output token, the one definition every
+// figure, SLO and export uses (docs/metrics.md#latency-metrics):
+// (E2E − TTFT) / (output tokens − 1), rounded to the microsecond. ok is
+// false when r has no TPOT: it was not streamed (its first token is its
+// end), had no content event, or produced fewer than two tokens. E2E and
+// TTFT share an origin, so an open-loop queue delay cancels out.
 // Example: E2E 1 100 ms, TTFT 100 ms, 101 tokens → 10 ms per token.
-func tpotUS(r *Result) int64 {
-	return int64(math.Round(float64(r.E2EUS-r.TTFTUS) / float64(r.OutputTokens-1)))
+func TPOTUS(r *Result) (us int64, ok bool) {
+	if !r.Stream || r.TTFTUS <= 0 || r.OutputTokens <= 1 {
+		return 0, false
+	}
+	return int64(math.Round(float64(r.E2EUS-r.TTFTUS) / float64(r.OutputTokens-1))), true
 }
 
 // Running is the live view of an aggregate that a progress line shows.

@@ -1,48 +1,5 @@
 package record
 
-// SLO is a service-level objective a request must meet to count toward
-// goodput, in milliseconds. A zero bound is not checked, so the zero SLO is
-// met by every success.
-type SLO struct {
-	TTFTMs float64 `json:"ttft_ms"`
-	TPOTMs float64 `json:"tpot_ms"`
-	E2EMs  float64 `json:"e2e_ms"`
-}
-
-// Over returns s with each of its unset bounds taken from base: a class
-// that sets only ttft_ms keeps the run's tpot_ms and e2e_ms.
-func (s SLO) Over(base SLO) SLO {
-	pick := func(v, def float64) float64 {
-		if v > 0 {
-			return v
-		}
-		return def
-	}
-	return SLO{TTFTMs: pick(s.TTFTMs, base.TTFTMs), TPOTMs: pick(s.TPOTMs, base.TPOTMs), E2EMs: pick(s.E2EMs, base.E2EMs)}
-}
-
-// Met reports whether r, a success, met every bound of s. A non-streamed
-// reply has no first token before its end, so its TTFT is its E2E; its
-// TPOT cannot be measured and is not checked. A streamed reply of one
-// token has no TPOT either.
-func (s SLO) Met(r *Result) bool {
-	if !r.OK() {
-		return false
-	}
-	within := func(boundMs float64, us int64) bool { return boundMs <= 0 || float64(us) <= boundMs*1000 }
-	ttft := r.TTFTUS
-	if !r.Stream || ttft <= 0 {
-		ttft = r.E2EUS
-	}
-	if !within(s.TTFTMs, ttft) || !within(s.E2EMs, r.E2EUS) {
-		return false
-	}
-	if r.Stream && r.TTFTUS > 0 && r.OutputTokens > 1 {
-		return within(s.TPOTMs, tpotUS(r))
-	}
-	return true
-}
-
 // SLOs are a run's objectives: Default for requests of any class, and
 // per-class bounds that override it bound by bound (SLO.Over).
 type SLOs struct {

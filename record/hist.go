@@ -139,8 +139,37 @@ type Stats struct {
 	Max    float64 `json:"max"`
 }
 
-// statsPercentiles are the percentiles Stats reports, in field order.
-var statsPercentiles = []float64{50, 90, 95, 99, 99.9}
+// Percentile is one of the percentiles reports show, with its name there.
+type Percentile struct {
+	Name string
+	// Q is the quantile, 0.99 for p99.
+	Q float64
+}
+
+// Percentiles are the reported percentiles, lowest first and in Stats'
+// field order: the one list that summaries, verdicts (analyze) and SLO
+// objectives ("ttft.p99<=2s") name.
+var Percentiles = []Percentile{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}}
+
+// PercentileQ returns the quantile of a reported percentile's name.
+func PercentileQ(name string) (float64, bool) {
+	for _, p := range Percentiles {
+		if p.Name == name {
+			return p.Q, true
+		}
+	}
+	return 0, false
+}
+
+// statsPercentiles are Percentiles as HDR percentiles (0.999 → 99.9,
+// rounded so the float is the literal's), in Stats' field order.
+var statsPercentiles = func() []float64 {
+	out := make([]float64, len(Percentiles))
+	for i, p := range Percentiles {
+		out[i] = math.Round(p.Q*1000) / 10
+	}
+	return out
+}()
 
 // Stats computes the summary figures. Mean and Stddev (population) are exact
 // to the microsecond inputs, rounded to the nanosecond; Min and Max are

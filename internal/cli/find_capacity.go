@@ -29,10 +29,10 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.StringVar(&f.users, "users", "", "closed loop: search users in LOW:HIGH, e.g. 1:256")
 	fs.StringVar(&f.rates, "rates", "", "open loop: search requests/s in LOW:HIGH, e.g. 0.5:64")
 	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
-	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", 0.01, "a passing probe's failure rate is at most this")
-	fs.Float64Var(&f.confidence, "confidence", 0.95, "confidence at which each SLO's percentile must be shown to hold")
-	fs.Float64Var(&f.precision, "precision", 0.10, "stop once the best passing and lowest failing loads are this close (fraction)")
-	fs.IntVar(&f.maxProbes, "max-probes", 10, "stop after this many probes")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", experiment.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
+	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
+	fs.Float64Var(&f.precision, "precision", analyze.DefaultSearch.Precision, "stop once the best passing and lowest failing loads are this close (fraction)")
+	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes")
 }
 
 // options checks the flags and turns them into the search's options.
@@ -54,9 +54,9 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if len(f.slos) == 0 {
 		return experiment.CapacityOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
 	}
-	var bounds []analyze.SLOBound
+	var bounds []record.SLO
 	for _, s := range f.slos {
-		b, err := analyze.ParseSLO(s)
+		b, err := record.ParseSLO(s)
 		if err != nil {
 			return experiment.CapacityOptions{}, usageError(err)
 		}

@@ -32,8 +32,8 @@ docs/experiments.md explains the method.`,
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
 	c.Flags().DurationVar(&so.Window, "window", 0, "length of each window the drift test compares (required), e.g. 5m")
-	c.Flags().Float64Var(&so.Drift.Alpha, "alpha", 0.05, "significance level of the trend test")
-	c.Flags().Float64Var(&so.Drift.MinChange, "min-change", 0.10, "smallest relative change over the run that counts as drift")
+	c.Flags().Float64Var(&so.Drift.Alpha, "alpha", analyze.DefaultDrift.Alpha, "significance level of the trend test")
+	c.Flags().Float64Var(&so.Drift.MinChange, "min-change", analyze.DefaultDrift.MinChange, "smallest relative change over the run that counts as drift")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err

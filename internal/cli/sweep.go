@@ -24,11 +24,11 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.users, "users", "", "closed-loop loads to step through: 1,8,16,32 or geometric(1,2,128)")
 	fs.StringVar(&f.rates, "rates", "", "open-loop loads (requests/s) to step through: 1,2,4,8 or geometric(0.5,2,16)")
-	fs.Float64Var(&f.knee.ThroughputGain, "knee-throughput-gain", 0.25, "knee: throughput grew less than this fraction from one step to the next…")
-	fs.Float64Var(&f.knee.LatencyGrowth, "knee-latency-growth", 0.20, "…while TTFT or E2E at --knee-percentile grew more than this fraction")
-	fs.StringVar(&f.knee.Percentile, "knee-percentile", "p90", "latency percentile the knee compares: p50, p90, p95, p99 or p999")
-	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", 0.80, "recommend running at this fraction of the knee")
-	fs.Float64Var(&f.confidence, "confidence", 0.95, "confidence a percentile's sample count must give for a step to count")
+	fs.Float64Var(&f.knee.ThroughputGain, "knee-throughput-gain", analyze.DefaultKnee.ThroughputGain, "knee: throughput grew less than this fraction from one step to the next…")
+	fs.Float64Var(&f.knee.LatencyGrowth, "knee-latency-growth", analyze.DefaultKnee.LatencyGrowth, "…while TTFT or E2E at --knee-percentile grew more than this fraction")
+	fs.StringVar(&f.knee.Percentile, "knee-percentile", analyze.DefaultKnee.Percentile, "latency percentile the knee compares: p50, p90, p95, p99 or p999")
+	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", analyze.DefaultKnee.OperatingFraction, "recommend running at this fraction of the knee")
+	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence a percentile's sample count must give for a step to count")
 	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
 }
 

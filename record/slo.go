@@ -1,0 +1,147 @@
+package record
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// SLO is the one service-level objective type: per-request latency bounds
+// in milliseconds, and for a capacity objective the share of requests that
+// must meet them. Goodput judges each request by its class's SLO (SLOs);
+// a capacity search asks that at least Share of a probe's requests meet
+// it, which is the percentile form: "ttft.p99<=2s" is {TTFTMs: 2000,
+// Share: 0.99}. A zero bound is not checked, so the zero SLO is met by
+// every success. docs/metrics.md#goodput defines it for users.
+type SLO struct {
+	// TTFTMs bounds the time to first token (a non-streamed reply's TTFT
+	// is its E2E).
+	TTFTMs float64 `json:"ttft_ms" yaml:"ttft_ms"`
+	// TPOTMs bounds the time per output token (TPOTUS); replies without
+	// one are not checked on it.
+	TPOTMs float64 `json:"tpot_ms" yaml:"tpot_ms"`
+	// E2EMs bounds the end-to-end latency.
+	E2EMs float64 `json:"e2e_ms" yaml:"e2e_ms"`
+	// Share is, in a capacity objective, the fraction of measured requests
+	// that must meet the bounds (0.99 for a p99). Goodput judges requests
+	// one by one and leaves it 0; a plan has no field for it.
+	Share float64 `json:"share,omitempty" yaml:"-"`
+}
+
+// Over returns s with each of its unset bounds taken from base: a class
+// that sets only ttft_ms keeps the run's tpot_ms and e2e_ms.
+func (s SLO) Over(base SLO) SLO {
+	pick := func(v, def float64) float64 {
+		if v > 0 {
+			return v
+		}
+		return def
+	}
+	return SLO{TTFTMs: pick(s.TTFTMs, base.TTFTMs), TPOTMs: pick(s.TPOTMs, base.TPOTMs),
+		E2EMs: pick(s.E2EMs, base.E2EMs), Share: pick(s.Share, base.Share)}
+}
+
+// Met reports whether r met every bound of s: it must have succeeded, and
+// its bounds are checked as Judge checks them.
+func (s SLO) Met(r *Result) bool {
+	met, _ := s.Judge(r)
+	return met
+}
+
+// Judge reports whether r met every bound of s, and whether any bound of s
+// applied to r at all. A failure is judged and never meets. For a success,
+// a non-streamed reply (or one without a content event) has no first
+// token before its end, so its TTFT is its E2E; TPOT is checked only where
+// TPOTUS has one. So judged is false only for a success without a TPOT
+// under an SLO that bounds TPOT alone, which a capacity search leaves out
+// of its count rather than count it as met.
+func (s SLO) Judge(r *Result) (met, judged bool) {
+	if !r.OK() {
+		return false, true
+	}
+	met = true
+	check := func(boundMs float64, us int64) {
+		if boundMs > 0 {
+			judged = true
+			met = met && float64(us) <= boundMs*1000
+		}
+	}
+	ttft := r.TTFTUS
+	if !r.Stream || ttft <= 0 {
+		ttft = r.E2EUS
+	}
+	check(s.TTFTMs, ttft)
+	check(s.E2EMs, r.E2EUS)
+	if tpot, ok := TPOTUS(r); ok {
+		check(s.TPOTMs, tpot)
+	}
+	return met, judged
+}
+
+// Percentile is the name of s's Share as reports name percentiles ("p99"),
+// or the share as a percentage when it is not one of Percentiles.
+func (s SLO) Percentile() string {
+	for _, p := range Percentiles {
+		if p.Q == s.Share {
+			return p.Name
+		}
+	}
+	return fmt.Sprintf("%g%%", s.Share*100)
+}
+
+// String is the objective as reports show it: "TTFT p99 ≤ 2s" for a
+// capacity objective, "TTFT ≤ 2s, TPOT ≤ 100ms" for a per-request one.
+func (s SLO) String() string {
+	var parts []string
+	for _, b := range []struct {
+		name string
+		ms   float64
+	}{{"TTFT", s.TTFTMs}, {"TPOT", s.TPOTMs}, {"E2E", s.E2EMs}} {
+		if b.ms <= 0 {
+			continue
+		}
+		name := b.name
+		if s.Share > 0 {
+			name += " " + s.Percentile()
+		}
+		parts = append(parts, fmt.Sprintf("%s ≤ %s", name, time.Duration(math.Round(b.ms*1e6))))
+	}
+	if len(parts) == 0 {
+		return "no bound"
+	}
+	return strings.Join(parts, ", ")
+}
+
+var objectiveSyntax = regexp.MustCompile(`^\s*(ttft|tpot|e2e)\.(p[0-9]+)\s*<=?\s*(\S+)\s*$`)
+
+// ParseSLO reads a capacity objective, "METRIC.PERCENTILE<=DURATION" with
+// METRIC ttft, tpot or e2e and PERCENTILE one of Percentiles, e.g.
+// "ttft.p99<=2s" or "tpot.p99 <= 100ms": the SLO bounding that metric,
+// with the percentile as its Share.
+func ParseSLO(s string) (SLO, error) {
+	m := objectiveSyntax.FindStringSubmatch(strings.ToLower(s))
+	if m == nil {
+		return SLO{}, fmt.Errorf("SLO %q: want METRIC.PERCENTILE<=DURATION with METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s", s)
+	}
+	q, ok := PercentileQ(m[2])
+	if !ok {
+		return SLO{}, fmt.Errorf("SLO %q: unknown percentile %q (want p50, p90, p95, p99 or p999)", s, m[2])
+	}
+	d, err := time.ParseDuration(m[3])
+	if err != nil || d <= 0 {
+		return SLO{}, fmt.Errorf("SLO %q: %q is not a positive duration", s, m[3])
+	}
+	ms := float64(d) / float64(time.Millisecond)
+	o := SLO{Share: q}
+	switch m[1] {
+	case "ttft":
+		o.TTFTMs = ms
+	case "tpot":
+		o.TPOTMs = ms
+	default:
+		o.E2EMs = ms
+	}
+	return o, nil
+}
