@@ -20,13 +20,18 @@ import (
 // Env is the outside world a run may touch, injected so tests and the CLI
 // control it.
 type Env struct {
-	Getenv   func(string) string
+	// Getenv reads an environment variable (an API key named by
+	// target.api_key_env); nil means an empty environment, never the
+	// process's own.
+	Getenv func(string) string
+	// ReadFile reads a file the plan names (an API key file, a CA
+	// certificate); nil means os.ReadFile.
 	ReadFile func(string) ([]byte, error)
 }
 
 func (e Env) withDefaults() Env {
 	if e.Getenv == nil {
-		e.Getenv = os.Getenv
+		e.Getenv = func(string) string { return "" }
 	}
 	if e.ReadFile == nil {
 		e.ReadFile = os.ReadFile

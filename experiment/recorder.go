@@ -20,6 +20,7 @@ import (
 type recorder struct {
 	files  *runFiles
 	warmup time.Duration
+	clock  engine.Clock // the run's
 
 	mu         sync.Mutex
 	agg        *record.Aggregate
@@ -33,8 +34,8 @@ type recorder struct {
 	err        error // first write error; the run goes on, the error is reported at the end
 }
 
-func newRecorder(files *runFiles, p *plan.Plan) *recorder {
-	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p)}
+func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock) *recorder {
+	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p), clock: clock}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
 		if w.Failed >= observe.ErrorBurstMin {
@@ -62,7 +63,7 @@ func (r *recorder) add(res *record.Result, start time.Time) {
 		if res.ErrorMsg != "" {
 			msg += ": " + res.ErrorMsg
 		}
-		r.keep(r.files.events.Write(record.Event{TimeUS: time.Since(start).Microseconds(), Kind: record.EventFirstError, Message: msg}))
+		r.keep(r.files.events.Write(record.Event{TimeUS: r.clock.Now().Sub(start).Microseconds(), Kind: record.EventFirstError, Message: msg}))
 	}
 }
 
@@ -101,7 +102,7 @@ const rateSpan = 5 * time.Second
 // delivered over the last few seconds, warm-up included, so the line shows
 // the server's current pace.
 func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine) report.Snapshot {
-	elapsed := time.Since(eng.Started())
+	elapsed := r.clock.Now().Sub(eng.Started())
 	now := elapsed.Microseconds()
 	r.mu.Lock()
 	run := r.agg.Running()

@@ -16,10 +16,15 @@ import (
 	"github.com/inferload/inferload/rundir"
 )
 
-// Options are a run's connections to the outside world. The zero value runs
-// silently with the process environment.
+// Options are a run's connections to the outside world, injected so the
+// library never reaches for the process's own (the CLI passes them). The
+// zero value runs silently, with no environment variables, on the real
+// clock.
 type Options struct {
 	Env Env
+	// Clock is what the run reads the time from and its engines wait
+	// with; nil means engine.PreciseClock.
+	Clock engine.Clock
 	// Progress receives the live progress line; nil disables it.
 	Progress io.Writer
 	// TTY redraws one progress line in place instead of printing a plain
@@ -43,6 +48,14 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+}
+
+// clock is the run's clock.
+func (o Options) clock() engine.Clock {
+	if o.Clock == nil {
+		return engine.PreciseClock{}
+	}
+	return o.Clock
 }
 
 // Outcome is what a finished (or interrupted) run left behind.
@@ -100,8 +113,8 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 
 // prepareRunDir creates the run directory with plan.yaml, experiment.json
 // and env.json.
-func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
-	dir, err := rundir.Create(p.Output.Dir, p.Name, time.Now())
+func prepareRunDir(p *plan.Plan, opts Options, d Design) (string, error) {
+	dir, err := rundir.Create(p.Output.Dir, p.Name, opts.clock().Now())
 	if err != nil {
 		return "", err
 	}
@@ -115,7 +128,7 @@ func prepareRunDir(p *plan.Plan, version string, d Design) (string, error) {
 	if err := writeDesign(dir, d); err != nil {
 		return "", err
 	}
-	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(context.Background(), p, version, Env{}.withDefaults())); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(context.Background(), p, opts.Version, opts.Env.withDefaults())); err != nil {
 		return "", err
 	}
 	return dir, nil

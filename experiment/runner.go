@@ -66,14 +66,14 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if err != nil {
 		return nil, err
 	}
-	if r.dir, err = prepareRunDir(p, opts.Version, d); err != nil {
+	if r.dir, err = prepareRunDir(p, opts, d); err != nil {
 		return nil, err
 	}
 	if r.files, err = openRunFiles(r.dir); err != nil {
 		return nil, err
 	}
 	defer r.files.close()
-	r.rec = newRecorder(r.files, p)
+	r.rec = newRecorder(r.files, p, opts.clock())
 	r.rec.onResult = opts.OnResult
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
@@ -118,6 +118,7 @@ type stage struct {
 // ends with a stage_end event and returns its step, computed from its
 // records exactly as Assemble computes it, with what they folded into.
 func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc, error) {
+	st.cfg.Clock = r.opts.clock()
 	eng, err := engine.New(st.cfg)
 	if err != nil {
 		return record.Step{}, nil, err
@@ -152,7 +153,7 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		acc.add(res)
 	}
 	stopProgress()
-	r.endUS = time.Since(r.start).Microseconds()
+	r.endUS = r.opts.clock().Now().Sub(r.start).Microseconds()
 	r.measureUS = offUS + eng.StoppedIssuingUS()
 	if st.Index == 0 {
 		return record.Step{}, acc, nil

@@ -243,8 +243,7 @@ func (g graph) subjects(subject string) []*pkg {
 	}
 	var out []*pkg
 	for path, p := range g {
-		rel, ok := strings.CutPrefix(path, module+"/")
-		if !ok || strings.HasPrefix(rel, "cmd/") || rel == "internal/cli" || strings.HasPrefix(rel, "internal/tools/") {
+		if !isLibrary(path) {
 			continue
 		}
 		out = append(out, p)
@@ -263,4 +262,12 @@ func (g graph) through(p *pkg, target string) string {
 		}
 	}
 	return strings.Join(via, ", ")
+}
+
+// isLibrary reports whether path is a library package of the module: not
+// the command (cmd/...), the CLI (internal/cli) or a developer tool
+// (internal/tools/...).
+func isLibrary(path string) bool {
+	rel, ok := strings.CutPrefix(path, module+"/")
+	return ok && !strings.HasPrefix(rel, "cmd/") && rel != "internal/cli" && !strings.HasPrefix(rel, "internal/tools/")
 }

@@ -19,7 +19,7 @@ run's clock, e.g. "restarted the server" or "switched to fp8". Reports show
 notes on every time chart.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			e, err := rundir.AppendNote(filepath.Join(args[0], rundir.Events), args[1], time.Now())
+			e, err := rundir.AppendNote(filepath.Join(args[0], rundir.Events), args[1], st.clock().Now())
 			if err != nil {
 				return err
 			}

@@ -106,6 +106,7 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	defer release()
 	opts := experiment.Options{
 		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
+		Clock:   st.clock(),
 		TTY:     st.StderrTTY,
 		Version: st.Version,
 		Abort:   abort,

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	"github.com/inferload/inferload/engine"
 	"golang.org/x/term"
 )
 
@@ -27,7 +28,18 @@ type State struct {
 	// Signals delivers interrupt requests: the first stops a run
 	// gracefully, the second cancels in-flight requests.
 	Signals <-chan os.Signal
+	// Clock is the time runs and notes read; nil means the real one
+	// (engine.PreciseClock).
+	Clock   engine.Clock
 	Version string
+}
+
+// clock is st.Clock, or the real clock.
+func (st *State) clock() engine.Clock {
+	if st.Clock == nil {
+		return engine.PreciseClock{}
+	}
+	return st.Clock
 }
 
 // OSState is the State of the real process.
