@@ -6,12 +6,14 @@ require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/NVIDIA/go-nvml v0.13.4-1
 	github.com/chromedp/chromedp v0.23.1
+	github.com/cockroachdb/datadriven v1.0.3
 	github.com/dlclark/regexp2/v2 v2.5.1
 	github.com/google/go-cmp v0.7.0
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/client_golang/exp v0.0.0-20261019101427-217707f26b14
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.73.1
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
 	github.com/tiktoken-go/tokenizer v0.10.0
@@ -31,6 +33,8 @@ require (
 	github.com/klauspost/compress v1.20.1 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pandatix/go-abnf v0.5.3 // indirect
+	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
+	golang.org/x/tools v0.51.0 // indirect
 )

@@ -14,17 +14,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rogpeppe/go-internal/testscript"
+
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
 
 // TestMain lets a test re-execute this binary as the real inferload
-// command (for the SIGKILL and SIGTERM tests).
+// command (for the SIGKILL and SIGTERM tests), and lets the txtar scripts
+// of TestScripts run it under the name inferload (script_test.go).
 func TestMain(m *testing.M) {
 	if os.Getenv("INFERLOAD_CLI_CHILD") == "1" {
 		os.Exit(Main(OSState()))
 	}
-	os.Exit(m.Run())
+	testscript.Main(m, map[string]func(){
+		"inferload": func() { os.Exit(Main(OSState())) },
+	})
 }
 
 // chatServer streams `tokens` chunks `gap` apart, vLLM style.
