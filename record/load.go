@@ -21,6 +21,7 @@ func (l *loadMeter) add(r *Result) {
 		s[slotIssued]++
 	}
 	start, end := r.SendUS, r.DoneUS()
+	l.m.reach(end)
 	for t := max(start, 0); t < end; {
 		next := min((t/meterSlotUS+1)*meterSlotUS, end)
 		s := l.m.slot(t, loadWidth)

@@ -22,6 +22,9 @@ type slotMeter struct {
 	mid    []float64 // the folded slots [headSlots, midEnd), summed
 	midEnd int64     // first slot after the folded middle
 	tail   []float64 // slots [midEnd, midEnd + len(tail)/width)
+	// lastUS is the latest instant any value stands for: nothing lies
+	// after it, so a window reaching it takes its slot's values whole.
+	lastUS int64
 }
 
 const (
@@ -41,6 +44,10 @@ func (m *slotMeter) slot(us int64, width int) []float64 {
 	switch {
 	case i >= maxMeterSlots:
 		return nil
+	case us > m.lastUS:
+		m.lastUS = us
+	}
+	switch {
 	case i < headSlots:
 		m.head = growSlots(m.head, (i+1)*int64(m.width))
 		return m.head[i*int64(m.width) : (i+1)*int64(m.width)]
@@ -73,15 +80,36 @@ func growSlots(s []float64, n int64) []float64 {
 	return s
 }
 
+// reach notes that values reach up to instant us (a busy span's end).
+func (m *slotMeter) reach(us int64) {
+	m.lastUS = max(m.lastUS, us)
+}
+
 // each calls fn with every part of the meter overlapping [fromUS, toUS]
-// and the fraction of it inside (deliveries are taken as spread evenly
-// within a slot, or over the whole folded middle).
+// and the fraction of it inside. Deliveries are taken as spread evenly
+// within a slot (or over the whole folded middle), up to the meter's last
+// instant: a window that ends at or after it (a killed run's, which ends
+// at its last completion) takes the last slot whole, the completion at
+// its very end included.
+//
+// Example: replies done at 3.5 s and 7.5 s, window [0, 7.5 s]. The second
+// sits alone in slot [7.5 s, 7.6 s); prorated over the slot it would count
+// 0, but nothing lies after 7.5 s, so it counts 1: 2 requests in 7.5 s.
 func (m *slotMeter) each(fromUS, toUS int64, fn func(f float64, v []float64)) {
 	if m.width == 0 || toUS <= fromUS {
 		return
 	}
 	w := int64(m.width)
 	part := func(start, end int64, v []float64) {
+		if toUS >= m.lastUS && m.lastUS < end {
+			// The slot holding the last instant ends there: the window
+			// covers everything in it that lies after its own start.
+			end = m.lastUS + 1
+			if overlap := end - max(start, fromUS); overlap > 0 {
+				fn(float64(overlap)/float64(end-start), v)
+			}
+			return
+		}
 		if overlap := min(end, toUS) - max(start, fromUS); overlap > 0 {
 			fn(float64(overlap)/float64(end-start), v)
 		}
