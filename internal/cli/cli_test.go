@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
+	"go.uber.org/goleak"
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -27,9 +28,24 @@ func TestMain(m *testing.M) {
 	if os.Getenv("INFERLOAD_CLI_CHILD") == "1" {
 		os.Exit(Main(OSState()))
 	}
-	testscript.Main(m, map[string]func(){
+	testscript.Main(leakChecked{m}, map[string]func(){
 		"inferload": func() { os.Exit(Main(OSState())) },
 	})
+}
+
+// leakChecked runs the package's tests, then fails them if a goroutine
+// outlived them (goleak): every command joins what it starts.
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // chatServer streams `tokens` chunks `gap` apart, vLLM style.
