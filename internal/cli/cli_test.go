@@ -169,18 +169,7 @@ func startChild(t *testing.T, url, out string) *exec.Cmd {
 // waitForRecords polls the child's records until it has at least n lines.
 func waitForRecords(t *testing.T, out string, n int) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		dirs, _ := filepath.Glob(filepath.Join(out, "*", "records.jsonl"))
-		if len(dirs) == 1 {
-			if b, _ := os.ReadFile(dirs[0]); bytes.Count(b, []byte("\n")) >= n {
-				return filepath.Dir(dirs[0])
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("child wrote fewer than %d records in 30s", n)
-	return ""
+	return waitForFile(t, out, "records.jsonl", func(b []byte) bool { return bytes.Count(b, []byte("\n")) >= n })
 }
 
 // A SIGKILL loses at most the last second: the records flushed so far are
@@ -206,6 +195,67 @@ func TestSIGKILLKeepsFlushedRecords(t *testing.T) {
 	if s.Requests.Succeeded < 50 || !s.Interrupted {
 		t.Errorf("rebuilt %+v interrupted=%v: want >= 50 successes and interrupted", s.Requests, s.Interrupted)
 	}
+}
+
+// A sweep killed by SIGKILL in its third step rebuilds every step whose
+// stage_end reached the disk, each from its own records, with the knee
+// verdict over them.
+func TestSIGKILLedSweepKeepsCompletedSteps(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, time.Millisecond)
+	out := t.TempDir()
+	cmd := exec.Command(os.Args[0], "sweep", "--url", srv.URL+"/v1", "--users", "1,2,4,8", "--duration", "700ms",
+		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--grace", "2s")
+	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	runDir := waitForFile(t, out, "events.jsonl", func(b []byte) bool { return bytes.Count(b, []byte(`"kind":"stage_end"`)) >= 2 })
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	events, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := bytes.Count(events, []byte(`"kind":"stage_end"`))
+	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, stderr)
+	}
+	var s record.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Interrupted || len(s.Steps) != ended || s.Knee == nil {
+		t.Fatalf("interrupted %v, %d steps for %d stage_end events, knee %v: want every completed step and a knee verdict",
+			s.Interrupted, len(s.Steps), ended, s.Knee)
+	}
+	for i, st := range s.Steps {
+		if st.Index != i+1 || st.Requests.Succeeded == 0 || st.Validity.AchievedLoad == 0 {
+			t.Errorf("step %d: index %d, %d successes, achieved %v: want its own figures", i+1, st.Index, st.Requests.Succeeded, st.Validity.AchievedLoad)
+		}
+	}
+}
+
+// waitForFile polls the child's run directory until its file name holds
+// what done wants, and returns the directory.
+func waitForFile(t *testing.T, out, name string, done func([]byte) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		paths, _ := filepath.Glob(filepath.Join(out, "*", name))
+		if len(paths) == 1 {
+			if b, _ := os.ReadFile(paths[0]); done(b) {
+				return filepath.Dir(paths[0])
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("child's %s never got there in 30s", name)
+	return ""
 }
 
 // SIGTERM is a graceful stop: the child finishes in-flight requests, writes
