@@ -3,9 +3,7 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -18,15 +16,7 @@ import (
 // output lengths, and the run ends with the trace.
 func TestRunReplaysTrace(t *testing.T) {
 	t.Parallel()
-	var b strings.Builder
-	b.WriteString("TIMESTAMP,ContextTokens,GeneratedTokens\n")
-	for i := range 8 {
-		fmt.Fprintf(&b, "2023-11-16 18:15:46.%03d0000,%d,%d\n", 100*i, 20+i, 4+i)
-	}
-	path := filepath.Join(t.TempDir(), "azure.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := writeTrace(t)
 	url := tinySim(t, sim.Faults{})
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s}

@@ -149,8 +149,14 @@ func TestBadInputExitCodes(t *testing.T) {
 // startChild runs `inferload run` as a separate process writing into out.
 func startChild(t *testing.T, url, out string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "run", "--url", url, "--concurrency", "8", "--duration", "5m",
+	return startChildArgs(t, "run", "--url", url, "--concurrency", "8", "--duration", "5m",
 		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--grace", "2s")
+}
+
+// startChildArgs runs this test binary as inferload with args.
+func startChildArgs(t *testing.T, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -164,6 +170,25 @@ func startChild(t *testing.T, url, out string) *exec.Cmd {
 		}
 	})
 	return cmd
+}
+
+// killAndRebuild SIGKILLs the child and returns what `inferload report`
+// rebuilds from runDir.
+func killAndRebuild(t *testing.T, cmd *exec.Cmd, runDir string) record.Summary {
+	t.Helper()
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
+	if code != ExitOK {
+		t.Fatalf("report exit %d: %s", code, stderr)
+	}
+	var s record.Summary
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // waitForRecords polls the child's records until it has at least n lines.
@@ -180,18 +205,7 @@ func TestSIGKILLKeepsFlushedRecords(t *testing.T) {
 	out := t.TempDir()
 	cmd := startChild(t, srv.URL+"/v1", out)
 	runDir := waitForRecords(t, out, 50)
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
-	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("report exit %d: %s", code, stderr)
-	}
-	var s record.Summary
-	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
-		t.Fatal(err)
-	}
+	s := killAndRebuild(t, cmd, runDir)
 	if s.Requests.Succeeded < 50 || !s.Interrupted {
 		t.Errorf("rebuilt %+v interrupted=%v: want >= 50 successes and interrupted", s.Requests, s.Interrupted)
 	}
@@ -204,31 +218,15 @@ func TestSIGKILLedSweepKeepsCompletedSteps(t *testing.T) {
 	t.Parallel()
 	srv := chatServer(t, 4, time.Millisecond)
 	out := t.TempDir()
-	cmd := exec.Command(os.Args[0], "sweep", "--url", srv.URL+"/v1", "--users", "1,2,4,8", "--duration", "700ms",
+	cmd := startChildArgs(t, "sweep", "--url", srv.URL+"/v1", "--users", "1,2,4,8", "--duration", "700ms",
 		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--grace", "2s")
-	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
 	runDir := waitForFile(t, out, "events.jsonl", func(b []byte) bool { return bytes.Count(b, []byte(`"kind":"stage_end"`)) >= 2 })
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	s := killAndRebuild(t, cmd, runDir)
 	events, err := os.ReadFile(filepath.Join(runDir, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended := bytes.Count(events, []byte(`"kind":"stage_end"`))
-	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("report exit %d: %s", code, stderr)
-	}
-	var s record.Summary
-	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
-		t.Fatal(err)
-	}
 	if !s.Interrupted || len(s.Steps) != ended || s.Knee == nil {
 		t.Fatalf("interrupted %v, %d steps for %d stage_end events, knee %v: want every completed step and a knee verdict",
 			s.Interrupted, len(s.Steps), ended, s.Knee)
