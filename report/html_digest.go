@@ -45,17 +45,22 @@ type Digest struct {
 	e2eHeat        heat
 	// inputTTFT is TTFT by input-length bin (html_input.go).
 	inputTTFT map[int]*[latencyBins]int64
-	records   int64
+	// output is the output tokens delivered over time, warm-up included.
+	output  tokenFlow
+	records int64
 }
 
 // NewDigest returns an empty digest.
 func NewDigest() *Digest {
-	return &Digest{ttftHeat: heat{widthS: 1}, e2eHeat: heat{widthS: 1}}
+	return &Digest{ttftHeat: heat{widthS: 1}, e2eHeat: heat{widthS: 1}, output: tokenFlow{widthS: 1}}
 }
 
 // Add folds one record in.
 func (d *Digest) Add(r *record.Result) {
 	d.records++
+	if r.OK() {
+		d.output.addResult(r)
+	}
 	if r.Warmup || !r.OK() {
 		return
 	}
@@ -104,3 +109,62 @@ func (h *heat) coarsen() {
 
 // empty reports whether nothing was counted.
 func (h *heat) empty() bool { return len(h.cols) == 0 }
+
+// maxFlowColumns bounds tokenFlow's columns, as maxColumns does a heat
+// map's: a day-long run keeps 32-second columns.
+const maxFlowColumns = 4096
+
+// tokenFlow is the output tokens delivered per column of the run clock,
+// counted as the summary's throughput counts them: spread evenly over the
+// stream's content events, at the instant each arrived (a reply without
+// events delivers all at its end). A long reply's tokens thus land in the
+// seconds they streamed in, not in the second it completed.
+type tokenFlow struct {
+	widthS int64 // seconds per column, a power of two
+	cols   []float64
+}
+
+func (f *tokenFlow) addResult(r *record.Result) {
+	if len(r.EventsUS) == 0 || r.OutputTokens == 0 {
+		f.add(r.DoneUS(), float64(r.OutputTokens))
+		return
+	}
+	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
+	for _, off := range r.EventsUS {
+		f.add(r.SendUS+off, per)
+	}
+}
+
+func (f *tokenFlow) add(us int64, v float64) {
+	sec := max(us, 0) / 1e6
+	col := sec / f.widthS
+	for col >= maxFlowColumns {
+		merged := make([]float64, (len(f.cols)+1)/2)
+		for i, c := range f.cols {
+			merged[i/2] += c
+		}
+		f.cols, f.widthS = merged, f.widthS*2
+		col = sec / f.widthS
+	}
+	for int64(len(f.cols)) <= col {
+		f.cols = append(f.cols, 0)
+	}
+	f.cols[col] += v
+}
+
+// perSecond is the tokens delivered in [fromS, toS) per second, a column
+// that straddles an edge prorated by its overlap.
+func (f *tokenFlow) perSecond(fromS, toS float64) float64 {
+	if toS <= fromS {
+		return 0
+	}
+	w := float64(f.widthS)
+	var sum float64
+	for i := max(int(fromS/w), 0); i < len(f.cols) && float64(i)*w < toS; i++ {
+		start := float64(i) * w
+		if overlap := min(start+w, toS) - max(start, fromS); overlap > 0 {
+			sum += f.cols[i] * overlap / w
+		}
+	}
+	return sum / (toS - fromS)
+}

@@ -192,7 +192,9 @@ func timelineSection(in *HTMLInput) *section {
 	var tok, ok, failed, ttft50, ttft99, e2e99 []*float64
 	for i, w := range ws {
 		x[i] = w.t
-		tok = append(tok, ptr(w.outputTokens/w.widthS))
+		if in.Digest != nil {
+			tok = append(tok, ptr(in.Digest.output.perSecond(w.t, w.t+w.widthS)))
+		}
 		ok = append(ok, ptr(w.succeeded/w.widthS))
 		failed = append(failed, ptr(w.failed/w.widthS))
 		ttft50 = append(ttft50, gap(w.ttftP50))
@@ -200,12 +202,10 @@ func timelineSection(in *HTMLInput) *section {
 		e2e99 = append(e2e99, gap(w.e2eP99))
 	}
 	return &section{ID: "timeline", Title: "Throughput and failures over time",
-		Help: "Per-second windows of completed requests (averaged over several seconds on long runs); vertical lines are run events. Output tokens/s on the left axis, requests/s on the right.",
+		Help: "Per-second windows (averaged over several seconds on long runs); vertical lines are run events. Output tokens/s on the left axis, counted as they streamed in (as the summary's throughput counts them); requests/s on the right, by completion.",
 		Charts: []chart{
 			{ID: "time-throughput", Kind: "time", Title: "Throughput", X: x, YLabel: "output tokens/s", Y2Label: "requests/s",
-				Series: []line{{Label: "output tokens/s", Values: tok, Color: "#4c78a8"},
-					{Label: "succeeded/s", Values: ok, Right: true, Color: "#54a24b"},
-					{Label: "failed/s", Values: failed, Right: true, Color: "#e45756"}}},
+				Series: throughputLines(tok, ok, failed)},
 			{ID: "time-latency", Kind: "time", Title: "Latency per window", X: x, YLabel: "ms",
 				Series: []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
 					{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
@@ -213,11 +213,22 @@ func timelineSection(in *HTMLInput) *section {
 		}}
 }
 
+// throughputLines are the throughput chart's series; output tokens/s only
+// when the records were read (tok is nil without a digest).
+func throughputLines(tok, ok, failed []*float64) []line {
+	var out []line
+	if tok != nil {
+		out = append(out, line{Label: "output tokens/s", Values: tok, Color: "#4c78a8"})
+	}
+	return append(out, line{Label: "succeeded/s", Values: ok, Right: true, Color: "#54a24b"},
+		line{Label: "failed/s", Values: failed, Right: true, Color: "#e45756"})
+}
+
 // span is one drawn point: several series windows folded together.
 type span struct {
-	t, widthS                       float64
-	succeeded, failed, outputTokens float64
-	ttftP50, ttftP99, e2eP99        float64
+	t, widthS                float64
+	succeeded, failed        float64
+	ttftP50, ttftP99, e2eP99 float64
 }
 
 // downsample folds consecutive windows into at most n spans: counts add
@@ -233,7 +244,6 @@ func downsample(ws []record.Window, n int) []span {
 		for _, w := range group {
 			sp.succeeded += float64(w.Succeeded)
 			sp.failed += float64(w.Failed)
-			sp.outputTokens += float64(w.OutputTokens)
 			sp.ttftP99 = max(sp.ttftP99, w.TTFTP99MS)
 			sp.e2eP99 = max(sp.e2eP99, w.E2EP99MS)
 			if w.TTFTP50MS > 0 {
