@@ -12,8 +12,9 @@ import (
 //
 //	N(t) = r0·t + (r1−r0)·t²/(2d)  →  t_k solves N(t) = k
 //
-// Example: 0 → 10 requests/s over 10 s sends 50 requests, the first at
-// √2 s ≈ 1.41 s (N = t²/2 = 1), the tenth at √20 s ≈ 4.47 s.
+// Example: 0 → 10 requests/s over 10 s has an area of 50 and sends 49
+// requests (the 50th falls at exactly 10 s, which ends the phase), the
+// first at √2 s ≈ 1.41 s (N = t²/2 = 1), the tenth at √20 s ≈ 4.47 s.
 type RampArrivals struct {
 	r0, r1 float64
 	d      time.Duration
