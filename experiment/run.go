@@ -25,6 +25,10 @@ type Options struct {
 	// Clock is what the run reads the time from and its engines wait
 	// with; nil means engine.PreciseClock.
 	Clock engine.Clock
+	// StartAt, when set, holds the first stage until that instant, so the
+	// segments of a run spread over several machines start together
+	// (load.segment); a process more than a second late refuses to start.
+	StartAt time.Time
 	// Progress receives the live progress line; nil disables it.
 	Progress io.Writer
 	// TTY redraws one progress line in place instead of printing a plain

@@ -28,9 +28,11 @@ type runner struct {
 	client protocol.Client
 	// inputs are the datasets and tokenizer every stage reads, once a run.
 	inputs *workloadFiles
-	dir    string
-	files  *runFiles
-	rec    *recorder
+	// seg is the plan's segment: the part of the run this process sends.
+	seg   schedule.Segment
+	dir   string
+	files *runFiles
+	rec   *recorder
 	// tel samples the server, GPUs and client from the first stage's start.
 	tel *telemetry
 	// current is the running stage's engine, for live in-flight counts.
@@ -61,7 +63,11 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, err
 	}
 	defer client.Close()
-	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles()}
+	seg, err := schedule.ParseSegment(p.Load.Segment)
+	if err != nil {
+		return nil, fmt.Errorf("load.segment: %w", err)
+	}
+	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(), seg: seg}
 	drive, err := prepare(r)
 	if err != nil {
 		return nil, err
@@ -119,8 +125,12 @@ type stage struct {
 // records exactly as Assemble computes it, with what they folded into.
 func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc, error) {
 	st.cfg.Clock = r.opts.clock()
+	applySegment(&st.cfg, r.seg)
 	eng, err := engine.New(st.cfg)
 	if err != nil {
+		return record.Step{}, nil, err
+	}
+	if err := r.awaitStart(ctx); err != nil {
 		return record.Step{}, nil, err
 	}
 	out := make(chan *record.Result, 1024)
@@ -145,8 +155,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	offUS := started.Sub(r.start).Microseconds()
 	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec)
 	acc := newStepAcc(r.p, r.design)
-	base := r.nextID
+	base := r.stageBase(st.Index)
 	for res := range out {
+		res.ID = r.seg.Global(res.ID)
 		shift(res, offUS, base, st.Index)
 		r.nextID = max(r.nextID, res.ID+1)
 		r.rec.add(res, r.start)
@@ -173,6 +184,39 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	return step, acc, err
 }
 
+// stageBase is the first request number of stage index: after the
+// previous stages' requests in one process, a fixed per-stage base in a
+// segmented run (segmentedStageBase).
+func (r *runner) stageBase(index int) uint64 {
+	if r.seg.Whole() {
+		return r.nextID
+	}
+	return segmentedStageBase(index)
+}
+
+// awaitStart holds the first stage until Options.StartAt, the instant all
+// segments of a run start together. A segment that is already more than
+// startSlack late cannot start with the others and says so.
+func (r *runner) awaitStart(ctx context.Context) error {
+	at := r.opts.StartAt
+	if at.IsZero() || !r.start.IsZero() {
+		return nil
+	}
+	clock := r.opts.clock()
+	if late := clock.Now().Sub(at); late > startSlack {
+		return fmt.Errorf("start-at %s passed %s ago: this process cannot start with the others", at.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond))
+	}
+	if !clock.SleepUntil(ctx, at) {
+		return fmt.Errorf("stopped while waiting for start-at %s", at.UTC().Format(time.RFC3339Nano))
+	}
+	return nil
+}
+
+// startSlack is how late a segment may start and still count as starting
+// with the others: the schedule is absolute, so it catches up as queue
+// delay (and late requests) that the run reports.
+const startSlack = time.Second
+
 // progressLoad is the plan as the progress line shows a stage: its own
 // duration, no request count, for a staged run's stage.
 func (r *runner) progressLoad(st stage) *plan.Plan {
@@ -188,14 +232,7 @@ func (r *runner) progressLoad(st stage) *plan.Plan {
 func shift(res *record.Result, offUS int64, base uint64, index int) {
 	res.ID += base
 	res.Step = index
-	res.SendUS += offUS
-	for k := range res.Attempts { // a retried request's earlier tries
-		res.Attempts[k].SendUS += offUS
-		res.Attempts[k].EndUS += offUS
-	}
-	if res.OpenLoop {
-		res.IntendedUS += offUS
-	}
+	res.Shift(offUS)
 }
 
 // markStart starts the run clock with the first stage (run_start, the

@@ -100,7 +100,7 @@ func (r *runner) stageConfig(index int, st schedule.Stage) (engine.Config, error
 	if err != nil {
 		return engine.Config{}, err
 	}
-	cfg.Source = offsetSource{src: cfg.Source, base: r.nextID}
+	cfg.Source = offsetSource{src: cfg.Source, base: r.stageBase(index)}
 	cfg.Duration, cfg.Requests, cfg.Warmup = st.Duration, 0, p.Load.Warmup
 	cfg.Seed = p.Workload.Seed + uint64(index)
 	if st.Mode == record.ModeClosed {

@@ -80,6 +80,7 @@ func (f *Flags) bindLoad() {
 	bind(f, "duration", "load.duration", fs.Duration("duration", 0, "stop issuing after this long, warm-up included (default 1m when --requests is not set)"), func(p *Plan) *time.Duration { return &p.Load.Duration })
 	bind(f, "requests", "load.requests", fs.Int("requests", 0, "stop issuing after this many requests, warm-up included"), func(p *Plan) *int { return &p.Load.Requests })
 	bind(f, "warmup", "load.warmup", fs.Duration("warmup", 0, "leave requests sent in this first part of the run out of the statistics"), func(p *Plan) *time.Duration { return &p.Load.Warmup })
+	bind(f, "segment", "load.segment", fs.String("segment", "", "run one part of a load spread over N machines: I/N with a 0-based I (e.g. $JOB_COMPLETION_INDEX/8); the N parts together are the whole run"), func(p *Plan) *string { return &p.Load.Segment })
 	stages := fs.StringArray("stage", nil, "a load stage, 30s@8 (hold 8 users or 8 requests/s) or 'ramp 30s@32' (move linearly to 32); repeatable, in order; replaces --duration")
 	f.add("stage", "load.stages", func(p *Plan) { p.Load.Stages = append([]string(nil), *stages...) })
 	bind(f, "grace", "load.grace", fs.Duration("grace", DefaultGrace, "time in-flight requests get to finish once issuing stops"), func(p *Plan) *time.Duration { return &p.Load.Grace })

@@ -124,6 +124,11 @@ type LoadOptions struct {
 	// Trace, when its path is set, replays a request log: its timestamps
 	// are the arrival schedule and its lengths the requests' (an open loop).
 	Trace Trace `yaml:"trace"`
+	// Segment runs one of several disjoint parts of the load, "I/N" with a
+	// 0-based I, for a run spread over N machines (schedule.Segment): users,
+	// arrivals, trace rows and requests are striped, so the N segments
+	// together are the whole run. Empty: the whole run.
+	Segment string `yaml:"segment"`
 	// FLOPsPerS paces an open loop by compute instead of requests: the
 	// arrival rate is this ÷ the workload's mean FLOPs per request (needs
 	// compute.params_b).

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
@@ -50,6 +51,7 @@ func (p *Plan) Validate() error {
 	v.closedLoop()
 	v.stopConditions()
 	v.stages()
+	v.segment()
 	v.workload()
 	v.slos()
 	v.compute()
@@ -304,6 +306,35 @@ func (v *validator) stages() {
 			v.fail("load.warmup", "%s: each stage discards its own warm-up, so it must be shorter than every stage (load.stages[%d] lasts %s)",
 				v.p.Load.Warmup, i, st.Duration)
 			return
+		}
+	}
+}
+
+// segment checks load.segment: each segment must have something to run
+// (a closed loop of fewer users than segments would leave some without one).
+func (v *validator) segment() {
+	l := &v.p.Load
+	seg, err := schedule.ParseSegment(l.Segment)
+	if err != nil {
+		v.fail("load.segment", "%v", err)
+		return
+	}
+	if seg.Whole() {
+		return
+	}
+	if l.Mode() == record.ModeClosed && l.Concurrency < seg.Count {
+		v.fail("load.segment", "%s: %d users cannot be shared by %d segments: want load.concurrency ≥ %d", l.Segment, l.Concurrency, seg.Count, seg.Count)
+	}
+	if l.Requests > 0 && l.Requests < seg.Count {
+		v.fail("load.segment", "%s: %d requests cannot be shared by %d segments: want load.requests ≥ %d", l.Segment, l.Requests, seg.Count, seg.Count)
+	}
+	stages, err := schedule.ParseStages(l.Stages, l.Mode())
+	if err != nil {
+		return // reported by stages
+	}
+	for i, st := range stages {
+		if st.Mode == record.ModeClosed && max(st.From, st.Target) < float64(seg.Count) {
+			v.fail("load.segment", "%s: load.stages[%d] holds %g users, fewer than the %d segments", l.Segment, i, max(st.From, st.Target), seg.Count)
 		}
 	}
 }

@@ -129,3 +129,18 @@ func (r *Result) OriginUS() int64 {
 // DoneUS is the run-clock instant the request finished (origin + E2E): the
 // time per-second series windows are keyed by.
 func (r *Result) DoneUS() int64 { return r.OriginUS() + r.E2EUS }
+
+// Shift moves r by us on the run clock: its send and, when open-loop, its
+// intended time, and every earlier attempt; its durations stay as they
+// are. A stage's records move onto the run clock by it, a segment's onto a
+// merged run's.
+func (r *Result) Shift(us int64) {
+	r.SendUS += us
+	for k := range r.Attempts {
+		r.Attempts[k].SendUS += us
+		r.Attempts[k].EndUS += us
+	}
+	if r.OpenLoop {
+		r.IntendedUS += us
+	}
+}

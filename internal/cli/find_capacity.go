@@ -110,6 +110,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
+	out.bindStart(c)
 	cf.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,8 @@ import (
 type outputFlags struct {
 	quiet  bool
 	format string
+	// startAt is --start-at: when the segments of a run start together.
+	startAt string
 	// exports and live are bound only by the commands that offer them
 	// (run, report); their zero values export nothing.
 	exports exportFlags
@@ -28,6 +31,23 @@ type outputFlags struct {
 func (o *outputFlags) bind(c *cobra.Command) {
 	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line and no summary table (the run directory is still written)")
 	c.Flags().StringVarP(&o.format, "output", "o", "text", "what to print at the end: text (a summary table) or json (summary.json)")
+}
+
+// bindStart binds --start-at, for the commands that run load.
+func (o *outputFlags) bindStart(c *cobra.Command) {
+	c.Flags().StringVar(&o.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
+}
+
+// start is --start-at as a time (zero when unset).
+func (o *outputFlags) start() (time.Time, error) {
+	if o.startAt == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, o.startAt)
+	if err != nil {
+		return time.Time{}, usageErrorf("--start-at %q: want an RFC 3339 instant like 2026-12-01T20:00:00Z", o.startAt)
+	}
+	return t, nil
 }
 
 func (o *outputFlags) validate() error {
@@ -75,6 +95,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
+	out.bindStart(c)
 	out.exports.bind(c)
 	out.live.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -102,9 +123,14 @@ func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) erro
 // prints the summary, and maps interruption and thresholds to exit codes.
 func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	run func(context.Context, experiment.Options) (*experiment.Outcome, error)) error {
+	startAt, err := out.start()
+	if err != nil {
+		return err
+	}
 	ctx, abort, release := watchSignals(ctx, st.Signals)
 	defer release()
 	opts := experiment.Options{
+		StartAt: startAt,
 		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
 		Clock:   st.clock(),
 		TTY:     st.StderrTTY,

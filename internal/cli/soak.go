@@ -31,6 +31,7 @@ docs/experiments.md explains the method.`,
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
+	out.bindStart(c)
 	c.Flags().DurationVar(&so.Window, "window", 0, "length of each window the drift test compares (required), e.g. 5m")
 	c.Flags().Float64Var(&so.Drift.Alpha, "alpha", analyze.DefaultDrift.Alpha, "significance level of the trend test")
 	c.Flags().Float64Var(&so.Drift.MinChange, "min-change", analyze.DefaultDrift.MinChange, "smallest relative change over the run that counts as drift")

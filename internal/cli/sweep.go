@@ -86,6 +86,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
+	out.bindStart(c)
 	sf.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {

@@ -1,0 +1,52 @@
+package experiment
+
+import (
+	"time"
+
+	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/workload"
+)
+
+// applySegment narrows an engine phase to the plan's segment (schedule.
+// Segment): its share of the users (at every point of a ramp), every N-th
+// arrival of the one seeded schedule, its share of a request count and of
+// the in-flight cap, and request i numbered as the run-wide request it
+// stands for, so its prompts are the single-process run's.
+func applySegment(cfg *engine.Config, seg schedule.Segment) {
+	if seg.Whole() {
+		return
+	}
+	cfg.Source = segmentSource{src: cfg.Source, seg: seg}
+	if cfg.Requests > 0 {
+		cfg.Requests = seg.Share(cfg.Requests)
+	}
+	if cfg.Arrivals != nil {
+		cfg.Arrivals = seg.Arrivals(cfg.Arrivals)
+		if cfg.MaxInFlight > 0 {
+			cfg.MaxInFlight = max(seg.Share(cfg.MaxInFlight), 1)
+		}
+		return
+	}
+	cfg.Concurrency = seg.Share(cfg.Concurrency)
+	if users := cfg.Users; users != nil {
+		cfg.Users = func(elapsed time.Duration) int { return seg.Share(users(elapsed)) }
+	}
+}
+
+// segmentSource gives a segment's local request i the run-wide request's
+// spec.
+type segmentSource struct {
+	src engine.Source
+	seg schedule.Segment
+}
+
+// Spec is the run-wide request seg.Global(i).
+func (s segmentSource) Spec(i uint64) workload.Spec { return s.src.Spec(s.seg.Global(i)) }
+
+// segmentedStageBase is the first request number of stage index in a
+// segmented run: each segment counts only its own requests, so stage
+// bases cannot follow the previous stage's count as they do in one
+// process; a fixed 2^32 per stage keeps every request number run-wide
+// and the same in every segment.
+func segmentedStageBase(index int) uint64 { return uint64(index) << 32 }
