@@ -251,6 +251,10 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 		for _, e := range planNotes(r.p) {
 			r.rec.keep(r.files.events.Write(e))
 		}
+		// The clock's zero reaches the disk at once: without it a killed
+		// run, or a segment whose machine is lost, cannot be placed on a
+		// merged clock.
+		r.rec.keep(r.files.events.Flush())
 		if r.opts.Started != nil {
 			r.opts.Started(r.dir)
 		}

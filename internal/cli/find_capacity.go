@@ -110,7 +110,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
-	out.bindStart(c)
+	out.dist.bind(c)
 	cf.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
@@ -127,7 +127,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
-		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.FindCapacity(ctx, p, opts, o)
 		})
 	}

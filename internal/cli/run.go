@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -20,34 +19,18 @@ import (
 type outputFlags struct {
 	quiet  bool
 	format string
-	// startAt is --start-at: when the segments of a run start together.
-	startAt string
 	// exports and live are bound only by the commands that offer them
 	// (run, report); their zero values export nothing.
 	exports exportFlags
 	live    liveFlags
+	// dist is bound by the commands that run load: a segment's start and
+	// its collector.
+	dist distFlags
 }
 
 func (o *outputFlags) bind(c *cobra.Command) {
 	c.Flags().BoolVarP(&o.quiet, "quiet", "q", false, "no progress line and no summary table (the run directory is still written)")
 	c.Flags().StringVarP(&o.format, "output", "o", "text", "what to print at the end: text (a summary table) or json (summary.json)")
-}
-
-// bindStart binds --start-at, for the commands that run load.
-func (o *outputFlags) bindStart(c *cobra.Command) {
-	c.Flags().StringVar(&o.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
-}
-
-// start is --start-at as a time (zero when unset).
-func (o *outputFlags) start() (time.Time, error) {
-	if o.startAt == "" {
-		return time.Time{}, nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, o.startAt)
-	if err != nil {
-		return time.Time{}, usageErrorf("--start-at %q: want an RFC 3339 instant like 2026-12-01T20:00:00Z", o.startAt)
-	}
-	return t, nil
 }
 
 func (o *outputFlags) validate() error {
@@ -95,7 +78,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
-	out.bindStart(c)
+	out.dist.bind(c)
 	out.exports.bind(c)
 	out.live.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -113,7 +96,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 
 // runPlan runs a resolved plan with live progress and prints the result.
 func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) error {
-	return runExperiment(ctx, st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+	return runExperiment(ctx, st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 		return experiment.Run(ctx, p, opts)
 	})
 }
@@ -121,16 +104,11 @@ func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) erro
 // runExperiment runs one experiment (a run, sweep, capacity search or
 // soak) with live progress and live exports, writes the chosen exports,
 // prints the summary, and maps interruption and thresholds to exit codes.
-func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
+func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan,
 	run func(context.Context, experiment.Options) (*experiment.Outcome, error)) error {
-	startAt, err := out.start()
-	if err != nil {
-		return err
-	}
 	ctx, abort, release := watchSignals(ctx, st.Signals)
 	defer release()
 	opts := experiment.Options{
-		StartAt: startAt,
 		Env:     experiment.Env{Getenv: st.Getenv, ReadFile: st.ReadFile},
 		Clock:   st.clock(),
 		TTY:     st.StderrTTY,
@@ -145,7 +123,11 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	if !out.quiet {
 		opts.Progress = st.Stderr
 	}
-	stopLive, err := out.live.start(st, name, out.quiet, &opts)
+	finishDist, err := out.dist.attach(ctx, st, p, &opts)
+	if err != nil {
+		return err
+	}
+	stopLive, err := out.live.start(st, p.Name, out.quiet, &opts)
 	if err != nil {
 		return err
 	}
@@ -153,6 +135,7 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	if err := errors.Join(err, stopLive()); err != nil {
 		return err
 	}
+	finishDist(ctx)
 	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {
 		return err
 	}

@@ -31,7 +31,7 @@ docs/experiments.md explains the method.`,
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
-	out.bindStart(c)
+	out.dist.bind(c)
 	c.Flags().DurationVar(&so.Window, "window", 0, "length of each window the drift test compares (required), e.g. 5m")
 	c.Flags().Float64Var(&so.Drift.Alpha, "alpha", analyze.DefaultDrift.Alpha, "significance level of the trend test")
 	c.Flags().Float64Var(&so.Drift.MinChange, "min-change", analyze.DefaultDrift.MinChange, "smallest relative change over the run that counts as drift")
@@ -52,7 +52,7 @@ docs/experiments.md explains the method.`,
 		if n := analyze.MinTrendWindows; p.Load.Duration-p.Load.Warmup < time.Duration(n)*so.Window {
 			return usageErrorf("--duration minus --warmup holds fewer than %d windows of %s: no trend could be shown", n, so.Window)
 		}
-		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.Soak(ctx, p, opts, so)
 		})
 	}

@@ -86,7 +86,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
-	out.bindStart(c)
+	out.dist.bind(c)
 	sf.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
@@ -103,7 +103,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
-		return runExperiment(cmd.Context(), st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.Sweep(ctx, p, opts, o)
 		})
 	}

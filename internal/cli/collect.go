@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/rundir"
+)
+
+func newCollectCmd(st *State) *cobra.Command {
+	var out outputFlags
+	var listen, dir, parent string
+	var segments int
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "collect --listen ADDR --segments N",
+		Short: "Gather a distributed run's segments as they run, start them together, merge them",
+		Long: `Serve the collector of a run spread over N machines: each segment
+(inferload run --segment I/N --collector http://ADDR) says it is ready and
+waits; once all N are, they get one start instant; each then streams its run
+directory as it is written (a lost machine loses about its last second).
+Once every segment is done (or --segment-timeout after the first one is),
+the segments are merged into one run directory under --out exactly as
+inferload merge does, the summary is printed and the thresholds, checked on
+the merged data, set the exit code. See docs/distributed.md.`,
+		Args: cobra.NoArgs,
+	}
+	out.bind(c)
+	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to serve the collector on")
+	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
+	c.Flags().StringVar(&dir, "dir", "collect", "directory to gather the segments' files in")
+	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
+	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := out.validate(); err != nil {
+			return err
+		}
+		if segments < 1 {
+			return usageErrorf("--segments: want the number of segments, at least 1")
+		}
+		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now})
+		if err != nil {
+			return err
+		}
+		l, err := net.Listen("tcp", listen)
+		if err != nil {
+			return usageErrorf("--listen %s: %v", listen, err)
+		}
+		ctx, _, release := watchSignals(cmd.Context(), st.Signals)
+		defer release()
+		if !out.quiet {
+			fmt.Fprintf(st.Stderr, "collecting %d segments on http://%s\n", segments, l.Addr())
+		}
+		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout,
+			Progress: func(ss []dist.SegmentStatus) {
+				if !out.quiet {
+					fmt.Fprintln(st.Stderr, collectProgress(ss))
+				}
+			}})
+		if err != nil {
+			return err
+		}
+		if err := out.print(st.Stdout, m.Summary); err != nil {
+			return err
+		}
+		if !out.quiet {
+			fmt.Fprintf(st.Stderr, "merged %d segments (starts at most %s apart) into %s\n", segments, m.OffsetBound, m.Dir)
+		}
+		return thresholdsVerdict(m.Summary)
+	}
+	return c
+}
+
+// collectProgress is one line: how far each segment got.
+func collectProgress(ss []dist.SegmentStatus) string {
+	var ready, done int
+	var records int64
+	for _, s := range ss {
+		if s.Ready {
+			ready++
+		}
+		if s.Done {
+			done++
+		}
+		records += s.Bytes[rundir.Records]
+	}
+	return fmt.Sprintf("segments ready %d/%d, done %d/%d, %d KiB of records", ready, len(ss), done, len(ss), records/1024)
+}

@@ -1,0 +1,81 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/schedule"
+)
+
+// distFlags are a segment's ties to the rest of a distributed run.
+type distFlags struct {
+	startAt   string
+	collector string
+}
+
+func (d *distFlags) bind(c *cobra.Command) {
+	c.Flags().StringVar(&d.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
+	c.Flags().StringVar(&d.collector, "collector", "", "a collector's URL (inferload collect): wait for its common start, stream the run directory to it as it is written, tell it when done (needs --segment)")
+}
+
+// uploadEvery is how often a segment streams its new lines to the
+// collector: at most about this much is lost with a lost machine.
+const uploadEvery = time.Second
+
+// finishTimeout bounds a segment's wait for the collector at the end; the
+// run directory keeps everything either way.
+const finishTimeout = 30 * time.Second
+
+// attach sets opts for the flags: the start instant (given, or the
+// collector's once every segment is ready) and the streaming of the run
+// directory. The returned finish sends the last lines and says done; it
+// warns rather than fails, since the local run directory is complete.
+func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *experiment.Options) (finish func(context.Context), err error) {
+	nothing := func(context.Context) {}
+	if d.startAt != "" {
+		if opts.StartAt, err = time.Parse(time.RFC3339Nano, d.startAt); err != nil {
+			return nothing, usageErrorf("--start-at %q: want an RFC 3339 instant like 2026-12-01T20:00:00Z", d.startAt)
+		}
+	}
+	if d.collector == "" {
+		return nothing, nil
+	}
+	seg, err := schedule.ParseSegment(p.Load.Segment)
+	if err != nil || seg.Whole() {
+		return nothing, usageErrorf("--collector needs --segment I/N: the collector gathers the segments of one run")
+	}
+	if d.startAt != "" {
+		return nothing, usageErrorf("--collector gives the start itself: drop --start-at")
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	fmt.Fprintf(st.Stderr, "segment %s: waiting at %s for every segment to be ready\n", seg, d.collector)
+	ready := &http.Client{} // no timeout: the wait lasts until the last segment arrives
+	if opts.StartAt, err = dist.Ready(ctx, ready, d.collector, seg); err != nil {
+		return nothing, err
+	}
+	var up *dist.Uploader
+	started := opts.Started
+	opts.Started = func(dir string) {
+		up = dist.StartUpload(client, d.collector, seg, dir, uploadEvery)
+		if started != nil {
+			started(dir)
+		}
+	}
+	return func(ctx context.Context) {
+		if up == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+		defer cancel()
+		if err := up.Finish(ctx); err != nil {
+			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
+		}
+	}, nil
+}
