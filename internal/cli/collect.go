@@ -15,7 +15,7 @@ func newCollectCmd(st *State) *cobra.Command {
 	var out outputFlags
 	var listen, dir, parent string
 	var segments int
-	var timeout time.Duration
+	var timeout, hold time.Duration
 	c := &cobra.Command{
 		Use:   "collect --listen ADDR --segments N",
 		Short: "Gather a distributed run's segments as they run, start them together, merge them",
@@ -35,6 +35,7 @@ the merged data, set the exit code. See docs/distributed.md.`,
 	c.Flags().StringVar(&dir, "dir", "collect", "directory to gather the segments' files in")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
+	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long (in a pod: time to kubectl cp the run directory)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -69,6 +70,10 @@ the merged data, set the exit code. See docs/distributed.md.`,
 		}
 		if !out.quiet {
 			fmt.Fprintf(st.Stderr, "merged %d segments (starts at most %s apart) into %s\n", segments, m.OffsetBound, m.Dir)
+		}
+		if hold > 0 {
+			fmt.Fprintf(st.Stderr, "holding for %s (Ctrl-C ends it)\n", hold)
+			st.clock().SleepUntil(ctx, st.clock().Now().Add(hold))
 		}
 		return thresholdsVerdict(m.Summary)
 	}

@@ -1,0 +1,318 @@
+package dist
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
+)
+
+// K8sOptions describe the Kubernetes objects of a distributed run.
+type K8sOptions struct {
+	// Segments is how many load pods (N): each runs segment I/N.
+	Segments int
+	// Image is the inferload container image.
+	Image string
+	// Namespace, when set, is every object's namespace.
+	Namespace string
+	// Name prefixes every object's name (default "inferload").
+	Name string
+	// NodeSelector and Tolerations place the load pods.
+	NodeSelector map[string]string
+	Tolerations  []Toleration
+	// APIKeySecret names the Secret that holds the plan's API key (under
+	// the key named by target.api_key_env); default NAME-api-key.
+	APIKeySecret string
+	// ResultsSize is the collector's results volume (default 1Gi).
+	ResultsSize string
+	// Hold is how long the collector stays up after merging, for
+	// `kubectl cp` (default 1h).
+	Hold string
+}
+
+// Toleration is a pod toleration, key=value:effect or key:effect.
+type Toleration struct {
+	Key, Operator, Value, Effect string
+}
+
+// ParseToleration reads "key=value:Effect" or "key:Effect" (Exists).
+func ParseToleration(s string) (Toleration, error) {
+	kv, effect, ok := strings.Cut(s, ":")
+	if !ok || kv == "" {
+		return Toleration{}, fmt.Errorf("toleration %q: want key=value:Effect or key:Effect", s)
+	}
+	switch effect {
+	case "NoSchedule", "PreferNoSchedule", "NoExecute":
+	default:
+		return Toleration{}, fmt.Errorf("toleration %q: effect %q: want NoSchedule, PreferNoSchedule or NoExecute", s, effect)
+	}
+	if k, v, ok := strings.Cut(kv, "="); ok {
+		return Toleration{Key: k, Operator: "Equal", Value: v, Effect: effect}, nil
+	}
+	return Toleration{Key: kv, Operator: "Exists", Effect: effect}, nil
+}
+
+// collectorPort is where the collector listens in its pod.
+const collectorPort = 8089
+
+// streamsPerCore and memPerStreamKiB size a load pod from the streams it
+// holds: BENCHMARKS.md measures about 27 KiB per open stream and well
+// under a core per 500 streams for the client; both are doubled for
+// headroom, on a 64 MiB base.
+const (
+	streamsPerCore  = 500
+	memPerStreamKiB = 64
+	baseMemMiB      = 64
+)
+
+// K8sManifests renders the plan as plain manifests for `kubectl apply`: a
+// ServiceAccount with no permissions; the plan as a ConfigMap; a
+// collector Job with its Service and results volume; and an Indexed Job
+// of Segments load pods, pod I running segment I/N and streaming to the
+// collector. The API key comes from a Secret, never from the ConfigMap or
+// the arguments; a plan holding a secret value elsewhere is refused.
+func K8sManifests(p *plan.Plan, o K8sOptions) ([]byte, error) {
+	o, err := o.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	planYAML, err := shippablePlan(p)
+	if err != nil {
+		return nil, err
+	}
+	docs := []any{
+		o.serviceAccount(),
+		o.configMap(planYAML),
+		o.resultsClaim(),
+		o.collectorService(),
+		o.collectorJob(),
+		o.loadJob(p),
+	}
+	var buf bytes.Buffer
+	for i, d := range docs {
+		if i > 0 {
+			buf.WriteString("---\n")
+		}
+		enc := yaml.NewEncoder(&buf)
+		enc.SetIndent(2)
+		if err := enc.Encode(d); err != nil {
+			return nil, fmt.Errorf("k8s: %w", err)
+		}
+		if err := enc.Close(); err != nil {
+			return nil, fmt.Errorf("k8s: %w", err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+func (o K8sOptions) withDefaults() (K8sOptions, error) {
+	switch {
+	case o.Segments < 1:
+		return o, fmt.Errorf("k8s: %d shards: want at least 1", o.Segments)
+	case o.Image == "":
+		return o, errors.New("k8s: the image is required (--image REGISTRY/inferload:TAG)")
+	}
+	if o.Name == "" {
+		o.Name = "inferload"
+	}
+	if o.APIKeySecret == "" {
+		o.APIKeySecret = o.Name + "-api-key"
+	}
+	if o.ResultsSize == "" {
+		o.ResultsSize = "1Gi"
+	}
+	if o.Hold == "" {
+		o.Hold = "1h"
+	}
+	return o, nil
+}
+
+// shippablePlan is the plan as the ConfigMap carries it: the resolved
+// plan without its output directory (each pod writes its own) and
+// refused if any value in it is a secret (a key belongs in the Secret,
+// named by target.api_key_env).
+func shippablePlan(p *plan.Plan) ([]byte, error) {
+	c := *p
+	c.Output = plan.Output{}
+	c.Load.Segment = ""
+	redacted, err := c.Redacted()
+	if err != nil {
+		return nil, err
+	}
+	if bytes.Contains(redacted, []byte(plan.Redaction)) {
+		return nil, errors.New("k8s: the plan holds a secret (a header, body field or URL credential): pass the API key with target.api_key_env and a Secret instead, so it never lands in a ConfigMap")
+	}
+	if p.Target.APIKeyFile != "" {
+		return nil, errors.New("k8s: target.api_key_file names a local file the pods do not have: use target.api_key_env and a Secret")
+	}
+	return redacted, nil
+}
+
+func (o K8sOptions) meta(name string, labels map[string]string) map[string]any {
+	m := map[string]any{"name": name, "labels": labels}
+	if o.Namespace != "" {
+		m["namespace"] = o.Namespace
+	}
+	return m
+}
+
+func (o K8sOptions) labels(component string) map[string]string {
+	return map[string]string{"app.kubernetes.io/name": "inferload", "app.kubernetes.io/instance": o.Name,
+		"app.kubernetes.io/component": component}
+}
+
+func (o K8sOptions) serviceAccount() map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ServiceAccount",
+		"metadata": o.meta(o.Name, o.labels("load")), "automountServiceAccountToken": false}
+}
+
+func (o K8sOptions) configMap(planYAML []byte) map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": o.meta(o.Name+"-plan", o.labels("plan")), "data": map[string]string{"plan.yaml": string(planYAML)}}
+}
+
+func (o K8sOptions) resultsClaim() map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+		"metadata": o.meta(o.Name+"-results", o.labels("collector")),
+		"spec": map[string]any{"accessModes": []string{"ReadWriteOnce"},
+			"resources": map[string]any{"requests": map[string]string{"storage": o.ResultsSize}}}}
+}
+
+func (o K8sOptions) collectorService() map[string]any {
+	return map[string]any{"apiVersion": "v1", "kind": "Service",
+		"metadata": o.meta(o.Name+"-collector", o.labels("collector")),
+		"spec": map[string]any{"selector": o.labels("collector"),
+			"ports": []map[string]any{{"name": "collector", "port": collectorPort, "targetPort": collectorPort}}}}
+}
+
+// securityContext is every container's: not root, no privilege, nothing
+// written outside its volumes.
+func securityContext() map[string]any {
+	return map[string]any{"runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
+		"allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+		"capabilities": map[string]any{"drop": []string{"ALL"}}, "seccompProfile": map[string]string{"type": "RuntimeDefault"}}
+}
+
+func (o K8sOptions) collectorJob() map[string]any {
+	container := map[string]any{
+		"name": "collector", "image": o.Image,
+		"args": []string{"collect", "--listen", fmt.Sprintf("0.0.0.0:%d", collectorPort), "--segments", strconv.Itoa(o.Segments),
+			"--dir", "/results/collect", "--out", "/results/runs", "--hold", o.Hold},
+		"ports":           []map[string]any{{"name": "collector", "containerPort": collectorPort}},
+		"securityContext": securityContext(),
+		"resources": map[string]any{"requests": map[string]string{"cpu": "500m", "memory": "256Mi"},
+			"limits": map[string]string{"cpu": "2", "memory": "1Gi"}},
+		"volumeMounts": []map[string]any{{"name": "results", "mountPath": "/results"}},
+	}
+	pod := map[string]any{
+		"serviceAccountName": o.Name, "automountServiceAccountToken": false, "restartPolicy": "Never",
+		"securityContext": map[string]any{"runAsNonRoot": true, "fsGroup": 65532},
+		"containers":      []any{container},
+		"volumes":         []map[string]any{{"name": "results", "persistentVolumeClaim": map[string]string{"claimName": o.Name + "-results"}}},
+	}
+	return map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": o.meta(o.Name+"-collector", o.labels("collector")),
+		"spec": map[string]any{"backoffLimit": 0,
+			"template": map[string]any{"metadata": map[string]any{"labels": o.labels("collector")}, "spec": pod}}}
+}
+
+// loadJob is the Indexed Job of the load pods.
+func (o K8sOptions) loadJob(p *plan.Plan) map[string]any {
+	seg := fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", o.Segments)
+	env := []map[string]any{{"name": "JOB_COMPLETION_INDEX", "valueFrom": map[string]any{
+		"fieldRef": map[string]string{"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
+	if k := p.Target.APIKeyEnv; k != "" {
+		env = append(env, map[string]any{"name": k, "valueFrom": map[string]any{
+			"secretKeyRef": map[string]string{"name": o.APIKeySecret, "key": k}}})
+	}
+	cpu, mem := podSize(p, o.Segments)
+	container := map[string]any{
+		"name": "load", "image": o.Image,
+		"args": []string{"run", "-f", "/plan/plan.yaml", "--segment", seg,
+			"--collector", fmt.Sprintf("http://%s-collector:%d", o.Name, collectorPort), "--out", "/work/runs", "-q"},
+		"env":             env,
+		"securityContext": securityContext(),
+		"resources": map[string]any{"requests": map[string]string{"cpu": cpu, "memory": mem},
+			"limits": map[string]string{"cpu": doubled(cpu), "memory": doubledMem(mem)}},
+		"volumeMounts": []map[string]any{{"name": "plan", "mountPath": "/plan", "readOnly": true}, {"name": "work", "mountPath": "/work"}},
+	}
+	labels := o.labels("load")
+	pod := map[string]any{
+		"serviceAccountName": o.Name, "automountServiceAccountToken": false, "restartPolicy": "Never",
+		"securityContext": map[string]any{"runAsNonRoot": true},
+		"containers":      []any{container},
+		"volumes": []map[string]any{{"name": "plan", "configMap": map[string]string{"name": o.Name + "-plan"}},
+			{"name": "work", "emptyDir": map[string]any{}}},
+		// One load pod a node where the cluster allows: two on one node
+		// share its CPU and network, the very limit sharding is for.
+		"topologySpreadConstraints": []map[string]any{{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
+			"whenUnsatisfiable": "ScheduleAnyway", "labelSelector": map[string]any{"matchLabels": labels}}},
+		"affinity": map[string]any{"podAntiAffinity": map[string]any{"preferredDuringSchedulingIgnoredDuringExecution": []map[string]any{{
+			"weight": 100, "podAffinityTerm": map[string]any{"topologyKey": "kubernetes.io/hostname",
+				"labelSelector": map[string]any{"matchLabels": labels}}}}}},
+	}
+	if len(o.NodeSelector) > 0 {
+		pod["nodeSelector"] = o.NodeSelector
+	}
+	if len(o.Tolerations) > 0 {
+		var ts []map[string]string
+		for _, t := range o.Tolerations {
+			m := map[string]string{"key": t.Key, "operator": t.Operator, "effect": t.Effect}
+			if t.Value != "" {
+				m["value"] = t.Value
+			}
+			ts = append(ts, m)
+		}
+		pod["tolerations"] = ts
+	}
+	return map[string]any{"apiVersion": "batch/v1", "kind": "Job",
+		"metadata": o.meta(o.Name+"-load", labels),
+		// A restarted pod would run its segment again from the start,
+		// which the collector cannot tell from the first: no retries.
+		"spec": map[string]any{"completionMode": "Indexed", "completions": o.Segments, "parallelism": o.Segments, "backoffLimit": 0,
+			"template": map[string]any{"metadata": map[string]any{"labels": labels}, "spec": pod}}}
+}
+
+// podSize is a load pod's CPU and memory request from the streams it
+// holds at most: its share of the users (or of the in-flight cap of an
+// open loop; 100 streams a pod when nothing bounds them).
+func podSize(p *plan.Plan, segments int) (cpu, mem string) {
+	streams := 100
+	switch l := p.Load; {
+	case l.Mode() == record.ModeClosed:
+		streams = (maxUsers(p) + segments - 1) / segments
+	case l.MaxInFlight > 0:
+		streams = (l.MaxInFlight + segments - 1) / segments
+	}
+	milli := max(250, int(math.Ceil(float64(streams)*1000/streamsPerCore)))
+	mib := baseMemMiB + int(math.Ceil(float64(streams*memPerStreamKiB)/1024))
+	return fmt.Sprintf("%dm", milli), fmt.Sprintf("%dMi", mib)
+}
+
+// maxUsers is the most users the plan runs at once, stages included.
+func maxUsers(p *plan.Plan) int {
+	n := p.Load.Concurrency
+	stages, _ := schedule.ParseStages(p.Load.Stages, p.Load.Mode()) // validated with the plan
+	for _, st := range stages {
+		n = max(n, int(max(st.From, st.Target)))
+	}
+	return n
+}
+
+func doubled(milli string) string {
+	v, _ := strconv.Atoi(strings.TrimSuffix(milli, "m"))
+	return fmt.Sprintf("%dm", 2*v)
+}
+
+func doubledMem(mib string) string {
+	v, _ := strconv.Atoi(strings.TrimSuffix(mib, "Mi"))
+	return fmt.Sprintf("%dMi", 2*v)
+}
