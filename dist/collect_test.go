@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +50,10 @@ func runShard(t *testing.T, url, yaml string, seg schedule.Segment, finish bool)
 	}
 	p.Output.Dir = t.TempDir()
 	client := &http.Client{Timeout: 10 * time.Second}
+	offset, err := MeasureClock(context.Background(), client, url, time.Now)
+	if err != nil {
+		return "", err
+	}
 	if !finish {
 		client.Transport = &lostAfterRecords{}
 	}
@@ -57,7 +62,10 @@ func runShard(t *testing.T, url, yaml string, seg schedule.Segment, finish bool)
 		return "", err
 	}
 	var up *Uploader
-	res, err := experiment.Run(context.Background(), p, experiment.Options{StartAt: start, Started: func(dir string) {
+	res, err := experiment.Run(context.Background(), p, experiment.Options{StartAt: start.Add(-offset.Offset), Started: func(dir string) {
+		if err := WriteSegmentInfo(dir, seg, url, offset); err != nil {
+			t.Error(err)
+		}
 		up = StartUpload(client, url, seg, dir, 100*time.Millisecond)
 	}})
 	if err != nil {
@@ -173,4 +181,24 @@ func (l *lostAfterRecords) RoundTrip(req *http.Request) (*http.Response, error) 
 		l.mu.Unlock()
 	}
 	return resp, err
+}
+
+// TestMeasureClock: against a collector whose clock runs 3 s ahead, the
+// measured offset is 3 s within half the round trip it reports.
+func TestMeasureClock(t *testing.T) {
+	t.Parallel()
+	skew := 3 * time.Second
+	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: func() time.Time { return time.Now().Add(skew) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	defer srv.Close()
+	got, err := MeasureClock(context.Background(), srv.Client(), srv.URL, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Offset - skew; d < -got.RTT/2-time.Millisecond || d > got.RTT/2+time.Millisecond || got.RTT <= 0 {
+		t.Errorf("offset %s (round trip %s), want %s within half the round trip", got.Offset, got.RTT, skew)
+	}
 }

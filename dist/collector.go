@@ -22,7 +22,7 @@ import (
 // are the merged run's own.
 var collectedFiles = map[string]bool{
 	rundir.Plan: true, rundir.Experiment: true, rundir.Env: true,
-	rundir.Records: true, rundir.Events: true, rundir.Telemetry: true,
+	rundir.Records: true, rundir.Events: true, rundir.Telemetry: true, rundir.Segment: true,
 }
 
 // CollectorConfig sets up a collector.
@@ -48,6 +48,7 @@ type CollectorConfig struct {
 //	PUT  /v1/segments/{i}/files/{name}?offset=K   append bytes at K; {"size": S}
 //	POST /v1/segments/{i}/done           the segment finished and sent everything
 //	GET  /v1/status                      bytes and state of every segment
+//	GET  /v1/clock                       the collector's time, {"now": RFC 3339}
 //
 // Appends are idempotent: a retried upload of bytes already held is
 // acknowledged without writing them twice, so a segment that lost its
@@ -113,6 +114,7 @@ func (c *Collector) Handler() http.Handler {
 	mux.HandleFunc("PUT /v1/segments/{i}/files/{name}", c.handleFile)
 	mux.HandleFunc("POST /v1/segments/{i}/done", c.handleDone)
 	mux.HandleFunc("GET /v1/status", c.handleStatus)
+	mux.HandleFunc("GET /v1/clock", c.handleClock)
 	return mux
 }
 
@@ -255,6 +257,10 @@ func (c *Collector) Status() []SegmentStatus {
 		}
 	}
 	return out
+}
+
+func (c *Collector) handleClock(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, map[string]string{"now": c.cfg.Now().UTC().Format(time.RFC3339Nano)})
 }
 
 func (c *Collector) handleStatus(w http.ResponseWriter, _ *http.Request) {

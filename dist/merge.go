@@ -31,6 +31,11 @@ type Merged struct {
 	// how far apart their clocks were aligned (each segment's records are
 	// moved onto the earliest start).
 	OffsetBound time.Duration
+	// ClockError bounds the error of that alignment: half the longest
+	// round trip of the segments' clock measurements against the
+	// collector (0 when merged offline, where each machine's clock is
+	// taken as it was).
+	ClockError time.Duration
 	// Truncated counts segments whose last record line was cut short (a
 	// killed process); that line is lost, the rest merged.
 	Truncated int
@@ -42,7 +47,8 @@ type shard struct {
 	seg      schedule.Segment
 	plan     *plan.Plan
 	started  time.Time
-	offsetUS int64 // its run clock's zero on the merged clock
+	offsetUS int64       // its run clock's zero on the merged clock
+	clock    ClockOffset // its clock's measured offset from the collector's (zero offline)
 	sawEnd   bool
 }
 
@@ -83,7 +89,7 @@ func Merge(dirs []string, outParent string) (*Merged, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Merged{Dir: out, Summary: rb.Summary, OffsetBound: offsetBound(shards), Truncated: truncated}, nil
+	return &Merged{Dir: out, Summary: rb.Summary, OffsetBound: offsetBound(shards), ClockError: clockError(shards), Truncated: truncated}, nil
 }
 
 // loadShards reads and checks the segments: one of each of N, of the same
@@ -151,6 +157,14 @@ func loadShard(dir string) (*shard, error) {
 		return nil, fmt.Errorf("merge: %s has no run_start event: the segment never started", dir)
 	}
 	sh.started = info.Started
+	if raw, err := os.ReadFile(filepath.Join(dir, rundir.Segment)); err == nil {
+		var si SegmentInfo
+		if err := json.Unmarshal(raw, &si); err != nil {
+			return nil, fmt.Errorf("merge: %s: %s: %w", dir, rundir.Segment, err)
+		}
+		// On the collector's clock: this machine's own plus its measured offset.
+		sh.started, sh.clock = sh.started.Add(si.Clock.Offset), si.Clock
+	}
 	return sh, nil
 }
 
@@ -210,9 +224,11 @@ func writeHeader(out string, merged *plan.Plan, shards []*shard) error {
 	var segs []map[string]any
 	for _, sh := range shards {
 		segs = append(segs, map[string]any{"segment": sh.seg.String(), "dir": sh.dir,
-			"start_offset_ms": float64(sh.offsetUS) / 1e3, "complete": sh.sawEnd})
+			"start_offset_ms": float64(sh.offsetUS) / 1e3, "complete": sh.sawEnd,
+			"clock_offset_ms": float64(sh.clock.Offset.Microseconds()) / 1e3, "clock_rtt_ms": float64(sh.clock.RTT.Microseconds()) / 1e3})
 	}
-	env["merge"] = map[string]any{"segments": segs, "offset_bound_ms": float64(offsetBound(shards).Microseconds()) / 1e3}
+	env["merge"] = map[string]any{"segments": segs, "offset_bound_ms": float64(offsetBound(shards).Microseconds()) / 1e3,
+		"clock_error_ms": float64(clockError(shards).Microseconds()) / 1e3}
 	return rundir.WriteJSON(filepath.Join(out, rundir.Env), env)
 }
 
@@ -222,6 +238,14 @@ func offsetBound(shards []*shard) time.Duration {
 		hi = max(hi, sh.offsetUS)
 	}
 	return time.Duration(hi) * time.Microsecond
+}
+
+func clockError(shards []*shard) time.Duration {
+	var e time.Duration
+	for _, sh := range shards {
+		e = max(e, sh.clock.RTT/2)
+	}
+	return e
 }
 
 func segmentList(shards []*shard) string {

@@ -23,4 +23,7 @@ const (
 	Compare = "compare.json"
 	// Report is the self-contained HTML report.
 	Report = "report.html"
+	// Segment is a segment's tie to its distributed run: which segment it
+	// is and its clock's measured offset from the collector's (dist).
+	Segment = "segment.json"
 )

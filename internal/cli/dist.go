@@ -55,14 +55,24 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 		return nothing, usageErrorf("--collector gives the start itself: drop --start-at")
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
-	fmt.Fprintf(st.Stderr, "segment %s: waiting at %s for every segment to be ready\n", seg, d.collector)
-	ready := &http.Client{} // no timeout: the wait lasts until the last segment arrives
-	if opts.StartAt, err = dist.Ready(ctx, ready, d.collector, seg); err != nil {
+	offset, err := dist.MeasureClock(ctx, client, d.collector, st.clock().Now)
+	if err != nil {
 		return nothing, err
 	}
+	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
+		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
+	ready := &http.Client{} // no timeout: the wait lasts until the last segment arrives
+	startAt, err := dist.Ready(ctx, ready, d.collector, seg)
+	if err != nil {
+		return nothing, err
+	}
+	opts.StartAt = startAt.Add(-offset.Offset) // the collector's instant on this machine's clock
 	var up *dist.Uploader
 	started := opts.Started
 	opts.Started = func(dir string) {
+		if err := dist.WriteSegmentInfo(dir, seg, d.collector, offset); err != nil {
+			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
+		}
 		up = dist.StartUpload(client, d.collector, seg, dir, uploadEvery)
 		if started != nil {
 			started(dir)
