@@ -83,6 +83,10 @@ func StartUpload(client *http.Client, url string, seg schedule.Segment, dir stri
 
 func (u *Uploader) loop() {
 	defer close(u.done)
+	// At once: the plan, the experiment and the clock's zero are written
+	// before the first request, and a machine lost in its first second
+	// must still be placed in the merged run.
+	u.pass(context.Background())
 	t := time.NewTicker(u.every)
 	defer t.Stop()
 	for {

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"net"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +14,7 @@ import (
 
 func newCollectCmd(st *State) *cobra.Command {
 	var out outputFlags
-	var listen, dir, parent string
+	var listen, dir, parent, addrFile string
 	var segments int
 	var timeout, hold time.Duration
 	c := &cobra.Command{
@@ -31,6 +32,7 @@ the merged data, set the exit code. See docs/distributed.md.`,
 	}
 	out.bind(c)
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to serve the collector on")
+	c.Flags().StringVar(&addrFile, "addr-file", "", "write the address the collector listens on to this file (with --listen HOST:0)")
 	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
 	c.Flags().StringVar(&dir, "dir", "collect", "directory to gather the segments' files in")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
@@ -50,6 +52,12 @@ the merged data, set the exit code. See docs/distributed.md.`,
 		l, err := net.Listen("tcp", listen)
 		if err != nil {
 			return usageErrorf("--listen %s: %v", listen, err)
+		}
+		if addrFile != "" {
+			if err := os.WriteFile(addrFile, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+				l.Close()
+				return err
+			}
 		}
 		ctx, _, release := watchSignals(cmd.Context(), st.Signals)
 		defer release()

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// TestCollectAcrossProcesses runs a distributed run as a cluster would,
+// each part its own process on loopback: a collector and three segments
+// streaming to it, against a chat server; the third segment is killed by
+// SIGKILL mid-run. The collector merges what it got: the run is marked
+// killed, the killed segment lost at most about its last second of
+// records, and the plan's threshold, which every segment alone would
+// pass, fails on the merged data and sets the collector's exit code (99).
+func TestCollectAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	srv := chatServer(t, 4, time.Millisecond)
+	work := t.TempDir()
+	planFile := filepath.Join(work, "plan.yaml")
+	// Three segments of 6 users for 3 s send thousands of requests each;
+	// "at most 30 requests in all" fails only once they are added up.
+	plan := fmt.Sprintf(`name: cluster
+target: {url: %s/v1, model: m}
+load: {concurrency: 6, duration: 3s}
+workload: {input_tokens: "8", output_tokens: "4"}
+observe: {gpu: false, scrape: "off"}
+thresholds: ["requests.succeeded <= 30"]
+`, srv.URL)
+	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addrFile := filepath.Join(work, "addr")
+	collector := exec.Command(os.Args[0], "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "3",
+		"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--segment-timeout", "3s", "-o", "json", "-q")
+	collector.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
+	var colOut, colErr bytes.Buffer
+	collector.Stdout, collector.Stderr = &colOut, &colErr
+	if err := collector.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = collector.Process.Kill() })
+	raw := waitForPath(t, addrFile)
+	url := "http://" + strings.TrimSpace(string(raw))
+
+	var shards []*exec.Cmd
+	for i := range 3 {
+		shards = append(shards, startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/3", i), "--collector", url,
+			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q"))
+	}
+	// Killed mid-run, once the collector holds some of its records.
+	killed := waitForFile(t, filepath.Join(work, "shard-2"), "records.jsonl", func(b []byte) bool { return bytes.Count(b, []byte("\n")) >= 200 })
+	waitForPath(t, filepath.Join(work, "gathered", "segment-2", "records.jsonl"))
+	if err := shards[2].Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	killedAt := time.Now()
+	for _, sh := range shards[:2] {
+		if err := sh.Wait(); err != nil && sh.ProcessState.ExitCode() != ExitThresholds {
+			t.Errorf("segment exit: %v", err)
+		}
+	}
+	_ = shards[2].Wait()
+	err := collector.Wait()
+	if code := collector.ProcessState.ExitCode(); code != ExitThresholds {
+		t.Fatalf("collector exit %d (%v), want %d from the merged threshold\nstderr: %s", code, err, ExitThresholds, colErr.String())
+	}
+	var s record.Summary
+	if err := json.Unmarshal(colOut.Bytes(), &s); err != nil {
+		t.Fatalf("collector output: %v\n%s", err, colOut.String())
+	}
+	if !s.Interrupted || len(s.Thresholds) != 1 || s.Thresholds[0].Passed {
+		t.Errorf("merged interrupted %v, thresholds %+v: want a killed run whose threshold failed", s.Interrupted, s.Thresholds)
+	}
+	// What the killed segment wrote and the collector never got finished
+	// within about a second (the upload interval) plus the file's own
+	// flush interval before the kill.
+	local := readRecords(t, filepath.Join(killed, "records.jsonl"))
+	got := readRecords(t, filepath.Join(work, "gathered", "segment-2", "records.jsonl"))
+	if len(got) == 0 || len(got) > len(local) {
+		t.Fatalf("the collector holds %d of the killed segment's %d records", len(got), len(local))
+	}
+	if len(got) == len(local) {
+		return // the kill came between two uploads and lost nothing
+	}
+	lostFrom := local[len(got)].DoneUS()
+	if span := local[len(local)-1].DoneUS() - lostFrom; span > 2_500_000 {
+		t.Errorf("the killed segment lost %d records spanning %.1f s of its run (killed %s ago); want about a second", len(local)-len(got), float64(span)/1e6, time.Since(killedAt).Round(time.Millisecond))
+	}
+}
+
+// waitForPath polls until path exists and is not empty.
+func waitForPath(t *testing.T, path string) []byte {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			return b
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s never appeared", path)
+	return nil
+}
+
+func readRecords(t *testing.T, path string) []*record.Result {
+	t.Helper()
+	var out []*record.Result
+	for line := range bytes.Lines(mustRead(t, path)) {
+		var r record.Result
+		if err := json.Unmarshal(line, &r); err != nil {
+			break // a line cut by the kill
+		}
+		out = append(out, &r)
+	}
+	return out
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
