@@ -166,6 +166,9 @@ func errCases() []errCase {
 		// A non-streaming 200 carrying an error object.
 		{name: "error in plain reply", plain: true, handler: errorReply(200, `{"error":"model overloaded"}`),
 			kind: record.ErrStreamErrorEvent, status: 200, msg: "model overloaded"},
+		// A stream that never ends, far past max_tokens 16: cut off after record.OverrunLimit(16) = 96 events.
+		{name: "endless stream past max_tokens", handler: endlessHandler, kind: record.ErrOutputOverrun, status: 200,
+			msg: "past 96 content events (max_tokens 16)", events: 97},
 		// The caller cancels mid-stream.
 		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
 			kind: record.ErrCanceled, status: anyStatus, msg: "canceled", events: anyEvents},
@@ -414,5 +417,47 @@ func TestSanitize(t *testing.T) {
 		if got := c.sanitize(tc.in); got != tc.want {
 			t.Errorf("%s: sanitize(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
 		}
+	}
+}
+
+// endlessHandler streams content events until the client goes away.
+func endlessHandler(w http.ResponseWriter, r *http.Request) {
+	startStream(w, r)
+	ev := []byte("data: " + chatToken("a") + "\n\n")
+	for r.Context().Err() == nil {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+	}
+}
+
+// TestLongStreamKeepsBoundedOffsets: a stream of MaxEventsKept+1000 events
+// without max_tokens succeeds, keeps MaxEventsKept offsets and counts the
+// other 1000 (with their gaps) in the tail.
+func TestLongStreamKeepsBoundedOffsets(t *testing.T) {
+	t.Parallel()
+	const n = record.MaxEventsKept + 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		ev := "data: " + chatToken("a") + "\n\n"
+		_, _ = io.WriteString(w, strings.Repeat(ev, n)+"data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL+"/v1", nil)
+	req := chatRequest(true)
+	req.MaxTokens = 0
+	tr := doTrace(t, c, req)
+	if tr.Err != record.ErrNone || tr.ContentEvents != n {
+		t.Fatalf("got %q %q with %d events, want success with %d", tr.Err, tr.ErrMsg, tr.ContentEvents, n)
+	}
+	if len(tr.EventsUS) != record.MaxEventsKept || tr.Tail.Dropped != 1000 {
+		t.Fatalf("kept %d offsets and dropped %d, want %d and 1000", len(tr.EventsUS), tr.Tail.Dropped, record.MaxEventsKept)
+	}
+	gaps := int64(0)
+	for _, g := range tr.Tail.Gaps {
+		gaps += g[1]
+	}
+	if gaps != 1000 || tr.Tail.LastUS < tr.EventsUS[len(tr.EventsUS)-1] {
+		t.Fatalf("tail holds %d gaps ending at %d µs, want 1000 ending after the last kept event", gaps, tr.Tail.LastUS)
 	}
 }

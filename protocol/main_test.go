@@ -64,6 +64,7 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 		MaxTokens int  `json:"max_tokens"`
 		Hold      bool `json:"hold"`
 		Batch     bool `json:"batch"`
+		Endless   bool `json:"endless"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	if !req.Stream {
@@ -78,6 +79,10 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 	if req.Hold {
 		<-r.Context().Done()
+		return
+	}
+	if req.Endless {
+		endless(w, r)
 		return
 	}
 	for range req.MaxTokens {
@@ -142,4 +147,19 @@ func benchRequest(b *testing.B, stream bool, tokens int, extra map[string]any) *
 		b.Fatal(err)
 	}
 	return &Request{API: APIChat, Body: body, Stream: stream, MaxTokens: tokens, EventsCap: tokens}
+}
+
+// endless streams token events as fast as the connection takes them until
+// the client goes away: the hostile server of the endless-stream memory
+// benchmark. Events go out 64 per write, flushed, so the client sees a
+// steady stream of small reads.
+func endless(w http.ResponseWriter, r *http.Request) {
+	burst := []byte(strings.Repeat(vllmChunk, 64))
+	fl := w.(http.Flusher)
+	for r.Context().Err() == nil {
+		if _, err := w.Write(burst); err != nil {
+			return
+		}
+		fl.Flush()
+	}
 }

@@ -32,8 +32,8 @@ const DefaultConnectTimeout = 10 * time.Second
 const defaultIdlePerHost = 16384
 
 // maxEventsCap bounds the Trace.EventsUS preallocation a Request may ask
-// for, so a bad hint cannot make Do allocate gigabytes.
-const maxEventsCap = 1 << 20
+// for: no more than a trace ever keeps.
+const maxEventsCap = record.MaxEventsKept
 
 // OpenAIOptions configures an OpenAI-compatible client. The zero value of
 // every field means its documented default.

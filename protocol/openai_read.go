@@ -89,7 +89,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 	}
 	cl.apply(ck)
 	if ck.Content || ck.Reasoning {
-		cl.token(ev.At, ck.Reasoning)
+		return cl.token(ev.At, ck.Reasoning)
 	}
 	return nil
 }
@@ -108,8 +108,10 @@ func (cl *call) apply(ck *Chunk) {
 	}
 }
 
-// token records a content-carrying event that arrived at at.
-func (cl *call) token(at time.Time, reasoning bool) {
+// token records a content-carrying event that arrived at at. A stream that
+// goes on far past max_tokens fails here instead of being read until a
+// timeout (record.OverrunLimit).
+func (cl *call) token(at time.Time, reasoning bool) error {
 	t := cl.t
 	if t.ContentEvents == 0 {
 		t.FirstToken = at
@@ -121,7 +123,13 @@ func (cl *call) token(at time.Time, reasoning bool) {
 	if reasoning {
 		t.ReasoningEvents++
 	}
-	t.EventsUS = append(t.EventsUS, at.Sub(t.Sent).Microseconds())
+	t.EventsUS = record.AddEvent(t.EventsUS, &t.Tail, at.Sub(t.Sent).Microseconds())
+	if lim := record.OverrunLimit(cl.req.MaxTokens); lim > 0 && t.ContentEvents > lim {
+		t.End = at
+		return &failure{record.ErrOutputOverrun, fmt.Sprintf(
+			"stream went on past %d content events (max_tokens %d): cut off", lim, cl.req.MaxTokens)}
+	}
+	return nil
 }
 
 // drain reads what follows [DONE] (normally just the end of the chunked
@@ -199,7 +207,7 @@ func (cl *call) applyBody(b []byte, at time.Time) error {
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {
-		cl.token(at, ck.Reasoning)
+		_ = cl.token(at, ck.Reasoning) // one event never overruns
 	}
 	return emptyOutput(cl.t)
 }

@@ -22,6 +22,9 @@ const (
 	ErrMalformedEvent    ErrorKind = "malformed_event"
 	ErrStreamErrorEvent  ErrorKind = "stream_error_event"
 	ErrEmptyOutput       ErrorKind = "empty_output"
+	// ErrOutputOverrun: the stream went on far past max_tokens (more than
+	// OverrunLimit content events); it is cut off rather than read forever.
+	ErrOutputOverrun ErrorKind = "output_overrun"
 	ErrCanceled          ErrorKind = "canceled" // cut off when the run stopped
 	ErrOther             ErrorKind = "other"
 )
@@ -31,7 +34,20 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrCanceled, ErrOther,
+	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrOther,
+}
+
+// OverrunLimit is the most content events a stream asked for maxTokens
+// may carry before it is cut off as ErrOutputOverrun: twice max_tokens plus
+// 64, since one event can carry less than a token (a split UTF-8
+// character, an empty delta) but a server honouring max_tokens never sends
+// twice as many. 0 (no max_tokens) means no limit: the server decides,
+// and MaxEventsKept still bounds the memory.
+func OverrunLimit(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 0
+	}
+	return 2*maxTokens + 64
 }
 
 // TokenSource says where a request's output token count came from.
@@ -78,6 +94,9 @@ type Result struct {
 	TTFTUS   int64   `json:"ttft_us,omitempty"`
 	E2EUS    int64   `json:"e2e_us"`
 	EventsUS []int64 `json:"events_us,omitempty"`
+	// EventsTail summarises the content events past the first
+	// MaxEventsKept (events_tail.go); nil for every stream shorter than that.
+	EventsTail *EventsTail `json:"events_tail,omitempty"`
 
 	Stream          bool        `json:"stream"`
 	InputTokens     int         `json:"input_tokens"`

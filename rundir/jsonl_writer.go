@@ -92,6 +92,10 @@ func (w *JSONLWriter) Write(v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: encode %T: %w", w.path, v, err)
 	}
+	if len(line) > MaxLineBytes {
+		return fmt.Errorf("%s: %T of %d bytes is longer than a reader accepts (%d): not written",
+			w.path, v, len(line), MaxLineBytes)
+	}
 	if _, err := w.buf.Write(line); err != nil {
 		w.err = fmt.Errorf("%s: write: %w", w.path, err)
 	}
