@@ -25,8 +25,12 @@ const (
 	// ErrOutputOverrun: the stream went on far past max_tokens (more than
 	// OverrunLimit content events); it is cut off rather than read forever.
 	ErrOutputOverrun ErrorKind = "output_overrun"
-	ErrCanceled          ErrorKind = "canceled" // cut off when the run stopped
-	ErrOther             ErrorKind = "other"
+	ErrCanceled      ErrorKind = "canceled" // cut off when the run stopped
+	// ErrClientResource: the load generator itself ran out of something
+	// (file descriptors, ports, its memory budget for whole replies): a
+	// failure of the client, not of the target.
+	ErrClientResource ErrorKind = "client_resource"
+	ErrOther          ErrorKind = "other"
 )
 
 // ErrorKinds lists every failure kind in the order reports show them.
@@ -34,7 +38,7 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrOther,
+	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrClientResource, ErrOther,
 }
 
 // OverrunLimit is the most content events a stream asked for maxTokens
