@@ -48,6 +48,10 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+
+	// openLog opens one of the run's logs (tests point records.jsonl at
+	// /dev/full); nil means rundir.NewJSONLWriter.
+	openLog func(path string) (*rundir.JSONLWriter, error)
 }
 
 // clock is the run's clock.
@@ -140,7 +144,10 @@ type runFiles struct {
 	closed                  bool
 }
 
-func openRunFiles(dir string) (*runFiles, error) {
+func openRunFiles(dir string, openLog func(string) (*rundir.JSONLWriter, error)) (*runFiles, error) {
+	if openLog == nil {
+		openLog = rundir.NewJSONLWriter
+	}
 	f := &runFiles{}
 	var err error
 	open := func(name string) *rundir.JSONLWriter {
@@ -148,7 +155,7 @@ func openRunFiles(dir string) (*runFiles, error) {
 			return nil
 		}
 		var w *rundir.JSONLWriter
-		w, err = rundir.NewJSONLWriter(filepath.Join(dir, name))
+		w, err = openLog(filepath.Join(dir, name))
 		return w
 	}
 	f.records, f.series, f.events = open(rundir.Records), open(rundir.Series), open(rundir.Events)

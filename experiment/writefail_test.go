@@ -1,0 +1,54 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/sim"
+)
+
+// TestFullDiskStopsTheRun: records.jsonl on a full disk (/dev/full, where
+// every write fails with ENOSPC). The first failed write stops issuing, so
+// a run planned for ten minutes ends on its own within the test's minute;
+// it ends as a WriteFailure whose summary comes from the live aggregate
+// and counts every finished request, all of them missing from the file.
+func TestFullDiskStopsTheRun(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s, stream: true}
+load: {concurrency: 2, duration: 10m, grace: 5s}
+workload: {input_tokens: "16", output_tokens: "8"}
+`, url))
+	opts := Options{openLog: func(path string) (*rundir.JSONLWriter, error) {
+		if filepath.Base(path) == rundir.Records {
+			path = "/dev/full"
+		}
+		return rundir.NewJSONLWriter(path)
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := Run(ctx, p, opts)
+	if ctx.Err() != nil {
+		t.Fatal("the run went on after its records stopped being written")
+	}
+	var wf *WriteFailure
+	if !errors.As(err, &wf) {
+		t.Fatalf("got %v, want a WriteFailure", err)
+	}
+	if wf.Finished == 0 || wf.Missing != wf.Finished {
+		t.Errorf("%d finished, %d missing: want every finished record missing from /dev/full", wf.Finished, wf.Missing)
+	}
+	if s := wf.Summary; s == nil || s.Requests.Total != wf.Finished || res.Summary != s {
+		t.Errorf("live summary %+v does not count the %d finished requests", s, wf.Finished)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "no space left on device") || strings.Contains(msg, "write: write") {
+		t.Errorf("message %q: want the cause once", msg)
+	}
+}
