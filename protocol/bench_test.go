@@ -177,13 +177,24 @@ func BenchmarkStreamMemory(b *testing.B) {
 // bounds a trace), and reports the client's peak heap plus stacks and its
 // peak RSS growth per stream. One op is one stream; the streams run for
 // INFERLOAD_ENDLESS_SECONDS (default 60).
+//
+// events=small: typical 170-byte chunks, millions per stream; events=giant:
+// 200 KiB events, just under DefaultMaxEventSize, so the reader's buffers
+// grow to their limit.
 func BenchmarkEndlessStreamMemory(b *testing.B) {
 	secs := 60
 	if v, err := strconv.Atoi(os.Getenv("INFERLOAD_ENDLESS_SECONDS")); err == nil && v > 0 {
 		secs = v
 	}
-	c := newClient(b, startBenchServer(b), func(o *OpenAIOptions) { o.TotalTimeout = time.Duration(secs) * time.Second })
-	req := benchRequest(b, true, 0, map[string]any{"endless": true})
+	for _, giant := range []bool{false, true} {
+		name := map[bool]string{false: "events=small", true: "events=giant"}[giant]
+		b.Run(name, func(b *testing.B) { endlessStreams(b, time.Duration(secs)*time.Second, giant) })
+	}
+}
+
+func endlessStreams(b *testing.B, d time.Duration, giant bool) {
+	c := newClient(b, startBenchServer(b), func(o *OpenAIOptions) { o.TotalTimeout = d })
+	req := benchRequest(b, true, 0, map[string]any{"endless": true, "giant": giant})
 	req.MaxTokens = 0
 	runtime.GC()
 	var before runtime.MemStats

@@ -65,6 +65,7 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 		Hold      bool `json:"hold"`
 		Batch     bool `json:"batch"`
 		Endless   bool `json:"endless"`
+		Giant     bool `json:"giant"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	if !req.Stream {
@@ -82,7 +83,7 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if req.Endless {
-		endless(w, r)
+		endless(w, r, req.Giant)
 		return
 	}
 	for range req.MaxTokens {
@@ -152,9 +153,13 @@ func benchRequest(b *testing.B, stream bool, tokens int, extra map[string]any) *
 // endless streams token events as fast as the connection takes them until
 // the client goes away: the hostile server of the endless-stream memory
 // benchmark. Events go out 64 per write, flushed, so the client sees a
-// steady stream of small reads.
-func endless(w http.ResponseWriter, r *http.Request) {
+// steady stream of small reads. With giant, each event carries 200 KiB of
+// content (just under the client's event size limit) instead.
+func endless(w http.ResponseWriter, r *http.Request, giant bool) {
 	burst := []byte(strings.Repeat(vllmChunk, 64))
+	if giant {
+		burst = []byte("data: " + chatToken(strings.Repeat("a", 200<<10)) + "\n\n")
+	}
 	fl := w.(http.Flusher)
 	for r.Context().Err() == nil {
 		if _, err := w.Write(burst); err != nil {
