@@ -206,14 +206,17 @@ func decodeJSONString(raw []byte) string {
 }
 
 // sanitize makes a server- or network-supplied message safe for a record:
-// the API key is redacted, control characters and runs of space become one
+// the API key and the other secrets are redacted, control characters and runs of space become one
 // space, invalid UTF-8 is dropped, and the result is cut to maxErrMsg
 // bytes. Redaction comes first so that truncation cannot leave part of a
 // key behind.
 func (c *OpenAI) sanitize(msg string) string {
-	if c.secret != "" {
-		msg = strings.ReplaceAll(msg, c.secret, "[redacted]")
-	}
+	return sanitizeWith(c.redact, msg)
+}
+
+// sanitizeWith is sanitize with the secrets of redact.
+func sanitizeWith(redact record.Redactor, msg string) string {
+	msg = redact.Redact(msg)
 	msg = strings.ToValidUTF8(msg, "")
 	var b strings.Builder
 	space := false

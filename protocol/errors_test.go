@@ -403,7 +403,7 @@ func TestDoRejectsBadRequests(t *testing.T) {
 
 func TestSanitize(t *testing.T) {
 	t.Parallel()
-	c := &OpenAI{secret: testKey}
+	c := &OpenAI{redact: record.NewRedactor([]string{testKey})}
 	long := strings.Repeat("é", 300)
 	tests := []struct {
 		name, in, want string

@@ -49,6 +49,10 @@ type OpenAIOptions struct {
 	// (Content-Type, Accept, User-Agent) but not the APIKey's
 	// Authorization. A "Host" entry sets the request's Host.
 	Headers map[string]string
+	// Secrets are further values redacted from every Trace.ErrMsg, as the
+	// APIKey is: secret headers' values (plan.Plan.Secrets), so a server
+	// that echoes them cannot get them into a record.
+	Secrets []string
 	// CAFile is a PEM bundle trusted in addition to the system roots.
 	CAFile string
 	// Insecure skips TLS certificate verification.
@@ -78,7 +82,7 @@ type OpenAI struct {
 	host           string // Host header override, "" for the URL's
 	streamHeader   http.Header
 	plainHeader    http.Header
-	secret         string
+	redact         record.Redactor // the API key and opts.Secrets
 	ttft, total    time.Duration
 	readers        sync.Pool // *SSEReader
 }
@@ -102,7 +106,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		chatURL:        base.JoinPath("chat/completions"),
 		completionsURL: base.JoinPath("completions"),
 		embeddingsURL:  base.JoinPath("embeddings"),
-		secret:         opts.APIKey,
+		redact:         record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:           opts.TTFTTimeout,
 		total:          opts.TotalTimeout,
 	}
