@@ -310,3 +310,30 @@ func TestRetryAmplificationOnSim(t *testing.T) {
 		t.Errorf("succeeded after retry %d, retried errors %v: want ≥30, all http_5xx", rt.SucceededAfterRetry, rt.RetriedErrors)
 	}
 }
+
+// TestNoRetryAfterIssuingStopped: a request backing off when issuing stops
+// (here: the end of a 200 ms duration, during a 5 s Retry-After) makes no
+// new attempt in the grace period: the server sees one hit, and the record
+// keeps the real error (http_5xx, not canceled) with the reason retries
+// stopped.
+func TestNoRetryAfterIssuingStopped(t *testing.T) {
+	t.Parallel()
+	var s scripted
+	url := s.start(t, func(_ int, w http.ResponseWriter) { replyStatus(w, 503, "5") })
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: 1,
+		Duration: 200 * time.Millisecond, Grace: 30 * time.Second, Retry: RetryPolicy{MaxAttempts: 5}, Seed: 1},
+		context.Background())
+	if len(rs) != 1 || s.count() != 1 {
+		t.Fatalf("%d records, %d hits: want one request, one attempt", len(rs), s.count())
+	}
+	r := rs[0]
+	if r.Error != record.ErrHTTP5xx || r.RetryStop != record.RetryStopIssuing || len(r.Attempts) != 0 {
+		t.Errorf("record: error %q, retry_stop %q, %d earlier attempts; want http_5xx, %q, none",
+			r.Error, r.RetryStop, len(r.Attempts), record.RetryStopIssuing)
+	}
+}

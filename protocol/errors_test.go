@@ -2,8 +2,10 @@ package protocol
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -169,6 +171,11 @@ func errCases() []errCase {
 		// A stream that never ends, far past max_tokens 16: cut off after record.OverrunLimit(16) = 96 events.
 		{name: "endless stream past max_tokens", handler: endlessHandler, kind: record.ErrOutputOverrun, status: 200,
 			msg: "past 96 content events (max_tokens 16)", events: 97},
+		// A gzip-compressed stream the client never asked for: the encoding is named, not "0 content events".
+		{name: "unasked gzip", handler: gzipStream, kind: record.ErrMalformedEvent, status: 200, msg: `Content-Encoding "gzip"`},
+		// A redirect is not followed, and says where it pointed (without its query).
+		{name: "redirect", handler: redirectTo("http://other.example:8000/v1/chat/completions?token=abc"), kind: record.ErrOther,
+			status: 301, msg: "redirect to http://other.example:8000/v1/chat/completions not followed"},
 		// The caller cancels mid-stream.
 		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
 			kind: record.ErrCanceled, status: anyStatus, msg: "canceled", events: anyEvents},
@@ -459,5 +466,43 @@ func TestLongStreamKeepsBoundedOffsets(t *testing.T) {
 	}
 	if gaps != 1000 || tr.Tail.LastUS < tr.EventsUS[len(tr.EventsUS)-1] {
 		t.Fatalf("tail holds %d gaps ending at %d µs, want 1000 ending after the last kept event", gaps, tr.Tail.LastUS)
+	}
+}
+
+// gzipStream answers a stream compressed with gzip, unasked.
+func gzipStream(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Encoding", "gzip")
+	zw := gzip.NewWriter(w)
+	fmt.Fprintf(zw, "data: %s\n\ndata: [DONE]\n\n", chatToken("a"))
+	_ = zw.Close()
+}
+
+// redirectTo answers 301 to loc.
+func redirectTo(loc string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusMovedPermanently)
+	}
+}
+
+// TestCanceledMsg: a cancellation says so once, with its cause if it has
+// one of its own.
+func TestCanceledMsg(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cause error
+		want  string
+	}{
+		{context.Canceled, "canceled"}, // a plain cancel
+		{nil, "canceled"},              // no cause at all
+		{errors.New("canceled: canceled: run aborted"), "canceled: run aborted"}, // a cause that says it already
+		{errors.New("grace over"), "canceled: grace over"},                       // a cause of its own
+	} {
+		if got := canceledMsg(tt.cause); got != tt.want {
+			t.Errorf("canceledMsg(%v) = %q, want %q", tt.cause, got, tt.want)
+		}
 	}
 }

@@ -213,7 +213,7 @@ func (h *HTTPCall) classify(ctx context.Context, err error) (record.ErrorKind, s
 		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no reply within the timeout (%v)", h.opts.Timeout)
 	}
 	if ctx.Err() != nil {
-		return record.ErrCanceled, "canceled: " + context.Cause(ctx).Error()
+		return record.ErrCanceled, canceledMsg(context.Cause(ctx))
 	}
 	return classifyNet(err)
 }

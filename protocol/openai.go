@@ -367,6 +367,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
+	case unaskedEncoding(resp) != nil:
+		err = unaskedEncoding(resp)
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
 	case cl.req.Stream:
