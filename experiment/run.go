@@ -117,7 +117,7 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 
 // prepareRunDir creates the run directory with plan.yaml, experiment.json
 // and env.json.
-func prepareRunDir(p *plan.Plan, opts Options, d Design) (string, error) {
+func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (string, error) {
 	dir, err := rundir.Create(p.Output.Dir, p.Name, opts.clock().Now())
 	if err != nil {
 		return "", err
@@ -132,7 +132,7 @@ func prepareRunDir(p *plan.Plan, opts Options, d Design) (string, error) {
 	if err := writeDesign(dir, d); err != nil {
 		return "", err
 	}
-	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(context.Background(), p, opts.Version, opts.Env.withDefaults())); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(ctx, p, opts.Version, opts.Env.withDefaults())); err != nil {
 		return "", err
 	}
 	return dir, nil

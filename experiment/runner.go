@@ -44,6 +44,10 @@ type runner struct {
 	endUS     int64
 }
 
+// ErrInterrupted is returned when a signal stopped a run before it sent
+// anything.
+var ErrInterrupted = errors.New("interrupted")
+
 // driver runs an experiment's stages, one runStage at a time.
 type driver func(context.Context, *runner) error
 
@@ -67,8 +71,13 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if err != nil {
 		return nil, err
 	}
-	if r.dir, err = prepareRunDir(p, opts, d); err != nil {
+	// A signal during the environment probes (the /v1/models request)
+	// cancels them at once; nothing is measured after it.
+	if r.dir, err = prepareRunDir(ctx, p, opts, d); err != nil {
 		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w during start-up: no request was sent (%s holds the plan and environment only)", ErrInterrupted, r.dir)
 	}
 	if r.files, err = openRunFiles(r.dir, opts.openLog); err != nil {
 		return nil, err

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -50,5 +53,48 @@ workload: {input_tokens: "16", output_tokens: "8"}
 	}
 	if msg := err.Error(); !strings.Contains(msg, "no space left on device") || strings.Contains(msg, "write: write") {
 		t.Errorf("message %q: want the cause once", msg)
+	}
+}
+
+// TestSignalDuringProbe: a signal (ctx canceled) while the /v1/models
+// probe waits on a server that never answers cancels the probe at once
+// (the server sees its request go away) and ends the run before any
+// request as ErrInterrupted.
+func TestSignalDuringProbe(t *testing.T) {
+	t.Parallel()
+	arrived, gone := make(chan struct{}), make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/models") {
+			close(arrived)
+			<-r.Context().Done()
+			close(gone)
+			return
+		}
+		t.Errorf("request %s sent after the signal", r.URL.Path)
+	}))
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s/v1}
+load: {concurrency: 1, requests: 1}
+workload: {input_tokens: "8", output_tokens: "4"}
+`, srv.URL))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-arrived; cancel() }()
+	_, err := Run(ctx, p, Options{})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("got %v, want ErrInterrupted", err)
+	}
+	<-gone // the server saw the probe go away
+	// The probe ended by the signal, not by its own 3 s timeout.
+	envs, _ := filepath.Glob(filepath.Join(p.Output.Dir, "*", rundir.Env))
+	if len(envs) != 1 {
+		t.Fatalf("env.json files: %v, want one", envs)
+	}
+	raw, err := os.ReadFile(envs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), "context canceled") || strings.Contains(string(raw), "deadline") {
+		t.Errorf("env.json: the probe was not ended by the signal:\n%s", raw)
 	}
 }

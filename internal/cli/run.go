@@ -127,6 +127,10 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	if wf := (*experiment.WriteFailure)(nil); errors.As(err, &wf) {
 		return writeFailed(st, out, wf, stopLive())
 	}
+	if errors.Is(err, experiment.ErrInterrupted) {
+		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, stopLive()))
+		return &exitError{code: ExitInterrupted, err: err}
+	}
 	if err := errors.Join(err, stopLive()); err != nil {
 		return err
 	}
