@@ -134,6 +134,8 @@ func classifyNet(err error) (record.ErrorKind, string) {
 		return record.ErrTLS, msg
 	case isReset(err):
 		return record.ErrConnReset, msg
+	case strings.Contains(msg, "server response headers exceeded"):
+		return record.ErrMalformedEvent, msg // headers (or a 1xx flood) past maxResponseHeader
 	}
 	return record.ErrOther, msg
 }

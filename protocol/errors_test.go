@@ -176,6 +176,19 @@ func errCases() []errCase {
 		// A redirect is not followed, and says where it pointed (without its query).
 		{name: "redirect", handler: redirectTo("http://other.example:8000/v1/chat/completions?token=abc"), kind: record.ErrOther,
 			status: 301, msg: "redirect to http://other.example:8000/v1/chat/completions not followed"},
+		// An HTTP/1.0 reply whose body ends when the connection closes: a stream like any other.
+		{name: "http/1.0 body", handler: rawReply("HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),
+			kind: record.ErrNone, status: 200, events: 1},
+		// Response headers past net/http's 1 MiB limit: the server's fault, named.
+		{name: "giant headers", handler: rawReply("HTTP/1.1 200 OK\r\nX-Pad: " + strings.Repeat("x", 2<<20) + "\r\n\r\n"),
+			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+		// A flood of 1xx informational replies before the real one: bounded by net/http, named.
+		{name: "1xx flood", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 5000) + "HTTP/1.1 200 OK\r\n\r\n"),
+			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+		// A few 1xx replies before a good stream are harmless.
+		{name: "1xx then stream", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 3) +
+			"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),
+			kind: record.ErrNone, status: 200, events: 1},
 		// The caller cancels mid-stream.
 		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
 			kind: record.ErrCanceled, status: anyStatus, msg: "canceled", events: anyEvents},
@@ -504,5 +517,15 @@ func TestCanceledMsg(t *testing.T) {
 		if got := canceledMsg(tt.cause); got != tt.want {
 			t.Errorf("canceledMsg(%v) = %q, want %q", tt.cause, got, tt.want)
 		}
+	}
+}
+
+// rawReply writes raw bytes as the whole reply and closes the connection.
+func rawReply(raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, rw := hijack(w, r)
+		_, _ = rw.WriteString(raw)
+		_ = rw.Flush()
+		conn.Close()
 	}
 }

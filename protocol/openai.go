@@ -31,6 +31,9 @@ const DefaultConnectTimeout = 10 * time.Second
 // 1,000-stream test reconnect on almost every request.
 const defaultIdlePerHost = 16384
 
+// maxResponseHeader bounds the headers of one reply, 1xx replies included.
+const maxResponseHeader = 64 << 10
+
 // maxEventsCap bounds the Trace.EventsUS preallocation a Request may ask
 // for: no more than a trace ever keeps.
 const maxEventsCap = record.MaxEventsKept
@@ -203,9 +206,13 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
-		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     opts.MaxConns,
-		IdleConnTimeout:     90 * time.Second,
+		// A server's headers are a few KiB; net/http's default allows
+		// 10 MiB per reply (1xx replies included), which a hostile target
+		// could make every stream hold.
+		MaxResponseHeaderBytes: maxResponseHeader,
+		MaxIdleConnsPerHost:    idle,
+		MaxConnsPerHost:        opts.MaxConns,
+		IdleConnTimeout:        90 * time.Second,
 	}
 }
 
