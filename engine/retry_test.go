@@ -337,3 +337,27 @@ func TestNoRetryAfterIssuingStopped(t *testing.T) {
 			r.Error, r.RetryStop, len(r.Attempts), record.RetryStopIssuing)
 	}
 }
+
+// localFailClient fails every request at once for lack of a local
+// resource, as a dial does when the process is out of file descriptors.
+type localFailClient struct{}
+
+func (localFailClient) Do(_ context.Context, _ *protocol.Request, t *protocol.Trace) {
+	t.Reset()
+	t.Start, t.End = time.Now(), time.Now()
+	t.Err, t.ErrMsg = record.ErrClientResource, "socket: too many open files"
+}
+
+// TestUserBacksOffOnLocalResourceErrors: a user whose requests fail with
+// client_resource waits 50 ms, 100 ms, ... up to 1 s between them instead of
+// spinning: in 3 simulated seconds it sends 50+100+200+400+800+1000 ≈ 2.55 s
+// worth of waits, i.e. 7 requests, not millions.
+func TestUserBacksOffOnLocalResourceErrors(t *testing.T) {
+	simulated(t, func(t *testing.T) {
+		rs := collect(t, Config{Client: localFailClient{}, Source: fixedSource{}, Render: render, Clock: TimerClock{},
+			Concurrency: 1, Duration: 3 * time.Second, Grace: time.Second}, context.Background())
+		if len(rs) != 7 {
+			t.Fatalf("%d requests in 3 s, want 7 (backing off 50 ms doubling to 1 s)", len(rs))
+		}
+	})
+}

@@ -126,6 +126,8 @@ func redirectText(resp *http.Response) string {
 func classifyNet(err error) (record.ErrorKind, string) {
 	msg := netMessage(err)
 	switch {
+	case isLocalResource(err):
+		return record.ErrClientResource, msg + " (a limit of the machine running inferload, not of the target)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return record.ErrConnRefused, msg
 	case isConnectTimeout(err):
@@ -138,6 +140,12 @@ func classifyNet(err error) (record.ErrorKind, string) {
 		return record.ErrMalformedEvent, msg // headers (or a 1xx flood) past maxResponseHeader
 	}
 	return record.ErrOther, msg
+}
+
+// isLocalResource: this machine ran out of descriptors, ports or buffers.
+func isLocalResource(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 func isConnectTimeout(err error) bool {

@@ -529,3 +529,16 @@ func rawReply(raw string) http.HandlerFunc {
 		conn.Close()
 	}
 }
+
+// TestLocalResourceErrorsAreTheClients: running out of file descriptors or
+// local ports is classified as client_resource (never blamed on the
+// target), whatever wraps it.
+func TestLocalResourceErrorsAreTheClients(t *testing.T) {
+	t.Parallel()
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL} {
+		err := fmt.Errorf("Post http://x/v1: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)})
+		if kind, msg := classifyNet(err); kind != record.ErrClientResource || !strings.Contains(msg, "not of the target") {
+			t.Errorf("%v: got %q %q, want client_resource", errno, kind, msg)
+		}
+	}
+}
