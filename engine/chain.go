@@ -135,7 +135,7 @@ func (e *Engine) modelStep(ctx context.Context, run *chainRun, s *ChainStep, tr 
 		*tr = protocol.Trace{Start: now, End: now, Err: record.ErrOther, ErrMsg: "rendering: " + err.Error()}
 		return
 	}
-	tr.EventsUS = make([]int64, 0, max(req.EventsCap, 1))
+	tr.EventsUS = newEvents(req.EventsCap)
 	client := s.Client
 	if client == nil {
 		client = e.cfg.Client
@@ -173,6 +173,9 @@ func (e *Engine) chainResult(i uint64, run *chainRun, intended time.Duration, op
 	tr.Start, tr.Sent = run.first.Start, run.first.Sent
 	for k := range tr.EventsUS {
 		tr.EventsUS[k] += shiftUS // events count from the record's send
+	}
+	if tr.Tail.Dropped > 0 {
+		tr.Tail.LastUS += shiftUS // the tail's gaps are shift-free
 	}
 	req := run.req
 	if req == nil {

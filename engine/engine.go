@@ -141,6 +141,9 @@ type Engine struct {
 	// stopEarly notes a StopIssuing that came before Run. Both under gate.
 	stopIssuing context.CancelFunc
 	stopEarly   bool
+	// issuing is done once issuing has stopped (set by begin, before any
+	// request): a request backing off for a retry wakes on it.
+	issuing context.Context
 
 	// retry is Config.Retry with defaults; budget bounds its retries.
 	retry  RetryPolicy
@@ -227,7 +230,7 @@ func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
 
 	issueCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	e.begin(stop)
+	e.begin(issueCtx, stop)
 
 	var timers sync.WaitGroup
 	if e.cfg.Duration > 0 {
@@ -247,11 +250,12 @@ func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
 }
 
 // begin sets the phase's time zero and makes it stoppable.
-func (e *Engine) begin(stop context.CancelFunc) {
+func (e *Engine) begin(issueCtx context.Context, stop context.CancelFunc) {
 	e.gate.Lock()
 	defer e.gate.Unlock()
 	e.start = e.clock.Now()
 	e.stopIssuing = stop
+	e.issuing = issueCtx
 	if e.stopEarly {
 		e.markStopped(0)
 		stop()

@@ -22,7 +22,7 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 	if ch := e.cfg.Chains[p.spec.Class]; ch != nil {
 		return e.executeChain(ctx, i, ch, p.spec, intended, openLoop)
 	}
-	tr := protocol.Trace{EventsUS: make([]int64, 0, max(p.req.EventsCap, 1))}
+	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)
 		return e.result(i, p, &tr, intended, openLoop)
@@ -93,8 +93,18 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		r.TTFTUS = e.offset(tr.FirstToken) - originUS
 	}
 	r.E2EUS = e.offset(tr.End) - originUS
+	if tr.Tail.Dropped > 0 {
+		tail := tr.Tail
+		r.EventsTail = &tail
+	}
 	fillTokens(r, tr)
 	return r
+}
+
+// newEvents preallocates a trace's event offsets for a reply of about hint
+// events, never more than a trace keeps.
+func newEvents(hint int) []int64 {
+	return make([]int64, 0, min(max(hint, 1), record.MaxEventsKept))
 }
 
 // fillTokens prefers the server's usage over our own count, and says which.

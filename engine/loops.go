@@ -39,6 +39,7 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
+	var localWait time.Duration
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, id) {
 			return
@@ -51,7 +52,12 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
-		out <- e.execute(reqCtx, i, p, err, 0, false)
+		res := e.execute(reqCtx, i, p, err, 0, false)
+		local := res.Error == record.ErrClientResource // read before the collector owns res
+		out <- res
+		if !e.backOffLocal(issueCtx, local, &localWait) {
+			return
+		}
 		if e.cfg.Think == nil {
 			continue
 		}
@@ -148,4 +154,24 @@ func acquire(ctx context.Context, slots chan struct{}) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// Backoff of a closed-loop user whose request failed for lack of a local
+// resource (record.ErrClientResource: no file descriptor, no port): retrying
+// at once would spin and fill the records with the same failure.
+const (
+	localBackoffMin = 50 * time.Millisecond
+	localBackoffMax = time.Second
+)
+
+// backOffLocal waits after a client_resource failure, doubling from
+// localBackoffMin to localBackoffMax while they last, and resets after any
+// other outcome. It returns false when issuing stops during the wait.
+func (e *Engine) backOffLocal(issueCtx context.Context, local bool, wait *time.Duration) bool {
+	if !local {
+		*wait = 0
+		return true
+	}
+	*wait = min(max(2**wait, localBackoffMin), localBackoffMax)
+	return e.clock.SleepUntil(issueCtx, e.clock.Now().Add(*wait))
 }

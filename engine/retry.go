@@ -128,6 +128,11 @@ func (e *Engine) doWithRetries(ctx context.Context, i uint64, p prepared, tr *pr
 			return out
 		}
 		switch {
+		case e.issuing.Err() != nil:
+			// The grace period is for requests in flight, not new
+			// attempts; the record keeps this attempt's real error.
+			out.stop = record.RetryStopIssuing
+			return out
 		case n >= pol.MaxAttempts:
 			out.stop = record.RetryStopAttempts
 			return out
@@ -142,12 +147,27 @@ func (e *Engine) doWithRetries(ctx context.Context, i uint64, p prepared, tr *pr
 			rng = newRNG(e.cfg.Seed^0x5bd1e995, i) // reproducible jitter per request
 		}
 		wait := pol.backoff(n, tr.RetryAfter, rng)
-		if !e.clock.SleepUntil(ctx, e.clock.Now().Add(wait)) {
-			out.stop = record.RetryStopStopped
+		if stop, ok := e.backOff(ctx, wait); !ok {
+			out.stop = stop
 			return out
 		}
 		out.attempts = append(out.attempts, e.attemptOf(tr, wait))
 	}
+}
+
+// backOff waits before a retry. It ends early, with the reason no retry
+// follows, when the request is canceled or issuing stops.
+func (e *Engine) backOff(ctx context.Context, wait time.Duration) (stop string, ok bool) {
+	sleep, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(e.issuing, cancel)()
+	if e.clock.SleepUntil(sleep, e.clock.Now().Add(wait)) {
+		return "", true
+	}
+	if ctx.Err() == nil && e.issuing.Err() != nil {
+		return record.RetryStopIssuing, false
+	}
+	return record.RetryStopStopped, false
 }
 
 // attemptOf summarises a failed attempt that is about to be retried.

@@ -310,3 +310,54 @@ func TestRetryAmplificationOnSim(t *testing.T) {
 		t.Errorf("succeeded after retry %d, retried errors %v: want ≥30, all http_5xx", rt.SucceededAfterRetry, rt.RetriedErrors)
 	}
 }
+
+// TestNoRetryAfterIssuingStopped: a request backing off when issuing stops
+// (here: the end of a 200 ms duration, during a 5 s Retry-After) makes no
+// new attempt in the grace period: the server sees one hit, and the record
+// keeps the real error (http_5xx, not canceled) with the reason retries
+// stopped.
+func TestNoRetryAfterIssuingStopped(t *testing.T) {
+	t.Parallel()
+	var s scripted
+	url := s.start(t, func(_ int, w http.ResponseWriter) { replyStatus(w, 503, "5") })
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: 1,
+		Duration: 200 * time.Millisecond, Grace: 30 * time.Second, Retry: RetryPolicy{MaxAttempts: 5}, Seed: 1},
+		context.Background())
+	if len(rs) != 1 || s.count() != 1 {
+		t.Fatalf("%d records, %d hits: want one request, one attempt", len(rs), s.count())
+	}
+	r := rs[0]
+	if r.Error != record.ErrHTTP5xx || r.RetryStop != record.RetryStopIssuing || len(r.Attempts) != 0 {
+		t.Errorf("record: error %q, retry_stop %q, %d earlier attempts; want http_5xx, %q, none",
+			r.Error, r.RetryStop, len(r.Attempts), record.RetryStopIssuing)
+	}
+}
+
+// localFailClient fails every request at once for lack of a local
+// resource, as a dial does when the process is out of file descriptors.
+type localFailClient struct{}
+
+func (localFailClient) Do(_ context.Context, _ *protocol.Request, t *protocol.Trace) {
+	t.Reset()
+	t.Start, t.End = time.Now(), time.Now()
+	t.Err, t.ErrMsg = record.ErrClientResource, "socket: too many open files"
+}
+
+// TestUserBacksOffOnLocalResourceErrors: a user whose requests fail with
+// client_resource waits 50 ms, 100 ms, ... up to 1 s between them instead of
+// spinning: in 3 simulated seconds it sends 50+100+200+400+800+1000 ≈ 2.55 s
+// worth of waits, i.e. 7 requests, not millions.
+func TestUserBacksOffOnLocalResourceErrors(t *testing.T) {
+	simulated(t, func(t *testing.T) {
+		rs := collect(t, Config{Client: localFailClient{}, Source: fixedSource{}, Render: render, Clock: TimerClock{},
+			Concurrency: 1, Duration: 3 * time.Second, Grace: time.Second}, context.Background())
+		if len(rs) != 7 {
+			t.Fatalf("%d requests in 3 s, want 7 (backing off 50 ms doubling to 1 s)", len(rs))
+		}
+	})
+}

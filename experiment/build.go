@@ -50,6 +50,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		BaseURL:        t.URL,
 		APIKey:         key,
 		Headers:        t.Headers,
+		Secrets:        p.Secrets(key),
 		CAFile:         t.CAFile,
 		Insecure:       t.Insecure,
 		ConnectTimeout: maxConnect(p),

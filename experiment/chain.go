@@ -39,7 +39,9 @@ func newChain(p *plan.Plan, c *plan.Class, client protocol.Client) (*engine.Chai
 		s := &c.Chain[k]
 		step := engine.ChainStep{Name: names[k]}
 		if s.HTTP != nil {
-			call, err := protocol.NewHTTPCall(s.HTTP.Options())
+			opts := s.HTTP.Options()
+			opts.Secrets = p.Secrets("") // the API key is not sent to an http step
+			call, err := protocol.NewHTTPCall(opts)
 			if err != nil {
 				return nil, fmt.Errorf("step %s: %w", names[k], err)
 			}

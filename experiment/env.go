@@ -4,8 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"maps"
 	"net/http"
 	"net/url"
+	"reflect"
 	"time"
 
 	"github.com/inferload/inferload/observe"
@@ -53,13 +55,16 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 			Model: p.Target.Model, Stream: p.Target.Streams(),
 			Served: observe.ProbeTarget(ctx, client, p.Target.URL, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
-		Declared: p.Env,
+		Declared: maps.Clone(p.Env), // redacted below: never the plan's own map
 	}
 	if p.Observe.GPUs() {
 		e.GPUs = observe.ProbeGPUs(ctx, "")
 	}
 	for _, t := range scrapeTargets(p) {
 		e.ServerGPUs = append(e.ServerGPUs, observe.ScrapeGPUs(ctx, client, t.URL)...)
+	}
+	if r := planRedactor(p, env); !r.Empty() {
+		redactStrings(reflect.ValueOf(&e), r)
 	}
 	return e
 }

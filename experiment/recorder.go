@@ -31,7 +31,13 @@ type recorder struct {
 	// pacerLagUS is the worst queue delay since takePacerLag last read it;
 	// the telemetry sampler reads it from its own goroutine.
 	pacerLagUS atomic.Int64
-	err        error // first write error; the run goes on, the error is reported at the end
+	// err is the first write error. It stops issuing at once (onWriteFail)
+	// and ends the run as a WriteFailure.
+	err         error
+	onWriteFail func()
+	// finished counts the records handed to the writer, for the count of
+	// those missing from the file after a write failure.
+	finished int64
 }
 
 func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock) *recorder {
@@ -55,6 +61,7 @@ func (r *recorder) add(res *record.Result, start time.Time) {
 	storeMax(&r.pacerLagUS, res.QueueDelayUS)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.finished++
 	r.agg.Add(res)
 	r.series.Add(res)
 	if !res.OK() && !res.ExpectedRejection() && !r.sawFailure {
@@ -82,9 +89,14 @@ func storeMax(v *atomic.Int64, x int64) {
 	}
 }
 
+// keep notes the first write error and stops issuing: load the files can
+// no longer record is load measured for nothing.
 func (r *recorder) keep(err error) {
 	if err != nil && r.err == nil {
 		r.err = err
+		if r.onWriteFail != nil {
+			r.onWriteFail()
+		}
 	}
 }
 

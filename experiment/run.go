@@ -52,6 +52,10 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+
+	// openLog opens one of the run's logs (tests point records.jsonl at
+	// /dev/full); nil means rundir.NewJSONLWriter.
+	openLog func(path string) (*rundir.JSONLWriter, error)
 }
 
 // clock is the run's clock.
@@ -117,7 +121,7 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 
 // prepareRunDir creates the run directory with plan.yaml, experiment.json
 // and env.json.
-func prepareRunDir(p *plan.Plan, opts Options, d Design) (string, error) {
+func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (string, error) {
 	dir, err := rundir.Create(p.Output.Dir, p.Name, opts.clock().Now())
 	if err != nil {
 		return "", err
@@ -132,7 +136,7 @@ func prepareRunDir(p *plan.Plan, opts Options, d Design) (string, error) {
 	if err := writeDesign(dir, d); err != nil {
 		return "", err
 	}
-	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(context.Background(), p, opts.Version, opts.Env.withDefaults())); err != nil {
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(ctx, p, opts.Version, opts.Env.withDefaults())); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -144,7 +148,10 @@ type runFiles struct {
 	closed                  bool
 }
 
-func openRunFiles(dir string) (*runFiles, error) {
+func openRunFiles(dir string, openLog func(string) (*rundir.JSONLWriter, error)) (*runFiles, error) {
+	if openLog == nil {
+		openLog = rundir.NewJSONLWriter
+	}
 	f := &runFiles{}
 	var err error
 	open := func(name string) *rundir.JSONLWriter {
@@ -152,7 +159,7 @@ func openRunFiles(dir string) (*runFiles, error) {
 			return nil
 		}
 		var w *rundir.JSONLWriter
-		w, err = rundir.NewJSONLWriter(filepath.Join(dir, name))
+		w, err = openLog(filepath.Join(dir, name))
 		return w
 	}
 	f.records, f.series, f.events = open(rundir.Records), open(rundir.Series), open(rundir.Events)

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,6 +46,10 @@ type runner struct {
 	endUS     int64
 }
 
+// ErrInterrupted is returned when a signal stopped a run before it sent
+// anything.
+var ErrInterrupted = errors.New("interrupted")
+
 // driver runs an experiment's stages, one runStage at a time.
 type driver func(context.Context, *runner) error
 
@@ -72,25 +77,34 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if err != nil {
 		return nil, err
 	}
-	if r.dir, err = prepareRunDir(p, opts, d); err != nil {
+	// A signal during the environment probes (the /v1/models request)
+	// cancels them at once; nothing is measured after it.
+	if r.dir, err = prepareRunDir(ctx, p, opts, d); err != nil {
 		return nil, err
 	}
-	if r.files, err = openRunFiles(r.dir); err != nil {
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("%w during start-up: no request was sent (%s holds the plan and environment only)", ErrInterrupted, r.dir)
+	}
+	if r.files, err = openRunFiles(r.dir, opts.openLog); err != nil {
 		return nil, err
 	}
 	defer r.files.close()
 	r.rec = newRecorder(r.files, p, opts.clock())
 	r.rec.onResult = opts.OnResult
+	r.rec.onWriteFail = r.stopIssuing
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
 	}
 	driveErr := drive(ctx, r)
 	closeErr := r.close(ctx.Err() != nil)
+	if r.rec.err != nil || (driveErr == nil && closeErr != nil) {
+		// The files are missing records: the summary cannot come from
+		// them, so it comes from memory, and the run ends as a failure.
+		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil)
+		return &Outcome{Dir: r.dir, Summary: wf.Summary}, wf
+	}
 	if driveErr != nil {
 		return nil, driveErr
-	}
-	if closeErr != nil {
-		return nil, fmt.Errorf("writing run directory %s: %w", r.dir, closeErr)
 	}
 	if r.stages == 0 {
 		return nil, fmt.Errorf("%s: no stage ran", r.dir)
@@ -100,6 +114,13 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, err
 	}
 	return &Outcome{Dir: r.dir, Summary: rb.Summary}, nil
+}
+
+// stopIssuing stops the running stage issuing (after a failed write).
+func (r *runner) stopIssuing() {
+	if eng := r.current.Load(); eng != nil {
+		eng.StopIssuing()
+	}
 }
 
 // inFlight is the running stage's requests in flight (0 between stages).
@@ -124,6 +145,9 @@ type stage struct {
 // ends with a stage_end event and returns its step, computed from its
 // records exactly as Assemble computes it, with what they folded into.
 func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc, error) {
+	if r.rec.err != nil { // a write failed in an earlier stage: run no more
+		return record.Step{}, nil, r.rec.err
+	}
 	st.cfg.Clock = r.opts.clock()
 	applySegment(&st.cfg, r.seg)
 	eng, err := engine.New(st.cfg)
@@ -173,10 +197,12 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		From: st.Load.From, StartUS: offUS, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
 		MeasureEndUS: r.measureUS, Interrupted: ctx.Err() != nil}
 	if err := r.files.events.Write(record.Event{TimeUS: r.endUS, Kind: record.EventStageEnd, Stage: &mark}); err != nil {
+		r.rec.keep(err)
 		return record.Step{}, nil, err
 	}
 	// A killed sweep keeps every step whose end reached the disk.
 	if err := r.files.events.Flush(); err != nil {
+		r.rec.keep(err)
 		return record.Step{}, nil, err
 	}
 	mark.EndUS = r.endUS

@@ -125,11 +125,13 @@ func (m *Metrics) Observe(r *record.Result) {
 	if tpot, ok := record.TPOTUS(r); ok {
 		m.tpot.WithLabelValues(class).Observe(seconds(tpot))
 	}
-	if len(r.EventsUS) > 1 {
+	if r.ContentEvents() > 1 {
 		itl := m.itl.WithLabelValues(class)
-		for i := 1; i < len(r.EventsUS); i++ {
-			itl.Observe(seconds(r.EventsUS[i] - r.EventsUS[i-1]))
-		}
+		r.EachGap(func(gapUS, n int64) {
+			for range n {
+				itl.Observe(seconds(gapUS))
+			}
+		})
 	}
 }
 

@@ -125,3 +125,85 @@ func redactBody(v any) any {
 	}
 	return v
 }
+
+// Secrets lists every credential value the plan sends, for redaction from
+// everything a run writes or prints (record.Redact): the API key (key, ""
+// without one), the values of secret-looking headers of the target, its
+// classes and their chain steps, secret-looking body fields, and a URL
+// password. A server that echoes any of them back (an error body, a
+// /v1/models reply, a Server header) must not get it into a file.
+func (p *Plan) Secrets(key string) []string {
+	var out []string
+	add := func(s string) {
+		if s = strings.TrimSpace(s); len(s) >= minSecret && s != Redaction {
+			out = append(out, s)
+			// The credential of "Bearer sk-..." or "Basic ..." echoed alone.
+			if _, tok, ok := strings.Cut(s, " "); ok && len(strings.TrimSpace(tok)) >= minSecret {
+				out = append(out, strings.TrimSpace(tok))
+			}
+		}
+	}
+	add(key)
+	headers := func(h map[string]string) {
+		for k, v := range h {
+			if looksSecret(k) {
+				add(v)
+			}
+		}
+	}
+	headers(p.Target.Headers)
+	bodySecrets(p.Target.Body, add)
+	for _, c := range p.Workload.Classes {
+		bodySecrets(c.Body, add)
+		for _, s := range c.Chain {
+			if s.HTTP != nil {
+				headers(s.HTTP.Headers)
+				querySecrets(s.HTTP.URL, add)
+			}
+		}
+	}
+	if u, err := url.Parse(p.Target.URL); err == nil {
+		if pw, ok := u.User.Password(); ok {
+			add(pw)
+		}
+	}
+	return out
+}
+
+// minSecret is the shortest value Secrets lists: replacing every "ab" of
+// every message would garble them while protecting nothing.
+const minSecret = 4
+
+// querySecrets calls add with the values of secret-looking query
+// parameters of raw.
+func querySecrets(raw string, add func(string)) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	for name, vs := range u.Query() {
+		if looksSecret(name) {
+			for _, v := range vs {
+				add(v)
+			}
+		}
+	}
+}
+
+// bodySecrets calls add with the string values of secret-looking keys.
+func bodySecrets(v any, add func(string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, val := range x {
+			if s, ok := val.(string); ok && looksSecret(k) {
+				add(s)
+			} else {
+				bodySecrets(val, add)
+			}
+		}
+	case []any:
+		for _, val := range x {
+			bodySecrets(val, add)
+		}
+	}
+}

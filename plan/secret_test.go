@@ -113,7 +113,7 @@ func TestRedacted(t *testing.T) {
 	p, err := Parse("plan.yaml", []byte(`
 name: secrets
 target:
-  url: https://bob:hunter2@127.0.0.1:8443/v1?api_key=k3y&region=eu
+  url: https://bob:hunter2@127.0.0.1:8443/v1
   api_key_env: LLM_KEY
   stream: false
   headers:
@@ -143,13 +143,13 @@ workload:
 	}
 	text := string(out)
 	// No secret survives, wherever it was.
-	for _, secret := range []string{"hunter2", "k3y", "sk-"} {
+	for _, secret := range []string{"hunter2", "sk-"} {
 		if strings.Contains(text, secret) {
 			t.Errorf("plan.yaml leaks %q:\n%s", secret, text)
 		}
 	}
 	// Ordinary values stay, durations read like durations.
-	for _, keep := range []string{"X-Tenant: perf", "max_tokens: 7", "team: a", "duration: 1h30m", "region=eu", "bob:REDACTED@", "api_key_env: LLM_KEY", "stream: false"} {
+	for _, keep := range []string{"X-Tenant: perf", "max_tokens: 7", "team: a", "duration: 1h30m", "bob:REDACTED@", "api_key_env: LLM_KEY", "stream: false"} {
 		if !strings.Contains(text, keep) {
 			t.Errorf("plan.yaml lost %q:\n%s", keep, text)
 		}
@@ -160,10 +160,57 @@ workload:
 	if err != nil {
 		t.Fatalf("redacted plan does not load: %v\n%s", err, text)
 	}
-	p.Target.URL = "https://bob:REDACTED@127.0.0.1:8443/v1?api_key=REDACTED&region=eu"
+	p.Target.URL = "https://bob:REDACTED@127.0.0.1:8443/v1"
 	p.Target.Headers["Authorization"], p.Target.Headers["X-Api-Key"] = Redaction, Redaction
 	p.Target.Body["metadata"].(map[string]any)["session_token"] = Redaction
 	if diff := cmp.Diff(p, back, ignoreOrigin); diff != "" {
 		t.Errorf("round trip (-want +got):\n%s", diff)
+	}
+}
+
+// TestURLQueryRefused: a base URL with a query is refused (a key put there
+// by mistake would reach logs), and the message never shows the query;
+// a port out of range is refused at validation, not per request.
+func TestURLQueryRefused(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ url, want string }{
+		{"http://127.0.0.1:8000/v1?api_key=sk-live-0123456789", "must not have a query"}, // a key in the query
+		{"http://127.0.0.1:8000/v1?k=sk-live-0123456789", "must not have a query"},       // a key under an innocent name
+		{"http://127.0.0.1:99999/v1", "not between 1 and 65535"},                         // no such port
+		{"http://127.0.0.1:0/v1", "not between 1 and 65535"},                             // nor this one
+	} {
+		_, err := Parse("plan.yaml", []byte("target: {url: \""+tt.url+"\"}\n"))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: got %v, want %q", tt.url, err, tt.want)
+			continue
+		}
+		if strings.Contains(err.Error(), "sk-live") {
+			t.Errorf("%s: the error prints the secret: %v", tt.url, err)
+		}
+	}
+}
+
+// TestSecrets: every credential the plan sends is listed for redaction,
+// with a bearer token also on its own; ordinary header values are not.
+func TestSecrets(t *testing.T) {
+	t.Parallel()
+	p, err := Parse("plan.yaml", []byte(`
+target:
+  url: http://bob:hunter22@127.0.0.1:8000/v1
+  headers: {Authorization: Bearer sk-hdr-1234, X-Api-Key: xk-5678, X-Tenant: perf}
+  body: {metadata: {session_token: st-9999}}
+load: {concurrency: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(p.Secrets("sk-key-0000"), " ")
+	for _, want := range []string{"sk-key-0000", "Bearer sk-hdr-1234", "sk-hdr-1234", "xk-5678", "st-9999", "hunter22"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("Secrets %q lacks %q", got, want)
+		}
+	}
+	if strings.Contains(got, "perf") {
+		t.Errorf("Secrets %q lists an ordinary header", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -77,6 +78,14 @@ func (v *validator) target() {
 		v.fail("target.url", "required: the API base URL, e.g. http://127.0.0.1:8000/v1")
 	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1", redactURL(t.URL))
+	} else if u.RawQuery != "" || u.ForceQuery {
+		// The query is not printed: it is where a key given by mistake
+		// would be, and this message goes to terminals and CI logs.
+		u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+		v.fail("target.url", "%s?…: a base URL must not have a query (a key in the URL would reach logs and proxies: "+
+			"use api_key_env, api_key_file or a header)", redactURL(u.String()))
+	} else if err := checkPort(u); err != nil {
+		v.fail("target.url", "%s: %v", redactURL(t.URL), err)
 	}
 	if !knownAPI(t.API) {
 		v.fail("target.api", "%q is not an API: want chat, completions or embeddings", t.API)
@@ -337,4 +346,21 @@ func (v *validator) segment() {
 			v.fail("load.segment", "%s: load.stages[%d] holds %g users, fewer than the %d segments", l.Segment, i, max(st.From, st.Target), seg.Count)
 		}
 	}
+}
+
+// checkPort rejects a port net/http would only refuse per request (99999
+// would fail every request as "invalid port").
+func checkPort(u *url.URL) error {
+	p := u.Port()
+	if p == "" {
+		if strings.HasSuffix(u.Host, ":") {
+			return errors.New("empty port")
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not between 1 and 65535", p)
+	}
+	return nil
 }

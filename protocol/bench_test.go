@@ -3,7 +3,10 @@ package protocol
 import (
 	"context"
 	"net/http/httptrace"
+	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -166,4 +169,99 @@ func BenchmarkStreamMemory(b *testing.B) {
 	cancel()
 	wg.Wait()
 	b.ReportMetric(float64(perStream)/float64(b.N), "client-B/stream")
+}
+
+// BenchmarkEndlessStreamMemory points b.N streams at a server that streams
+// events as fast as it can and never ends (max_tokens unset, so only the
+// total timeout stops them: the case where nothing but record.MaxEventsKept
+// bounds a trace), and reports the client's peak heap plus stacks and its
+// peak RSS growth per stream. One op is one stream; the streams run for
+// INFERLOAD_ENDLESS_SECONDS (default 60).
+//
+// events=small: typical 170-byte chunks, millions per stream; events=giant:
+// 200 KiB events, just under DefaultMaxEventSize, so the reader's buffers
+// grow to their limit.
+func BenchmarkEndlessStreamMemory(b *testing.B) {
+	secs := 60
+	if v, err := strconv.Atoi(os.Getenv("INFERLOAD_ENDLESS_SECONDS")); err == nil && v > 0 {
+		secs = v
+	}
+	for _, giant := range []bool{false, true} {
+		name := map[bool]string{false: "events=small", true: "events=giant"}[giant]
+		b.Run(name, func(b *testing.B) { endlessStreams(b, time.Duration(secs)*time.Second, giant) })
+	}
+}
+
+func endlessStreams(b *testing.B, d time.Duration, giant bool) {
+	c := newClient(b, startBenchServer(b), func(o *OpenAIOptions) { o.TotalTimeout = d })
+	req := benchRequest(b, true, 0, map[string]any{"endless": true, "giant": giant})
+	req.MaxTokens = 0
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	rss0 := peakRSS(b)
+	stop := make(chan struct{})
+	peak := make(chan uint64)
+	go samplePeak(stop, peak)
+	var wg sync.WaitGroup
+	events := make([]int, b.N)
+	kept := make([]int, b.N)
+	for i := range b.N {
+		wg.Go(func() {
+			var tr Trace
+			c.Do(context.Background(), req, &tr)
+			events[i], kept[i] = tr.ContentEvents, len(tr.EventsUS)
+		})
+	}
+	wg.Wait()
+	close(stop)
+	heap := <-peak - (before.HeapInuse + before.StackInuse)
+	total := 0
+	for i := range events {
+		total += events[i]
+		if kept[i] > record.MaxEventsKept {
+			b.Fatalf("stream %d kept %d offsets, more than %d", i, kept[i], record.MaxEventsKept)
+		}
+	}
+	b.ReportMetric(float64(heap)/float64(b.N), "peak-heap-B/stream")
+	b.ReportMetric(float64(peakRSS(b)-rss0)/float64(b.N), "peak-RSS-growth-B/stream")
+	b.ReportMetric(float64(total)/float64(b.N), "events/stream")
+}
+
+// samplePeak reports the highest heap-plus-stack in use, sampled every
+// 50 ms until stop closes.
+func samplePeak(stop <-chan struct{}, peak chan<- uint64) {
+	var m runtime.MemStats
+	var hi uint64
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		runtime.ReadMemStats(&m)
+		hi = max(hi, m.HeapInuse+m.StackInuse)
+		select {
+		case <-stop:
+			peak <- hi
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// peakRSS is the process's peak resident set (VmHWM) in bytes.
+func peakRSS(b *testing.B) uint64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseUint(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no VmHWM in /proc/self/status")
+	return 0
 }

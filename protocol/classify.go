@@ -74,15 +74,60 @@ func (cl *call) deadline() (record.ErrorKind, string, bool) {
 	case cause == errTotalTimeout:
 		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("total timeout (%v) before any content", cl.lim.Total), true
 	case cl.parent.Err() != nil:
-		return record.ErrCanceled, "canceled: " + context.Cause(cl.parent).Error(), true
+		return record.ErrCanceled, canceledMsg(context.Cause(cl.parent)), true
 	}
 	return "", "", false
+}
+
+// canceledMsg says why a request was canceled without repeating itself
+// ("canceled: canceled: context canceled"): the bare word for a plain
+// cancel, else the cause once.
+func canceledMsg(cause error) string {
+	if cause == nil || errors.Is(cause, context.Canceled) && cause.Error() == context.Canceled.Error() {
+		return "canceled"
+	}
+	msg := cause.Error()
+	for {
+		trimmed := strings.TrimPrefix(msg, "canceled: ")
+		if trimmed == msg {
+			break
+		}
+		msg = trimmed
+	}
+	return "canceled: " + msg
+}
+
+// unaskedEncoding fails a 2xx reply compressed although the client sent no
+// Accept-Encoding: its bytes would parse as nothing ("stream ended without
+// [DONE] after 0 content events"), which hides the cause (a proxy or a
+// server option compressing everything).
+func unaskedEncoding(resp *http.Response) error {
+	ce := strings.TrimSpace(resp.Header.Get("Content-Encoding"))
+	if ce == "" || strings.EqualFold(ce, "identity") {
+		return nil
+	}
+	return &failure{record.ErrMalformedEvent, fmt.Sprintf(
+		"reply has Content-Encoding %q although the client did not ask for compression (no Accept-Encoding): "+
+			"a proxy or the server compresses replies; turn that off for this endpoint", ce)}
+}
+
+// redirectText describes a 3xx reply: where it points (scheme, host and
+// path only: a query could carry a token) and that it is not followed.
+func redirectText(resp *http.Response) string {
+	loc, err := resp.Location()
+	if err != nil {
+		return "redirect without a usable Location: not followed"
+	}
+	loc.RawQuery, loc.Fragment, loc.User = "", "", nil
+	return fmt.Sprintf("redirect to %s not followed (a load test measures the URL it was given: set target.url to where it points)", loc)
 }
 
 // classifyNet classifies an error of the connection or transport.
 func classifyNet(err error) (record.ErrorKind, string) {
 	msg := netMessage(err)
 	switch {
+	case isLocalResource(err):
+		return record.ErrClientResource, msg + " (a limit of the machine running inferload, not of the target)"
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return record.ErrConnRefused, msg
 	case isConnectTimeout(err):
@@ -91,8 +136,16 @@ func classifyNet(err error) (record.ErrorKind, string) {
 		return record.ErrTLS, msg
 	case isReset(err):
 		return record.ErrConnReset, msg
+	case strings.Contains(msg, "server response headers exceeded"):
+		return record.ErrMalformedEvent, msg // headers (or a 1xx flood) past maxResponseHeader
 	}
 	return record.ErrOther, msg
+}
+
+// isLocalResource: this machine ran out of descriptors, ports or buffers.
+func isLocalResource(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 func isConnectTimeout(err error) bool {
@@ -162,7 +215,9 @@ func (cl *call) httpError(resp *http.Response) error {
 		kind = record.ErrOther
 	}
 	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
-	if text := errorText(body); text != "" {
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		msg += ": " + redirectText(resp)
+	} else if text := errorText(body); text != "" {
 		msg += ": " + text
 	}
 	return &failure{kind, msg}
@@ -206,14 +261,17 @@ func decodeJSONString(raw []byte) string {
 }
 
 // sanitize makes a server- or network-supplied message safe for a record:
-// the API key is redacted, control characters and runs of space become one
+// the API key and the other secrets are redacted, control characters and runs of space become one
 // space, invalid UTF-8 is dropped, and the result is cut to maxErrMsg
 // bytes. Redaction comes first so that truncation cannot leave part of a
 // key behind.
 func (c *OpenAI) sanitize(msg string) string {
-	if c.secret != "" {
-		msg = strings.ReplaceAll(msg, c.secret, "[redacted]")
-	}
+	return sanitizeWith(c.redact, msg)
+}
+
+// sanitizeWith is sanitize with the secrets of redact.
+func sanitizeWith(redact record.Redactor, msg string) string {
+	msg = redact.Redact(msg)
 	msg = strings.ToValidUTF8(msg, "")
 	var b strings.Builder
 	space := false

@@ -2,8 +2,10 @@ package protocol
 
 import (
 	"bufio"
+	"compress/gzip"
 	"context"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -166,6 +168,27 @@ func errCases() []errCase {
 		// A non-streaming 200 carrying an error object.
 		{name: "error in plain reply", plain: true, handler: errorReply(200, `{"error":"model overloaded"}`),
 			kind: record.ErrStreamErrorEvent, status: 200, msg: "model overloaded"},
+		// A stream that never ends, far past max_tokens 16: cut off after record.OverrunLimit(16) = 96 events.
+		{name: "endless stream past max_tokens", handler: endlessHandler, kind: record.ErrOutputOverrun, status: 200,
+			msg: "past 96 content events (max_tokens 16)", events: 97},
+		// A gzip-compressed stream the client never asked for: the encoding is named, not "0 content events".
+		{name: "unasked gzip", handler: gzipStream, kind: record.ErrMalformedEvent, status: 200, msg: `Content-Encoding "gzip"`},
+		// A redirect is not followed, and says where it pointed (without its query).
+		{name: "redirect", handler: redirectTo("http://other.example:8000/v1/chat/completions?token=abc"), kind: record.ErrOther,
+			status: 301, msg: "redirect to http://other.example:8000/v1/chat/completions not followed"},
+		// An HTTP/1.0 reply whose body ends when the connection closes: a stream like any other.
+		{name: "http/1.0 body", handler: rawReply("HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),
+			kind: record.ErrNone, status: 200, events: 1},
+		// Response headers past net/http's 1 MiB limit: the server's fault, named.
+		{name: "giant headers", handler: rawReply("HTTP/1.1 200 OK\r\nX-Pad: " + strings.Repeat("x", 2<<20) + "\r\n\r\n"),
+			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+		// A flood of 1xx informational replies before the real one: bounded by net/http, named.
+		{name: "1xx flood", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 5000) + "HTTP/1.1 200 OK\r\n\r\n"),
+			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+		// A few 1xx replies before a good stream are harmless.
+		{name: "1xx then stream", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 3) +
+			"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),
+			kind: record.ErrNone, status: 200, events: 1},
 		// The caller cancels mid-stream.
 		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
 			kind: record.ErrCanceled, status: anyStatus, msg: "canceled", events: anyEvents},
@@ -400,7 +423,7 @@ func TestDoRejectsBadRequests(t *testing.T) {
 
 func TestSanitize(t *testing.T) {
 	t.Parallel()
-	c := &OpenAI{secret: testKey}
+	c := &OpenAI{redact: record.NewRedactor([]string{testKey})}
 	long := strings.Repeat("é", 300)
 	tests := []struct {
 		name, in, want string
@@ -413,6 +436,109 @@ func TestSanitize(t *testing.T) {
 	for _, tc := range tests {
 		if got := c.sanitize(tc.in); got != tc.want {
 			t.Errorf("%s: sanitize(%q) = %q, want %q", tc.name, tc.in, got, tc.want)
+		}
+	}
+}
+
+// endlessHandler streams content events until the client goes away.
+func endlessHandler(w http.ResponseWriter, r *http.Request) {
+	startStream(w, r)
+	ev := []byte("data: " + chatToken("a") + "\n\n")
+	for r.Context().Err() == nil {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+	}
+}
+
+// TestLongStreamKeepsBoundedOffsets: a stream of MaxEventsKept+1000 events
+// without max_tokens succeeds, keeps MaxEventsKept offsets and counts the
+// other 1000 (with their gaps) in the tail.
+func TestLongStreamKeepsBoundedOffsets(t *testing.T) {
+	t.Parallel()
+	const n = record.MaxEventsKept + 1000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		ev := "data: " + chatToken("a") + "\n\n"
+		_, _ = io.WriteString(w, strings.Repeat(ev, n)+"data: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL+"/v1", nil)
+	req := chatRequest(true)
+	req.MaxTokens = 0
+	tr := doTrace(t, c, req)
+	if tr.Err != record.ErrNone || tr.ContentEvents != n {
+		t.Fatalf("got %q %q with %d events, want success with %d", tr.Err, tr.ErrMsg, tr.ContentEvents, n)
+	}
+	if len(tr.EventsUS) != record.MaxEventsKept || tr.Tail.Dropped != 1000 {
+		t.Fatalf("kept %d offsets and dropped %d, want %d and 1000", len(tr.EventsUS), tr.Tail.Dropped, record.MaxEventsKept)
+	}
+	gaps := int64(0)
+	for _, g := range tr.Tail.Gaps {
+		gaps += g[1]
+	}
+	if gaps != 1000 || tr.Tail.LastUS < tr.EventsUS[len(tr.EventsUS)-1] {
+		t.Fatalf("tail holds %d gaps ending at %d µs, want 1000 ending after the last kept event", gaps, tr.Tail.LastUS)
+	}
+}
+
+// gzipStream answers a stream compressed with gzip, unasked.
+func gzipStream(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Content-Encoding", "gzip")
+	zw := gzip.NewWriter(w)
+	fmt.Fprintf(zw, "data: %s\n\ndata: [DONE]\n\n", chatToken("a"))
+	_ = zw.Close()
+}
+
+// redirectTo answers 301 to loc.
+func redirectTo(loc string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Location", loc)
+		w.WriteHeader(http.StatusMovedPermanently)
+	}
+}
+
+// TestCanceledMsg: a cancellation says so once, with its cause if it has
+// one of its own.
+func TestCanceledMsg(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		cause error
+		want  string
+	}{
+		{context.Canceled, "canceled"}, // a plain cancel
+		{nil, "canceled"},              // no cause at all
+		{errors.New("canceled: canceled: run aborted"), "canceled: run aborted"}, // a cause that says it already
+		{errors.New("grace over"), "canceled: grace over"},                       // a cause of its own
+	} {
+		if got := canceledMsg(tt.cause); got != tt.want {
+			t.Errorf("canceledMsg(%v) = %q, want %q", tt.cause, got, tt.want)
+		}
+	}
+}
+
+// rawReply writes raw bytes as the whole reply and closes the connection.
+func rawReply(raw string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		conn, rw := hijack(w, r)
+		_, _ = rw.WriteString(raw)
+		_ = rw.Flush()
+		conn.Close()
+	}
+}
+
+// TestLocalResourceErrorsAreTheClients: running out of file descriptors or
+// local ports is classified as client_resource (never blamed on the
+// target), whatever wraps it.
+func TestLocalResourceErrorsAreTheClients(t *testing.T) {
+	t.Parallel()
+	for _, errno := range []syscall.Errno{syscall.EMFILE, syscall.ENFILE, syscall.EADDRNOTAVAIL} {
+		err := fmt.Errorf("Post http://x/v1: %w", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", errno)})
+		if kind, msg := classifyNet(err); kind != record.ErrClientResource || !strings.Contains(msg, "not of the target") {
+			t.Errorf("%v: got %q %q, want client_resource", errno, kind, msg)
 		}
 	}
 }

@@ -46,12 +46,15 @@ type HTTPCallOptions struct {
 	Extract string
 	// Timeout bounds the whole call (default DefaultHTTPCallTimeout).
 	Timeout time.Duration
+	// Secrets are redacted from every Trace.ErrMsg (plan.Plan.Secrets).
+	Secrets []string
 }
 
 // HTTPCall sends one templated HTTP request per Do and returns the text
 // its reply yields. It is safe for concurrent use.
 type HTTPCall struct {
 	opts   HTTPCallOptions
+	redact record.Redactor
 	client *http.Client
 	header http.Header
 }
@@ -101,7 +104,7 @@ func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
 		hdr.Set(k, v)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: defaultIdlePerHost, ForceAttemptHTTP2: false}
-	return &HTTPCall{opts: opts, client: &http.Client{Transport: tr}, header: hdr}, nil
+	return &HTTPCall{opts: opts, redact: record.NewRedactor(opts.Secrets), client: &http.Client{Transport: tr}, header: hdr}, nil
 }
 
 // Close releases idle connections.
@@ -120,7 +123,7 @@ func (h *HTTPCall) Do(ctx context.Context, prompt string, t *Trace) string {
 	t.End = time.Now()
 	if err != nil {
 		t.Err, t.ErrMsg = h.classify(ctx, err)
-		t.ErrMsg = truncate(t.ErrMsg, maxErrMsg)
+		t.ErrMsg = sanitizeWith(h.redact, t.ErrMsg)
 		return ""
 	}
 	return text
@@ -210,7 +213,7 @@ func (h *HTTPCall) classify(ctx context.Context, err error) (record.ErrorKind, s
 		return record.ErrTimeoutBeforeTTFT, fmt.Sprintf("no reply within the timeout (%v)", h.opts.Timeout)
 	}
 	if ctx.Err() != nil {
-		return record.ErrCanceled, "canceled: " + context.Cause(ctx).Error()
+		return record.ErrCanceled, canceledMsg(context.Cause(ctx))
 	}
 	return classifyNet(err)
 }

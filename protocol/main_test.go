@@ -64,6 +64,8 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 		MaxTokens int  `json:"max_tokens"`
 		Hold      bool `json:"hold"`
 		Batch     bool `json:"batch"`
+		Endless   bool `json:"endless"`
+		Giant     bool `json:"giant"`
 	}
 	_ = json.NewDecoder(r.Body).Decode(&req)
 	if !req.Stream {
@@ -78,6 +80,10 @@ func benchHandler(w http.ResponseWriter, r *http.Request) {
 	fl.Flush()
 	if req.Hold {
 		<-r.Context().Done()
+		return
+	}
+	if req.Endless {
+		endless(w, r, req.Giant)
 		return
 	}
 	for range req.MaxTokens {
@@ -142,4 +148,23 @@ func benchRequest(b *testing.B, stream bool, tokens int, extra map[string]any) *
 		b.Fatal(err)
 	}
 	return &Request{API: APIChat, Body: body, Stream: stream, MaxTokens: tokens, EventsCap: tokens}
+}
+
+// endless streams token events as fast as the connection takes them until
+// the client goes away: the hostile server of the endless-stream memory
+// benchmark. Events go out 64 per write, flushed, so the client sees a
+// steady stream of small reads. With giant, each event carries 200 KiB of
+// content (just under the client's event size limit) instead.
+func endless(w http.ResponseWriter, r *http.Request, giant bool) {
+	burst := []byte(strings.Repeat(vllmChunk, 64))
+	if giant {
+		burst = []byte("data: " + chatToken(strings.Repeat("a", 200<<10)) + "\n\n")
+	}
+	fl := w.(http.Flusher)
+	for r.Context().Err() == nil {
+		if _, err := w.Write(burst); err != nil {
+			return
+		}
+		fl.Flush()
+	}
 }

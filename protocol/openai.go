@@ -31,9 +31,12 @@ const DefaultConnectTimeout = 10 * time.Second
 // 1,000-stream test reconnect on almost every request.
 const defaultIdlePerHost = 16384
 
+// maxResponseHeader bounds the headers of one reply, 1xx replies included.
+const maxResponseHeader = 64 << 10
+
 // maxEventsCap bounds the Trace.EventsUS preallocation a Request may ask
-// for, so a bad hint cannot make Do allocate gigabytes.
-const maxEventsCap = 1 << 20
+// for: no more than a trace ever keeps.
+const maxEventsCap = record.MaxEventsKept
 
 // OpenAIOptions configures an OpenAI-compatible client. The zero value of
 // every field means its documented default.
@@ -49,6 +52,10 @@ type OpenAIOptions struct {
 	// (Content-Type, Accept, User-Agent) but not the APIKey's
 	// Authorization. A "Host" entry sets the request's Host.
 	Headers map[string]string
+	// Secrets are further values redacted from every Trace.ErrMsg, as the
+	// APIKey is: secret headers' values (plan.Plan.Secrets), so a server
+	// that echoes them cannot get them into a record.
+	Secrets []string
 	// CAFile is a PEM bundle trusted in addition to the system roots.
 	CAFile string
 	// Insecure skips TLS certificate verification.
@@ -78,7 +85,7 @@ type OpenAI struct {
 	host           string // Host header override, "" for the URL's
 	streamHeader   http.Header
 	plainHeader    http.Header
-	secret         string
+	redact         record.Redactor // the API key and opts.Secrets
 	ttft, total    time.Duration
 	readers        sync.Pool // *SSEReader
 }
@@ -102,7 +109,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		chatURL:        base.JoinPath("chat/completions"),
 		completionsURL: base.JoinPath("completions"),
 		embeddingsURL:  base.JoinPath("embeddings"),
-		secret:         opts.APIKey,
+		redact:         record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:           opts.TTFTTimeout,
 		total:          opts.TotalTimeout,
 	}
@@ -199,9 +206,13 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
-		MaxIdleConnsPerHost: idle,
-		MaxConnsPerHost:     opts.MaxConns,
-		IdleConnTimeout:     90 * time.Second,
+		// A server's headers are a few KiB; net/http's default allows
+		// 10 MiB per reply (1xx replies included), which a hostile target
+		// could make every stream hold.
+		MaxResponseHeaderBytes: maxResponseHeader,
+		MaxIdleConnsPerHost:    idle,
+		MaxConnsPerHost:        opts.MaxConns,
+		IdleConnTimeout:        90 * time.Second,
 	}
 }
 
@@ -363,6 +374,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
+	case unaskedEncoding(resp) != nil:
+		err = unaskedEncoding(resp)
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
 	case cl.req.Stream:

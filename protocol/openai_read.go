@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -25,9 +24,6 @@ const (
 	drainAfterDone      = 64 << 10
 	drainAfterDoneGrace = time.Second
 )
-
-// bodyBuffers holds buffers for non-streaming replies.
-var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // doneData is the OpenAI end-of-stream sentinel.
 var doneData = []byte("[DONE]")
@@ -89,7 +85,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 	}
 	cl.apply(ck)
 	if ck.Content || ck.Reasoning {
-		cl.token(ev.At, ck.Reasoning)
+		return cl.token(ev.At, ck.Reasoning)
 	}
 	return nil
 }
@@ -108,8 +104,10 @@ func (cl *call) apply(ck *Chunk) {
 	}
 }
 
-// token records a content-carrying event that arrived at at.
-func (cl *call) token(at time.Time, reasoning bool) {
+// token records a content-carrying event that arrived at at. A stream that
+// goes on far past max_tokens fails here instead of being read until a
+// timeout (record.OverrunLimit).
+func (cl *call) token(at time.Time, reasoning bool) error {
 	t := cl.t
 	if t.ContentEvents == 0 {
 		t.FirstToken = at
@@ -121,7 +119,13 @@ func (cl *call) token(at time.Time, reasoning bool) {
 	if reasoning {
 		t.ReasoningEvents++
 	}
-	t.EventsUS = append(t.EventsUS, at.Sub(t.Sent).Microseconds())
+	t.EventsUS = record.AddEvent(t.EventsUS, &t.Tail, at.Sub(t.Sent).Microseconds())
+	if lim := record.OverrunLimit(cl.req.MaxTokens); lim > 0 && t.ContentEvents > lim {
+		t.End = at
+		return &failure{record.ErrOutputOverrun, fmt.Sprintf(
+			"stream went on past %d content events (max_tokens %d): cut off", lim, cl.req.MaxTokens)}
+	}
+	return nil
 }
 
 // drain reads what follows [DONE] (normally just the end of the chunked
@@ -158,28 +162,20 @@ func emptyOutput(t *Trace) error {
 	return &failure{record.ErrEmptyOutput, msg}
 }
 
-// wholeBody reads a non-streaming reply into a pooled buffer, bounded by
-// maxBody, and hands it to use with the instant its last byte arrived
-// (also the trace's end). The buffer is only valid during use.
+// wholeBody reads a non-streaming reply, bounded by maxBody and by the
+// process's budget for whole replies (heldBodies), and hands it to use with
+// the instant its last byte arrived (also the trace's end). The bytes are
+// only valid during use.
 func (cl *call) wholeBody(body io.Reader, use func(b []byte, at time.Time) error) error {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
-	buf.Reset()
-	defer func() {
-		if buf.Cap() <= maxPooledReader {
-			bodyBuffers.Put(buf)
-		}
-	}()
-	n, err := buf.ReadFrom(io.LimitReader(body, maxBody+1))
+	b, release, err := readWhole(body, maxBody, &heldBodies)
+	defer release()
 	at := time.Now()
-	cl.t.BytesIn = n
+	cl.t.BytesIn = int64(len(b))
 	if err != nil {
 		return err
 	}
-	if n > maxBody {
-		return &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", maxBody>>20)}
-	}
 	cl.t.End = at
-	return use(buf.Bytes(), at)
+	return use(b, at)
 }
 
 // readBody reads a non-streaming reply: its one content event is stamped
@@ -199,7 +195,7 @@ func (cl *call) applyBody(b []byte, at time.Time) error {
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {
-		cl.token(at, ck.Reasoning)
+		_ = cl.token(at, ck.Reasoning) // one event never overruns
 	}
 	return emptyOutput(cl.t)
 }

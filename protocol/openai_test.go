@@ -96,7 +96,7 @@ func checkTrace(t testing.TB, tr *Trace) {
 	if tr.Start.IsZero() || tr.End.Before(tr.Start) {
 		t.Errorf("Start %v, End %v: End must follow Start", tr.Start, tr.End)
 	}
-	if len(tr.EventsUS) != tr.ContentEvents {
+	if len(tr.EventsUS)+tr.Tail.Dropped != tr.ContentEvents {
 		t.Errorf("%d event offsets for %d content events", len(tr.EventsUS), tr.ContentEvents)
 	}
 }

@@ -62,7 +62,11 @@ type Trace struct {
 	End time.Time
 	// EventsUS holds the arrival offset of each content-carrying event from
 	// Sent, in microseconds, stamped when the bytes came off the socket.
+	// At most record.MaxEventsKept are kept; later ones are folded into
+	// Tail (every gap counted, arrival times dropped).
 	EventsUS []int64
+	// Tail summarises the content events past record.MaxEventsKept.
+	Tail record.EventsTail
 
 	// Status is the HTTP status code, 0 when no reply arrived.
 	Status int

@@ -18,7 +18,7 @@ func (c *OpenAI) WithBaseURL(baseURL string) (*OpenAI, error) {
 		embeddingsURL:  base.JoinPath("embeddings"),
 		streamHeader:   c.streamHeader,
 		plainHeader:    c.plainHeader,
-		secret:         c.secret,
+		redact:         c.redact,
 		ttft:           c.ttft,
 		total:          c.total,
 	}

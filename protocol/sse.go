@@ -9,10 +9,13 @@ import (
 )
 
 // DefaultMaxEventSize bounds one Server-Sent Event (its data, or a single
-// line while it is being read). A chat chunk is a few hundred bytes; 4 MiB
-// leaves room for large tool-call or logprobs chunks while making sure a
-// target that never sends a line break cannot grow the client without bound.
-const DefaultMaxEventSize = 4 << 20
+// line while it is being read). A chat chunk is a few hundred bytes, one
+// with top-20 logprobs a few KiB; 256 KiB leaves room for large tool-call
+// chunks while bounding what a hostile target can make one stream hold:
+// the line buffer and the event's data each stay under this, so with the
+// kept event offsets (record.MaxEventsKept) a stream stays under 1 MiB
+// whatever the server sends (BenchmarkEndlessStreamMemory).
+const DefaultMaxEventSize = 256 << 10
 
 // sseInitialBuffer matches net/http's own read buffer: one Read of a
 // chunked body rarely returns more, and 10,000 idle streams cost 40 MiB.

@@ -178,9 +178,7 @@ func (a *Aggregate) addLatencies(r *Result) {
 	if r.OpenLoop {
 		a.queue.Record(r.QueueDelayUS)
 	}
-	for i := 1; i < len(r.EventsUS); i++ {
-		a.itl.Record(r.EventsUS[i] - r.EventsUS[i-1])
-	}
+	r.EachGap(a.itl.RecordN)
 	// A non-streamed reply arrives whole: its "first token" is its end, so
 	// TTFT and TPOT would describe the transport, not generation.
 	if !r.Stream {

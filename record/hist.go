@@ -72,6 +72,32 @@ func (h *Hist) Record(us int64) {
 	h.addSumSq(hi, lo)
 }
 
+// RecordN adds n copies of one value in microseconds, as n calls of Record
+// would (a capped stream's tail gaps arrive as value × count).
+func (h *Hist) RecordN(us, n int64) {
+	if n <= 0 {
+		return
+	}
+	if us < 0 {
+		us = 0
+		h.clamped += n
+	} else if us > histHighestUS {
+		us = histHighestUS
+		h.clamped += n
+	}
+	_ = h.h.RecordValues(us, n) // cannot fail: us is within range
+	if h.count == 0 || us < h.min {
+		h.min = us
+	}
+	h.max = max(h.max, us)
+	h.count += n
+	h.sum += uint64(us) * uint64(n)
+	// us² × n as a 128-bit product: (hi·2⁶⁴ + lo) × n.
+	hi, lo := bits.Mul64(uint64(us), uint64(us))
+	carry, low := bits.Mul64(lo, uint64(n))
+	h.addSumSq(hi*uint64(n)+carry, low)
+}
+
 func (h *Hist) addSumSq(hi, lo uint64) {
 	var carry uint64
 	h.sumSqLo, carry = bits.Add64(h.sumSqLo, lo, 0)

@@ -20,7 +20,11 @@ func (l *loadMeter) add(r *Result) {
 	if s := l.m.slot(r.OriginUS(), loadWidth); s != nil {
 		s[slotIssued]++
 	}
+	// A request's busy span is clamped to 1 h, as its latencies are
+	// (histHighestUS): a garbled record claiming a year in flight would
+	// otherwise cost a walk over every 100 ms slot of that year.
 	start, end := r.SendUS, r.DoneUS()
+	end = min(end, max(start, 0)+histHighestUS)
 	l.m.reach(end)
 	for t := max(start, 0); t < end; {
 		next := min((t/meterSlotUS+1)*meterSlotUS, end)

@@ -22,8 +22,15 @@ const (
 	ErrMalformedEvent    ErrorKind = "malformed_event"
 	ErrStreamErrorEvent  ErrorKind = "stream_error_event"
 	ErrEmptyOutput       ErrorKind = "empty_output"
-	ErrCanceled          ErrorKind = "canceled" // cut off when the run stopped
-	ErrOther             ErrorKind = "other"
+	// ErrOutputOverrun: the stream went on far past max_tokens (more than
+	// OverrunLimit content events); it is cut off rather than read forever.
+	ErrOutputOverrun ErrorKind = "output_overrun"
+	ErrCanceled      ErrorKind = "canceled" // cut off when the run stopped
+	// ErrClientResource: the load generator itself ran out of something
+	// (file descriptors, ports, its memory budget for whole replies): a
+	// failure of the client, not of the target.
+	ErrClientResource ErrorKind = "client_resource"
+	ErrOther          ErrorKind = "other"
 )
 
 // ErrorKinds lists every failure kind in the order reports show them.
@@ -31,7 +38,20 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrCanceled, ErrOther,
+	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrClientResource, ErrOther,
+}
+
+// OverrunLimit is the most content events a stream asked for maxTokens
+// may carry before it is cut off as ErrOutputOverrun: twice max_tokens plus
+// 64, since one event can carry less than a token (a split UTF-8
+// character, an empty delta) but a server honouring max_tokens never sends
+// twice as many. 0 (no max_tokens) means no limit: the server decides,
+// and MaxEventsKept still bounds the memory.
+func OverrunLimit(maxTokens int) int {
+	if maxTokens <= 0 {
+		return 0
+	}
+	return 2*maxTokens + 64
 }
 
 // TokenSource says where a request's output token count came from.
@@ -78,6 +98,9 @@ type Result struct {
 	TTFTUS   int64   `json:"ttft_us,omitempty"`
 	E2EUS    int64   `json:"e2e_us"`
 	EventsUS []int64 `json:"events_us,omitempty"`
+	// EventsTail summarises the content events past the first
+	// MaxEventsKept (events_tail.go); nil for every stream shorter than that.
+	EventsTail *EventsTail `json:"events_tail,omitempty"`
 
 	Stream          bool        `json:"stream"`
 	InputTokens     int         `json:"input_tokens"`

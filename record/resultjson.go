@@ -24,6 +24,7 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendIntOmit(b, `,"ttft_us":`, r.TTFTUS)
 	b = appendInt(b, `,"e2e_us":`, r.E2EUS)
 	b = appendEvents(b, r.EventsUS)
+	b = appendTail(b, r.EventsTail)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.Stream)
 	b = appendInt(b, `,"input_tokens":`, int64(r.InputTokens))
@@ -43,6 +44,27 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	b = appendChain(b, r.Chain)
 	return append(b, '}')
+}
+
+// appendTail encodes a capped stream's tail (rare, so kept simple).
+func appendTail(b []byte, t *EventsTail) []byte {
+	if t == nil {
+		return b
+	}
+	b = appendInt(b, `,"events_tail":{"dropped":`, int64(t.Dropped))
+	b = appendInt(b, `,"last_us":`, t.LastUS)
+	if t.Gaps == nil {
+		return append(b, `,"gaps":null}`...)
+	}
+	b = append(b, `,"gaps":[`...)
+	for i, g := range t.Gaps {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(append(b, '['), g[0], 10)
+		b = append(strconv.AppendInt(append(b, ','), g[1], 10), ']')
+	}
+	return append(b, "]}"...)
 }
 
 // appendAttempts encodes a retried request's earlier attempts (rare, so

@@ -27,6 +27,9 @@ func TestAppendResultJSONMatches(t *testing.T) {
 		{"escaping", Result{Class: `a"b\c`, ErrorMsg: "line\nnext\t<b>&amp;</b> é \u2028 \xff", FinishReason: "stop"}},
 		// An empty (non-nil) events slice is omitted like a nil one.
 		{"empty events", Result{EventsUS: []int64{}}},
+		// A tail without gaps (never built so, but decodable) and an empty one.
+		{"tail nil gaps", Result{EventsTail: &EventsTail{Dropped: 1}}},
+		{"tail empty gaps", Result{EventsTail: &EventsTail{Gaps: [][2]int64{}}}},
 	}
 	for _, rr := range randomRecords(50, 9) {
 		tests = append(tests, struct {
@@ -77,6 +80,12 @@ func everyFieldSet() Result {
 				continue
 			}
 			f.Set(reflect.ValueOf([]int64{int64(i), int64(i) * 7}))
+		case reflect.Pointer:
+			if f.Type() == reflect.TypeFor[*EventsTail]() {
+				f.Set(reflect.ValueOf(&EventsTail{Dropped: 3, LastUS: 9000, Gaps: [][2]int64{{10, 2}, {120, 1}}}))
+				continue
+			}
+			panic("everyFieldSet: unhandled pointer " + f.Type().String())
 		default:
 			panic("everyFieldSet: unhandled kind " + f.Kind().String())
 		}

@@ -26,6 +26,11 @@ const (
 	// RetryStopStopped: the run stopped (abort or end of grace) while the
 	// client was backing off.
 	RetryStopStopped = "stopped"
+	// RetryStopIssuing: issuing had stopped (the end of the duration, a
+	// request count reached, Ctrl-C): the grace period lets requests in
+	// flight finish but makes no new attempts, so the record keeps the
+	// last attempt's own error.
+	RetryStopIssuing = "issuing_stopped"
 )
 
 // Retries is summary.json's retry block: offered requests against the

@@ -142,3 +142,23 @@ func (m *slotMeter) spread(base int64, offsets []int64, width, ch int, v float64
 		}
 	}
 }
+
+// spreadEven adds v to channel ch spread evenly over [fromUS, toUS], slot
+// by slot in proportion to the time each slot covers (all of v at fromUS
+// when the span is empty).
+func (m *slotMeter) spreadEven(fromUS, toUS int64, width, ch int, v float64) {
+	if toUS <= fromUS {
+		if cur := m.slot(fromUS, width); cur != nil {
+			cur[ch] += v
+		}
+		return
+	}
+	span := float64(toUS - fromUS)
+	for us := fromUS; us < toUS; {
+		next := min((us/meterSlotUS+1)*meterSlotUS, toUS)
+		if cur := m.slot(us, width); cur != nil {
+			cur[ch] += v * float64(next-us) / span
+		}
+		us = next
+	}
+}

@@ -53,8 +53,14 @@ func (t *throughputMeter) add(r *Result) {
 		done[slotOutputTokens] += float64(r.OutputTokens)
 		return
 	}
-	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
+	per := float64(r.OutputTokens) / float64(r.ContentEvents())
 	t.m.spread(r.SendUS, r.EventsUS, throughputWidth, slotOutputTokens, per)
+	if tl := r.EventsTail; tl != nil && tl.Dropped > 0 {
+		// The dropped events' times are gone: their tokens are spread
+		// evenly from the last kept event to the last event.
+		from := r.SendUS + r.EventsUS[len(r.EventsUS)-1]
+		t.m.spreadEven(from, r.SendUS+tl.LastUS, throughputWidth, slotOutputTokens, per*float64(tl.Dropped))
+	}
 }
 
 // over sums what was delivered in [fromUS, toUS].

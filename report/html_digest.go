@@ -73,9 +73,7 @@ func (d *Digest) Add(r *record.Result) {
 	d.ttft[binOf(r.TTFTUS)]++
 	d.ttftHeat.add(sec, binOf(r.TTFTUS))
 	d.addInput(r)
-	for i := 1; i < len(r.EventsUS); i++ {
-		d.itl[binOf(r.EventsUS[i]-r.EventsUS[i-1])]++
-	}
+	r.EachGap(func(gapUS, n int64) { d.itl[binOf(gapUS)] += n })
 }
 
 // heat counts requests per (time column, latency bin).
@@ -129,9 +127,24 @@ func (f *tokenFlow) addResult(r *record.Result) {
 		f.add(r.DoneUS(), float64(r.OutputTokens))
 		return
 	}
-	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
+	per := float64(r.OutputTokens) / float64(r.ContentEvents())
 	for _, off := range r.EventsUS {
 		f.add(r.SendUS+off, per)
+	}
+	if tl := r.EventsTail; tl != nil && tl.Dropped > 0 {
+		// As the summary's throughput: the dropped events' tokens spread
+		// evenly from the last kept event to the last event, per second.
+		from, to := r.SendUS+r.EventsUS[len(r.EventsUS)-1], r.SendUS+tl.LastUS
+		total := per * float64(tl.Dropped)
+		if to <= from {
+			f.add(from, total)
+			return
+		}
+		for us := from; us < to; {
+			next := min((us/1e6+1)*1e6, to)
+			f.add(us, total*float64(next-us)/float64(to-from))
+			us = next
+		}
 	}
 }
 

@@ -12,9 +12,11 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// maxLineBytes bounds one JSON line. A record with a 1M-event stream is
-// about 10 MB; anything past this is not a line we wrote.
-const maxLineBytes = 64 << 20
+// MaxLineBytes bounds one JSON line, for the readers and the writer alike:
+// the writer refuses a longer line, so every line it writes can be read
+// back. A record keeps at most record.MaxEventsKept offsets (under 1 MB
+// even with 19-digit values); anything past this is not a line we wrote.
+const MaxLineBytes = 64 << 20
 
 // ReadStats says what a reader found in a JSON-lines file.
 type ReadStats struct {
@@ -98,8 +100,8 @@ func readLine(br *bufio.Reader) (line []byte, complete bool, err error) {
 		case err == nil:
 			return line[:len(line)-1], true, nil
 		case errors.Is(err, bufio.ErrBufferFull):
-			if len(line) > maxLineBytes {
-				return nil, false, fmt.Errorf("line longer than %d bytes", maxLineBytes)
+			if len(line) > MaxLineBytes {
+				return nil, false, fmt.Errorf("line longer than %d bytes", MaxLineBytes)
 			}
 		case errors.Is(err, io.EOF):
 			if len(line) == 0 {

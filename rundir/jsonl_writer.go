@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 	"time"
@@ -92,8 +93,12 @@ func (w *JSONLWriter) Write(v any) error {
 	if err != nil {
 		return fmt.Errorf("%s: encode %T: %w", w.path, v, err)
 	}
+	if len(line) > MaxLineBytes {
+		return fmt.Errorf("%s: %T of %d bytes is longer than a reader accepts (%d): not written",
+			w.path, v, len(line), MaxLineBytes)
+	}
 	if _, err := w.buf.Write(line); err != nil {
-		w.err = fmt.Errorf("%s: write: %w", w.path, err)
+		w.err = ioError(w.path, "write", err)
 	}
 	if cap(w.line) > maxKeptLine {
 		w.line = nil // one giant record should not pin its buffer for the run
@@ -127,9 +132,20 @@ func (w *JSONLWriter) flushLocked() error {
 		return w.err
 	}
 	if err := w.buf.Flush(); err != nil {
-		w.err = fmt.Errorf("%s: flush: %w", w.path, err)
+		w.err = ioError(w.path, "flush", err)
 	}
 	return w.err
+}
+
+// ioError names the file and operation of a failed write once: an
+// *os.PathError already says both ("write /x/records.jsonl: no space left
+// on device"), anything else is wrapped with them.
+func ioError(path, op string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
 }
 
 func (w *JSONLWriter) flushEvery(every time.Duration) {

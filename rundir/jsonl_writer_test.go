@@ -3,6 +3,7 @@ package rundir
 import (
 	"bytes"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,4 +183,52 @@ func BenchmarkJSONLWriter(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
+}
+
+// TestLargestRecordReadsBack: the biggest record the client can produce (a
+// full MaxEventsKept offsets of 19 digits, a tail of every distinct gap,
+// the longest error message) is written and read back whole, and a line
+// past MaxLineBytes is refused at write time instead of making the file
+// unreadable.
+func TestLargestRecordReadsBack(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), Records)
+	w, err := NewJSONLWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := &record.Result{ID: 1, EventsUS: make([]int64, record.MaxEventsKept), ErrorMsg: strings.Repeat("é", 120)}
+	for i := range big.EventsUS {
+		big.EventsUS[i] = math.MaxInt64 - int64(i)
+	}
+	big.EventsTail = &record.EventsTail{Dropped: math.MaxInt32, LastUS: math.MaxInt64}
+	for g := int64(1); g < 3_600_000_000; g = g*1001/1000 + 1 {
+		big.EventsTail.Gaps = append(big.EventsTail.Gaps, [2]int64{g, math.MaxInt32})
+	}
+	if err := w.Write(big); err != nil {
+		t.Fatalf("write the largest record: %v", err)
+	}
+	huge := map[string]string{"x": strings.Repeat("a", MaxLineBytes)}
+	if err := w.Write(huge); err == nil || !strings.Contains(err.Error(), "longer than a reader accepts") {
+		t.Fatalf("oversized line: got %v, want a refusal", err)
+	}
+	if err := w.Write(&record.Result{ID: 2}); err != nil {
+		t.Fatalf("a refused line must not poison the writer: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	if _, err := ReadRecords(path, func(r *record.Result) error {
+		ids = append(ids, r.ID)
+		if r.ID == 1 && (len(r.EventsUS) != record.MaxEventsKept || len(r.EventsTail.Gaps) != len(big.EventsTail.Gaps)) {
+			t.Errorf("record 1 read back with %d offsets and %d gaps", len(r.EventsUS), len(r.EventsTail.Gaps))
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("read back: %v", err)
+	}
+	if len(ids) != 2 {
+		t.Fatalf("read records %v, want 1 and 2", ids)
+	}
 }

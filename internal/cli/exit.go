@@ -21,6 +21,10 @@ const (
 	// ExitRegression: `inferload compare` found a figure significantly
 	// worse than the baseline, beyond its regression limit.
 	ExitRegression = 98
+	// ExitWriteFailed: the run directory stopped being written (a full
+	// disk): issuing stopped at once, the summary printed is from memory,
+	// and the files are missing records.
+	ExitWriteFailed = 3
 	// ExitInterrupted: the run was stopped by a signal; its results were
 	// still written.
 	ExitInterrupted = 130

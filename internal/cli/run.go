@@ -89,6 +89,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 		if err != nil {
 			return usageError(err)
 		}
+		warnFileLimit(st.Stderr, p)
 		return runPlan(cmd.Context(), st, p, out)
 	}
 	return c
@@ -132,6 +133,13 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 		return err
 	}
 	res, err := run(ctx, opts)
+	if wf := (*experiment.WriteFailure)(nil); errors.As(err, &wf) {
+		return writeFailed(st, out, wf, stopLive())
+	}
+	if errors.Is(err, experiment.ErrInterrupted) {
+		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, stopLive()))
+		return &exitError{code: ExitInterrupted, err: err}
+	}
 	if err := errors.Join(err, stopLive()); err != nil {
 		return err
 	}
@@ -150,6 +158,18 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}
 	return thresholdsVerdict(res.Summary)
+}
+
+// writeFailed reports a run whose files stopped being written: the summary
+// from memory on stdout, labelled on stderr, and ExitWriteFailed (whose
+// message, printed last by Execute, says how many records are missing).
+func writeFailed(st *State, out outputFlags, wf *experiment.WriteFailure, liveErr error) error {
+	fmt.Fprintf(st.Stderr, "the summary below is from memory (the live aggregate of all %d finished requests), "+
+		"not from the run directory; no summary.json or report.html was written\n", wf.Finished)
+	if err := out.print(st.Stdout, wf.Summary); err != nil {
+		liveErr = errors.Join(liveErr, err)
+	}
+	return &exitError{code: ExitWriteFailed, err: errors.Join(wf, liveErr)}
 }
 
 // watchSignals turns the first interrupt into a graceful stop (ctx done) and
