@@ -12,6 +12,9 @@ type Evidence struct {
 	Samples []observe.Sample
 	// Info holds the run's clock marks, the measured window among them.
 	Info record.RunInfo
+	// Trend is the records' load trend over the measured window
+	// (record.Aggregate.LoadTrend), for the overload hint.
+	Trend record.LoadTrend
 	// Load is a single-phase run's intended and achieved load; nil for a
 	// staged run, whose steps were each judged by Judge, so the run as a
 	// whole gets no validity.
@@ -32,7 +35,7 @@ type Evidence struct {
 func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
-	s.Hints = Hints(measured, s)
+	s.Hints = Hints(measured, s, ev.Trend)
 	if ev.Load == nil {
 		return nil
 	}

@@ -244,7 +244,7 @@ func checkHintsFromTelemetry(t *testing.T, dir string) {
 	again := *written
 	again.Server, again.Client = nil, nil
 	observe.Summarize(all, info, &again)
-	if got := analyze.Hints(measured, &again); !reflect.DeepEqual(got, written.Hints) {
+	if got := analyze.Hints(measured, &again, record.LoadTrend{}); !reflect.DeepEqual(got, written.Hints) {
 		t.Errorf("hints from telemetry.jsonl = %+v, summary.json has %+v", got, written.Hints)
 	}
 }
