@@ -117,7 +117,7 @@ func clientBound(in hintInput) *record.Hint {
 		return nil
 	}
 	return &record.Hint{Rule: "client_bound",
-		Message: fmt.Sprintf("client bound: the load generator was past a saturation threshold for %d s (CPU max %.0f%%, scheduling lag p99 max %.1f ms); run it on a bigger machine or shard it before trusting these figures", c.SaturatedSeconds, c.CPUPctMax, c.SchedLagP99MaxMS),
+		Message: fmt.Sprintf("client bound: %s; run it on a bigger machine, shard it or raise its in-flight cap before trusting these figures", c.Verdict),
 		Figures: map[string]float64{"client_cpu_pct_max": c.CPUPctMax, "client_sched_lag_p99_max_ms": c.SchedLagP99MaxMS, "saturated_seconds": float64(c.SaturatedSeconds)}}
 }
 
