@@ -333,6 +333,18 @@ func (c *Comparison) Worse() []string {
 	return out
 }
 
+// Unjudged lists the figures with a limit that a run was too short to
+// judge: the limit checked nothing, which a pass must say.
+func (c *Comparison) Unjudged() []string {
+	var out []string
+	for _, d := range c.Deltas {
+		if d.Limit != "" && d.Change == ChangeTooShort {
+			out = append(out, d.Metric)
+		}
+	}
+	return out
+}
+
 // Verdict is "regression" when any delta regressed, else "pass".
 func (c *Comparison) Verdict() string {
 	if c.Regressions > 0 {

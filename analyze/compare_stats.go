@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-
 )
 
 // percentileRank is the 1-based nearest-rank position of quantile q in n
