@@ -30,6 +30,9 @@ type TruthOptions struct {
 	Pairs int
 	// Seed draws the compare pairs (default 0).
 	Seed uint64
+	// Requests is the length of each run of a planted pair (default
+	// TruthRequests, the length the detection target is stated at).
+	Requests int
 }
 
 // TruthReport is the suite's answer: its rows and the compare rates.
