@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"slices"
 	"sort"
 
 	"github.com/inferload/inferload/record"
@@ -47,16 +46,29 @@ type Delta struct {
 	DiffHigh float64 `json:"diff_high"`
 	// Relative is Diff / Baseline; absent when the baseline is 0.
 	Relative *float64 `json:"relative,omitempty"`
-	// PValue is the two-sided p-value of Test.
+	// PValue is the two-sided p-value of Test, multiplied by Family
+	// (Bonferroni) when the figure has a limit.
 	PValue float64 `json:"p_value"`
 	Test   string  `json:"test"`
-	// Significant: the interval [DiffLow, DiffHigh] excludes 0.
+	// Level is this delta's interval level: the comparison's Confidence,
+	// or 1 − (1 − Confidence)/Family for a figure with a limit. The
+	// interval is exactly the set of differences Test does not reject at
+	// 1 − Level, so it excludes 0 exactly when PValue < 1 − Confidence.
+	Level float64 `json:"level"`
+	// Family is the number of limits the error rate is split over
+	// (Bonferroni), set on figures with a limit; 0 otherwise.
+	Family int `json:"family,omitempty"`
+	// Significant: PValue < 1 − Confidence (so the interval excludes 0).
 	Significant bool `json:"significant"`
-	// Change is "worse", "better" or "same" (not significant).
-	Change string `json:"change"`
+	// Change is "worse", "better", "same" (not significant) or "too
+	// short" (a percentile that either run has too few values to judge:
+	// NeededN values each, MinSamples at Level).
+	Change  string `json:"change"`
+	NeededN int    `json:"needed_n,omitempty"`
 	// Limit is the regression limit that applies, as written ("10%").
 	Limit string `json:"limit,omitempty"`
-	// Regression: significant, worse, and beyond Limit.
+	// Regression: significant, worse, and the interval's worse end beyond
+	// Limit (the data do not rule out a worsening as large as the limit).
 	Regression bool `json:"regression"`
 	// BaselineN and CurrentN are the sample sizes: latency values,
 	// seconds of throughput, or requests.
@@ -66,7 +78,14 @@ type Delta struct {
 
 // Tests named in Delta.Test.
 const (
-	TestMannWhitney   = "mann-whitney"
+	// TestQuantile: the exact two-sample quantile test (quantileTest),
+	// for latency percentiles.
+	TestQuantile = "quantile-exceedance"
+	// TestBootstrap: the bootstrap of the difference of per-second means,
+	// p from the same draws, for throughput.
+	TestBootstrap = "bootstrap"
+	// TestTwoProportion: the Wald z test of two proportions, interval and
+	// p from the same standard error, for failure rates.
 	TestTwoProportion = "two-proportion-z"
 )
 
@@ -105,7 +124,10 @@ func Compare(baseline, current *RunSamples, opts CompareOptions) *Comparison {
 	c := &Comparison{Baseline: baseline.Name, Current: current.Name,
 		Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed,
 		Limits: []string{}, Deltas: []Delta{}}
-	cmp := comparer{opts: opts}
+	cmp := comparer{opts: opts, limited: map[string]bool{}}
+	for _, l := range overlay(nil, opts.Limits) {
+		cmp.limited[l.Metric] = true
+	}
 	cmp.samples(c, "", baseline.Overall, current.Overall)
 	cmp.throughput(c, "output_tokens_per_s", baseline.OutputTokensPerS, current.OutputTokensPerS)
 	cmp.throughput(c, "requests_per_s", baseline.RequestsPerS, current.RequestsPerS)
@@ -147,7 +169,27 @@ func sharedClasses(a, b *RunSamples) []string {
 }
 
 // comparer computes deltas with the options' confidence and resampling.
-type comparer struct{ opts CompareOptions }
+// limited names the figures with a limit: they gate the verdict, so the
+// chance that any of them regresses by chance is held to 1 − Confidence
+// by splitting it evenly between them (Bonferroni).
+type comparer struct {
+	opts    CompareOptions
+	limited map[string]bool
+}
+
+// level is the interval level of a figure and the family it is judged in.
+func (m comparer) level(metric string) (level float64, family int) {
+	if !m.limited[metric] {
+		return m.opts.Confidence, 0
+	}
+	k := len(m.limited)
+	return 1 - (1-m.opts.Confidence)/float64(k), k
+}
+
+// adjust multiplies a raw p-value by the figure's family (Bonferroni).
+func adjust(p float64, family int) float64 {
+	return min(1, p*float64(max(family, 1)))
+}
 
 // rng gives each metric its own stream, so adding a class or a metric
 // leaves every other interval as it was.
@@ -167,10 +209,9 @@ func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
 		if len(bv) == 0 || len(cv) == 0 {
 			continue
 		}
-		p, _ := mannWhitney(bv, cv)
 		for _, pc := range comparedPercentiles {
 			name := prefix + metric + "." + pc.Name
-			c.Deltas = append(c.Deltas, m.percentile(name, bv, cv, pc.Q, p))
+			c.Deltas = append(c.Deltas, m.percentile(name, bv, cv, pc.Q))
 		}
 	}
 	if d, ok := m.failureRate(prefix+"failure_rate", b, cur); ok {
@@ -178,32 +219,40 @@ func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
 	}
 }
 
-// percentile compares quantile q of two sorted samples by bootstrap.
-func (m comparer) percentile(name string, b, cur []float64, q, p float64) Delta {
-	rng := m.rng(name)
-	bd := bootstrapPercentile(rng, b, q, m.opts.Resamples)
-	cd := bootstrapPercentile(rng, cur, q, m.opts.Resamples)
+// percentile compares quantile q of two sorted samples by the exact
+// quantile test and the interval inverted from it. A run with fewer
+// values than MinSamples(q, level) has not even one order statistic that
+// bounds its q-quantile, so the percentile is not judged ("too short").
+func (m comparer) percentile(name string, b, cur []float64, q float64) Delta {
+	level, family := m.level(name)
 	d := Delta{Metric: name, Baseline: percentile(b, q), Current: percentile(cur, q),
-		PValue: p, Test: TestMannWhitney, BaselineN: len(b), CurrentN: len(cur)}
-	d.DiffLow, d.DiffHigh = interval(differences(cd, bd), m.opts.Confidence)
-	return d.finish(lowerIsBetter)
+		Test: TestQuantile, Level: level, Family: family, BaselineN: len(b), CurrentN: len(cur)}
+	d.PValue = adjust(quantileTest(b, cur, q, 0), family)
+	d.DiffLow, d.DiffHigh = quantileInterval(b, cur, q, 1-level)
+	d = d.finish(lowerIsBetter, 1-m.opts.Confidence)
+	if need := MinSamples(q, level); len(b) < need || len(cur) < need {
+		d.Significant, d.Change, d.NeededN = false, ChangeTooShort, need
+	}
+	return d
 }
 
-// throughput compares per-second deliveries: the mean by bootstrap, the
-// distribution by Mann–Whitney.
+// throughput compares per-second deliveries: the difference of means by
+// bootstrap, its p the share of draws on the far side of 0 (doubled), so
+// the p and the percentile interval agree.
 func (m comparer) throughput(c *Comparison, name string, b, cur []float64) {
 	if len(b) == 0 || len(cur) == 0 {
 		return
 	}
+	level, family := m.level(name)
 	rng := m.rng(name)
 	bd := bootstrapMean(rng, b, m.opts.Resamples)
 	cd := bootstrapMean(rng, cur, m.opts.Resamples)
-	bs, cs := slices.Sorted(slices.Values(b)), slices.Sorted(slices.Values(cur))
-	p, _ := mannWhitney(bs, cs)
+	diffs := differences(cd, bd)
 	d := Delta{Metric: name, Baseline: meanOf(b), Current: meanOf(cur),
-		PValue: p, Test: TestMannWhitney, BaselineN: len(b), CurrentN: len(cur)}
-	d.DiffLow, d.DiffHigh = interval(differences(cd, bd), m.opts.Confidence)
-	c.Deltas = append(c.Deltas, d.finish(higherIsBetter))
+		PValue: adjust(bootstrapP(diffs), family), Test: TestBootstrap, Level: level, Family: family,
+		BaselineN: len(b), CurrentN: len(cur)}
+	d.DiffLow, d.DiffHigh = interval(diffs, level)
+	c.Deltas = append(c.Deltas, d.finish(higherIsBetter, 1-m.opts.Confidence))
 }
 
 // failureRate compares failed / (succeeded + failed) by a two-proportion test.
@@ -212,11 +261,13 @@ func (m comparer) failureRate(name string, b, cur *Samples) (Delta, bool) {
 	if nb == 0 || nc == 0 {
 		return Delta{}, false
 	}
-	diff, lo, hi, p := twoProportions(b.Failed, nb, cur.Failed, nc, m.opts.Confidence)
+	level, family := m.level(name)
+	diff, lo, hi, p := twoProportions(b.Failed, nb, cur.Failed, nc, level)
 	d := Delta{Metric: name, Baseline: float64(b.Failed) / float64(nb),
 		Current: float64(cur.Failed) / float64(nc), DiffLow: lo, DiffHigh: hi,
-		PValue: p, Test: TestTwoProportion, BaselineN: int(nb), CurrentN: int(nc)}
-	d = d.finish(lowerIsBetter)
+		PValue: adjust(p, family), Test: TestTwoProportion, Level: level, Family: family,
+		BaselineN: int(nb), CurrentN: int(nc)}
+	d = d.finish(lowerIsBetter, 1-m.opts.Confidence)
 	d.Diff = diff
 	return d, true
 }
@@ -235,21 +286,31 @@ const (
 	higherIsBetter = +1
 )
 
+// ChangeTooShort is Delta.Change for a percentile a run is too short to
+// judge.
+const ChangeTooShort = "too short"
+
 // finish fills the fields that follow from the figures: the difference,
-// its relative size, significance and direction.
-func (d Delta) finish(better int) Delta {
+// its relative size, significance (PValue below alpha) and direction. The
+// interval came from the same test at the same level, so it excludes 0
+// exactly when the delta is significant; a discrete test's interval can
+// miss that by a rounding step, and is then widened to 0 so the two
+// never disagree on the page.
+func (d Delta) finish(better int, alpha float64) Delta {
 	d.Diff = d.Current - d.Baseline
 	if d.Baseline != 0 {
 		r := d.Diff / d.Baseline
 		d.Relative = &r
 	}
-	d.Significant = d.DiffLow > 0 || d.DiffHigh < 0
-	switch {
-	case !d.Significant:
+	d.Significant = d.PValue < alpha && (d.DiffLow > 0 || d.DiffHigh < 0)
+	if !d.Significant {
+		d.DiffLow, d.DiffHigh = min(d.DiffLow, 0), max(d.DiffHigh, 0)
 		d.Change = "same"
-	case (d.Diff > 0) == (better == higherIsBetter):
+		return d
+	}
+	if (d.DiffLow > 0) == (better == higherIsBetter) {
 		d.Change = "better"
-	default:
+	} else {
 		d.Change = "worse"
 	}
 	return d
@@ -266,6 +327,18 @@ func (c *Comparison) Worse() []string {
 	var out []string
 	for _, d := range c.Deltas {
 		if d.Regression {
+			out = append(out, d.Metric)
+		}
+	}
+	return out
+}
+
+// Unjudged lists the figures with a limit that a run was too short to
+// judge: the limit checked nothing, which a pass must say.
+func (c *Comparison) Unjudged() []string {
+	var out []string
+	for _, d := range c.Deltas {
+		if d.Limit != "" && d.Change == ChangeTooShort {
 			out = append(out, d.Metric)
 		}
 	}

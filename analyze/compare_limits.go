@@ -15,7 +15,8 @@ var ErrLimit = errors.New("bad regression limit")
 // Limit is how much worse one figure may get before a comparison fails:
 // "e2e_ms.p99=10%" (relative to the baseline) or "failure_rate=0.01"
 // (absolute, in the figure's own unit). A delta beyond its limit only
-// fails when it is also significant.
+// fails when it is also significant; the limits split the comparison's
+// error rate between them (Bonferroni, see comparer.level).
 type Limit struct {
 	// Metric is a Delta.Metric, e.g. "ttft_ms.p99" or
 	// "classes.short.e2e_ms.p95".
@@ -156,10 +157,14 @@ func indexDelta(ds []Delta, metric string) int {
 	return -1
 }
 
-// exceeded says whether a worse delta is beyond the limit. A relative limit
-// against a zero baseline is exceeded by any worsening.
+// exceeded says whether a worse delta may be beyond the limit: the worse
+// end of its interval is (the data do not rule out a worsening as large
+// as the limit). A significant 2% rise measured to ±1% passes a 10%
+// limit; a true 10% rise, whose interval reaches past 10% whenever it is
+// significant, fails it. A relative limit against a zero baseline is
+// exceeded by any worsening.
 func (l Limit) exceeded(d *Delta) bool {
-	worse := math.Abs(d.Diff)
+	worse := max(math.Abs(d.DiffLow), math.Abs(d.DiffHigh))
 	if l.Absolute {
 		return worse > l.Value
 	}

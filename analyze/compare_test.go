@@ -168,65 +168,79 @@ func TestWithDefaults(t *testing.T) {
 	}
 }
 
-func TestMannWhitneyU(t *testing.T) {
+func TestQuantileTest(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name      string
 		base, cur []float64
-		p, higher float64
+		q, shift  float64
+		p         float64
 	}{
-		// Complete separation of 3 and 3: U = 9, z = 4/√5.25 (scipy: 0.0809).
-		{name: "separated", base: []float64{1, 2, 3}, cur: []float64{4, 5, 6}, p: 0.080856, higher: 1},
-		// Identical samples: no shift at all.
-		{name: "identical", base: []float64{1, 2, 3}, cur: []float64{1, 2, 3}, p: 1, higher: 0.5},
-		// All values tied: the variance is zero and the test says nothing.
-		{name: "all tied", base: []float64{2, 2}, cur: []float64{2, 2, 2}, p: 1, higher: 0.5},
+		// Medians of 4 and 4 fully separated: all 4 values above the pooled
+		// median are current, P = 1/C(8,4) = 1/70, two-sided 2/70.
+		{name: "separated", base: []float64{1, 2, 3, 4}, cur: []float64{5, 6, 7, 8}, q: 0.5, p: 2.0 / 70},
+		// The same, shifted back by 4: the samples interleave exactly.
+		{name: "shifted back", base: []float64{1, 2, 3, 4}, cur: []float64{5, 6, 7, 8}, q: 0.5, shift: 4, p: 1},
+		// Identical samples: no evidence of any difference.
+		{name: "identical", base: []float64{1, 2, 3}, cur: []float64{1, 2, 3}, q: 0.5, p: 1},
+		// All tied: nothing lies above the pooled quantile.
+		{name: "all tied", base: []float64{2, 2}, cur: []float64{2, 2, 2}, q: 0.9, p: 1},
 		// An empty side cannot be tested.
-		{name: "empty", base: nil, cur: []float64{1}, p: 1, higher: 0.5},
+		{name: "empty", base: nil, cur: []float64{1}, q: 0.5, p: 1},
 	}
 	for _, tt := range tests {
-		p, higher := mannWhitney(tt.base, tt.cur)
-		if math.Abs(p-tt.p) > 1e-4 || math.Abs(higher-tt.higher) > 1e-9 {
-			t.Errorf("%s: p %.6f, P(higher) %.3f; want %.6f, %.3f", tt.name, p, higher, tt.p, tt.higher)
+		if p := quantileTest(tt.base, tt.cur, tt.q, tt.shift); math.Abs(p-tt.p) > 1e-9 {
+			t.Errorf("%s: p %.6f, want %.6f", tt.name, p, tt.p)
 		}
+	}
+}
+
+// TestQuantileTestErrorRates checks the test against the definition of
+// its error rate on samples from known distributions: two samples of one
+// lognormal are rejected at most 5% of the time at level 0.05, and the
+// inverted interval of the P99 shift holds a planted shift at least 95%
+// of the time.
+func TestQuantileTestErrorRates(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(1, 2))
+	draw := func(n int, add float64) []float64 {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = math.Exp(0.5*rng.NormFloat64()) + add
+		}
+		slices.Sort(v)
+		return v
+	}
+	const trials, n, q = 400, 1500, 0.99
+	rejected, covered := 0, 0
+	for range trials {
+		a, b := draw(n, 0), draw(n, 0)
+		if quantileTest(a, b, q, 0) < 0.05 {
+			rejected++
+		}
+		lo, hi := quantileInterval(a, draw(n, 0.5), q, 0.05)
+		if lo <= 0.5 && 0.5 <= hi {
+			covered++
+		}
+	}
+	if rate := float64(rejected) / trials; rate > 0.05 {
+		t.Errorf("A/A rejection rate %.3f, want at most 0.05", rate)
+	}
+	if cov := float64(covered) / trials; cov < 0.95 {
+		t.Errorf("interval coverage of a planted shift %.3f, want at least 0.95", cov)
 	}
 }
 
 func TestTwoProportions(t *testing.T) {
 	t.Parallel()
-	// 1% against 3% of 1000: pooled z = 0.02/√(0.02·0.98·0.002) = 3.194.
+	// 1% against 3% of 1000: Wald z = 0.02/√(0.01·0.99/1000 + 0.03·0.97/1000) = 3.2026.
 	diff, lo, hi, p := twoProportions(10, 1000, 30, 1000, 0.95)
-	if math.Abs(diff-0.02) > 1e-12 || math.Abs(p-0.001402) > 2e-5 || lo <= 0 || hi <= diff {
+	if math.Abs(diff-0.02) > 1e-12 || math.Abs(p-0.001362) > 2e-5 || lo <= 0 || hi <= diff {
 		t.Errorf("diff %.4f [%.4f, %.4f] p %.6f", diff, lo, hi, p)
 	}
 	// No requests on one side: nothing to test.
 	if _, _, _, p := twoProportions(0, 0, 3, 10, 0.95); p != 1 {
 		t.Errorf("empty side: p %v, want 1", p)
-	}
-}
-
-// TestBootstrapPercentileCoverage checks the Beta shortcut against the
-// definition of a confidence interval: over many samples from a known
-// distribution, the 95% interval of P90 holds the true P90 about 95% of
-// the time.
-func TestBootstrapPercentileCoverage(t *testing.T) {
-	t.Parallel()
-	rng := rand.New(rand.NewPCG(1, 2))
-	const trials, n, q = 300, 400, 0.9
-	hits := 0
-	for range trials {
-		sample := make([]float64, n)
-		for i := range sample {
-			sample[i] = rng.Float64() // uniform: the true P90 is 0.9
-		}
-		slices.Sort(sample)
-		lo, hi := interval(bootstrapPercentile(rng, sample, q, 1000), 0.95)
-		if lo <= q && q <= hi {
-			hits++
-		}
-	}
-	if got := float64(hits) / trials; got < 0.90 || got > 0.99 {
-		t.Errorf("coverage %.3f, want about 0.95", got)
 	}
 }
 

@@ -1,6 +1,8 @@
 package analyze
 
 import (
+	"fmt"
+
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
@@ -12,6 +14,9 @@ type Evidence struct {
 	Samples []observe.Sample
 	// Info holds the run's clock marks, the measured window among them.
 	Info record.RunInfo
+	// Trend is the records' load trend over the measured window
+	// (record.Aggregate.LoadTrend), for the overload hint.
+	Trend record.LoadTrend
 	// Load is a single-phase run's intended and achieved load; nil for a
 	// staged run, whose steps were each judged by Judge, so the run as a
 	// whole gets no validity.
@@ -31,10 +36,32 @@ type Evidence struct {
 // verdicts.
 func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
+	reconcileClient(s, ev.Criteria)
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
-	s.Hints = Hints(measured, s)
+	s.Hints = Hints(measured, s, ev.Trend)
 	if ev.Load == nil {
 		return nil
 	}
 	return JudgeRun(s, *ev.Load, ev.Criteria)
+}
+
+// reconcileClient makes the client verdict agree with the records: an
+// open-loop run that started significantly too many requests late
+// (TooManyLate, the rule validity applies) could not keep its schedule,
+// whatever the client's CPU and scheduling lag said, so its verdict is
+// "saturated" and cites the late starts and the pacer lag the report
+// charts. Without it the report could say "not saturated" beside a
+// pacer-lag chart peaking at 150 ms.
+func reconcileClient(s *record.Summary, c Criteria) {
+	measured := s.Requests.Succeeded + s.Requests.Failed
+	if s.Mode != record.ModeOpen || !TooManyLate(s.Requests.Late, measured, c) {
+		return
+	}
+	if s.Client == nil {
+		s.Client = &record.ClientTelemetry{}
+	}
+	cl := s.Client
+	cl.Saturated = true
+	cl.Verdict = fmt.Sprintf("SATURATED: %d of %d requests (%.1f%%) started late, pacer lag max %.0f ms (CPU max %.0f%% of its CPUs, scheduling lag p99 max %.1f ms): the client or its in-flight cap could not keep the schedule",
+		s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), cl.PacerLagMaxMS, cl.CPUPctMax, cl.SchedLagP99MaxMS)
 }

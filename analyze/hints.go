@@ -16,6 +16,12 @@ import (
 const (
 	// ComputeBoundUtilPct: mean GPU utilisation of a compute-bound run.
 	ComputeBoundUtilPct = 90.0
+	// ComputeBoundQueueMin: mean requests waiting at the server for a
+	// busy, flat server to count as compute bound. A GPU busy with one
+	// request is "90% utilised" too, yet more load would add throughput;
+	// only a server that has work waiting and still does not go faster
+	// is at its limit.
+	ComputeBoundQueueMin = 1.0
 	// FlatTolerance: throughput whose second half is within this share of
 	// its first half has stopped growing.
 	FlatTolerance = 0.10
@@ -36,14 +42,19 @@ const (
 type hintInput struct {
 	server []observe.Sample
 	s      *record.Summary
+	trend  record.LoadTrend
 }
 
 // Hints applies each rule, in a fixed order, to the measured window's
 // samples (observe.Measured) and to s, whose Client and Requests it reads
 // (s.Client is observe.Summarize's); a rule fires only on the figures it
 // cites. nil when none fires.
-func Hints(measured []observe.Sample, s *record.Summary) []record.Hint {
-	in := hintInput{s: s}
+//
+// trend is the records' load trend over the measured window (record.
+// Aggregate.LoadTrend); the overload rule reads it, so it fires on any
+// server, with or without telemetry.
+func Hints(measured []observe.Sample, s *record.Summary, trend record.LoadTrend) []record.Hint {
+	in := hintInput{s: s, trend: trend}
 	bySource := map[string][]observe.Sample{}
 	for _, smp := range measured {
 		bySource[smp.Source] = append(bySource[smp.Source], smp)
@@ -55,7 +66,7 @@ func Hints(measured []observe.Sample, s *record.Summary) []record.Hint {
 		}
 	}
 	var out []record.Hint
-	for _, rule := range []func(hintInput) *record.Hint{clientBound, computeBound, memoryBound, schedulerLimit, oomRisk} {
+	for _, rule := range []func(hintInput) *record.Hint{clientBound, overload, computeBound, memoryBound, schedulerLimit, oomRisk} {
 		if h := rule(in); h != nil {
 			out = append(out, *h)
 		}
@@ -106,16 +117,23 @@ func clientBound(in hintInput) *record.Hint {
 		return nil
 	}
 	return &record.Hint{Rule: "client_bound",
-		Message: fmt.Sprintf("client bound: the load generator was past a saturation threshold for %d s (CPU max %.0f%%, scheduling lag p99 max %.1f ms); run it on a bigger machine or shard it before trusting these figures", c.SaturatedSeconds, c.CPUPctMax, c.SchedLagP99MaxMS),
+		Message: fmt.Sprintf("client bound: %s; run it on a bigger machine, shard it or raise its in-flight cap before trusting these figures", c.Verdict),
 		Figures: map[string]float64{"client_cpu_pct_max": c.CPUPctMax, "client_sched_lag_p99_max_ms": c.SchedLagP99MaxMS, "saturated_seconds": float64(c.SaturatedSeconds)}}
 }
 
-// computeBound stays quiet when memoryBound fires: a server preempting
-// for want of KV cache is busy and flat too, but its remedy is memory, and
-// two hints for one cause would send the reader two ways.
+// computeBound needs all three of: a busy GPU, flat server throughput
+// and requests waiting at the server (ComputeBoundQueueMin). Busy and flat
+// alone hold for any steady run (one user on the tiny profile keeps its
+// GPU busy, and four users then give 3.4× the throughput); a queue that
+// waits while the GPU is busy and throughput does not grow is the limit.
+// A server without a queue series is never called compute bound. It
+// stays quiet when memoryBound fires: a server preempting for want of KV
+// cache is busy and flat too, but its remedy is memory, and two hints for
+// one cause would send the reader two ways.
 func computeBound(in hintInput) *record.Hint {
 	util, _, n := observe.Stat(in.server, observe.GPUUtil)
-	if n == 0 || util < ComputeBoundUtilPct || memoryBound(in) != nil {
+	queue, _, qn := observe.Stat(in.server, observe.QueueDepth)
+	if n == 0 || util < ComputeBoundUtilPct || qn == 0 || queue < ComputeBoundQueueMin || memoryBound(in) != nil {
 		return nil
 	}
 	a, b, ok := Halves(in.server, observe.OutputTokensPerS)
@@ -123,8 +141,8 @@ func computeBound(in hintInput) *record.Hint {
 		return nil
 	}
 	return &record.Hint{Rule: "compute_bound",
-		Message: fmt.Sprintf("compute bound: GPU utilisation averaged %.0f%% while server output throughput stayed flat (%.0f then %.0f tok/s); more load will add latency, not throughput", util, a, b),
-		Figures: map[string]float64{"gpu_util_pct_mean": util, "output_tokens_per_s_first_half": a, "output_tokens_per_s_second_half": b}}
+		Message: fmt.Sprintf("compute bound: GPU utilisation averaged %.0f%% with %.1f requests waiting on average while server output throughput stayed flat (%.0f then %.0f tok/s); more load will add latency, not throughput", util, queue, a, b),
+		Figures: map[string]float64{"gpu_util_pct_mean": util, "queue_depth_mean": queue, "output_tokens_per_s_first_half": a, "output_tokens_per_s_second_half": b}}
 }
 
 func memoryBound(in hintInput) *record.Hint {

@@ -36,9 +36,9 @@ func TestHints(t *testing.T) {
 		failed  int64
 		want    []string
 	}{
-		// GPU busy, throughput flat: compute bound.
+		// GPU busy, requests waiting, throughput flat: compute bound.
 		{"compute", steady("srv", 10, func(i int) map[string]float64 {
-			return map[string]float64{observe.GPUUtil: 97, observe.OutputTokensPerS: 1000 + float64(i%2)}
+			return map[string]float64{observe.GPUUtil: 97, observe.QueueDepth: 3, observe.OutputTokensPerS: 1000 + float64(i%2)}
 		}), 0, []string{"compute_bound"}},
 		// KV cache full and preempting: memory bound.
 		{"memory", steady("srv", 10, func(i int) map[string]float64 {
@@ -180,6 +180,8 @@ func TestHintRules(t *testing.T) {
 		want    []string
 		// figures the one hint must cite, exactly (nil: not checked)
 		figures map[string]float64
+		open    bool             // an open-loop run
+		trend   record.LoadTrend // the records' load trend
 	}{
 		// No telemetry at all: no rule has anything to read.
 		{name: "no samples"},
@@ -191,35 +193,43 @@ func TestHintRules(t *testing.T) {
 		{name: "client not saturated", client: &record.ClientTelemetry{CPUPctMax: 99}},
 
 		// compute_bound at its edge: mean utilisation exactly 90, flat throughput.
-		{name: "compute util at 90", samples: const10(vals{util: 90, tok: 1000}), want: []string{"compute_bound"},
-			figures: vals{"gpu_util_pct_mean": 90, "output_tokens_per_s_first_half": 1000, "output_tokens_per_s_second_half": 1000}},
+		{name: "compute util at 90", samples: const10(vals{queue: 2, util: 90, tok: 1000}), want: []string{"compute_bound"},
+			figures: vals{"gpu_util_pct_mean": 90, "queue_depth_mean": 2, "output_tokens_per_s_first_half": 1000, "output_tokens_per_s_second_half": 1000}},
+		// One user keeps the GPU busy and throughput flat, but nothing
+		// waits: more load would add throughput (the tiny profile's 1 →
+		// 4 users gave 3.4×), so no compute-bound claim.
+		{name: "compute busy flat no queue", samples: const10(vals{queue: 0, util: 99, tok: 1000})},
+		// Under one request waiting on average: not yet at the limit.
+		{name: "compute queue under 1", samples: const10(vals{queue: 0.9, util: 99, tok: 1000})},
+		// Busy and flat, but the server exports no queue: no claim.
+		{name: "compute no queue series", samples: const10(vals{util: 99, tok: 1000})},
 		// Just under 90% busy is not compute bound, however flat.
-		{name: "compute util under 90", samples: const10(vals{util: 89.9, tok: 1000})},
+		{name: "compute util under 90", samples: const10(vals{queue: 2, util: 89.9, tok: 1000})},
 		// Throughput up exactly 10% (1000 → 1100) is still flat.
-		{name: "compute +10% flat", samples: split10(tok, 1000, 1100, vals{util: 95}), want: []string{"compute_bound"}},
+		{name: "compute +10% flat", samples: split10(tok, 1000, 1100, vals{queue: 2, util: 95}), want: []string{"compute_bound"}},
 		// Up 10.1% is growing: more load still buys throughput.
-		{name: "compute +10.1% growing", samples: split10(tok, 1000, 1101, vals{util: 95})},
+		{name: "compute +10.1% growing", samples: split10(tok, 1000, 1101, vals{queue: 2, util: 95})},
 		// Down exactly 10% (1000 → 900) is still flat.
-		{name: "compute -10% flat", samples: split10(tok, 1000, 900, vals{util: 95}), want: []string{"compute_bound"}},
+		{name: "compute -10% flat", samples: split10(tok, 1000, 900, vals{queue: 2, util: 95}), want: []string{"compute_bound"}},
 		// Down 10.1% is falling, not flat.
-		{name: "compute -10.1% falling", samples: split10(tok, 1000, 899, vals{util: 95})},
+		{name: "compute -10.1% falling", samples: split10(tok, 1000, 899, vals{queue: 2, util: 95})},
 		// No output in the first half: nothing to call flat.
-		{name: "compute zero throughput", samples: const10(vals{util: 99, tok: 0})},
+		{name: "compute zero throughput", samples: const10(vals{queue: 2, util: 99, tok: 0})},
 		// Busy GPU but no throughput series: the rule cannot cite its figure.
-		{name: "compute no throughput series", samples: const10(vals{util: 99})},
+		{name: "compute no throughput series", samples: const10(vals{queue: 2, util: 99})},
 		// Flat throughput but no GPU series: no claim about the GPU.
 		{name: "compute no gpu series", samples: const10(vals{tok: 1000})},
 		// Three samples cannot be split into halves of a trend (at least 4).
-		{name: "compute 3 samples", samples: const10(vals{util: 99, tok: 1000})[:3]},
+		{name: "compute 3 samples", samples: const10(vals{queue: 2, util: 99, tok: 1000})[:3]},
 		// Four samples are enough.
-		{name: "compute 4 samples", samples: const10(vals{util: 99, tok: 1000})[:4], want: []string{"compute_bound"}},
+		{name: "compute 4 samples", samples: const10(vals{queue: 2, util: 99, tok: 1000})[:4], want: []string{"compute_bound"}},
 		// The GPU and the server are separate sources: values pool across them.
 		{name: "compute pooled sources", samples: append(
 			steady("gpu", hintSeconds, func(int) vals { return vals{util: 97} }),
-			steady("srv", hintSeconds, func(int) vals { return vals{tok: 1000} })...),
+			steady("srv", hintSeconds, func(int) vals { return vals{queue: 2, tok: 1000} })...),
 			want: []string{"compute_bound"}},
 		// Gap samples are skipped: a flat series with a dead scrape in each half still fires.
-		{name: "compute with gaps", samples: withGaps(const10(vals{util: 97, tok: 1000}), 2, 7), want: []string{"compute_bound"}},
+		{name: "compute with gaps", samples: withGaps(const10(vals{queue: 2, util: 97, tok: 1000}), 2, 7), want: []string{"compute_bound"}},
 
 		// memory_bound at its edge: KV exactly 0.90 at its peak, one preemption.
 		{name: "memory kv at 0.90", samples: split10(pre, 0, 1, vals{kv: 0.90}), want: []string{"memory_bound"},
@@ -262,6 +272,20 @@ func TestHintRules(t *testing.T) {
 		// Full memory but nothing failed: a well-packed GPU, not a risk realised.
 		{name: "oom no failures", samples: const10(vals{mem: 0.99})},
 
+		// overload: 6/s arrived, 3/s completed over 60 s, in flight 10 → 35
+		// (the llama.cpp run of the issue, shaped): fires with its figures.
+		{name: "overload", open: true, trend: record.LoadTrend{WindowS: 60, Issued: 360, Completed: 180, InFlightFirst: 10, InFlightSecond: 35},
+			want: []string{"overload"}, figures: vals{"issued_per_s": 6, "completed_per_s": 3, "in_flight_first_half": 10, "in_flight_second_half": 35}},
+		// The same trend in a closed loop, where arrivals wait for replies: no claim.
+		{name: "overload closed loop", trend: record.LoadTrend{WindowS: 60, Issued: 360, Completed: 180, InFlightFirst: 10, InFlightSecond: 35}},
+		// Completions 5% behind (a backlog draining at the end): not overload.
+		{name: "overload 5% behind", open: true, trend: record.LoadTrend{WindowS: 60, Issued: 400, Completed: 380, InFlightFirst: 2, InFlightSecond: 6}},
+		// 12 of 48 behind at 4/s for 12 s is over 10% but within 3 Poisson
+		// sigmas (3·√48 ≈ 20.8): ordinary scatter.
+		{name: "overload within Poisson", open: true, trend: record.LoadTrend{WindowS: 12, Issued: 48, Completed: 36, InFlightFirst: 2, InFlightSecond: 6}},
+		// Behind but in flight steady (a fixed backlog, e.g. long replies): no growth, no claim.
+		{name: "overload in flight steady", open: true, trend: record.LoadTrend{WindowS: 60, Issued: 360, Completed: 180, InFlightFirst: 30, InFlightSecond: 31}},
+
 		// Two causes at once fire in the fixed order: client first, then oom.
 		{name: "order", samples: const10(vals{mem: 0.99, util: 60}), failed: 2, client: saturated,
 			want: []string{"client_bound", "oom_risk"}},
@@ -269,8 +293,11 @@ func TestHintRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			s := &record.Summary{Requests: record.Requests{Failed: tt.failed}, Client: tt.client}
-			got := Hints(tt.samples, s)
+			s := &record.Summary{Requests: record.Requests{Failed: tt.failed}, Client: tt.client, Mode: record.ModeClosed}
+			if tt.open {
+				s.Mode = record.ModeOpen
+			}
+			got := Hints(tt.samples, s, tt.trend)
 			var rules []string
 			for _, h := range got {
 				rules = append(rules, h.Rule)
@@ -301,7 +328,7 @@ func withGaps(samples []observe.Sample, at ...int) []observe.Sample {
 // so a compute-bound warm-up does not make a light run compute bound.
 func TestHintsOnlyMeasuredWindow(t *testing.T) {
 	t.Parallel()
-	busy := const10(vals{observe.GPUUtil: 99, observe.OutputTokensPerS: 1000})
+	busy := const10(vals{observe.GPUUtil: 99, observe.QueueDepth: 4, observe.OutputTokensPerS: 1000})
 	light := steadyEvery("srv", hintSeconds, 1e6, func(i int) vals {
 		return vals{observe.GPUUtil: 20, observe.OutputTokensPerS: 100 * float64(i+1)}
 	})

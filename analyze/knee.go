@@ -56,7 +56,7 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 	usable, skipped := usableSteps(steps)
 	note := skippedNote(skipped)
 	if len(usable) < 2 {
-		k.Reason = fmt.Sprintf("no knee: %d valid constant step(s), at least two are needed%s", len(usable), note)
+		k.Reason = fmt.Sprintf("no knee: %d valid constant step(s), at least two are needed%s%s", len(usable), note, flatNote(steps, o))
 		return k, nil
 	}
 	k.Mode = usable[0].Mode
@@ -77,9 +77,48 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 		return k, nil
 	}
 	last := usable[len(usable)-1]
-	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s",
-		loadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note)
+	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s%s",
+		loadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note, flatNote(steps, o))
 	return k, nil
+}
+
+// flatNote says when throughput stopped growing across the constant steps
+// of the first step's mode, valid or not: from the first step whose
+// load's successor gained less than ThroughputGain to the last, every
+// step stayed within that gain of it. A sweep on a busy host whose steps
+// were invalidated still shows the server saturating (14.4 requests/s at
+// 12, 16 and 20 requests/s), and the reader must hear it even though the
+// knee cannot be placed on invalid steps. "" when throughput kept growing.
+func flatNote(steps []record.Step, o KneeOptions) string {
+	var all []record.Step
+	for _, s := range steps {
+		if s.Kind == record.StepRamp || (len(all) > 0 && (s.Mode != all[0].Mode || s.Target <= all[len(all)-1].Target)) {
+			continue
+		}
+		all = append(all, s)
+	}
+	for i := 0; i+1 < len(all); i++ {
+		from := &all[i]
+		flat := true
+		for j := i + 1; j < len(all) && flat; j++ {
+			g, _, _, _ := throughputGrowth(from, &all[j])
+			flat = !math.IsNaN(g) && g < o.ThroughputGain
+		}
+		if !flat {
+			continue
+		}
+		last := &all[len(all)-1]
+		_, thrA, thrB, unit := throughputGrowth(from, last)
+		invalid := 0
+		for _, s := range all[i:] {
+			if !s.Validity.Valid {
+				invalid++
+			}
+		}
+		return fmt.Sprintf("; but throughput was flat from %s to %s (%.4g → %.4g %s, %d of these %d steps invalid): the server stopped scaling there",
+			loadText(from.Target, from.Mode), loadText(last.Target, last.Mode), thrA, thrB, unit, invalid, len(all)-i)
+	}
+	return ""
 }
 
 // usableSteps keeps the valid constant steps of the first step's mode, in

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/inferload/inferload/record"
 )
@@ -17,9 +18,15 @@ type Criteria struct {
 	// LoadTolerance is how far below the intended load the achieved one
 	// may fall (default 0.10: 10%).
 	LoadTolerance float64
-	// MaxLate is the largest fraction of measured open-loop requests that
-	// may start late before the client counts as saturated (default 0.01).
+	// MaxLate is the share of measured open-loop requests that may start
+	// late (default 0.01): the client counts as saturated only when the
+	// late count is significantly above it at Confidence (a binomial
+	// test) and at least MinLate.
 	MaxLate float64
+	// MinLate is the fewest late starts that can make a run invalid
+	// (default 5): one late request of 60 is a hiccup, not a saturated
+	// client.
+	MinLate int64
 }
 
 func (c Criteria) withDefaults() Criteria {
@@ -34,6 +41,9 @@ func (c Criteria) withDefaults() Criteria {
 	}
 	if c.MaxLate == 0 {
 		c.MaxLate = 0.01
+	}
+	if c.MinLate == 0 {
+		c.MinLate = 5
 	}
 	return c
 }
@@ -78,7 +88,12 @@ func judgeSamples(s *record.Step, c Criteria, q float64, invalid func(string, ..
 }
 
 // judgeLoad compares the achieved load with the intended one (a ramp's
-// mean).
+// mean). An open loop's arrival count scatters (Poisson: 48 expected
+// arrivals give 43 or fewer one time in five), so its rate is judged by
+// the upper end of the Poisson interval for the count it achieved: the
+// step is invalid only when even that is LoadTolerance below the intended
+// rate. A closed loop's users are held, so its mean in flight is judged
+// directly.
 func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	intended := s.Target
 	if s.Kind == record.StepRamp {
@@ -88,11 +103,30 @@ func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	if intended <= 0 || got >= intended*(1-c.LoadTolerance) {
 		return
 	}
-	unit := "users"
-	if s.Mode == record.ModeOpen {
-		unit = "requests/s"
+	if s.Mode != record.ModeOpen {
+		invalid("achieved load %.3g users is %.0f%% below the intended %.3g", got, (1-got/intended)*100, intended)
+		return
 	}
-	invalid("achieved load %.3g %s is %.0f%% below the intended %.3g", got, unit, (1-got/intended)*100, intended)
+	if s.WindowS <= 0 {
+		return
+	}
+	count := math.Round(got * s.WindowS)
+	upper := PoissonUpper(count, c.Confidence) / s.WindowS
+	if upper >= intended*(1-c.LoadTolerance) {
+		return
+	}
+	invalid("achieved load %.3g requests/s is %.0f%% below the intended %.3g, beyond Poisson scatter (%.0f arrivals in %.3g s: at most %.3g/s at %.0f%% confidence)",
+		got, (1-got/intended)*100, intended, count, s.WindowS, upper, c.Confidence*100)
+}
+
+// PoissonUpper is the upper confidence bound on a Poisson mean from an
+// observed count (Garwood's exact bound, by the Wilson–Hilferty cube-root
+// approximation of its chi-square quantile, within 0.1% from a count of
+// 1): 43 arrivals bound the mean at 55.4 at 95% (one-sided).
+func PoissonUpper(count, confidence float64) float64 {
+	k := count + 1
+	z := normalQuantile(confidence)
+	return k * math.Pow(1-1/(9*k)+z/(3*math.Sqrt(k)), 3)
 }
 
 // judgeLate flags an open-loop step whose requests could not be sent on
@@ -100,16 +134,39 @@ func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 // server saw less load than planned.
 func judgeLate(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	measured := s.Requests.Succeeded + s.Requests.Failed
-	if s.Mode != record.ModeOpen || measured == 0 {
-		return
-	}
-	frac := float64(s.Requests.Late) / float64(measured)
-	if frac <= c.MaxLate {
+	if s.Mode != record.ModeOpen || !TooManyLate(s.Requests.Late, measured, c) {
 		return
 	}
 	s.Validity.ClientSaturated = true
-	invalid("%.1f%% of requests started late (more than %.0f%% allowed): the client or its in-flight cap could not keep the schedule",
-		frac*100, c.MaxLate*100)
+	invalid("%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed: the client or its in-flight cap could not keep the schedule",
+		s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), c.MaxLate*100)
+}
+
+// TooManyLate is the late-start rule: at least MinLate of measured
+// requests started late, and so many that a client which starts at most
+// MaxLate of its requests late would show that many with probability under
+// 1 − Confidence (the binomial upper tail). 1 late of 60 passes; 10% of
+// 1 000 does not.
+func TooManyLate(late, measured int64, c Criteria) bool {
+	c = c.withDefaults()
+	if measured <= 0 || late < c.MinLate || float64(late) <= c.MaxLate*float64(measured) {
+		return false
+	}
+	return binomUpperTail(int(measured), int(late), c.MaxLate) < 1-c.Confidence
+}
+
+// binomUpperTail is P(Binomial(n, p) ≥ k) for k above the mean, summed
+// until the terms no longer count.
+func binomUpperTail(n, k int, p float64) float64 {
+	sum := 0.0
+	for j := k; j <= n; j++ {
+		term := binomPMF(n, j, p)
+		sum += term
+		if term < sum*1e-17 {
+			break
+		}
+	}
+	return sum
 }
 
 // RunLoad is the load a single-phase run meant to apply and the load it

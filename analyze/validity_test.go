@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -32,6 +33,19 @@ func TestJudge(t *testing.T) {
 		{"load not achieved", base(record.ModeClosed, 8, 5, 400, 400, 0), false, false, "p99", "38% below the intended 8"},
 		// 5% of open-loop requests late: the client was saturated.
 		{"late sends", base(record.ModeOpen, 50, 50, 1000, 1000, 50), false, true, "p99", "started late"},
+		// Poisson at 4/s for 12 s achieved 3.59/s (43 arrivals): 10% below,
+		// but 43 bounds the rate at 4.6/s, ordinary scatter: valid.
+		{"poisson scatter", withWindow(base(record.ModeOpen, 4, 3.59, 400, 400, 0), 12), true, false, "p99", ""},
+		// 3/s of 4/s over 120 s (360 arrivals, bound 3.3/s): a real shortfall.
+		{"open shortfall", withWindow(base(record.ModeOpen, 4, 3, 400, 400, 0), 120), false, false, "p99", "beyond Poisson scatter"},
+		// 1 late request of 60: a hiccup, under the minimum count of 5.
+		{"one late of 60", base(record.ModeOpen, 5, 5, 60, 60, 1), true, false, "p95", ""},
+		// 4 late of 60 is 6.7%, but still under the minimum count.
+		{"four late of 60", base(record.ModeOpen, 5, 5, 60, 60, 4), true, false, "p95", ""},
+		// 12 late of 1000 is above 1% but P(Binomial(1000, 1%) ≥ 12) ≈ 0.3: not significant.
+		{"12 late of 1000", base(record.ModeOpen, 50, 50, 1000, 1000, 12), true, false, "p99", ""},
+		// 10.6% late of 1000 (the report): saturated.
+		{"106 late of 1000", base(record.ModeOpen, 50, 50, 1000, 1000, 106), false, true, "p99", "106 of 1000 requests"},
 		// A ramp is judged against its mean load: 4→12 means 8, and 7.5 is within 10%.
 		{"ramp mean", func() record.Step {
 			s := base(record.ModeClosed, 12, 7.5, 400, 400, 0)
@@ -51,6 +65,21 @@ func TestJudge(t *testing.T) {
 		joined := strings.Join(v.Reasons, "; ")
 		if (tt.reason == "") != (joined == "") || !strings.Contains(joined, tt.reason) {
 			t.Errorf("%s: reasons %q, want %q", tt.name, joined, tt.reason)
+		}
+	}
+}
+
+func withWindow(s record.Step, windowS float64) record.Step {
+	s.WindowS = windowS
+	return s
+}
+
+func TestPoissonUpper(t *testing.T) {
+	t.Parallel()
+	// Garwood's one-sided 95% bounds (χ²(0.95, 2k+2)/2): 1 → 4.744, 43 → 55.45, 1000 → 1052.8.
+	for _, tt := range []struct{ count, want float64 }{{1, 4.744}, {43, 55.45}, {1000, 1052.8}} {
+		if got := PoissonUpper(tt.count, 0.95); math.Abs(got-tt.want) > 0.01*tt.want {
+			t.Errorf("PoissonUpper(%v) = %.2f, want %.2f", tt.count, got, tt.want)
 		}
 	}
 }

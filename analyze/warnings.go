@@ -102,8 +102,21 @@ func telemetryWarnings(s *record.Summary, measured []observe.Sample) []string {
 	}
 	if msg := contentionWarning(measured); msg != "" {
 		w = append(w, msg)
+		if n := invalidSteps(s.Steps); n > 0 {
+			w = append(w, fmt.Sprintf("host busy: %d of %d steps were invalid while the host was busy with other work; the contention, not the server, may explain them: rerun on a quiet host", n, len(s.Steps)))
+		}
 	}
 	return w
+}
+
+func invalidSteps(steps []record.Step) int {
+	n := 0
+	for _, st := range steps {
+		if !st.Validity.Valid {
+			n++
+		}
+	}
+	return n
 }
 
 // contentionWarning notes lag the client did not cause: goroutines waited

@@ -72,7 +72,7 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	observe.Summarize(samples, info, s)
-	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Load: runLoad(p, d, agg, info), Criteria: d.Criteria}); err != nil {
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: agg.LoadTrend(info), Load: runLoad(p, d, agg, info), Criteria: d.Criteria}); err != nil {
 		return nil, err
 	}
 	if err := applyThresholds(s, p.Thresholds); err != nil {

@@ -74,6 +74,13 @@ workload: {input_tokens: "64", output_tokens: "192"}`,
 workload: {input_tokens: "32", output_tokens: "16"}`,
 			func(w seen) bool { return !w.saturated && !w.busy() && !w.kvPressure() && !w.queueGrowing() },
 			nil},
+		// One user keeps the GPU busy and throughput flat, but nothing
+		// waits: below saturation (4 users give 3.4× the throughput), so
+		// no hint — the old compute_bound rule fired here.
+		{"one_user", func(*sim.Profile) {}, `load: {concurrency: 1, duration: 2500ms, warmup: 500ms}
+workload: {input_tokens: "32", output_tokens: "32"}`,
+			func(w seen) bool { return !w.saturated && !w.kvPressure() },
+			nil},
 	}
 	t.Run("server", func(t *testing.T) {
 		for _, tc := range server {
@@ -89,6 +96,24 @@ workload: {input_tokens: "32", output_tokens: "16"}`,
 				}
 				checkHints(t, s, tc.want)
 			})
+		}
+	})
+	// Open loop at about three times what the compute-bound profile
+	// serves: arrivals outrun completions and the backlog grows, which
+	// the overload hint must name from the records alone (the compute
+	// and scheduler hints may fire beside it, host permitting).
+	t.Run("overload", func(t *testing.T) {
+		s, dir := runHintCase(t, hintCase{name: "overload", profile: func(p *sim.Profile) {
+			p.MaxNumSeqs = 8
+			p.Cost.DecodePerSeq = time.Millisecond
+		}, load: `load: {rate: 80, arrival: constant, duration: 3500ms, warmup: 500ms}
+workload: {input_tokens: "32", output_tokens: "32"}`})
+		checkTelemetry(t, s, dir)
+		checkHintsFromTelemetry(t, dir)
+		// Asserted whatever the client verdict: 80 arrivals a second
+		// against about 28 served is a backlog on any host.
+		if !slices.Contains(rules(s), "overload") {
+			t.Errorf("hints %v, want overload; hints %+v", rules(s), s.Hints)
 		}
 	})
 	// The client case runs alone, after the others: it burns every CPU
@@ -240,11 +265,22 @@ func checkHintsFromTelemetry(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, measured, info := measuredTelemetry(t, dir)
+	all, _, info := measuredTelemetry(t, dir)
 	again := *written
 	again.Server, again.Client = nil, nil
 	observe.Summarize(all, info, &again)
-	if got := analyze.Hints(measured, &again); !reflect.DeepEqual(got, written.Hints) {
+	// The overload rule reads the records, not the telemetry (its rebuild
+	// is TestRebuildIsIdenticalForEveryCommand's): left out on both sides.
+	want := slices.DeleteFunc(slices.Clone(written.Hints), func(h record.Hint) bool { return h.Rule == "overload" })
+	if len(want) == 0 {
+		want = nil
+	}
+	// Diagnose, not Hints alone: the client verdict also reads the
+	// records' late starts (written.Requests), as the live run's did.
+	if err := analyze.Diagnose(&again, analyze.Evidence{Samples: all, Info: info}); err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Hints; !reflect.DeepEqual(got, want) {
 		t.Errorf("hints from telemetry.jsonl = %+v, summary.json has %+v", got, written.Hints)
 	}
 }

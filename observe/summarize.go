@@ -127,7 +127,7 @@ func clientSummary(samples []Sample) *record.ClientTelemetry {
 		}
 	}
 	c.SaturatedSeconds = int64(math.Round(float64(run.totalUS) / 1e6))
-	c.Verdict = fmt.Sprintf("not saturated: CPU max %.0f%% of its CPUs, scheduling lag p99 max %.1f ms", c.CPUPctMax, c.SchedLagP99MaxMS)
+	c.Verdict = fmt.Sprintf("not saturated: CPU max %.0f%% of its CPUs, scheduling lag p99 max %.1f ms, pacer lag max %.0f ms", c.CPUPctMax, c.SchedLagP99MaxMS, c.PacerLagMaxMS)
 	if c.Saturated {
 		c.Verdict = fmt.Sprintf("SATURATED for %d s: CPU max %.0f%% of its CPUs (limit %.0f%%), scheduling lag p99 max %.1f ms (limit %.0f ms while busy)",
 			c.SaturatedSeconds, c.CPUPctMax, SaturationCPUPct, c.SchedLagP99MaxMS, SaturationLagMS)

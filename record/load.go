@@ -11,6 +11,7 @@ type loadMeter struct {
 const (
 	slotBusyUS = iota // microseconds requests spent in flight
 	slotIssued        // requests whose latency origin fell in the slot
+	slotDone          // requests that finished in the slot, any outcome
 	loadWidth
 )
 
@@ -19,6 +20,9 @@ const (
 func (l *loadMeter) add(r *Result) {
 	if s := l.m.slot(r.OriginUS(), loadWidth); s != nil {
 		s[slotIssued]++
+	}
+	if s := l.m.slot(r.DoneUS(), loadWidth); s != nil {
+		s[slotDone]++
 	}
 	// A request's busy span is clamped to 1 h, as its latencies are
 	// (histHighestUS): a garbled record claiming a year in flight would

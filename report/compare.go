@@ -26,6 +26,9 @@ func compareCells(d *analyze.Delta) []string {
 		change += fmt.Sprintf(" (%+.1f%%)", *d.Relative*100)
 	}
 	ci := fmt.Sprintf("[%s, %s]", f(d.DiffLow, true), f(d.DiffHigh, true))
+	if d.Family > 0 {
+		ci += fmt.Sprintf(" at %.4g%%", d.Level*100)
+	}
 	return []string{d.Metric, f(d.Baseline, false), f(d.Current, false), change, ci,
 		comparePValue(d.PValue), compareVerdict(d)}
 }
@@ -75,6 +78,9 @@ func comparePValue(p float64) string {
 // compareVerdict is REGRESSION, or the direction with the limit that held.
 func compareVerdict(d *analyze.Delta) string {
 	v := d.Change
+	if d.Change == analyze.ChangeTooShort {
+		v = fmt.Sprintf("too short to judge (%d values each needed)", d.NeededN)
+	}
 	if d.Regression {
 		v = "REGRESSION"
 	}
@@ -93,6 +99,9 @@ func compareHeadline(c *analyze.Comparison) string {
 	if len(c.Limits) == 0 {
 		return "PASS: no regression limits were set"
 	}
+	if short := c.Unjudged(); len(short) > 0 {
+		return fmt.Sprintf("PASS: no figure is significantly worse beyond its limit; too short to judge: %s (run longer)", strings.Join(short, ", "))
+	}
 	return "PASS: no figure is significantly worse beyond its limit"
 }
 
@@ -105,8 +114,8 @@ func plural(n int, one, many string) string {
 
 // compareMethod says how the intervals were computed, for every rendering.
 func compareMethod(c *analyze.Comparison) string {
-	return fmt.Sprintf("%.0f%% intervals of current − baseline: latency percentiles and throughput by bootstrap (%d resamples, seed %d), p from Mann–Whitney U; failure rate by two-proportion z test. Significant = interval excludes 0.",
-		c.Confidence*100, c.Resamples, c.Seed)
+	return fmt.Sprintf("Intervals of current − baseline and p from one test per figure: latency percentiles by the exact quantile test (interval = the shifts it does not reject), throughput by bootstrap of per-second means (%d resamples, seed %d), failure rate by two-proportion z. Significant = p < %.2g = the interval excludes 0. Figures with a limit share the %.2g error rate (Bonferroni): their p is multiplied by the number of limits and their interval is at the level shown. A regression is significantly worse with the interval's worse end beyond the limit.",
+		c.Resamples, c.Seed, 1-c.Confidence, 1-c.Confidence)
 }
 
 // WriteCompare writes a comparison for a terminal: the verdict, the table

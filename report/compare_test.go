@@ -22,11 +22,12 @@ func fixedComparison() *analyze.Comparison {
 		Limits:       []string{"ttft_ms.p99=10%", "e2e_ms.p99=10%", "output_tokens_per_s=10%", "classes.gone.e2e_ms.p99=5%"},
 		UnusedLimits: []string{"classes.gone.e2e_ms.p99=5%"},
 		Deltas: []analyze.Delta{
-			{Metric: "ttft_ms.p50", Baseline: 101.2, Current: 98.7, Diff: -2.5, DiffLow: -4.1, DiffHigh: -0.9, Relative: rel(-0.0247), PValue: 0.0004, Test: analyze.TestMannWhitney, Significant: true, Change: "better", BaselineN: 3000, CurrentN: 2900},
-			{Metric: "ttft_ms.p99", Baseline: 250.5, Current: 262.4, Diff: 11.9, DiffLow: -6.2, DiffHigh: 30.3, Relative: rel(0.0475), PValue: 0.0004, Test: analyze.TestMannWhitney, Change: "same", Limit: "10%", BaselineN: 3000, CurrentN: 2900},
-			{Metric: "e2e_ms.p99", Baseline: 1320, Current: 1518, Diff: 198, DiffLow: 150, DiffHigh: 240, Relative: rel(0.15), PValue: 1e-40, Test: analyze.TestMannWhitney, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 3000, CurrentN: 2900},
-			{Metric: "output_tokens_per_s", Baseline: 1900.5, Current: 1650.25, Diff: -250.25, DiffLow: -270, DiffHigh: -230, Relative: rel(-0.1317), PValue: 0, Test: analyze.TestMannWhitney, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 60, CurrentN: 60},
-			{Metric: "failure_rate", Baseline: 0, Current: 0.05, Diff: 0.05, DiffLow: 0.04, DiffHigh: 0.06, PValue: 2e-9, Test: analyze.TestTwoProportion, Significant: true, Change: "worse", BaselineN: 3000, CurrentN: 3050},
+			{Metric: "ttft_ms.p50", Baseline: 101.2, Current: 98.7, Diff: -2.5, DiffLow: -4.1, DiffHigh: -0.9, Relative: rel(-0.0247), PValue: 0.0004, Test: analyze.TestQuantile, Level: 0.95, Significant: true, Change: "better", BaselineN: 3000, CurrentN: 2900},
+			{Metric: "ttft_ms.p99", Baseline: 250.5, Current: 262.4, Diff: 11.9, DiffLow: -6.2, DiffHigh: 30.3, Relative: rel(0.0475), PValue: 0.31, Test: analyze.TestQuantile, Level: 0.9833, Family: 3, Change: "same", Limit: "10%", BaselineN: 3000, CurrentN: 2900},
+			{Metric: "itl_ms.p99", Baseline: 21, Current: 22, Diff: 1, DiffLow: -3, DiffHigh: 5, Relative: rel(0.0476), PValue: 1, Test: analyze.TestQuantile, Level: 0.95, Change: analyze.ChangeTooShort, NeededN: 299, Limit: "10%", BaselineN: 120, CurrentN: 130},
+			{Metric: "e2e_ms.p99", Baseline: 1320, Current: 1518, Diff: 198, DiffLow: 150, DiffHigh: 240, Relative: rel(0.15), PValue: 1e-40, Test: analyze.TestQuantile, Level: 0.9833, Family: 3, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 3000, CurrentN: 2900},
+			{Metric: "output_tokens_per_s", Baseline: 1900.5, Current: 1650.25, Diff: -250.25, DiffLow: -270, DiffHigh: -230, Relative: rel(-0.1317), PValue: 0, Test: analyze.TestBootstrap, Level: 0.9833, Family: 3, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 60, CurrentN: 60},
+			{Metric: "failure_rate", Baseline: 0, Current: 0.05, Diff: 0.05, DiffLow: 0.04, DiffHigh: 0.06, PValue: 2e-9, Test: analyze.TestTwoProportion, Level: 0.95, Significant: true, Change: "worse", BaselineN: 3000, CurrentN: 3050},
 		},
 		Env: []analyze.EnvChange{
 			{Field: "target.model", Baseline: "llama-7b", Current: `<script>alert(1)</script>|x`},

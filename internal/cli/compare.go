@@ -34,14 +34,16 @@ func newCompareCmd(st *State) *cobra.Command {
 		Short: "Compare two run directories figure by figure, with confidence intervals, and fail on a regression",
 		Long: `Compare two run directories from their records: latency percentiles
 (TTFT, ITL, TPOT, E2E) overall and per class, throughput and failure rate,
-each with the difference, its confidence interval (bootstrap, fixed seed) and
-a p-value (Mann–Whitney U, or a two-proportion test for failure rates), and
-the env.json fields that differ.
+each with the difference and one test's p-value and interval (an exact
+quantile test for percentiles, a seeded bootstrap for throughput, a
+two-proportion z test for failure rates), and the env.json fields that
+differ. A percentile a run is too short to judge is reported as such.
 
-A figure regresses when it is significantly worse and beyond its limit. The
-default limits fail when P99 TTFT, ITL or E2E, or output tokens/s, is more
-than 10% worse; --limit adds or replaces one (KEY=10%, KEY=0.01 in the
-figure's unit, KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
+A figure regresses when it is significantly worse and its interval reaches
+beyond its limit; the limits share the error rate (Bonferroni). The default
+limits fail when P99 TTFT, ITL or E2E, or output tokens/s, is more than 10%
+worse; --limit adds or replaces one (KEY=10%, KEY=0.01 in the figure's unit,
+KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
 		Example: `  inferload compare runs/base runs/new
   inferload compare --format markdown --limit ttft_ms.p95=5% runs/base runs/new > comment.md
   inferload compare --format json --html compare.html runs/base runs/new`,
@@ -52,8 +54,8 @@ figure's unit, KEY=off). Exit code 98 means a regression (see docs/compare.md).`
 	fl.StringArrayVar(&f.limits, "limit", nil, "regression limit METRIC=VALUE (10% relative, 0.01 absolute, off); repeatable")
 	fl.BoolVar(&f.noDefaultLimits, "no-default-limits", false, "drop the default limits (P99 TTFT/ITL/E2E and output tokens/s, 10%)")
 	fl.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence level of the intervals, in (0, 1)")
-	fl.IntVar(&f.resamples, "resamples", analyze.DefaultResamples, "bootstrap resamples per figure")
-	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed: the same runs and seed give the same intervals")
+	fl.IntVar(&f.resamples, "resamples", analyze.DefaultResamples, "bootstrap resamples per throughput figure")
+	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed of the throughput figures: the same runs and seed give the same intervals")
 	fl.StringVar(&f.html, "html", "", "also write the comparison as a self-contained HTML page to this file")
 	fl.BoolVar(&f.embed, "embed", false, "also embed the comparison in CURRENT's report.html (kept as compare.json in its run directory)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
