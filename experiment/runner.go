@@ -56,6 +56,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
+	if err := checkNames(p); err != nil {
+		return nil, err
+	}
 	client, err := newClient(p, opts.Env.withDefaults())
 	if err != nil {
 		return nil, err
@@ -64,6 +67,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles()}
 	drive, err := prepare(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, p, client, r.inputs, opts.Env.withDefaults()); err != nil {
 		return nil, err
 	}
 	if r.dir, err = prepareRunDir(p, opts, d); err != nil {
