@@ -149,7 +149,7 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	}
 	r.stages++
 	offUS := started.Sub(r.start).Microseconds()
-	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec)
+	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start)
 	acc := newStepAcc(r.p, r.design)
 	base := r.nextID
 	for res := range out {
