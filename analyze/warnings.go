@@ -50,14 +50,17 @@ func Warnings(s *record.Summary, c Criteria) []string {
 	if t.NonStreamed > 0 {
 		add("%d successful requests were not streamed: TTFT, ITL and TPOT come from streamed requests only", t.NonStreamed)
 	}
-	if c := s.Checks; c.InputTokensCompared > 0 && math.Abs(c.InputTokensDiff) > inputDiffWarn {
-		add("the server counted %+.1f%% input tokens compared with the client's tokenizer over %d requests: "+
-			"prompt lengths are not what the plan says (set workload.tokenizer to the model's tokenizer.json; "+
-			"chat templates add a few tokens per request)", 100*c.InputTokensDiff, c.InputTokensCompared)
+	if msg := inputTokensWarning(s.Checks); msg != "" {
+		add("%s", msg)
 	}
 	if c := s.Checks; c.IgnoreEOSNotHonoured > 0 {
 		add("ignore_eos not honoured: %d of %d requests that asked for it returned output_tokens != max_tokens; "+
 			"output lengths, TPOT and token throughput differ from the plan", c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked)
+	}
+	if c := s.Checks; c.MaxTokensExceeded > 0 {
+		add("max_tokens ignored: %d of %d requests got more output tokens than they asked for; "+
+			"the server does not read max_tokens (some want max_completion_tokens or n_predict: set it in target.body)",
+			c.MaxTokensExceeded, c.MaxTokensChecked)
 	}
 	if r.Late > 0 {
 		add("%d of %d measured open-loop requests started late: the client could not keep to the schedule "+
@@ -135,4 +138,28 @@ func contentionWarning(samples []observe.Sample) string {
 		return ""
 	}
 	return fmt.Sprintf("the host was busy with other work: in %d client samples goroutines waited up to %.0f ms (p99) for a CPU while the load generator used under %.0f%% of its CPUs; timings may carry that much client-side delay", n, worst, observe.SaturationLagCPUPct)
+}
+
+// inputTokensWarning gives the prompt-length gap the advice its cause
+// calls for (record.Checks.InputTokensCause, rules in docs/metrics.md
+// "Token-count checks"): a cut prompt always warns; a template offset or
+// a tokenizer gap warns beyond inputDiffWarn of the prompt tokens.
+func inputTokensWarning(c record.Checks) string {
+	switch {
+	case c.InputTokensCause == record.CauseTruncated:
+		return fmt.Sprintf("the server cut %d of %d prompts to %d tokens (the client sent up to %d): latency and "+
+			"throughput measure shorter prompts than the plan asks; raise the server's context "+
+			"(max_model_len, llama.cpp -c) or lower workload.input_tokens",
+			c.InputTokensTruncated, c.InputTokensCompared, c.InputTokensTruncatedTo, c.InputTokensLongest)
+	case c.InputTokensCompared == 0 || math.Abs(c.InputTokensDiff) <= inputDiffWarn:
+		return ""
+	case c.InputTokensCause == record.CauseTemplate:
+		return fmt.Sprintf("the server counted a constant %+.0f tokens per request beside the client's count over %d requests "+
+			"(%+.1f%% of the prompt tokens): that is the chat template or a BOS token, not the tokenizer; "+
+			"prompts are as long as planned plus that offset",
+			c.InputTokensOffset, c.InputTokensCompared, 100*c.InputTokensDiff)
+	}
+	return fmt.Sprintf("the server counted %+.1f%% input tokens compared with the client's tokenizer over %d requests, "+
+		"growing with the prompt's length: prompt lengths are not what the plan says "+
+		"(set workload.tokenizer to the model's tokenizer.json)", 100*c.InputTokensDiff, c.InputTokensCompared)
 }

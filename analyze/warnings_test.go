@@ -83,11 +83,41 @@ func TestWarnings(t *testing.T) {
 		recs: []record.Result{streamed([]int64{1000}, 900_000, 1)},
 		want: []string{"only 1 successful", "throughput is measured up to the last reply, drain included"},
 	}, {
-		// The server counted 20% more prompt tokens than the client sent.
-		name: "input tokens differ",
+		// The server counted 20% more prompt tokens than the client sent, at every length: the tokenizer.
+		name: "tokenizer",
 		info: closedInfo,
-		recs: repeat(2995, withRes(ok, func(r *record.Result) { r.InputTokens, r.PromptTokensSent = 12, 10 })),
-		want: []string{"the server counted +20.0% input tokens compared with the client's tokenizer over 2995 requests"},
+		recs: prompts(ok, [][2]int{{12, 10}, {120, 100}, {1200, 1000}}),
+		want: []string{"the server counted +20.0% input tokens compared with the client's tokenizer over 2997 requests, growing"},
+	}, {
+		// A constant +10 per request (Llama-3's chat template) over short prompts is 20% but no tokenizer error.
+		name: "template offset",
+		info: closedInfo,
+		recs: prompts(ok, [][2]int{{40, 30}, {60, 50}, {80, 70}}),
+		want: []string{"the server counted a constant +10 tokens per request beside the client's count over 2997 requests (+20.0%"},
+	}, {
+		// +10 on long prompts: under 5%, nothing to say.
+		name: "small template offset",
+		info: closedInfo,
+		recs: prompts(ok, [][2]int{{1010, 1000}, {2010, 2000}, {3010, 3000}}),
+	}, {
+		// Prompts of 3000 and 6000 cut to 4096, short ones untouched (−33.8% overall would read as a tokenizer gap).
+		name: "truncated",
+		info: closedInfo,
+		recs: prompts(ok, [][2]int{{4096, 6000}, {4096, 8000}, {500, 500}}),
+		want: []string{"the server cut 1998 of 2997 prompts to 4096 tokens (the client sent up to 8000)"},
+	}, {
+		// A server that ignores max_tokens: more output than asked.
+		name: "max_tokens ignored",
+		info: closedInfo,
+		recs: repeat(2995, withRes(ok, func(r *record.Result) { r.MaxTokens, r.OutputTokens = 1, 2 })),
+		want: []string{"max_tokens ignored: 2995 of 2995 requests got more output tokens"},
+	}, {
+		// Bad input that the server accepted is left out of the checks: its prompts are meant to be odd.
+		name: "bad input left out",
+		info: closedInfo,
+		recs: repeat(2995, withRes(ok, func(r *record.Result) {
+			r.Expect, r.InputTokens, r.PromptTokensSent, r.MaxTokens, r.OutputTokens = record.ExpectRejection, 5000, 1, 1, 2
+		})),
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,4 +161,13 @@ func TestSampleWarningMatchesBacked(t *testing.T) {
 	if got, want := sampleWarning(300, 0.99), "only 300 successful requests: P99 needs at least 459 and P99.9 at least 4603 to be backed at 99% confidence"; got != want {
 		t.Errorf("warning %q, want %q", got, want)
 	}
+}
+
+// prompts gives 999 copies of r per {server, client} prompt-token pair.
+func prompts(r record.Result, pairs [][2]int) []record.Result {
+	var out []record.Result
+	for _, p := range pairs {
+		out = append(out, repeat(999, withRes(r, func(r *record.Result) { r.InputTokens, r.PromptTokensSent = p[0], p[1] }))...)
+	}
+	return out
 }

@@ -111,14 +111,15 @@ func (r *recorder) flushSeries() {
 const rateSpan = 5 * time.Second
 
 // snapshot is the live state for the progress line. Rates are what was
-// delivered over the last few seconds, warm-up included, so the line shows
-// the server's current pace.
-func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine) report.Snapshot {
+// delivered over the last few seconds of the run clock (runStart is its
+// zero: records of a staged run's later stages are on it), warm-up
+// included, so the line shows the server's current pace (record.Aggregate.Rate).
+func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine, runStart time.Time) report.Snapshot {
 	elapsed := r.clock.Now().Sub(eng.Started())
-	now := elapsed.Microseconds()
+	now := r.clock.Now().Sub(runStart).Microseconds()
 	r.mu.Lock()
 	run := r.agg.Running()
-	reqs, toks := r.agg.Rate(max(now-rateSpan.Microseconds(), 0), now)
+	reqs, toks := r.agg.Rate(now, rateSpan.Microseconds())
 	r.mu.Unlock()
 	return report.Snapshot{
 		Elapsed: elapsed, Total: p.Load.Duration, Target: p.Load.Requests,

@@ -186,7 +186,7 @@ func (f *runFiles) close() error {
 }
 
 // startProgress ticks the progress line until the returned stop is called.
-func startProgress(opts Options, p *plan.Plan, eng *engine.Engine, rec *recorder) (stop func()) {
+func startProgress(opts Options, p *plan.Plan, eng *engine.Engine, rec *recorder, runStart time.Time) (stop func()) {
 	if opts.Progress == nil {
 		return func() {}
 	}
@@ -204,9 +204,9 @@ func startProgress(opts Options, p *plan.Plan, eng *engine.Engine, rec *recorder
 		for {
 			select {
 			case <-t.C:
-				bar.Update(rec.snapshot(p, eng))
+				bar.Update(rec.snapshot(p, eng, runStart))
 			case <-done:
-				bar.Update(rec.snapshot(p, eng))
+				bar.Update(rec.snapshot(p, eng, runStart))
 				bar.Done()
 				return
 			}

@@ -121,13 +121,14 @@ workload:
 func TestRunKeepsFailuresAsData(t *testing.T) {
 	t.Parallel()
 	// A target that refuses every request with 503: the run succeeds as a
-	// run, and every request is a classified failure.
+	// run, and every request is a classified failure (the pre-flight
+	// probe, which would stop it, is off).
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, `{"error":{"message":"overloaded"}}`, http.StatusServiceUnavailable)
 	}))
 	t.Cleanup(srv.Close)
 	p := testPlan(t, fmt.Sprintf(`
-target: {url: %s/v1}
+target: {url: %s/v1, preflight: false}
 load: {rate: 200, arrival: constant, requests: 20}
 `, srv.URL))
 	res, err := Run(context.Background(), p, Options{})

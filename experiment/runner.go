@@ -63,6 +63,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
+	if err := checkNames(p); err != nil {
+		return nil, err
+	}
 	client, err := newClient(p, opts.Env.withDefaults())
 	if err != nil {
 		return nil, err
@@ -75,6 +78,12 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(), seg: seg}
 	drive, err := prepare(r)
 	if err != nil {
+		return nil, err
+	}
+	if err := preflight(ctx, p, client, r.inputs, opts.Env.withDefaults()); err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w during the pre-flight probe: no request was measured", ErrInterrupted)
+		}
 		return nil, err
 	}
 	// A signal during the environment probes (the /v1/models request)
@@ -177,7 +186,7 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	}
 	r.stages++
 	offUS := started.Sub(r.start).Microseconds()
-	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec)
+	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start)
 	acc := newStepAcc(r.p, r.design)
 	base := r.stageBase(st.Index)
 	for res := range out {

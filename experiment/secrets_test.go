@@ -55,6 +55,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	srv := echoServer(t)
 	p := testPlan(t, fmt.Sprintf(`
 target:
+  preflight: false
   url: %s/v1
   api_key_env: TEST_KEY
   headers: {X-Api-Key: %s}

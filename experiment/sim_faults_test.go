@@ -48,6 +48,7 @@ func TestSimulatorFaultsAreClassified(t *testing.T) {
 target:
   url: %s
   stream: %v
+  preflight: false
   %s
 load: {concurrency: 2, requests: 4, grace: 5s}
 workload: {input_tokens: "16", output_tokens: "32"}

@@ -74,7 +74,7 @@ func TestSignalDuringProbe(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	p := testPlan(t, fmt.Sprintf(`
-target: {url: %s/v1}
+target: {url: %s/v1, preflight: false}
 load: {concurrency: 1, requests: 1}
 workload: {input_tokens: "8", output_tokens: "4"}
 `, srv.URL))

@@ -17,6 +17,7 @@ const (
 	DefaultAPI            = "chat"
 	DefaultStream         = true
 	DefaultIncludeUsage   = true
+	DefaultPreflight      = true
 	DefaultIgnoreEOS      = true
 	DefaultObserveGPU     = true
 	DefaultConnectTimeout = protocol.DefaultConnectTimeout
@@ -87,6 +88,10 @@ func (t *Target) Streams() bool { return boolOr(t.Stream, DefaultStream) }
 // IncludesUsage reports whether a stream asks for usage
 // (target.include_usage, DefaultIncludeUsage when unset).
 func (t *Target) IncludesUsage() bool { return boolOr(t.IncludeUsage, DefaultIncludeUsage) }
+
+// Preflights reports whether a probe request is sent before the load
+// starts (target.preflight, DefaultPreflight when unset).
+func (t *Target) Preflights() bool { return boolOr(t.Preflight, DefaultPreflight) }
 
 // GPUs reports whether local GPUs are sampled (observe.gpu,
 // DefaultObserveGPU when unset).

@@ -48,6 +48,11 @@ func (f *Flags) bindTarget() {
 	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions) or completions (/completions)"), func(p *Plan) *string { return &p.Target.API })
 	bindOptBool(f, "stream", "target.stream", fs.Bool("stream", true, "ask for a streamed (SSE) reply"), func(p *Plan) **bool { return &p.Target.Stream })
 	bindOptBool(f, "include-usage", "target.include_usage", fs.Bool("include-usage", true, "ask a stream to end with token usage (stream_options.include_usage)"), func(p *Plan) **bool { return &p.Target.IncludeUsage })
+	noPreflight := fs.Bool("no-preflight", false, "start the load without the probe request that checks the target first")
+	f.add("no-preflight", "target.preflight", func(p *Plan) {
+		v := !*noPreflight
+		p.Target.Preflight = &v
+	})
 	bind(f, "api-key-env", "target.api_key_env", fs.String("api-key-env", "", "environment variable holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyEnv })
 	bind(f, "api-key-file", "target.api_key_file", fs.String("api-key-file", "", "file holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyFile })
 

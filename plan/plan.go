@@ -59,6 +59,9 @@ type Target struct {
 	Stream *bool `yaml:"stream"`
 	// IncludeUsage sets stream_options.include_usage (default true).
 	IncludeUsage *bool `yaml:"include_usage"`
+	// Preflight sends one probe request before the load starts and stops
+	// the run when it fails (default true; --no-preflight turns it off).
+	Preflight *bool `yaml:"preflight"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).

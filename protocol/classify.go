@@ -303,3 +303,48 @@ func truncate(s string, n int) string {
 	}
 	return s[:cut] + "…"
 }
+
+// streamError classifies an error object that came inside a 200 reply (an
+// SSE error event or a whole body). When it carries a 4xx status code it is
+// a rejection like an HTTP 4xx reply, so bad-input classes count it as
+// expected: llama.cpp answers a too-long streamed prompt with HTTP 200 and
+// `error: {"code": 400, ...}`, vLLM with `data: {"error": {..., "code": 400}}`.
+// Any other code (a 5xx, a string code, none) stays a stream error event.
+func streamError(prefix string, data []byte) error {
+	code := errorCode(data)
+	kind := record.ErrStreamErrorEvent
+	switch {
+	case code == http.StatusTooManyRequests:
+		kind = record.ErrHTTP429
+	case code >= 400 && code < 500:
+		kind = record.ErrHTTP4xx
+	}
+	if kind == record.ErrStreamErrorEvent {
+		return &failure{kind, prefix + errorText(data)}
+	}
+	return &failure{kind, fmt.Sprintf("%scode %d in a 200 reply: %s", prefix, code, errorText(data))}
+}
+
+// errorCode is the numeric status code an error object carries, at its top
+// level (llama.cpp's error event) or inside its "error" object (vLLM,
+// OpenAI), or 0 when there is none.
+func errorCode(data []byte) int {
+	var v struct {
+		Code  json.RawMessage `json:"code"`
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &v) != nil {
+		return 0
+	}
+	var n int
+	if json.Unmarshal(v.Code, &n) == nil && n != 0 {
+		return n
+	}
+	var inner struct {
+		Code json.RawMessage `json:"code"`
+	}
+	if json.Unmarshal(v.Error, &inner) == nil && json.Unmarshal(inner.Code, &n) == nil {
+		return n
+	}
+	return 0
+}

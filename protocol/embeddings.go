@@ -56,7 +56,7 @@ func (cl *call) applyEmbeddings(b []byte, at time.Time) error {
 		return &failure{record.ErrMalformedEvent, "embeddings reply: " + err.Error()}
 	}
 	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(b)}
+		return streamError("error in reply: ", b)
 	}
 	if len(r.Data) == 0 || len(r.Data[0].Embedding) == 0 {
 		return &failure{record.ErrEmptyOutput, "embeddings reply has no vector"}

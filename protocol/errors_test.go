@@ -158,6 +158,22 @@ func errCases() []errCase {
 		// event: error is a failure too.
 		{name: "error event type", handler: rawStream("data: " + chatToken("a") + "\n\nevent: error\ndata: overloaded\n\ndata: [DONE]\n\n"),
 			kind: record.ErrStreamErrorEvent, status: 200, msg: "overloaded", events: 1},
+		// llama.cpp's too-long streamed prompt: HTTP 200, an "error:" field with code 400 and no content.
+		// A 4xx code in the stream is a rejection, the same kind as an HTTP 400 reply.
+		{name: "llama.cpp error 400 in stream", handler: rawStream(`error: {"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":4201,"n_ctx":4096}` + "\n\n"),
+			kind: record.ErrHTTP4xx, status: 200, msg: "code 400 in a 200 reply: the request exceeds the available context size"},
+		// vLLM's shape: data: {"error": {..., "code": 400}}.
+		{name: "vllm error 400 in stream", handler: streamOf(`{"error":{"object":"error","message":"prompt too long","type":"BadRequestError","code":400}}`, "[DONE]"),
+			kind: record.ErrHTTP4xx, status: 200, msg: "code 400 in a 200 reply: prompt too long"},
+		// A 429 code in the stream is a rate limit.
+		{name: "error 429 in stream", handler: streamOf(`{"error":{"message":"slow down","code":429}}`, "[DONE]"),
+			kind: record.ErrHTTP429, status: 200, msg: "code 429 in a 200 reply: slow down"},
+		// OpenAI's string codes name no status: still a stream error event.
+		{name: "string code in stream", handler: streamOf(`{"error":{"message":"bad","code":"context_length_exceeded"}}`, "[DONE]"),
+			kind: record.ErrStreamErrorEvent, status: 200, msg: "error event: bad"},
+		// A non-streaming 200 whose error carries a 4xx code.
+		{name: "error 400 in plain reply", plain: true, handler: errorReply(200, `{"error":{"message":"too long","code":400}}`),
+			kind: record.ErrHTTP4xx, status: 200, msg: "code 400 in a 200 reply: too long"},
 		// A finished stream with no content at all.
 		{name: "empty output", handler: streamOf(roleChunk, usageChunk, "[DONE]"), kind: record.ErrEmptyOutput, status: 200, msg: "no content"},
 		// A non-streaming reply with empty content.

@@ -69,7 +69,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 	switch string(ev.Type) {
 	case "", "message":
 	case "error":
-		return &failure{record.ErrStreamErrorEvent, "error event: " + errorText(ev.Data)}
+		return streamError("error event: ", ev.Data)
 	default:
 		return nil // other event types carry nothing this client reads
 	}
@@ -81,7 +81,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 			fmt.Sprintf("event after %d content events: %v", t.ContentEvents, err)}
 	}
 	if ck.Error {
-		return &failure{record.ErrStreamErrorEvent, "error event: " + errorText(ev.Data)}
+		return streamError("error event: ", ev.Data)
 	}
 	cl.apply(ck)
 	if ck.Content || ck.Reasoning {
@@ -191,7 +191,7 @@ func (cl *call) applyBody(b []byte, at time.Time) error {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
 	}
 	if ck.Error {
-		return &failure{record.ErrStreamErrorEvent, "error in reply: " + errorText(b)}
+		return streamError("error in reply: ", b)
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {

@@ -66,9 +66,8 @@ type Aggregate struct {
 
 	inTok, outTok, reasoningTok int64
 	usage, counted, nonStream   int64
-	eosChecked, eosNotHonoured  int64
-	// inCompared successes had the server's prompt count beside ours.
-	inCompared, inServer, inClient int64
+	// checks compare token counts with what was asked (checks.go).
+	checks tokenChecks
 
 	lastDoneUS int64
 	delivered  throughputMeter
@@ -147,21 +146,10 @@ func (a *Aggregate) addTokens(r *Result) {
 	a.reasoningTok += int64(r.ReasoningTokens)
 	if r.TokenSource == TokensUsage {
 		a.usage++
-		// A chain's prompt also carries retrieved text we never counted.
-		if r.InputTokens > 0 && r.PromptTokensSent > 0 && len(r.Chain) == 0 {
-			a.inCompared++
-			a.inServer += int64(r.InputTokens)
-			a.inClient += int64(r.PromptTokensSent)
-		}
 	} else {
 		a.counted++
 	}
-	if r.IgnoreEOS && r.MaxTokens > 0 {
-		a.eosChecked++
-		if r.OutputTokens != r.MaxTokens {
-			a.eosNotHonoured++
-		}
-	}
+	a.checks.add(r)
 }
 
 // inputTokens prefers the server's prompt_tokens; a server that reported
@@ -250,8 +238,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		FailedE2E:     f.FailedE2E,
 		Throughput:    f.Throughput,
 		Tokens:        f.Tokens,
-		Checks: Checks{IgnoreEOSChecked: a.eosChecked, IgnoreEOSNotHonoured: a.eosNotHonoured,
-			InputTokensCompared: a.inCompared, InputTokensDiff: relDiff(a.inServer, a.inClient)},
+		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)
 	s.Compute = a.computeSummary(from, to, windowS)

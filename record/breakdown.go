@@ -38,6 +38,10 @@ type Breakdown struct {
 	Throughput  Throughput       `json:"throughput"`
 	Tokens      Tokens           `json:"tokens"`
 	Goodput     Goodput          `json:"goodput"`
+	// Checks are the class's token-count checks (classes only; nil for
+	// input buckets and for the bad-input class, whose prompts are meant
+	// to be odd).
+	Checks *Checks `json:"checks,omitempty"`
 }
 
 // InputBucket is a Breakdown of the requests whose prompt length (the
@@ -141,6 +145,9 @@ func (a *Aggregate) classBreakdowns(from, to int64, windowS float64) map[string]
 	out := make(map[string]*Breakdown, len(a.split.classes))
 	for name, c := range a.split.classes {
 		b := c.breakdown(a.slo.table.For(name), from, to, windowS)
+		if ck := c.checks.checks(); ck.InputTokensCompared+ck.MaxTokensChecked+ck.IgnoreEOSChecked > 0 {
+			b.Checks = &ck
+		}
 		out[name] = &b
 	}
 	return out

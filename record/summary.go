@@ -162,9 +162,25 @@ type Checks struct {
 	// prompt length, compared with the client's own count.
 	InputTokensCompared int64 `json:"input_tokens_compared"`
 	// InputTokensDiff is (server − client) ÷ client over those requests:
-	// how far the client's tokenizer is from the target model's (chat
-	// templates add a few tokens per request).
+	// how far the server's prompt lengths are from the client's.
 	InputTokensDiff float64 `json:"input_tokens_diff"`
+	// InputTokensCause says why they differ (CauseMatch, CauseTemplate,
+	// CauseTokenizer, CauseTruncated); empty when nothing was compared.
+	InputTokensCause string `json:"input_tokens_cause,omitempty"`
+	// InputTokensOffset is the constant per-request gap of a template
+	// offset, in tokens (+10 for Llama-3's chat template).
+	InputTokensOffset float64 `json:"input_tokens_offset,omitempty"`
+	// InputTokensTruncated prompts were cut by the server to
+	// InputTokensTruncatedTo tokens; the longest the client sent was
+	// InputTokensLongest.
+	InputTokensTruncated   int64 `json:"input_tokens_truncated,omitempty"`
+	InputTokensTruncatedTo int64 `json:"input_tokens_truncated_to,omitempty"`
+	InputTokensLongest     int64 `json:"input_tokens_longest,omitempty"`
+	// MaxTokensChecked successes reported their output length (usage) and
+	// asked for a max_tokens; MaxTokensExceeded of them got more than
+	// they asked for: the server ignored max_tokens.
+	MaxTokensChecked  int64 `json:"max_tokens_checked"`
+	MaxTokensExceeded int64 `json:"max_tokens_exceeded"`
 }
 
 // EncodeSummary writes s as indented JSON with a trailing newline: the exact

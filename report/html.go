@@ -155,6 +155,7 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	serverTelemetrySection,
 	clientTelemetrySection,
 	errorSection,
+	retrySection,
 	eventSection,
 	environmentSection,
 }

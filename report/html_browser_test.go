@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"errors"
+	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -173,6 +174,7 @@ func TestHTMLInBrowser(t *testing.T) {
 		t.Errorf("page has %d charts, want 13 (3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
 	}
 	expectDrawn(t, charts, "tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem")
+	checkHeatTicks(t, ctx)
 	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
 	if err != nil || pwned {
 		t.Errorf("planted markup ran or became an element (pwned=%v, err=%v)", pwned, err)
@@ -216,4 +218,38 @@ func TestStagedHTMLInBrowser(t *testing.T) {
 	}
 	expectDrawn(t, charts, "steps-throughput", "steps-latency", "input-ttft", "soak-windows")
 	finishPage(t, ctx, console, dir, "report-staged.png")
+}
+
+// heatTicks is what the page's heat maps put on their latency axes.
+type heatTicks struct {
+	Range  []float64 `json:"range"`
+	Ticks  []float64 `json:"ticks"`
+	Top    float64   `json:"top"`
+	Bottom float64   `json:"bottom"`
+}
+
+// checkHeatTicks: every heat map labels its latency axis with round values
+// (1, 2 or 5 × 10^k ms, never the 3981/5981/7981 of uPlot's own log ticks
+// on a narrow range), its axis spans every band, and a label sits at or
+// above the top band's upper edge, so no band is left unlabelled.
+func checkHeatTicks(t *testing.T, ctx context.Context) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]heatTicks]("window.inferloadHeatTicks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Errorf("heat map ticks for %d charts, want 2: %v", len(got), got)
+	}
+	for id, h := range got {
+		if len(h.Ticks) < 2 || h.Range[0] > h.Bottom || h.Range[1] < h.Top || h.Ticks[len(h.Ticks)-1] < h.Top {
+			t.Errorf("%s: ticks %v over range %v do not label bands %v to %v", id, h.Ticks, h.Range, h.Bottom, h.Top)
+		}
+		for _, v := range h.Ticks {
+			m := v / math.Pow(10, math.Floor(math.Log10(v)+1e-9))
+			if math.Abs(m-1) > 1e-6 && math.Abs(m-2) > 1e-6 && math.Abs(m-5) > 1e-6 {
+				t.Errorf("%s: tick %v is not 1, 2 or 5 × 10^k", id, v)
+			}
+		}
+	}
 }

@@ -25,8 +25,7 @@ func headlineSection(in *HTMLInput) *section {
 	}
 	sec.Cards = append(sec.Cards, goodputCards(s)...)
 	if v := s.Validity; v != nil {
-		sec.Cards = append(sec.Cards, card{"Valid", validWord(*v),
-			fmt.Sprintf("samples back TTFT %s, E2E %s", v.Percentiles["ttft"], v.Percentiles["e2e"])})
+		sec.Cards = append(sec.Cards, card{"Valid", validWord(*v), backedText(v)})
 		for _, r := range v.Reasons {
 			sec.Notes = append(sec.Notes, "Validity: "+r)
 		}
@@ -101,6 +100,10 @@ func percentileSection(in *HTMLInput) *section {
 	t := table{Caption: "milliseconds", Head: []string{"metric", "n", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}}
 	for _, r := range rows {
 		st := r.st
+		if st.Count == 0 { // nothing measured (a closed loop has no queue delay): "-", as the terminal says
+			t.Rows = append(t.Rows, []string{r.name, "0", "-", "-", "-", "-", "-", "-", "-"})
+			continue
+		}
 		t.Rows = append(t.Rows, []string{r.name, fmt.Sprintf("%d", st.Count), ms(st.Mean),
 			ms(st.P50), ms(st.P90), ms(st.P95), ms(st.P99), ms(st.P999), ms(st.Max)})
 	}
@@ -275,6 +278,42 @@ func errorSection(in *HTMLInput) *section {
 	}
 	return &section{ID: "errors", Title: "Errors", Tables: []table{t},
 		Help: "Failed measured requests by kind (see docs/summary.md for the taxonomy)."}
+}
+
+// retrySection shows what retries cost (summary.json retries): attempts
+// against requests, the amplification, what was retried and why retrying
+// stopped.
+func retrySection(in *HTMLInput) *section {
+	rt := in.Summary.Retries
+	if rt == nil {
+		return nil
+	}
+	sec := &section{ID: "retries", Title: "Retries",
+		Help: "Attempts sent for the measured requests, first tries included. Amplification above 1 means the server saw more load than the plan offered. Gave up: retryable failures that were not retried, by reason (max_attempts, budget, retry_after, stopped).",
+		Cards: []card{
+			{"Attempts", fmt.Sprintf("%d", rt.Attempts), fmt.Sprintf("for %d requests", rt.Requests)},
+			{"Amplification", fmt.Sprintf("%.2f×", rt.Amplification), "attempts ÷ requests"},
+			{"Retried", fmt.Sprintf("%d", rt.Retried), fmt.Sprintf("%d succeeded only after a retry", rt.SucceededAfterRetry)},
+		}}
+	for _, kv := range []struct {
+		head string
+		m    map[string]int64
+	}{{"retried after", rt.RetriedErrors}, {"gave up because", rt.GaveUp}} {
+		if len(kv.m) == 0 {
+			continue
+		}
+		keys := make([]string, 0, len(kv.m))
+		for k := range kv.m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t := table{Head: []string{kv.head, "count"}}
+		for _, k := range keys {
+			t.Rows = append(t.Rows, []string{k, fmt.Sprintf("%d", kv.m[k])})
+		}
+		sec.Tables = append(sec.Tables, t)
+	}
+	return sec
 }
 
 func eventSection(in *HTMLInput) *section {

@@ -37,6 +37,8 @@ func fullInput() *HTMLInput {
 	s.Metrics.TTFT = record.Stats{Count: 1970, Mean: 300, P50: 250, P90: 500, P95: 600, P99: 812, P999: 900, Max: 950}
 	s.Throughput = record.Throughput{RequestsPerS: 17.9, OutputTokensPerS: 2290}
 	s.Tokens.Source = record.SourceUsage
+	s.Retries = &record.Retries{Requests: 2000, Attempts: 2300, Amplification: 1.15, Retried: 250, SucceededAfterRetry: 220,
+		RetriedErrors: map[string]int64{"http_5xx": 300}, GaveUp: map[string]int64{"budget": 30}}
 	s.Classes = map[string]*record.Breakdown{
 		"chat":        {Requests: record.Requests{Succeeded: 1500}, Metrics: record.Metrics{TTFT: record.Stats{P50: 200, P99: 600}}},
 		plantedScript: {Requests: record.Requests{Succeeded: 470, Failed: 30}, FailureRate: 0.06},
@@ -123,7 +125,7 @@ func TestHTMLSectionsFollowData(t *testing.T) {
 	t.Parallel()
 	full := fullInput()
 	bare := &HTMLInput{Summary: &record.Summary{SchemaVersion: 1, Name: "bare"}}
-	all := []string{"diagnosis", "headline", "thresholds", "percentiles", "breakdown", "distributions", "heatmap", "timeline", "server", "client", "errors", "events", "environment"}
+	all := []string{"diagnosis", "headline", "thresholds", "percentiles", "breakdown", "distributions", "heatmap", "timeline", "server", "client", "errors", "retries", "events", "environment"}
 	tests := []struct {
 		name string
 		in   *HTMLInput
@@ -279,4 +281,21 @@ func writeReportFile(t *testing.T, dir, name string, in *HTMLInput) string {
 		t.Logf("report: %s", path)
 	}
 	return path
+}
+
+// TestHTMLShowsRetries: the retries section says the attempts, the
+// amplification and why retrying stopped; the percentile table says "-"
+// for a figure with no samples (a closed loop's queue delay), as the
+// terminal does, and validity is said in plain words.
+func TestHTMLShowsRetriesAndEmptyRows(t *testing.T) {
+	t.Parallel()
+	in := fullInput()
+	in.Summary.Validity = &record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p99", "e2e": "p95"}}
+	page := render(t, in)
+	for _, want := range []string{"1.15×", "2300", "gave up because", "budget", "retried after",
+		"<td>Queue delay</td><td>0</td><td>-</td>", "enough requests to trust TTFT percentiles up to P99, E2E percentiles up to P95"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
 }

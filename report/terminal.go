@@ -90,7 +90,31 @@ func writeValidity(b *bytes.Buffer, v *record.Validity) {
 	if !v.Valid {
 		verdict = "NOT VALID: " + strings.Join(v.Reasons, "; ")
 	}
-	row(b, "Validity", fmt.Sprintf("%s   (samples back TTFT %s, E2E %s)", verdict, v.Percentiles["ttft"], v.Percentiles["e2e"]))
+	row(b, "Validity", fmt.Sprintf("%s   (%s)", verdict, backedText(v)))
+}
+
+// backedText says in plain words how far up the tail the run's sample
+// counts let a reader trust the TTFT and E2E percentiles (validity's
+// Percentiles: the highest one each backs, by docs/metrics.md "Minimum
+// samples").
+func backedText(v *record.Validity) string {
+	ttft, e2e := v.Percentiles["ttft"], v.Percentiles["e2e"]
+	upTo := func(p string) string {
+		if p == "" || p == "none" {
+			return "no percentile"
+		}
+		if p == "p999" {
+			return "percentiles up to P99.9"
+		}
+		return "percentiles up to " + strings.ToUpper(p)
+	}
+	if ttft == e2e {
+		if ttft == "" || ttft == "none" {
+			return "too few requests to trust any TTFT or E2E percentile"
+		}
+		return "enough requests to trust TTFT and E2E " + upTo(ttft)
+	}
+	return fmt.Sprintf("enough requests to trust TTFT %s, E2E %s", upTo(ttft), upTo(e2e))
 }
 
 // writeGoodput shows goodput when the plan set an SLO (without one it

@@ -15,7 +15,10 @@ func TestSummaryShowsValidity(t *testing.T) {
 		want string // in the table; "" means no Validity row
 	}{
 		{nil, ""}, // staged runs carry none
-		{&record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p99", "e2e": "p99"}}, "valid   (samples back TTFT p99, E2E p99)"},
+		// Said in plain words, not "samples back TTFT p99".
+		{&record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p99", "e2e": "p99"}}, "valid   (enough requests to trust TTFT and E2E percentiles up to P99)"},
+		{&record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p999", "e2e": "p95"}}, "valid   (enough requests to trust TTFT percentiles up to P99.9, E2E percentiles up to P95)"},
+		{&record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "none", "e2e": "none"}}, "too few requests to trust any TTFT or E2E percentile"},
 		{&record.Validity{Reasons: []string{"achieved load 12 users is 25% below the intended 16"}, Percentiles: map[string]string{"ttft": "p90", "e2e": "p90"}},
 			"NOT VALID: achieved load 12 users is 25% below the intended 16"},
 	}

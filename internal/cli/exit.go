@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/record"
 )
 
@@ -61,6 +62,10 @@ func exitCode(err error) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
+	}
+	var pe *experiment.PlanError
+	if errors.As(err, &pe) {
+		return ExitUsage
 	}
 	return ExitError
 }

@@ -38,13 +38,14 @@ func TestSimListAndCalibrate(t *testing.T) {
 	}
 }
 
-// The demo runs end to end on the tiny profile in a couple of seconds:
-// simulator in-process, mixed workload, summary printed, run directory written.
+// The demo runs end to end on the tiny profile in seconds: simulator
+// in-process, a sweep of two classes, summary printed, run directory
+// written, with steps, a knee verdict and both classes.
 func TestDemoRunsAgainstTheSimulator(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	code, stdout, stderr := runCLI(t, "demo", "--profile", "tiny", "--duration", "2s", "--warmup", "500ms",
-		"--concurrency", "8", "--out", dir, "-o", "json", "-q")
+	code, stdout, stderr := runCLI(t, "demo", "--profile", "tiny", "--duration", "1500ms", "--warmup", "300ms",
+		"--users", "1,4,8", "--out", dir, "-o", "json", "-q")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -54,6 +55,9 @@ func TestDemoRunsAgainstTheSimulator(t *testing.T) {
 	}
 	if s.Name != "demo" || s.Requests.Succeeded == 0 || s.Requests.Failed != 0 || s.Requests.Warmup == 0 {
 		t.Errorf("summary %+v: want a demo run with warm-up and successes only", s.Requests)
+	}
+	if len(s.Steps) != 3 || s.Knee == nil || s.Classes["chat"] == nil || s.Classes["docs"] == nil {
+		t.Errorf("steps %d, knee %+v, classes %v: want 3 steps, a knee verdict and the classes chat and docs", len(s.Steps), s.Knee, len(s.Classes))
 	}
 	for _, w := range s.Warnings {
 		if strings.Contains(w, "warm-up requests failed") {

@@ -8,7 +8,8 @@ import (
 
 // TestThresholdExitCodes: a run whose thresholds all pass exits 0, one
 // that fails one exits ExitThresholds with the verdicts printed, a bad
-// expression is a usage error before anything runs, and `report` checks
+// expression or a figure that cannot exist is a usage error before anything
+// runs, and `report` checks
 // the plan's thresholds again.
 func TestThresholdExitCodes(t *testing.T) {
 	t.Parallel()
@@ -26,8 +27,10 @@ func TestThresholdExitCodes(t *testing.T) {
 		{"pass", []string{"error_rate < 0.01", "output_tokens_per_s > 0"}, ExitOK, "all 2 thresholds passed", ""},
 		// An impossible latency limit: exit 99, the failure listed and summed up.
 		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed"},
-		// A threshold that names no figure fails rather than passing silently.
-		{"unknown metric", []string{"ttft.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed"},
+		// A threshold on a figure no summary can hold is refused before the run, as k6 does.
+		{"unknown metric", []string{"ttft.p99 < 1"}, ExitUsage, "", `no summary figure can match "ttft.p99"`},
+		// One on a figure this run may lack (a run has no steps) is judged after it, and fails.
+		{"missing figure", []string{"steps.0.ttft_ms.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed"},
 		// A malformed expression is a usage error, reported before the run.
 		{"bad expression", []string{"ttft_ms.p99 < 2s"}, ExitUsage, "", "--threshold"},
 	}
@@ -43,6 +46,9 @@ func TestThresholdExitCodes(t *testing.T) {
 			continue
 		}
 		if tt.wantCode == ExitUsage {
+			if runs, _ := filepath.Glob(filepath.Join(dir, "*")); len(runs) != 0 {
+				t.Errorf("%s: a usage error left run directories %v", tt.name, runs)
+			}
 			continue
 		}
 		runs, _ := filepath.Glob(filepath.Join(dir, "*"))

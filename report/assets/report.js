@@ -35,6 +35,35 @@
     });
   }
 
+  // niceTicks are the 1, 2, 5 × 10^k values within [lo, hi]: a log axis's
+  // labels, where uPlot's own for a range under a decade fall between bins
+  // (3981, 5981, 7981) and leave the top band unlabelled.
+  function niceTicks(lo, hi) {
+    var out = [];
+    for (var p = Math.pow(10, Math.floor(Math.log10(lo))); p <= hi * 1.0001; p *= 10) {
+      [1, 2, 5].forEach(function (k) {
+        var v = k * p;
+        if (v >= lo * 0.9999 && v <= hi * 1.0001) { out.push(v); }
+      });
+    }
+    return out;
+  }
+
+  // niceRange widens [lo, hi] to the 1, 2, 5 × 10^k values around it, so
+  // the lowest and the highest band both sit between two labels.
+  function niceRange(lo, hi) {
+    var floor = function (v) {
+      var p = Math.pow(10, Math.floor(Math.log10(v) + 1e-9)), m = v / p;
+      return (m >= 5 - 1e-9 ? 5 : m >= 2 - 1e-9 ? 2 : 1) * p;
+    };
+    var ceil = function (v) {
+      var p = Math.pow(10, Math.floor(Math.log10(v) + 1e-9)), m = v / p;
+      return (m <= 1 + 1e-9 ? 1 : m <= 2 + 1e-9 ? 2 : m <= 5 + 1e-9 ? 5 : 10) * p;
+    };
+    return [floor(lo), ceil(hi)];
+  }
+  window.inferloadHeatTicks = {};
+
   function width(el) { return Math.max(320, (el.clientWidth || 560) - 4); }
 
   function timeChart(el, c) {
@@ -98,10 +127,12 @@
       ctx.restore();
     };
     var plugins = [{ hooks: { draw: [paint] } }, marks()];
+    var yr = niceRange(c.y[0], c.y[c.y.length - 1]), ticks = niceTicks(yr[0], yr[1]);
+    window.inferloadHeatTicks[c.id] = { range: yr, ticks: ticks, top: c.y[c.y.length - 1], bottom: c.y[0] };
     return new uPlot({
       width: width(el), height: 260, legend: { show: false }, plugins: plugins,
-      scales: { x: { time: false, range: [c.x[0], x1] }, y: { distr: 3, range: [c.y[0], c.y[c.y.length - 1]] } },
-      axes: [{ label: "seconds since start" }, { label: c.ylabel + " (log scale)", values: msTicks }],
+      scales: { x: { time: false, range: [c.x[0], x1] }, y: { distr: 3, range: yr } },
+      axes: [{ label: "seconds since start" }, { label: c.ylabel + " (log scale)", values: msTicks, splits: function () { return ticks; } }],
       series: [{}, { label: "count", paths: function () { return null; }, points: { show: false } }]
     }, [c.x, c.x.map(function () { return null; })], el);
   }

@@ -1,0 +1,148 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/workload"
+)
+
+const (
+	// preflightTimeout bounds the probe request: long enough for a cold
+	// server's first prefill, short enough that a stalled target stops the
+	// run within a minute rather than after its total timeout.
+	preflightTimeout = 60 * time.Second
+	// preflightSearch is how many of the workload's first requests are
+	// looked at for an ordinary one (not bad input, not a chain).
+	preflightSearch = 256
+)
+
+// PreflightError is a run stopped before its load started because the
+// probe request failed: the target is not there, does not serve the
+// model, refuses the key, or cannot answer one request.
+type PreflightError struct {
+	Kind record.ErrorKind
+	Msg  string
+}
+
+func (e *PreflightError) Error() string {
+	return fmt.Sprintf("pre-flight: the probe request failed (%s): %s; nothing was measured "+
+		"(check target.url and target.model, or start anyway with --no-preflight)", e.Kind, e.Msg)
+}
+
+// preflight sends one request, the workload's first ordinary one asking
+// for a single output token, before anything is written, so a dead
+// target stops the run at once instead of being hammered for its whole
+// duration. A plan with target.preflight false, or whose first requests
+// are all bad input or chains, is not probed.
+func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files *workloadFiles, env Env) error {
+	if !p.Target.Preflights() {
+		return nil
+	}
+	cfg, err := engineConfig(p, client, files)
+	if err != nil {
+		return nil // prepare has already judged the plan; nothing to probe with
+	}
+	req, ok, err := probeRequest(cfg)
+	if err != nil || !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
+	defer cancel()
+	var t protocol.Trace
+	client.Do(ctx, req, &t)
+	if t.Err == record.ErrNone {
+		return nil
+	}
+	msg := t.ErrMsg
+	if t.Status == 404 || t.Err == record.ErrHTTP4xx {
+		msg += servedModels(ctx, p, env)
+	}
+	return &PreflightError{Kind: t.Err, Msg: msg}
+}
+
+// probeRequest renders the workload's first ordinary request with one
+// output token.
+func probeRequest(cfg engine.Config) (*protocol.Request, bool, error) {
+	for i := range uint64(preflightSearch) {
+		spec := cfg.Source.Spec(i)
+		if spec.Expect != "" || cfg.Chains[spec.Class] != nil {
+			continue
+		}
+		spec.MaxTokens = 1
+		req, err := cfg.Render(spec)
+		return req, err == nil, err
+	}
+	return nil, false, nil
+}
+
+// servedModels names the models the target's /models lists, to explain a
+// 404 or 400 for the plan's model.
+func servedModels(ctx context.Context, p *plan.Plan, env Env) string {
+	sv := observe.ProbeTarget(ctx, probeClient(p, env), p.Target.URL, probeHeaders(p, env))
+	if len(sv.Models) == 0 {
+		return ""
+	}
+	ids := make([]string, len(sv.Models))
+	for k, m := range sv.Models {
+		ids[k] = m.ID
+	}
+	return fmt.Sprintf(" (target.model is %q; /models lists %s)", p.Target.Model, strings.Join(ids, ", "))
+}
+
+// PlanError is a plan that cannot run as written, found before anything
+// is sent: the CLI exits with its usage code (2).
+type PlanError struct{ Err error }
+
+func (e *PlanError) Error() string { return e.Err.Error() }
+func (e *PlanError) Unwrap() error { return e.Err }
+
+// checkNames refuses, before the run, a threshold on a figure no summary
+// of this plan can hold and an --metrics name that is no Prometheus
+// metric name, so a typo costs seconds, not a whole run.
+func checkNames(p *plan.Plan) error {
+	ths, err := analyze.ParseThresholds(p.Thresholds)
+	if err != nil {
+		return &PlanError{err}
+	}
+	if err := analyze.CheckNames(ths, planClasses(p)); err != nil {
+		return &PlanError{err}
+	}
+	for _, m := range strings.Split(p.Observe.Metrics, ",") {
+		if m = strings.TrimSpace(m); m != "" && !promName.MatchString(m) {
+			return &PlanError{fmt.Errorf("observe.metrics: %q is not a Prometheus metric name (letters, digits, _ and :, not starting with a digit)", m)}
+		}
+	}
+	return nil
+}
+
+// promName is the Prometheus metric name syntax.
+var promName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
+
+// planClasses are the class names the plan's summary can hold, nil when a
+// trace may bring its own.
+func planClasses(p *plan.Plan) []string {
+	if p.Load.Trace.Path != "" {
+		return nil
+	}
+	var names []string
+	for _, c := range p.Workload.Classes {
+		names = append(names, c.Name)
+	}
+	if len(names) == 0 {
+		names = append(names, workload.DefaultClass)
+	}
+	if p.Workload.BadInput.Fraction > 0 {
+		names = append(names, workload.BadInputClass)
+	}
+	return names
+}
