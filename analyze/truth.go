@@ -54,7 +54,9 @@ func (r TruthReport) OK() bool {
 // Truth runs the suite: the bottleneck hints and the client verdict on
 // constructed telemetry, the overload hint on constructed load trends,
 // validity on constructed steps, the knee on a constructed flat sweep,
-// and compare on pairs drawn from known distributions (TruthCompare).
+// the capacity search against planted capacities, soak drift on flat
+// and rising windowed series, and compare on pairs drawn from known
+// distributions (TruthCompare).
 // It takes a few seconds and is deterministic for given options.
 func Truth(o TruthOptions) TruthReport {
 	var rows []TruthRow
@@ -63,6 +65,8 @@ func Truth(o TruthOptions) TruthReport {
 	}
 	rows = append(rows, validityScenarios()...)
 	rows = append(rows, flatSweepScenario())
+	rows = append(rows, capacityScenarios()...)
+	rows = append(rows, driftScenarios(o.Seed)...)
 	rates := TruthCompare(o)
 	rows = append(rows, rates.rows()...)
 	return TruthReport{Rows: rows, Compare: rates}

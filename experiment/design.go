@@ -57,6 +57,9 @@ type CapacityJudging struct {
 	SLOs           []record.SLO `json:"slos"`
 	MaxFailureRate float64      `json:"max_failure_rate"`
 	Confidence     float64      `json:"confidence"`
+	// Search is how the loads were chosen: its precision and probe budget
+	// tell an answer the budget cut short.
+	Search analyze.SearchOptions `json:"search"`
 }
 
 // staged reports whether the design's records carry a step per stage.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -168,6 +169,22 @@ func capacityReason(o *CapacityJudging, c *record.Capacity, failed []float64) st
 		return fmt.Sprintf("every probe passed up to %s, the search's ceiling: capacity is at least that (%s at %.0f%% confidence)",
 			unit(c.Load), objectives, o.Confidence*100)
 	}
-	return fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d probes, the lowest failing load was %s",
+	reason := fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d probes, the lowest failing load was %s",
 		unit(c.Load), objectives, o.Confidence*100, len(c.Probes), unit(slices.Min(failed)))
+	if budgetCut(o.Search, len(c.Probes), c.Load, slices.Min(failed)) {
+		reason += fmt.Sprintf("; the probe budget (%d) ran out before the %.0f%% precision: the capacity lies between %s and %s (raise --max-probes for a closer answer)",
+			len(c.Probes), precision(o.Search)*100, unit(c.Load), unit(slices.Min(failed)))
+	}
+	return reason
+}
+
+// budgetCut reports whether a search stopped on its probe budget with its
+// bracket [pass, fail) still wider than its precision.
+func budgetCut(s analyze.SearchOptions, probes int, pass, fail float64) bool {
+	budget := cmp.Or(s.MaxProbes, analyze.DefaultSearch.MaxProbes)
+	return probes >= budget && pass > 0 && fail/pass > 1+precision(s) && !(s.Whole && fail-pass <= 1)
+}
+
+func precision(s analyze.SearchOptions) float64 {
+	return cmp.Or(s.Precision, analyze.DefaultSearch.Precision)
 }

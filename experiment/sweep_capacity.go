@@ -58,7 +58,7 @@ func FindCapacity(ctx context.Context, p *plan.Plan, opts Options, o CapacityOpt
 		return nil, err
 	}
 	d := Design{Kind: KindCapacity, Criteria: o.Stage.Criteria, Capacity: &CapacityJudging{
-		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}}
+		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence, Search: o.Search}}
 	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
 		first := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: o.Search.Low}
 		if _, err := r.stageConfig(1, first); err != nil {
