@@ -68,7 +68,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	}
 	client, err := newClient(p, opts.Env.withDefaults())
 	if err != nil {
-		return nil, err
+		return nil, &PlanError{err} // a key or CA file the plan names, unreadable or wrong
 	}
 	defer client.Close()
 	seg, err := schedule.ParseSegment(p.Load.Segment)
@@ -78,7 +78,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(), seg: seg}
 	drive, err := prepare(r)
 	if err != nil {
-		return nil, err
+		// What the plan names cannot be used as it is: a dataset, trace
+		// or tokenizer file, or a load the engine refuses. Bad input.
+		return nil, &PlanError{err}
 	}
 	if err := preflight(ctx, p, client, r.inputs, opts.Env.withDefaults()); err != nil {
 		if ctx.Err() != nil {

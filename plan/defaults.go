@@ -44,7 +44,8 @@ const (
 func (p *Plan) ApplyDefaults() {
 	setIfZero(&p.Name, DefaultName)
 	p.Target.applyDefaults()
-	p.Load.applyDefaults()
+	_, durationSet := p.origin["load.duration"]
+	p.Load.applyDefaults(durationSet)
 	p.Workload.applyDefaults()
 	setIfZero(&p.Output.Dir, DefaultOutputDir)
 }
@@ -58,11 +59,12 @@ func (t *Target) applyDefaults() {
 	setIfZero(&t.Timeouts.Total, DefaultTotalTimeout)
 }
 
-func (l *LoadOptions) applyDefaults() {
+func (l *LoadOptions) applyDefaults(durationSet bool) {
 	// A trace that plays once ends by itself: the run stops with its last
-	// request (experiment caps it at the trace's length).
+	// request (experiment caps it at the trace's length). A duration the
+	// user wrote as 0 gets no default: validation says 0 is no duration.
 	endsByItself := l.Trace.Path != "" && !l.Trace.Loop
-	if l.Duration == 0 && l.Requests == 0 && !endsByItself {
+	if l.Duration == 0 && l.Requests == 0 && !endsByItself && !durationSet {
 		l.Duration = DefaultDuration
 	}
 	setIfZero(&l.Grace, DefaultGrace)

@@ -175,6 +175,10 @@ func TestDecodeErrors(t *testing.T) {
 		{validHead + "load:\n  concurrency: 1\n  stages: [30s@2.5]\n", `load.stages[0]: "30s@2.5": load "2.5": want a whole number of users`},
 		// Each stage discards its own warm-up, so it must be shorter than every stage.
 		{validHead + "load:\n  concurrency: 1\n  warmup: 10s\n  stages: [30s@1, 5s@2]\n", `plan.yaml:4: load.warmup: 10s: each stage discards its own warm-up`},
+		// A duration written as 0 is no duration, not the 1m default.
+		{validHead + "load:\n  concurrency: 1\n  duration: 0s\n", `plan.yaml:4: load.duration: 0s: want a positive duration`},
+		// Zero users is named as the problem it is.
+		{validHead + "load:\n  concurrency: 0\n  requests: 3\n", `plan.yaml:3: load.concurrency: 0: want a positive number of users`},
 		// Two documents in one file are refused.
 		{"name: a\n---\nname: b\n", `plan.yaml:2: a second YAML document starts here; a plan file holds one`},
 	}

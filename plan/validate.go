@@ -153,8 +153,9 @@ func (v *validator) timeouts() {
 // loadModel checks that exactly one of closed loop and open loop is chosen.
 func (v *validator) loadModel() {
 	l := &v.p.Load
+	_, concurrencySet := v.p.origin["load.concurrency"]
 	switch {
-	case l.Concurrency < 0:
+	case l.Concurrency < 0 || (l.Concurrency == 0 && concurrencySet):
 		v.fail("load.concurrency", "%d: want a positive number of users", l.Concurrency)
 	case l.Concurrency > maxConcurrency:
 		v.fail("load.concurrency", "%d users is more than %d; is there an extra zero?", l.Concurrency, maxConcurrency)
@@ -170,7 +171,7 @@ func (v *validator) loadModel() {
 		v.fail("load.trace.path", "a trace is its own arrival schedule: drop load.concurrency and load.rate")
 	case flops && (closed || open || trace):
 		v.fail("load.flops_per_s", "paces the arrivals itself: drop load.concurrency, load.rate and load.trace")
-	case !closed && !open && !trace && !flops && l.Concurrency == 0 && l.Rate == 0:
+	case !closed && !open && !trace && !flops && l.Concurrency == 0 && l.Rate == 0 && !concurrencySet:
 		v.fail("load", "set load.concurrency (closed loop, --concurrency N), load.rate (open loop, --rate R) or load.trace (replay a log, --trace FILE)")
 	}
 	switch {
@@ -253,13 +254,14 @@ func (v *validator) closedLoop() {
 
 func (v *validator) stopConditions() {
 	l := &v.p.Load
-	if l.Duration < 0 {
-		v.fail("load.duration", "%v: want a positive duration", l.Duration)
+	_, durationSet := v.p.origin["load.duration"]
+	if l.Duration < 0 || (l.Duration == 0 && durationSet) {
+		v.fail("load.duration", "%v: want a positive duration (leave it out for the default: 1m unless load.requests is set)", l.Duration)
 	}
 	if l.Requests < 0 {
 		v.fail("load.requests", "%d: want a positive number of requests", l.Requests)
 	}
-	if l.Duration == 0 && l.Requests == 0 && !(l.Trace.Path != "" && !l.Trace.Loop) {
+	if l.Duration == 0 && l.Requests == 0 && !(l.Trace.Path != "" && !l.Trace.Loop) && !durationSet {
 		v.fail("load.duration", "set load.duration, load.requests or both")
 	}
 	switch {
