@@ -42,7 +42,12 @@ func Warnings(s *record.Summary, c Criteria) []string {
 	if msg := sampleWarning(r.Succeeded, c.withDefaults().Confidence); msg != "" {
 		add("%s", msg)
 	}
-	if s.Tokens.Counted > 0 {
+	switch {
+	case s.Tokens.UsageImplausible > 0:
+		add("%d of %d successful requests reported a usage completion_tokens their reply cannot have (0 beside a streamed answer, "+
+			"more than 64 tokens a chunk, far past max_tokens, or not an integer): their output was counted by the client instead "+
+			"(records keep the server's figure in usage_output_tokens)", s.Tokens.UsageImplausible, r.Succeeded)
+	case s.Tokens.Counted > 0:
 		add("output tokens of %d of %d successful requests were counted by the client, not reported by the server: "+
 			"a stream chunk carrying several tokens counts as one (ask for usage: stream_options.include_usage)",
 			s.Tokens.Counted, r.Succeeded)

@@ -66,6 +66,7 @@ type Aggregate struct {
 
 	inTok, outTok, reasoningTok int64
 	usage, counted, nonStream   int64
+	implausible                 int64 // usage counts the replies cannot have
 	// checks compare token counts with what was asked (checks.go).
 	checks tokenChecks
 
@@ -148,6 +149,9 @@ func (a *Aggregate) addTokens(r *Result) {
 		a.usage++
 	} else {
 		a.counted++
+	}
+	if r.UsageImplausible {
+		a.implausible++
 	}
 	a.checks.add(r)
 }
@@ -268,7 +272,7 @@ func (a *Aggregate) tokens() Tokens {
 	return Tokens{
 		Source:     a.tokenSource(),
 		InputTotal: a.inTok, OutputTotal: a.outTok, ReasoningTotal: a.reasoningTok,
-		UsageReported: a.usage, Counted: a.counted,
+		UsageReported: a.usage, Counted: a.counted, UsageImplausible: a.implausible,
 	}
 }
 

@@ -107,6 +107,11 @@ type Result struct {
 	OutputTokens    int         `json:"output_tokens"`
 	ReasoningTokens int         `json:"reasoning_tokens,omitempty"`
 	TokenSource     TokenSource `json:"token_source,omitempty"`
+	// UsageImplausible: the server's usage gave an output count the
+	// reply cannot have (PlausibleUsage), so the counted one is used and
+	// TokenSource is TokensCounted; UsageOutputTokens keeps the server's.
+	UsageImplausible  bool `json:"usage_implausible,omitempty"`
+	UsageOutputTokens int  `json:"usage_output_tokens,omitempty"`
 	// PromptTokensSent is the client's own estimate of the prompt length.
 	PromptTokensSent int    `json:"prompt_tokens_sent,omitempty"`
 	MaxTokens        int    `json:"max_tokens,omitempty"`
@@ -166,4 +171,29 @@ func (r *Result) Shift(us int64) {
 	if r.OpenLoop {
 		r.IntendedUS += us
 	}
+}
+
+// maxTokensPerEvent bounds how many tokens one content event of a stream
+// plausibly carries: servers send one to a few per chunk (speculative
+// decoding a handful), never dozens.
+const maxTokensPerEvent = 64
+
+// PlausibleUsage reports whether a server's completion_tokens can be true
+// of a reply with events content events (0 for a non-streamed reply) that
+// asked for maxTokens (0: no bound): not 0 beside a streamed answer, not
+// more than maxTokensPerEvent an event, not beyond what a stream may run
+// to past max_tokens (OverrunLimit). A count that did not parse as a
+// plain integer ("10", 1e20) reads as 0 and fails the first test.
+func PlausibleUsage(usage, events, maxTokens int) bool {
+	switch {
+	case usage < 0:
+		return false
+	case events > 0 && usage == 0:
+		return false
+	case events > 0 && usage > events*maxTokensPerEvent:
+		return false
+	case maxTokens > 0 && usage > OverrunLimit(maxTokens):
+		return false
+	}
+	return true
 }

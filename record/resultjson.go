@@ -31,6 +31,8 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendInt(b, `,"output_tokens":`, int64(r.OutputTokens))
 	b = appendIntOmit(b, `,"reasoning_tokens":`, int64(r.ReasoningTokens))
 	b = appendStrOmit(b, `,"token_source":`, string(r.TokenSource))
+	b = appendBoolOmit(b, `,"usage_implausible":true`, r.UsageImplausible)
+	b = appendIntOmit(b, `,"usage_output_tokens":`, int64(r.UsageOutputTokens))
 	b = appendIntOmit(b, `,"prompt_tokens_sent":`, int64(r.PromptTokensSent))
 	b = appendIntOmit(b, `,"max_tokens":`, int64(r.MaxTokens))
 	b = appendBoolOmit(b, `,"ignore_eos":true`, r.IgnoreEOS)

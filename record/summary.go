@@ -149,6 +149,9 @@ type Tokens struct {
 	UsageReported int64 `json:"usage_reported"`
 	// Counted counts successes whose output count was counted by the client.
 	Counted int64 `json:"counted"`
+	// UsageImplausible counts successes whose usage count could not be
+	// true of the reply (record.PlausibleUsage): counted instead.
+	UsageImplausible int64 `json:"usage_implausible"`
 }
 
 // Checks are sanity checks on what the server did with the request.

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+)
+
+// TestFillTokensRefusesImplausibleUsage: the server's usage is the count
+// when it can be true of the reply; one it cannot have is kept beside the
+// record and the counted events stand in.
+func TestFillTokensRefusesImplausibleUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		usage, events int
+		wantOut       int
+		wantSource    record.TokenSource
+		implausible   bool
+	}{
+		{12, 10, 12, record.TokensUsage, false},        // usage trusted
+		{2147483647, 2, 2, record.TokensCounted, true}, // INT_MAX beside 2 events
+		{0, 8, 8, record.TokensCounted, true},          // 0 beside a streamed answer
+	}
+	for _, tt := range tests {
+		r := &record.Result{MaxTokens: 64, PromptTokensSent: 9}
+		fillTokens(r, &protocol.Trace{UsageReported: true, CompletionTokens: tt.usage, ContentEvents: tt.events, PromptTokens: 11})
+		if r.OutputTokens != tt.wantOut || r.TokenSource != tt.wantSource || r.UsageImplausible != tt.implausible || r.InputTokens != 11 {
+			t.Errorf("usage %d, %d events: output %d (%s), implausible %v, input %d; want %d (%s), %v, 11",
+				tt.usage, tt.events, r.OutputTokens, r.TokenSource, r.UsageImplausible, r.InputTokens, tt.wantOut, tt.wantSource, tt.implausible)
+		}
+		if tt.implausible && r.UsageOutputTokens != tt.usage {
+			t.Errorf("the server's %d was not kept: %d", tt.usage, r.UsageOutputTokens)
+		}
+	}
+}

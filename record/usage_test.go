@@ -1,0 +1,26 @@
+package record
+
+import "testing"
+
+func TestPlausibleUsage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		usage, events, maxTokens int
+		want                     bool
+	}{
+		{120, 100, 128, true},           // a few events carried two tokens
+		{2147483647, 2, 0, false},       // issue 12: INT_MAX beside 2 events, 5.7e12 tok/s
+		{0, 40, 64, false},              // 0 (or "10", 1e20, which read as 0) beside a streamed answer
+		{0, 0, 64, true},                // a non-streamed empty answer may be 0
+		{64 * 5, 5, 0, true},            // 64 tokens a chunk is the most believed
+		{64*5 + 1, 5, 0, false},         // one more is not
+		{2*100 + 64 + 1, 0, 100, false}, // non-streamed, beyond what a stream may run to past max_tokens
+		{150, 0, 100, true},             // past max_tokens but within the overrun allowance: the max_tokens check says so
+		{-1, 3, 0, false},               // negative
+	}
+	for _, tt := range tests {
+		if got := PlausibleUsage(tt.usage, tt.events, tt.maxTokens); got != tt.want {
+			t.Errorf("PlausibleUsage(%d, %d events, max %d) = %v, want %v", tt.usage, tt.events, tt.maxTokens, got, tt.want)
+		}
+	}
+}
