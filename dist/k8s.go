@@ -12,7 +12,6 @@ import (
 
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/schedule"
 )
 
 // K8sOptions describe the Kubernetes objects of a distributed run.
@@ -288,23 +287,13 @@ func podSize(p *plan.Plan, segments int) (cpu, mem string) {
 	streams := 100
 	switch l := p.Load; {
 	case l.Mode() == record.ModeClosed:
-		streams = (maxUsers(p) + segments - 1) / segments
+		streams = (p.Load.MaxUsers() + segments - 1) / segments
 	case l.MaxInFlight > 0:
 		streams = (l.MaxInFlight + segments - 1) / segments
 	}
 	milli := max(250, int(math.Ceil(float64(streams)*1000/streamsPerCore)))
 	mib := baseMemMiB + int(math.Ceil(float64(streams*memPerStreamKiB)/1024))
 	return fmt.Sprintf("%dm", milli), fmt.Sprintf("%dMi", mib)
-}
-
-// maxUsers is the most users the plan runs at once, stages included.
-func maxUsers(p *plan.Plan) int {
-	n := p.Load.Concurrency
-	stages, _ := schedule.ParseStages(p.Load.Stages, p.Load.Mode()) // validated with the plan
-	for _, st := range stages {
-		n = max(n, int(max(st.From, st.Target)))
-	}
-	return n
 }
 
 func doubled(milli string) string {

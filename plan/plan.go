@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 )
 
 // Plan is a fully described test. The zero value of each field means its
@@ -154,6 +155,20 @@ type Trace struct {
 // OpenLoop reports whether requests arrive on a schedule (a rate, a trace
 // or compute pacing) rather than from closed-loop users.
 func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
+
+// MaxUsers is the most closed-loop users the load runs at once, its stages
+// included (0 for an open loop).
+func (l *LoadOptions) MaxUsers() int {
+	if l.Mode() != record.ModeClosed {
+		return 0
+	}
+	n := l.Concurrency
+	stages, _ := schedule.ParseStages(l.Stages, l.Mode()) // validated with the plan
+	for _, st := range stages {
+		n = max(n, int(max(st.From, st.Target)))
+	}
+	return n
+}
 
 // Mode is the loop the load runs in, record.ModeOpen or record.ModeClosed
 // (OpenLoop): the one place a run's mode is derived, for the live run,

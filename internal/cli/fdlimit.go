@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
 )
 
 // fdHeadroom is what a run needs beyond one descriptor per connection:
@@ -13,10 +14,19 @@ import (
 const fdHeadroom = 64
 
 // plannedConnections is the most connections the plan's load holds open
-// at once: its users, or an open loop's in-flight cap; 0 when unbounded
-// by the plan (an open loop without max_in_flight).
+// at once: its users (stages included), or an open loop's in-flight cap;
+// 0 when unbounded by the plan (an open loop without max_in_flight).
 func plannedConnections(p *plan.Plan) int {
-	return max(p.Load.Concurrency, p.Load.MaxInFlight)
+	return max(p.Load.MaxUsers(), p.Load.MaxInFlight)
+}
+
+// stepConnections is the most connections an experiment's steps hold: its
+// highest load in users for a closed loop, else the in-flight cap.
+func stepConnections(p *plan.Plan, mode string, highest float64) int {
+	if mode == record.ModeClosed {
+		return int(highest)
+	}
+	return p.Load.MaxInFlight
 }
 
 // warnFileLimit checks the process's file-descriptor limit against the
@@ -25,8 +35,7 @@ func plannedConnections(p *plan.Plan) int {
 // say, with the numbers, that the hard limit is too low: otherwise every
 // connection past it fails as client_resource ("too many open files")
 // and the test measures this machine, not the target.
-func warnFileLimit(w io.Writer, p *plan.Plan) {
-	conns := plannedConnections(p)
+func warnFileLimit(w io.Writer, conns int) {
 	if conns == 0 {
 		return
 	}

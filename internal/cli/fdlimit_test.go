@@ -20,12 +20,12 @@ func TestWarnFileLimit(t *testing.T) {
 	var over, under bytes.Buffer
 	p := &plan.Plan{}
 	p.Load.Concurrency = int(min(limit, 1<<30)) // limit + headroom > limit
-	warnFileLimit(&over, p)
+	warnFileLimit(&over, plannedConnections(p))
 	if !strings.Contains(over.String(), "ulimit -n") || !strings.Contains(over.String(), "client_resource") {
 		t.Errorf("no warning for %d users at a limit of %d: %q", p.Load.Concurrency, limit, over.String())
 	}
 	p.Load.Concurrency = 1
-	warnFileLimit(&under, p)
+	warnFileLimit(&under, plannedConnections(p))
 	if limit > 1+fdHeadroom && under.Len() > 0 {
 		t.Errorf("warned for one user: %q", under.String())
 	}

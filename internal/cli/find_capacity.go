@@ -127,6 +127,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
+		warnFileLimit(st.Stderr, stepConnections(p, o.Mode, o.Search.High))
 		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.FindCapacity(ctx, p, opts, o)
 		})

@@ -89,7 +89,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 		if err != nil {
 			return usageError(err)
 		}
-		warnFileLimit(st.Stderr, p)
+		warnFileLimit(st.Stderr, plannedConnections(p))
 		return runPlan(cmd.Context(), st, p, out)
 	}
 	return c

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -103,6 +104,7 @@ Every plan flag applies (see docs/plan.md); docs/experiments.md explains the met
 		if err != nil {
 			return err
 		}
+		warnFileLimit(st.Stderr, stepConnections(p, o.Mode, slices.Max(o.Loads)))
 		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 			return experiment.Sweep(ctx, p, opts, o)
 		})
