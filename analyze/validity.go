@@ -66,6 +66,10 @@ func Judge(s *record.Step, c Criteria) error {
 	judgeSamples(s, c, q, invalid)
 	judgeLoad(s, c, invalid)
 	judgeLate(s, c, invalid)
+	if n := s.Requests.ClientFailed; n > 0 {
+		v.ClientSaturated = true
+		invalid("%d requests failed in the load generator itself (client_resource: out of file descriptors, local ports or its reply budget): the target saw less load than planned", n)
+	}
 	return nil
 }
 

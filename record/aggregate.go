@@ -58,6 +58,7 @@ type Aggregate struct {
 	ttft, itl, tpot, e2e, queue, failedE2E *Hist
 
 	succeeded, failed, late, openLoop int64
+	clientFailed                      int64 // ErrClientResource: not the target's
 	warmup, warmupFailed              int64
 	errors                            map[ErrorKind]int64
 	// rejected counts measured expected rejections: bad input refused
@@ -128,6 +129,12 @@ func (a *Aggregate) Add(r *Result) {
 	}
 	if r.ExpectedRejection() {
 		a.rejected++
+		return
+	}
+	if r.Error == ErrClientResource {
+		// The load generator's own failure: the target never saw it.
+		a.clientFailed++
+		a.errors[r.Error]++
 		return
 	}
 	if !r.OK() {
@@ -256,9 +263,9 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 
 func (a *Aggregate) requests() Requests {
 	return Requests{
-		Total:     a.succeeded + a.failed + a.rejected + a.warmup,
+		Total:     a.succeeded + a.failed + a.rejected + a.clientFailed + a.warmup,
 		Succeeded: a.succeeded, Failed: a.failed, ExpectedRejections: a.rejected,
-		Warmup: a.warmup, Late: a.late,
+		Warmup: a.warmup, Late: a.late, ClientFailed: a.clientFailed,
 	}
 }
 

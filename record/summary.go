@@ -101,7 +101,8 @@ type ThresholdResult struct {
 
 // Requests counts every record of the run.
 type Requests struct {
-	// Total is every record: Succeeded + Failed + ExpectedRejections + Warmup.
+	// Total is every record: Succeeded + Failed + ExpectedRejections +
+	// ClientFailed + Warmup.
 	Total     int64 `json:"total"`
 	Succeeded int64 `json:"succeeded"`
 	Failed    int64 `json:"failed"`
@@ -112,6 +113,11 @@ type Requests struct {
 	Warmup int64 `json:"warmup"`
 	// Late counts measured open-loop requests that started late.
 	Late int64 `json:"late"`
+	// ClientFailed counts measured requests the load generator failed
+	// itself (ErrClientResource: out of file descriptors, local ports or
+	// its reply budget). They are not the target's failures: not in
+	// Failed nor the failure rate, only in errors under their kind.
+	ClientFailed int64 `json:"client_failed"`
 }
 
 // Metrics are the latency distributions of measured successful requests.

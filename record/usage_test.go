@@ -24,3 +24,19 @@ func TestPlausibleUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestClientFailuresAreNotTheTargets: a request the load generator failed
+// itself (client_resource) is counted apart, in errors under its kind,
+// never in the target's failures or failure rate.
+func TestClientFailuresAreNotTheTargets(t *testing.T) {
+	t.Parallel()
+	a := NewAggregate()
+	a.Add(&Result{ID: 1, E2EUS: 1000, Stream: true, TTFTUS: 100, EventsUS: []int64{100}, OutputTokens: 1})
+	a.Add(&Result{ID: 2, E2EUS: 10, Error: ErrClientResource, ErrorMsg: "too many open files"})
+	a.Add(&Result{ID: 3, E2EUS: 10, Error: ErrHTTP5xx})
+	s := a.Summary(RunInfo{EndUS: 2000})
+	r := s.Requests
+	if r.ClientFailed != 1 || r.Failed != 1 || r.Total != 3 || s.FailureRate != 0.5 || s.Errors[string(ErrClientResource)] != 1 {
+		t.Errorf("requests %+v, failure rate %v, errors %v: want 1 client failure apart, 1 target failure of 2", r, s.FailureRate, s.Errors)
+	}
+}
