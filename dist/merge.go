@@ -271,6 +271,9 @@ func mergeTelemetry(out string, shards []*shard) error {
 			if i > 0 && s.Source != "client" {
 				continue
 			}
+			if s.Source == "client" {
+				s.Segment = sh.seg.String() // so a saturated segment is named
+			}
 			s.TimeUS += sh.offsetUS
 			s.TS = s.TimeUS / 1e6
 			all = append(all, s)

@@ -16,6 +16,9 @@ type Sample struct {
 	// Source names where the figures came from: a scrape URL, "gpu" or
 	// "client".
 	Source string `json:"source"`
+	// Segment, in a run merged from segments, is the segment ("I/N") whose
+	// client a "client" sample describes; empty otherwise.
+	Segment string `json:"segment,omitempty"`
 	// Kind is the metric map used (vllm, dcgm, ...), the GPU backend (nvml,
 	// nvidia-smi) or "self".
 	Kind string `json:"kind,omitempty"`

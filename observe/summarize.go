@@ -2,7 +2,10 @@ package observe
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/inferload/inferload/record"
 )
@@ -20,7 +23,7 @@ func Summarize(samples []Sample, info record.RunInfo, s *record.Summary) {
 	bySource, order := group(in)
 	for _, src := range order {
 		if src == "client" {
-			s.Client = clientSummary(bySource[src])
+			s.Client = clientOfSegments(bySource[src])
 			continue
 		}
 		if s.Server == nil {
@@ -106,6 +109,38 @@ func Stat(samples []Sample, name string) (mean, maxV float64, n int) {
 		return 0, 0, 0
 	}
 	return mean / float64(n), maxV, n
+}
+
+// clientOfSegments is the client summary of one process, or of a run
+// merged from segments: its figures over every segment's samples, and
+// saturated when any segment's own client was (each judged on its own
+// series, since the saturation rule wants seconds in a row), naming them.
+func clientOfSegments(samples []Sample) *record.ClientTelemetry {
+	c := clientSummary(samples)
+	bySeg := map[string][]Sample{}
+	for _, smp := range samples {
+		if smp.Segment != "" {
+			bySeg[smp.Segment] = append(bySeg[smp.Segment], smp)
+		}
+	}
+	if len(bySeg) == 0 {
+		return c
+	}
+	c.Saturated, c.SaturatedSeconds = false, 0
+	for _, seg := range slices.Sorted(maps.Keys(bySeg)) {
+		if one := clientSummary(bySeg[seg]); one.Saturated {
+			c.Saturated = true
+			c.SaturatedSeconds = max(c.SaturatedSeconds, one.SaturatedSeconds)
+			c.SaturatedSegments = append(c.SaturatedSegments, seg)
+		}
+	}
+	c.Verdict = fmt.Sprintf("not saturated in any of %d segments: CPU max %.0f%% of its CPUs, scheduling lag p99 max %.1f ms, pacer lag max %.0f ms",
+		len(bySeg), c.CPUPctMax, c.SchedLagP99MaxMS, c.PacerLagMaxMS)
+	if c.Saturated {
+		c.Verdict = fmt.Sprintf("SATURATED in segment %s (of %d) for up to %d s: that machine could not apply its share of the load",
+			strings.Join(c.SaturatedSegments, ", "), len(bySeg), c.SaturatedSeconds)
+	}
+	return c
 }
 
 func clientSummary(samples []Sample) *record.ClientTelemetry {

@@ -49,6 +49,9 @@ type ClientTelemetry struct {
 	Saturated bool `json:"saturated"`
 	// Verdict is one sentence for reports.
 	Verdict string `json:"verdict"`
+	// SaturatedSegments, in a run merged from segments, names the
+	// segments ("I/N") whose own client was saturated; absent otherwise.
+	SaturatedSegments []string `json:"saturated_segments,omitempty"`
 }
 
 // Hint is one bottleneck hint and the figures that triggered it.
