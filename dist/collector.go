@@ -282,9 +282,18 @@ func (c *Collector) Serve(ctx context.Context, l net.Listener) error {
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	<-ctx.Done()
-	shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Uploads in progress get a moment to finish. A connection a client
+	// opened but never used (its transport dials ahead) counts as busy to
+	// Shutdown for 5 s; past the moment it is simply closed: every segment
+	// has said done or been given up by then.
+	shut, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	err := srv.Shutdown(shut)
+	var err error
+	if serr := srv.Shutdown(shut); errors.Is(serr, context.DeadlineExceeded) {
+		err = srv.Close()
+	} else {
+		err = serr
+	}
 	if serr := <-errc; !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
