@@ -45,11 +45,7 @@ func MeasureClock(ctx context.Context, client *http.Client, url string, now func
 }
 
 func collectorNow(ctx context.Context, client *http.Client, url string) (time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(url, "/")+"/v1/clock", nil)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("collector %s: %w", url, err)
-	}
-	resp, err := client.Do(req)
+	resp, err := call(ctx, client, http.MethodGet, strings.TrimRight(url, "/")+"/v1/clock", nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("collector %s: %w", url, err)
 	}

@@ -23,11 +23,7 @@ import (
 // the common start the collector gives once every segment is: the instant
 // to pass as experiment.Options.StartAt.
 func Ready(ctx context.Context, client *http.Client, url string, seg schedule.Segment) (time.Time, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, segmentURL(url, seg, "ready"), nil)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("collector %s: %w", url, err)
-	}
-	resp, err := client.Do(req)
+	resp, err := call(ctx, client, http.MethodPost, segmentURL(url, seg, "ready"), nil)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("collector %s: %w", url, err)
 	}
@@ -43,6 +39,15 @@ func Ready(ctx context.Context, client *http.Client, url string, seg schedule.Se
 		return time.Time{}, fmt.Errorf("collector %s: ready: no start instant in the answer", url)
 	}
 	return body.StartAt, nil
+}
+
+// call makes one request of the collector's API.
+func call(ctx context.Context, client *http.Client, method, url string, body io.Reader) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	if err != nil {
+		return nil, err
+	}
+	return client.Do(req)
 }
 
 func segmentURL(url string, seg schedule.Segment, rest string) string {
@@ -174,11 +179,7 @@ func readFrom(path string, offset int64, limit int) ([]byte, error) {
 // than assumed (it restarted): the next pass resends from its size.
 func (u *Uploader) put(ctx context.Context, name string, offset int64, chunk []byte) (int64, error) {
 	url := segmentURL(u.url, u.seg, "files/"+name) + fmt.Sprintf("?offset=%d", offset)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, url, bytes.NewReader(chunk))
-	if err != nil {
-		return -1, err
-	}
-	resp, err := u.client.Do(req)
+	resp, err := call(ctx, u.client, http.MethodPut, url, bytes.NewReader(chunk))
 	if err != nil {
 		return -1, err
 	}
@@ -200,11 +201,7 @@ func (u *Uploader) put(ctx context.Context, name string, offset int64, chunk []b
 }
 
 func (u *Uploader) post(ctx context.Context, what string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, segmentURL(u.url, u.seg, what), nil)
-	if err != nil {
-		return err
-	}
-	resp, err := u.client.Do(req)
+	resp, err := call(ctx, u.client, http.MethodPost, segmentURL(u.url, u.seg, what), nil)
 	if err != nil {
 		return err
 	}
