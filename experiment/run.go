@@ -48,6 +48,10 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+	// Steering, when set, takes notes and load changes while the run
+	// runs (the live UI). A run whose load it can steer is recorded as
+	// stages; see Steering.
+	Steering *Steering
 }
 
 // clock is the run's clock.
@@ -72,6 +76,9 @@ type Outcome struct {
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if len(p.Load.Stages) > 0 {
 		return RunStaged(ctx, p, opts, StageOptions{})
+	}
+	if opts.Steering != nil && steerable(p) {
+		return runSteered(ctx, p, opts, opts.Steering)
 	}
 	return runSingle(ctx, p, opts, Design{Kind: KindRun})
 }

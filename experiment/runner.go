@@ -41,6 +41,8 @@ type runner struct {
 	stages    int       // stages run so far
 	measureUS int64     // the last stage's issuing stop
 	endUS     int64
+	// stageIssuedUS is how long the last stage issued requests.
+	stageIssuedUS int64
 }
 
 // driver runs an experiment's stages, one runStage at a time.
@@ -110,6 +112,9 @@ type stage struct {
 	Index int
 	Load  schedule.Stage
 	cfg   engine.Config
+	// created, when set, sees the stage's engine before it runs (a
+	// Steering that may stop it).
+	created func(*engine.Engine)
 }
 
 // runStage runs one stage as its own engine phase. Its records are moved
@@ -122,6 +127,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	eng, err := engine.New(st.cfg)
 	if err != nil {
 		return record.Step{}, nil, err
+	}
+	if st.created != nil {
+		st.created(eng)
 	}
 	out := make(chan *record.Result, 1024)
 	done := make(chan struct{})
@@ -154,7 +162,8 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	}
 	stopProgress()
 	r.endUS = r.opts.clock().Now().Sub(r.start).Microseconds()
-	r.measureUS = offUS + eng.StoppedIssuingUS()
+	r.stageIssuedUS = eng.StoppedIssuingUS()
+	r.measureUS = offUS + r.stageIssuedUS
 	if st.Index == 0 {
 		return record.Step{}, acc, nil
 	}
@@ -214,6 +223,9 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 		for _, e := range planNotes(r.p) {
 			r.rec.keep(r.files.events.Write(e))
 		}
+		if r.opts.Steering != nil {
+			r.opts.Steering.attach(r)
+		}
 		if r.opts.Started != nil {
 			r.opts.Started(r.dir)
 		}
@@ -229,6 +241,9 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 // run-level marks Assemble reads) and every log flushed and closed. The
 // first error met while the run went on is returned now.
 func (r *runner) close(interrupted bool) error {
+	if r.opts.Steering != nil {
+		r.opts.Steering.detach()
+	}
 	var telErr error
 	if r.tel != nil {
 		_, telErr = r.tel.stop()
