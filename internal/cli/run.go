@@ -23,6 +23,10 @@ type outputFlags struct {
 	// (run, report); their zero values export nothing.
 	exports exportFlags
 	live    liveFlags
+	// ui is the live web UI, bound by run only; plan is the run's, set
+	// before runExperiment.
+	ui     uiFlags
+	uiPlan *plan.Plan
 }
 
 func (o *outputFlags) bind(c *cobra.Command) {
@@ -77,6 +81,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 	out.bind(c)
 	out.exports.bind(c)
 	out.live.bind(c)
+	out.ui.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -92,6 +97,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 
 // runPlan runs a resolved plan with live progress and prints the result.
 func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) error {
+	out.uiPlan = p
 	return runExperiment(ctx, st, out, p.Name, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 		return experiment.Run(ctx, p, opts)
 	})
@@ -123,8 +129,14 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	if err != nil {
 		return err
 	}
-	res, err := run(ctx, opts)
-	if err := errors.Join(err, stopLive()); err != nil {
+	runCtx, finishUI := ctx, func(*experiment.Outcome) error { return nil }
+	if out.uiPlan != nil {
+		if runCtx, finishUI, err = out.ui.startUI(ctx, st, out.uiPlan, &opts); err != nil {
+			return errors.Join(err, stopLive())
+		}
+	}
+	res, err := run(runCtx, opts)
+	if err := errors.Join(err, finishUI(res), stopLive()); err != nil {
 		return err
 	}
 	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {
