@@ -68,7 +68,8 @@ type Point struct {
 	TPOT      [3]float64 `json:"tpot"`
 	E2E       [3]float64 `json:"e2e"`
 	InFlight  int        `json:"in_flight"`
-	// Level is the users or requests/s set when the second closed.
+	// Level is the users or requests/s set when the second's first
+	// record came (for an empty second: when it closed).
 	Level float64 `json:"level"`
 }
 
@@ -187,6 +188,9 @@ func (m *Monitor) secondOf(sec int64) *second {
 	s := m.open[sec]
 	if s == nil {
 		s = &second{p: Point{T: sec}, ttft: record.NewHist(), itl: record.NewHist(), tpot: record.NewHist(), e2: record.NewHist()}
+		if m.level != nil { // the load when the second's first record came
+			s.p.Level = m.level()
+		}
 		m.open[sec] = s
 	}
 	return s
@@ -230,7 +234,7 @@ func (m *Monitor) Tick() {
 // closeUpTo closes the seconds before end.
 func (m *Monitor) closeUpTo(end int64) {
 	for ; m.next < end; m.next++ {
-		p := Point{T: m.next}
+		p := Point{T: m.next, Level: -1}
 		if s := m.open[m.next]; s != nil {
 			p = s.p
 			p.TTFT, p.ITL, p.TPOT, p.E2E = quantiles(s.ttft), quantiles(s.itl), quantiles(s.tpot), quantiles(s.e2)
@@ -239,8 +243,11 @@ func (m *Monitor) closeUpTo(end int64) {
 		if m.inFl != nil {
 			p.InFlight = m.inFl()
 		}
-		if m.level != nil {
-			p.Level = m.level()
+		if p.Level < 0 { // an empty second: the load now
+			p.Level = 0
+			if m.level != nil {
+				p.Level = m.level()
+			}
 		}
 		if len(m.points) == m.window {
 			m.points = append(m.points[:0], m.points[1:]...)

@@ -91,7 +91,7 @@
   function unit(mode) { return mode === "open" ? "requests/s" : "users"; }
 
   function tiles(s) {
-    var left = s.total_s > 0 ? " / " + dur(s.total_s - s.elapsed_s) : "";
+    var left = s.total_s > 0 && !s.final ? " / " + dur(s.total_s - s.elapsed_s) : "";
     $("t-elapsed").textContent = dur(s.elapsed_s) + left;
     $("t-level-label").textContent = s.load.mode ? unit(s.load.mode) : "load";
     $("t-level").textContent = s.load.level ? String(s.load.level) + (s.load.paused ? " (paused)" : "") : "–";
