@@ -48,6 +48,11 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+	// OnWindow, when set, is called with each per-second window as it is
+	// written to series.jsonl, and the run clock's start (the window's
+	// t_s counts from it): the feed of live series sinks. Same rules as
+	// OnResult.
+	OnWindow func(started time.Time, w record.Window)
 	// Steering, when set, takes notes and load changes while the run
 	// runs (the live UI). A run whose load it can steer is recorded as
 	// stages; see Steering.

@@ -77,6 +77,10 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	defer r.files.close()
 	r.rec = newRecorder(r.files, p, opts.clock())
 	r.rec.onResult = opts.OnResult
+	if opts.OnWindow != nil {
+		// Windows come after the first stage started r.start.
+		r.rec.onWindow = func(w record.Window) { opts.OnWindow(r.start, w) }
+	}
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
 	}
