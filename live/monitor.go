@@ -29,6 +29,7 @@ type Monitor struct {
 	dir     string
 	total   time.Duration
 	open    map[int64]*second
+	free    []*second // closed seconds, their histograms reset for reuse
 	next    int64   // the first second not yet closed
 	points  []Point // the last window points, oldest first
 	seq     int64   // points closed so far (the next point's number)
@@ -187,7 +188,12 @@ func (m *Monitor) secondOf(sec int64) *second {
 	sec = max(sec, m.next)
 	s := m.open[sec]
 	if s == nil {
-		s = &second{p: Point{T: sec}, ttft: record.NewHist(), itl: record.NewHist(), tpot: record.NewHist(), e2: record.NewHist()}
+		if n := len(m.free); n > 0 {
+			s, m.free = m.free[n-1], m.free[:n-1]
+			s.p = Point{T: sec}
+		} else {
+			s = &second{p: Point{T: sec}, ttft: record.NewHist(), itl: record.NewHist(), tpot: record.NewHist(), e2: record.NewHist()}
+		}
 		if m.level != nil { // the load when the second's first record came
 			s.p.Level = m.level()
 		}
@@ -239,6 +245,10 @@ func (m *Monitor) closeUpTo(end int64) {
 			p = s.p
 			p.TTFT, p.ITL, p.TPOT, p.E2E = quantiles(s.ttft), quantiles(s.itl), quantiles(s.tpot), quantiles(s.e2)
 			delete(m.open, m.next)
+			for _, h := range []*record.Hist{s.ttft, s.itl, s.tpot, s.e2} {
+				h.Reset()
+			}
+			m.free = append(m.free, s)
 		}
 		if m.inFl != nil {
 			p.InFlight = m.inFl()
