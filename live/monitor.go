@@ -30,9 +30,9 @@ type Monitor struct {
 	total   time.Duration
 	open    map[int64]*second
 	free    []*second // closed seconds, their histograms reset for reuse
-	next    int64   // the first second not yet closed
-	points  []Point // the last window points, oldest first
-	seq     int64   // points closed so far (the next point's number)
+	next    int64     // the first second not yet closed
+	points  []Point   // the last window points, oldest first
+	seq     int64     // points closed so far (the next point's number)
 	agg     *record.Aggregate
 	errs    map[string]*errorKind
 	events  []Event
