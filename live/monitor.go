@@ -95,6 +95,10 @@ type ErrorKind struct {
 type Final struct {
 	Dir     string          `json:"dir"`
 	Summary *record.Summary `json:"summary"`
+	// ReportURL, when set, links the page to the run's report.html.
+	ReportURL string `json:"report_url,omitempty"`
+	// Error is why the run failed, when it did.
+	Error string `json:"error,omitempty"`
 }
 
 type errorKind struct {
@@ -306,6 +310,13 @@ func (m *Monitor) Finish(f Final) {
 	}
 	m.closeUpTo(end)
 	m.final = &f
+}
+
+// finished reports whether Finish was called.
+func (m *Monitor) finished() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.final != nil
 }
 
 // View is the page's state: headline tiles, the points after a given

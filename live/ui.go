@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -61,8 +62,7 @@ type UIServer struct {
 	srv    *http.Server
 	ln     net.Listener
 	served chan error
-	mon    *Monitor
-	ctl    Control
+	sess   atomic.Pointer[session] // the run shown; nil before a launcher starts one
 	token  string
 	every  time.Duration
 
@@ -73,14 +73,31 @@ type UIServer struct {
 	closing  bool
 }
 
+// session is one run as the UI shows and steers it.
+type session struct {
+	mon *Monitor
+	ctl Control
+}
+
 // ServeUI listens on addr and serves the live UI of the run m watches,
 // controlled through c, until Close.
 func ServeUI(addr string, m *Monitor, c Control, o UIOptions) (*UIServer, error) {
+	s, err := listenUI(addr, o)
+	if err != nil {
+		return nil, err
+	}
+	s.sess.Store(&session{mon: m, ctl: c})
+	s.start(s.guard(s.routes()))
+	return s, nil
+}
+
+// listenUI opens the listener and decides the token; start serves.
+func listenUI(addr string, o UIOptions) (*UIServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serving the live UI: %w", err)
 	}
-	s := &UIServer{ln: ln, served: make(chan error, 1), mon: m, ctl: c, token: o.Token, every: o.Every,
+	s := &UIServer{ln: ln, served: make(chan error, 1), token: o.Token, every: o.Every,
 		ticker: make(chan struct{}), tickDone: make(chan struct{}), tick: make(chan struct{})}
 	if s.every <= 0 {
 		s.every = time.Second
@@ -91,10 +108,13 @@ func ServeUI(addr string, m *Monitor, c Control, o UIOptions) (*UIServer, error)
 			return nil, err
 		}
 	}
-	s.srv = &http.Server{Handler: s.guard(s.routes()), ReadHeaderTimeout: 10 * time.Second}
-	go s.ticks()
-	go func() { s.served <- s.srv.Serve(ln) }()
 	return s, nil
+}
+
+func (s *UIServer) start(h http.Handler) {
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go s.ticks()
+	go func() { s.served <- s.srv.Serve(s.ln) }()
 }
 
 // Addr is the address the server listens on.
@@ -144,7 +164,9 @@ func (s *UIServer) ticks() {
 	for {
 		select {
 		case <-t.C:
-			s.mon.Tick()
+			if sess := s.sess.Load(); sess != nil {
+				sess.mon.Tick()
+			}
 			s.broadcast()
 		case <-s.ticker:
 			return
@@ -254,14 +276,14 @@ func (s *UIServer) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", servePage)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
-	mux.HandleFunc("GET /api/state", s.state)
-	mux.HandleFunc("GET /api/events", s.events)
-	mux.HandleFunc("POST /api/stop", s.stop)
-	mux.HandleFunc("POST /api/abort", s.abort)
-	mux.HandleFunc("POST /api/load", s.setLoad)
-	mux.HandleFunc("POST /api/pause", s.pause)
-	mux.HandleFunc("POST /api/resume", s.resume)
-	mux.HandleFunc("POST /api/note", s.note)
+	mux.HandleFunc("GET /api/state", s.withSession(s.state))
+	mux.HandleFunc("GET /api/events", s.withSession(s.events))
+	mux.HandleFunc("POST /api/stop", s.withSession(stop))
+	mux.HandleFunc("POST /api/abort", s.withSession(abort))
+	mux.HandleFunc("POST /api/load", s.withSession(setLoad))
+	mux.HandleFunc("POST /api/pause", s.withSession(pause))
+	mux.HandleFunc("POST /api/resume", s.withSession(resume))
+	mux.HandleFunc("POST /api/note", s.withSession(note))
 	return mux
 }
 
@@ -272,19 +294,33 @@ type State struct {
 	Load LoadState `json:"load"`
 }
 
-func (s *UIServer) current(since int64) State {
-	return State{View: s.mon.View(since), Load: s.ctl.Load()}
+// current is the state of sess.
+func current(sess *session, since int64) State {
+	return State{View: sess.mon.View(since), Load: sess.ctl.Load()}
+}
+
+// withSession answers 404 while no run is shown (a launcher before its
+// first run), else calls h with the run.
+func (s *UIServer) withSession(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess := s.sess.Load()
+		if sess == nil {
+			writeError(w, http.StatusNotFound, errors.New("no run has been started"))
+			return
+		}
+		h(w, r, sess)
+	}
 }
 
 // state answers GET /api/state[?since=N].
-func (s *UIServer) state(w http.ResponseWriter, r *http.Request) {
+func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) {
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
-	writeJSON(w, http.StatusOK, s.current(since))
+	writeJSON(w, http.StatusOK, current(sess, since))
 }
 
 // events streams the state as server-sent events, one message a tick;
 // each message holds only the points the page has not had.
-func (s *UIServer) events(w http.ResponseWriter, r *http.Request) {
+func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session) {
 	fl, ok := w.(http.Flusher)
 	if !ok {
 		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
@@ -294,7 +330,7 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request) {
 	var since int64
 	for {
 		tick, closing := s.nextTick()
-		st := s.current(since)
+		st := current(sess, since)
 		since = st.Seq
 		b, err := json.Marshal(st)
 		if err != nil {
@@ -315,16 +351,16 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (s *UIServer) stop(w http.ResponseWriter, _ *http.Request) {
-	s.mon.Mark(s.mon.Elapsed(), "stop", "stop requested from the UI")
-	s.ctl.Stop()
-	writeJSON(w, http.StatusAccepted, s.ctl.Load())
+func stop(w http.ResponseWriter, _ *http.Request, sess *session) {
+	sess.mon.Mark(sess.mon.Elapsed(), "stop", "stop requested from the UI")
+	sess.ctl.Stop()
+	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
 }
 
-func (s *UIServer) abort(w http.ResponseWriter, _ *http.Request) {
-	s.mon.Mark(s.mon.Elapsed(), "stop", "abort requested from the UI")
-	s.ctl.Abort()
-	writeJSON(w, http.StatusAccepted, s.ctl.Load())
+func abort(w http.ResponseWriter, _ *http.Request, sess *session) {
+	sess.mon.Mark(sess.mon.Elapsed(), "stop", "abort requested from the UI")
+	sess.ctl.Abort()
+	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
 }
 
 // loadRequest is POST /api/load's body: the new users or requests/s.
@@ -332,7 +368,7 @@ type loadRequest struct {
 	Level *float64 `json:"level"`
 }
 
-func (s *UIServer) setLoad(w http.ResponseWriter, r *http.Request) {
+func setLoad(w http.ResponseWriter, r *http.Request, sess *session) {
 	var req loadRequest
 	if !readJSON(w, r, &req) {
 		return
@@ -341,14 +377,14 @@ func (s *UIServer) setLoad(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, errors.New(`the body needs "level": the users or requests/s to run`))
 		return
 	}
-	before := s.ctl.Load()
-	if err := s.ctl.SetLoad(*req.Level); err != nil {
+	before := sess.ctl.Load()
+	if err := sess.ctl.SetLoad(*req.Level); err != nil {
 		writeError(w, http.StatusConflict, err)
 		return
 	}
-	after := s.ctl.Load()
+	after := sess.ctl.Load()
 	if after.Level != before.Level {
-		s.mon.Mark(s.mon.Elapsed(), "load", fmt.Sprintf("%s %g → %g", unitOf(after.Mode), before.Level, after.Level))
+		sess.mon.Mark(sess.mon.Elapsed(), "load", fmt.Sprintf("%s %g → %g", unitOf(after.Mode), before.Level, after.Level))
 	}
 	writeJSON(w, http.StatusOK, after)
 }
@@ -360,18 +396,21 @@ func unitOf(mode string) string {
 	return "users"
 }
 
-func (s *UIServer) pause(w http.ResponseWriter, r *http.Request) { s.toggle(w, s.ctl.Pause, "paused") }
-func (s *UIServer) resume(w http.ResponseWriter, r *http.Request) {
-	s.toggle(w, s.ctl.Resume, "resumed")
+func pause(w http.ResponseWriter, _ *http.Request, sess *session) {
+	toggle(w, sess, sess.ctl.Pause, "paused")
 }
 
-func (s *UIServer) toggle(w http.ResponseWriter, do func() error, what string) {
+func resume(w http.ResponseWriter, _ *http.Request, sess *session) {
+	toggle(w, sess, sess.ctl.Resume, "resumed")
+}
+
+func toggle(w http.ResponseWriter, sess *session, do func() error, what string) {
 	if err := do(); err != nil {
 		writeError(w, http.StatusConflict, err)
 		return
 	}
-	s.mon.Mark(s.mon.Elapsed(), "load", what)
-	writeJSON(w, http.StatusOK, s.ctl.Load())
+	sess.mon.Mark(sess.mon.Elapsed(), "load", what)
+	writeJSON(w, http.StatusOK, sess.ctl.Load())
 }
 
 // noteRequest is POST /api/note's body.
@@ -382,7 +421,7 @@ type noteRequest struct {
 // maxNoteLen bounds a note's text.
 const maxNoteLen = 2000
 
-func (s *UIServer) note(w http.ResponseWriter, r *http.Request) {
+func note(w http.ResponseWriter, r *http.Request, sess *session) {
 	var req noteRequest
 	if !readJSON(w, r, &req) {
 		return
@@ -391,12 +430,12 @@ func (s *UIServer) note(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Errorf("note: %d bytes, at most %d", len(req.Text), maxNoteLen))
 		return
 	}
-	e, err := s.ctl.Note(req.Text)
+	e, err := sess.ctl.Note(req.Text)
 	if err != nil {
 		writeError(w, http.StatusConflict, err)
 		return
 	}
-	s.mon.Mark(time.Duration(e.TimeUS)*time.Microsecond, "note", e.Message)
+	sess.mon.Mark(time.Duration(e.TimeUS)*time.Microsecond, "note", e.Message)
 	writeJSON(w, http.StatusOK, e)
 }
 

@@ -156,9 +156,18 @@
       t += " " + f.requests.succeeded + " succeeded, " + f.requests.failed + " failed; " +
         fmt(f.throughput.requests_per_s, 2) + " req/s, " + fmt(f.throughput.output_tokens_per_s, 1) +
         " output tok/s; TTFT P50 " + fmt(f.metrics.ttft_ms.p50, 1) + " ms, P99 " + fmt(f.metrics.ttft_ms.p99, 1) +
-        " ms" + (f.interrupted ? " (interrupted)" : "") + ". report.html is in the run directory.";
+        " ms" + (f.interrupted ? " (interrupted)" : "") + ".";
     }
+    if (!s.final.report_url) { t += " report.html is in the run directory."; }
+    if (s.final.error) { t = "The run failed: " + s.final.error; }
     $("final-text").textContent = t;
+    if (s.final.report_url) {
+      var a = document.createElement("a");
+      a.href = s.final.report_url;
+      a.id = "report-link";
+      a.textContent = "open report.html";
+      $("final").appendChild(a);
+    }
     $("final").hidden = false;
     $("status").textContent = "finished";
   }
