@@ -129,14 +129,14 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, name string,
 	if err != nil {
 		return err
 	}
-	runCtx, finishUI := ctx, func(*experiment.Outcome) error { return nil }
+	runCtx, finishUI := ctx, func(*experiment.Outcome, error) error { return nil }
 	if out.uiPlan != nil {
 		if runCtx, finishUI, err = out.ui.startUI(ctx, st, out.uiPlan, &opts); err != nil {
 			return errors.Join(err, stopLive())
 		}
 	}
 	res, err := run(runCtx, opts)
-	if err := errors.Join(err, finishUI(res), stopLive()); err != nil {
+	if err := errors.Join(err, finishUI(res, err), stopLive()); err != nil {
 		return err
 	}
 	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {

@@ -45,7 +45,7 @@ on and ends the command. See docs/live.md.`,
 		if err != nil {
 			return usageErrorf("--listen: %w", err)
 		}
-		fmt.Fprintf(st.Stderr, "inferload ui at %s (Ctrl-C ends it)\n", srv.URL())
+		fmt.Fprintf(st.Stderr, "inferload ui at %s; Ctrl-C ends it\n", uiURL(st, srv))
 		ctx, _, release := watchSignals(cmd.Context(), st.Signals)
 		defer release()
 		<-ctx.Done()

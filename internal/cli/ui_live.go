@@ -88,9 +88,9 @@ func (c *runControl) level() float64 { return c.Load().Level }
 // opts.Abort closes on the page's abort as well as on a second Ctrl-C.
 // finish shows the outcome on the page, lingers when asked, and closes.
 func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *experiment.Options) (
-	runCtx context.Context, finish func(*experiment.Outcome) error, err error) {
+	runCtx context.Context, finish func(*experiment.Outcome, error) error, err error) {
 	if f.listen == "" {
-		return ctx, func(*experiment.Outcome) error { return nil }, nil
+		return ctx, func(*experiment.Outcome, error) error { return nil }, nil
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	ctl := &runControl{p: p, steer: experiment.NewSteering(), stop: cancel, abort: make(chan struct{})}
@@ -100,15 +100,18 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 		cancel()
 		return nil, nil, usageErrorf("--ui: %w", err)
 	}
-	fmt.Fprintf(st.Stderr, "live UI at %s\n", srv.URL())
+	fmt.Fprintf(st.Stderr, "live UI at %s\n", uiURL(st, srv))
 	hookMonitor(opts, mon, ctl, p)
 	over := make(chan struct{})
 	opts.Abort = mergeAbort(opts.Abort, ctl.abort, over)
 	opts.Steering = ctl.steer
-	return runCtx, func(out *experiment.Outcome) error {
+	return runCtx, func(out *experiment.Outcome, runErr error) error {
 		defer cancel()
 		close(over)
-		if out != nil {
+		switch {
+		case runErr != nil:
+			mon.Finish(live.Final{Error: runErr.Error()})
+		case out != nil:
 			mon.Finish(live.Final{Dir: out.Dir, Summary: out.Summary})
 		}
 		if f.linger > 0 {
@@ -162,4 +165,14 @@ func mergeAbort(a <-chan struct{}, b, over chan struct{}) <-chan struct{} {
 		}
 	}()
 	return out
+}
+
+// uiURL is the address to print: with the token when it was generated
+// (the user needs it), without when it came from $INFERLOAD_UI_TOKEN (a
+// secret the user has, kept out of logs).
+func uiURL(st *State, srv *live.UIServer) string {
+	if st.Getenv(uiTokenEnv) != "" {
+		return "http://" + srv.Addr() + "/ (token from $" + uiTokenEnv + ")"
+	}
+	return srv.URL()
 }
