@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -53,6 +54,10 @@ type Options struct {
 	// t_s counts from it): the feed of live series sinks. Same rules as
 	// OnResult.
 	OnWindow func(started time.Time, w record.Window)
+	// OnSample, when set, is called with each telemetry sample (server,
+	// GPU, client) as it is written to telemetry.jsonl, on the sampler's
+	// goroutine. Same rules as OnResult.
+	OnSample func(observe.Sample)
 	// Steering, when set, takes notes and load changes while the run
 	// runs (the live UI). A run whose load it can steer is recorded as
 	// stages; see Steering.

@@ -219,7 +219,7 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 		if err := r.files.events.Write(record.Event{Kind: record.EventRunStart, Message: started.UTC().Format(time.RFC3339Nano)}); err != nil {
 			return err
 		}
-		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag)
+		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag, r.opts.OnSample)
 		if err != nil {
 			return err
 		}

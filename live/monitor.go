@@ -36,6 +36,8 @@ type Monitor struct {
 	agg     *record.Aggregate
 	errs    map[string]*errorKind
 	events  []Event
+	tel     []TelemetryPoint // the last telemetry samples, oldest first
+	telSeq  int64            // samples kept so far
 	final   *Final
 	inFl    func() int
 	level   func() float64
@@ -345,15 +347,21 @@ type View struct {
 	Classes map[string]*record.Breakdown `json:"classes"`
 	Buckets []record.InputBucket         `json:"buckets"`
 	Events  []Event                      `json:"events"`
-	Final   *Final                       `json:"final,omitempty"`
+	// Telemetry are the samples numbered TelFrom and later (ask for
+	// tel_since=TelSeq next time).
+	Telemetry []TelemetryPoint `json:"telemetry"`
+	TelSeq    int64            `json:"tel_seq"`
+	TelFrom   int64            `json:"tel_from"`
+	Final     *Final           `json:"final,omitempty"`
 }
 
 // rateSpanS is how many closed seconds the tiles' rates cover.
 const rateSpanS = 5
 
-// View returns the state with the points numbered since and later (all
-// kept points when since is older than the window).
-func (m *Monitor) View(since int64) View {
+// View returns the state with the points numbered since and the
+// telemetry samples numbered telSince and later (all kept ones when older
+// than the window).
+func (m *Monitor) View(since, telSince int64) View {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	v := View{Dir: m.dir, TotalS: m.total.Seconds(), Seq: m.seq, Window: m.window,
@@ -372,6 +380,8 @@ func (m *Monitor) View(since int64) View {
 	s := m.agg.Summary(record.RunInfo{})
 	v.Classes, v.Buckets = s.Classes, s.InputBuckets
 	v.Events = append([]Event(nil), m.events...)
+	v.Telemetry, v.TelFrom = m.telemetrySince(telSince)
+	v.TelSeq = m.telSeq
 	return v
 }
 

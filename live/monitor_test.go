@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
@@ -38,7 +39,7 @@ func TestMonitorPoints(t *testing.T) {
 	m.Observe(&record.Result{SendUS: 2600000, E2EUS: 1000, Error: record.ErrHTTP5xx, ErrorMsg: "<script>x</script>"})
 	now = now.Add(3500 * time.Millisecond) // closes seconds 0..1
 	m.Tick()
-	v := m.View(0)
+	v := m.View(0, 0)
 	if len(v.Points) != 2 {
 		t.Fatalf("%d points, want seconds 0 and 1", len(v.Points))
 	}
@@ -52,7 +53,7 @@ func TestMonitorPoints(t *testing.T) {
 		t.Errorf("second 1 should be empty: %+v", p1)
 	}
 	m.Finish(Final{Dir: "d"})
-	v = m.View(v.Seq)
+	v = m.View(v.Seq, 0)
 	if v.From != 2 || len(v.Points) != 1 || v.Points[0].Completed != 2 || v.Points[0].Failed != 1 {
 		t.Fatalf("after Finish from %d: %+v", v.From, v.Points)
 	}
@@ -77,7 +78,7 @@ func TestMonitorStaysBounded(t *testing.T) {
 	}
 	now = now.Add(2000 * time.Second)
 	m.Tick()
-	v := m.View(0)
+	v := m.View(0, 0)
 	if len(v.Points) != 60 || v.From != v.Seq-60 || v.Points[59].T != 1998 {
 		t.Errorf("%d points from %d of %d, last t=%d", len(v.Points), v.From, v.Seq, v.Points[len(v.Points)-1].T)
 	}
@@ -85,5 +86,30 @@ func TestMonitorStaysBounded(t *testing.T) {
 	if e.Count != 1000 || len(e.Latest) != maxMessages || !strings.HasPrefix(e.Latest[4], "timeout 999 ") ||
 		len(e.Latest[4]) > maxMessageLen+len("…") {
 		t.Errorf("error kind %s: count %d, %d messages, last %.30q (%d bytes)", e.Kind, e.Count, len(e.Latest), e.Latest[4], len(e.Latest[4]))
+	}
+}
+
+// TestMonitorTelemetry: the page gets the listed series of each sample,
+// client samples marked, gaps and other series left out, and only new
+// samples after tel_since.
+func TestMonitorTelemetry(t *testing.T) {
+	t.Parallel()
+	m := NewMonitor(MonitorOptions{})
+	m.Start("d", 0)
+	m.Sample(observe.Sample{TimeUS: 1_500_000, Source: "http://s/metrics", Values: map[string]float64{"queue_depth": 3, "unlisted": 1}})
+	m.Sample(observe.Sample{TimeUS: 1_600_000, Source: "client", Values: map[string]float64{"client_cpu_pct": 12}})
+	m.Sample(observe.Sample{TimeUS: 2_500_000, Source: "http://s/metrics", Gap: true, Error: "timeout"})
+	v := m.View(0, 0)
+	if len(v.Telemetry) != 2 || v.TelSeq != 2 {
+		t.Fatalf("telemetry %+v (seq %d), want the two samples with values", v.Telemetry, v.TelSeq)
+	}
+	if s := v.Telemetry[0]; s.T != 1.5 || s.Client || len(s.Values) != 1 || s.Values["queue_depth"] != 3 {
+		t.Errorf("server sample %+v", s)
+	}
+	if s := v.Telemetry[1]; !s.Client || s.Values["client_cpu_pct"] != 12 {
+		t.Errorf("client sample %+v", s)
+	}
+	if v = m.View(0, 2); len(v.Telemetry) != 0 || v.TelFrom != 2 {
+		t.Errorf("after tel_since=2: %d samples from %d", len(v.Telemetry), v.TelFrom)
 	}
 }

@@ -295,8 +295,8 @@ type State struct {
 }
 
 // current is the state of sess.
-func current(sess *session, since int64) State {
-	return State{View: sess.mon.View(since), Load: sess.ctl.Load()}
+func current(sess *session, since, telSince int64) State {
+	return State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load()}
 }
 
 // withSession answers 404 while no run is shown (a launcher before its
@@ -312,10 +312,11 @@ func (s *UIServer) withSession(h func(http.ResponseWriter, *http.Request, *sessi
 	}
 }
 
-// state answers GET /api/state[?since=N].
+// state answers GET /api/state[?since=N&tel_since=M].
 func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) {
 	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
-	writeJSON(w, http.StatusOK, current(sess, since))
+	telSince, _ := strconv.ParseInt(r.URL.Query().Get("tel_since"), 10, 64)
+	writeJSON(w, http.StatusOK, current(sess, since, telSince))
 }
 
 // events streams the state as server-sent events, one message a tick;
@@ -327,11 +328,11 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")
-	var since int64
+	var since, telSince int64
 	for {
 		tick, closing := s.nextTick()
-		st := current(sess, since)
-		since = st.Seq
+		st := current(sess, since, telSince)
+		since, telSince = st.Seq, st.TelSeq
 		b, err := json.Marshal(st)
 		if err != nil {
 			return

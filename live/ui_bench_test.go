@@ -38,7 +38,7 @@ func BenchmarkUIPerRunSecond(b *testing.B) {
 		}
 		now = now.Add(time.Second)
 		m.Tick()
-		v := m.View(since)
+		v := m.View(since, 0)
 		since = v.Seq
 		if _, err := json.Marshal(State{View: v}); err != nil {
 			b.Fatal(err)
@@ -60,7 +60,7 @@ func BenchmarkUIPageOpen(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		b1, err := json.Marshal(State{View: m.View(0)})
+		b1, err := json.Marshal(State{View: m.View(0, 0)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 )
@@ -130,7 +131,13 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 // hookMonitor feeds mon from the run, after any live exporter already
 // hooked into opts.
 func hookMonitor(opts *experiment.Options, mon *live.Monitor, ctl *runControl, p *plan.Plan) {
-	onResult, inFlight, started := opts.OnResult, opts.InFlight, opts.Started
+	onResult, inFlight, started, onSample := opts.OnResult, opts.InFlight, opts.Started, opts.OnSample
+	opts.OnSample = func(s observe.Sample) {
+		if onSample != nil {
+			onSample(s)
+		}
+		mon.Sample(s)
+	}
 	opts.OnResult = func(r *record.Result) {
 		if onResult != nil {
 			onResult(r)

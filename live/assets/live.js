@@ -6,7 +6,7 @@
 (function () {
   "use strict";
   var dpr = window.devicePixelRatio || 1;
-  var pts = [], events = [], win = 3600, charts = {}, state = null, finished = false;
+  var pts = [], tel = { server: [], client: [] }, events = [], win = 3600, charts = {}, state = null, finished = false;
 
   function $(id) { return document.getElementById(id); }
   function fmt(v, d) { return v == null || isNaN(v) ? "–" : Number(v).toFixed(d); }
@@ -16,6 +16,7 @@
     return (h ? h + "h" : "") + (h || m ? m + "m" : "") + r + "s";
   }
   function nz(v) { return v > 0 ? v : null; }
+  function tv(p, k) { var v = p.values[k]; return v == null ? null : v; }
 
   // marks paints every event as a dashed vertical line with its label.
   function marks() {
@@ -55,6 +56,18 @@
       { label: "requests/s", stroke: "#2b7bb9", get: function (p) { return p.completed; } },
       { label: "output tok/s", stroke: "#16a085", right: true, get: function (p) { return p.out_tokens; } }
     ] },
+    "c-server": { tel: "server", ylabel: "requests", y2label: "%", series: [
+      { label: "queue depth", stroke: "#e67e22", get: function (p) { return tv(p, "queue_depth"); } },
+      { label: "running", stroke: "#2b7bb9", get: function (p) { return tv(p, "running"); } },
+      { label: "KV cache %", stroke: "#8e44ad", right: true, get: function (p) { var v = tv(p, "kv_cache_usage"); return v == null ? null : 100 * v; } },
+      { label: "GPU util %", stroke: "#16a085", right: true, get: function (p) { return tv(p, "gpu_util_pct"); } },
+      { label: "GPU mem %", stroke: "#7f8c8d", right: true, get: function (p) { var v = tv(p, "gpu_mem_used_frac"); return v == null ? null : 100 * v; } }
+    ] },
+    "c-client": { tel: "client", ylabel: "client CPU %", y2label: "ms", series: [
+      { label: "client CPU %", stroke: "#c0392b", get: function (p) { return tv(p, "client_cpu_pct"); } },
+      { label: "sched lag p99 ms", stroke: "#2b7bb9", right: true, get: function (p) { return tv(p, "client_sched_lag_p99_ms"); } },
+      { label: "pacer lag ms", stroke: "#e69f00", right: true, get: function (p) { return tv(p, "client_pacer_lag_ms"); } }
+    ] },
     "c-fail": { ylabel: "failed/s", y2label: "in flight / load", series: [
       { label: "failed/s", stroke: "#c0392b", get: function (p) { return p.failed; } },
       { label: "in flight", stroke: "#8e44ad", right: true, get: function (p) { return p.in_flight; } },
@@ -77,12 +90,31 @@
   }
 
   function data(c) {
-    var x = pts.map(function (p) { return p.t; });
-    return [x].concat(c.series.map(function (s) { return pts.map(s.get); }));
+    var src = c.tel ? tel[c.tel] : pts;
+    var x = src.map(function (p) { return p.t; });
+    return [x].concat(c.series.map(function (s) { return src.map(s.get); }));
+  }
+
+  // addTelemetry keeps the samples in time order per side, merging the
+  // server's sources (metrics, GPUs) that fall in the same second.
+  function addTelemetry(list) {
+    (list || []).forEach(function (p) {
+      var side = p.client ? tel.client : tel.server, last = side[side.length - 1];
+      if (!p.client && last && Math.floor(last.t) === Math.floor(p.t)) {
+        Object.keys(p.values).forEach(function (k) { last.values[k] = p.values[k]; });
+        return;
+      }
+      side.push({ t: p.t, values: Object.assign({}, p.values) });
+      if (side.length > win) { side.splice(0, side.length - win); }
+    });
+    if (tel.server.length) { $("server-chart").hidden = false; }
+    if (tel.client.length) { $("client-chart").hidden = false; }
   }
 
   function redraw() {
     Object.keys(specs).forEach(function (id) {
+      var c = specs[id];
+      if (c.tel && !tel[c.tel].length) { return; }
       if (!charts[id]) { makeChart(id); return; }
       charts[id].setData(data(specs[id]));
     });
@@ -179,6 +211,7 @@
     (s.points || []).forEach(function (p) { if (p.t > have) { pts.push(p); } });
     if (pts.length > win) { pts.splice(0, pts.length - win); }
     events = s.events || [];
+    addTelemetry(s.telemetry);
     tiles(s); tables(s); redraw(); final(s);
     if (!finished) { $("status").textContent = s.load.paused ? "paused" : s.load.stopping ? "stopping" : "running"; }
   }
