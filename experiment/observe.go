@@ -87,7 +87,7 @@ func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Ti
 				onSample(s)
 			}
 		},
-		OnEvent:  func(e record.Event) { t.keep(events.Write(e)) },
+		OnEvent: func(e record.Event) { t.keep(events.Write(e)) },
 	})
 	return t, nil
 }
