@@ -66,7 +66,7 @@ type telemetry struct {
 
 // startTelemetry starts sampling on the run clock. Samples go to
 // telemetry.jsonl, automatic annotations to events.jsonl.
-func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Time, events *rundir.JSONLWriter, lag func() time.Duration) (*telemetry, error) {
+func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Time, events *rundir.JSONLWriter, lag func() time.Duration, onSample func(observe.Sample)) (*telemetry, error) {
 	out, err := rundir.NewJSONLWriter(filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		return nil, err
@@ -81,8 +81,13 @@ func startTelemetry(ctx context.Context, p *plan.Plan, dir string, start time.Ti
 	t.obs = observe.Start(context.WithoutCancel(ctx), start, observe.Config{
 		Scrape: scrapeTargets(p), Interval: p.Observe.Interval, Metrics: metrics,
 		GPU: p.Observe.GPUs(), Self: true, PacerLag: lag,
-		OnSample: func(s observe.Sample) { t.keep(out.Write(s)) },
-		OnEvent:  func(e record.Event) { t.keep(events.Write(e)) },
+		OnSample: func(s observe.Sample) {
+			t.keep(out.Write(s))
+			if onSample != nil {
+				onSample(s)
+			}
+		},
+		OnEvent: func(e record.Event) { t.keep(events.Write(e)) },
 	})
 	return t, nil
 }

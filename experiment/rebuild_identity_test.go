@@ -78,6 +78,8 @@ func TestRebuildIsIdenticalForEveryCommand(t *testing.T) {
 				Search: analyze.SearchOptions{Low: 1, High: 2, Whole: true, MaxProbes: 2},
 				SLOs:   []record.SLO{slo}, ProbeDuration: 500 * time.Millisecond})
 		}},
+		// Steered from the live UI: a note, a load change, a pause.
+		{"steered", "", steeredRun},
 		// A soak: windows and drift are computed from the records.
 		{"soak", "", func(ctx context.Context, t *testing.T, url string) (*Outcome, error) {
 			p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 2, duration: 1200ms}\n", url))
@@ -141,6 +143,8 @@ func checkIdentity(t *testing.T, name string, out *Outcome) {
 		t.Errorf("%s: soak %+v: want windows and drift in the live summary", name, s.Soak)
 	case name == "flops pacing" && s.Mode != record.ModeOpen:
 		t.Errorf("%s: mode %s: want open", name, s.Mode)
+	case name == "steered" && len(s.Steps) != 3:
+		t.Errorf("%s: %d steps: want one per load set", name, len(s.Steps))
 	case name == "retries" && s.Retries == nil:
 		t.Errorf("%s: no retries section", name)
 	}

@@ -28,6 +28,8 @@ type recorder struct {
 	sawFailure bool
 	// onResult is Options.OnResult: live exporters see each result.
 	onResult func(*record.Result)
+	// onWindow sees each per-second window once it is written.
+	onWindow func(record.Window)
 	// pacerLagUS is the worst queue delay since takePacerLag last read it;
 	// the telemetry sampler reads it from its own goroutine.
 	pacerLagUS atomic.Int64
@@ -44,6 +46,9 @@ func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock) *recorder {
 	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p), clock: clock}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
+		if r.onWindow != nil {
+			r.onWindow(w)
+		}
 		if w.Failed >= observe.ErrorBurstMin {
 			r.keep(files.events.Write(record.Event{TimeUS: w.TS * 1e6, Kind: observe.EventErrorBurst,
 				Message: fmt.Sprintf("%d of %d requests failed in second %d", w.Failed, w.Completed, w.TS)}))

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -52,6 +53,19 @@ type Options struct {
 	// InFlight, when set, is called once the engine has started with a
 	// function that reports its requests in flight, for live exporters.
 	InFlight func(current func() int)
+	// OnWindow, when set, is called with each per-second window as it is
+	// written to series.jsonl, and the run clock's start (the window's
+	// t_s counts from it): the feed of live series sinks. Same rules as
+	// OnResult.
+	OnWindow func(started time.Time, w record.Window)
+	// OnSample, when set, is called with each telemetry sample (server,
+	// GPU, client) as it is written to telemetry.jsonl, on the sampler's
+	// goroutine. Same rules as OnResult.
+	OnSample func(observe.Sample)
+	// Steering, when set, takes notes and load changes while the run
+	// runs (the live UI). A run whose load it can steer is recorded as
+	// stages; see Steering.
+	Steering *Steering
 
 	// openLog opens one of the run's logs (tests point records.jsonl at
 	// /dev/full); nil means rundir.NewJSONLWriter.
@@ -80,6 +94,9 @@ type Outcome struct {
 func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if len(p.Load.Stages) > 0 {
 		return RunStaged(ctx, p, opts, StageOptions{})
+	}
+	if opts.Steering != nil && steerable(p) {
+		return runSteered(ctx, p, opts, opts.Steering)
 	}
 	return runSingle(ctx, p, opts, Design{Kind: KindRun})
 }

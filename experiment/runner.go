@@ -44,6 +44,8 @@ type runner struct {
 	stages    int       // stages run so far
 	measureUS int64     // the last stage's issuing stop
 	endUS     int64
+	// stageIssuedUS is how long the last stage issued requests.
+	stageIssuedUS int64
 }
 
 // ErrInterrupted is returned when a signal stopped a run before it sent
@@ -103,6 +105,10 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	r.rec = newRecorder(r.files, p, opts.clock())
 	r.rec.onResult = opts.OnResult
 	r.rec.onWriteFail = r.stopIssuing
+	if opts.OnWindow != nil {
+		// Windows come after the first stage started r.start.
+		r.rec.onWindow = func(w record.Window) { opts.OnWindow(r.start, w) }
+	}
 	if opts.InFlight != nil {
 		opts.InFlight(r.inFlight)
 	}
@@ -148,6 +154,9 @@ type stage struct {
 	Index int
 	Load  schedule.Stage
 	cfg   engine.Config
+	// created, when set, sees the stage's engine before it runs (a
+	// Steering that may stop it).
+	created func(*engine.Engine)
 }
 
 // runStage runs one stage as its own engine phase. Its records are moved
@@ -164,6 +173,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	eng, err := engine.New(st.cfg)
 	if err != nil {
 		return record.Step{}, nil, err
+	}
+	if st.created != nil {
+		st.created(eng)
 	}
 	if err := r.awaitStart(ctx); err != nil {
 		return record.Step{}, nil, err
@@ -200,7 +212,8 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	}
 	stopProgress()
 	r.endUS = r.opts.clock().Now().Sub(r.start).Microseconds()
-	r.measureUS = offUS + eng.StoppedIssuingUS()
+	r.stageIssuedUS = eng.StoppedIssuingUS()
+	r.measureUS = offUS + r.stageIssuedUS
 	if st.Index == 0 {
 		return record.Step{}, acc, nil
 	}
@@ -280,7 +293,7 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 		if err := r.files.events.Write(record.Event{Kind: record.EventRunStart, Message: started.UTC().Format(time.RFC3339Nano)}); err != nil {
 			return err
 		}
-		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag)
+		tel, err := startTelemetry(ctx, r.p, r.dir, started, r.files.events, r.rec.takePacerLag, r.opts.OnSample)
 		if err != nil {
 			return err
 		}
@@ -292,6 +305,9 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 		// run, or a segment whose machine is lost, cannot be placed on a
 		// merged clock.
 		r.rec.keep(r.files.events.Flush())
+		if r.opts.Steering != nil {
+			r.opts.Steering.attach(r)
+		}
 		if r.opts.Started != nil {
 			r.opts.Started(r.dir)
 		}
@@ -307,6 +323,9 @@ func (r *runner) markStart(ctx context.Context, started time.Time, st stage) err
 // run-level marks Assemble reads) and every log flushed and closed. The
 // first error met while the run went on is returned now.
 func (r *runner) close(interrupted bool) error {
+	if r.opts.Steering != nil {
+		r.opts.Steering.detach()
+	}
 	var telErr error
 	if r.tel != nil {
 		_, telErr = r.tel.stop()

@@ -72,11 +72,17 @@ func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts 
 // runStaged runs stage index of a staged run and returns its step and
 // what its records folded into.
 func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *stepAcc, error) {
+	return r.runStagedWith(ctx, index, st, nil)
+}
+
+// runStagedWith is runStaged, with created seeing the stage's engine
+// before it runs.
+func (r *runner) runStagedWith(ctx context.Context, index int, st schedule.Stage, created func(*engine.Engine)) (record.Step, *stepAcc, error) {
 	cfg, err := r.stageConfig(index, st)
 	if err != nil {
 		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
 	}
-	step, acc, err := r.runStage(ctx, stage{Index: index, Load: st, cfg: cfg})
+	step, acc, err := r.runStage(ctx, stage{Index: index, Load: st, cfg: cfg, created: created})
 	if err != nil {
 		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
 	}

@@ -8,17 +8,16 @@ import (
 	"io"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/uplot"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
-// The chart library, vendored from npm uplot 1.6.32 (MIT, see
-// assets/uPlot.LICENSE) and inlined so a report opens offline.
+// The chart library (package uplot, shared with the live UI) and the
+// report's own script and style, inlined so a report opens offline.
 var (
-	//go:embed assets/uPlot.iife.min.js
-	uplotJS string
-	//go:embed assets/uPlot.min.css
-	uplotCSS string
+	uplotJS  = uplot.JS
+	uplotCSS = uplot.CSS
 	//go:embed assets/report.js
 	reportJS string
 	//go:embed assets/report.css

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Installs what the integration tests need beyond Go: Debian's chromium for
 # the report's browser tests and Debian's prometheus for the /metrics export
-# test (it scrapes a live run and is queried back). Idempotent, and silent
+# test (it scrapes a live run and is queried back), and Debian's influxdb
+# (1.6) for the live InfluxDB stream test (queried back during a run). Idempotent, and silent
 # when everything is already there, so `make test` can run it every time.
 # Needs root (or sudo) only when something is missing.
 set -eu
@@ -9,6 +10,7 @@ set -eu
 missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
+command -v influxd >/dev/null 2>&1 || missing="$missing influxdb"
 
 [ -z "$missing" ] && exit 0
 

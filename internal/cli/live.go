@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
 )
 
 // liveFlags choose the live exports of a running test.
@@ -19,6 +22,8 @@ type liveFlags struct {
 	remoteWrite  string
 	rwVersion    string
 	rwInterval   time.Duration
+	influx       string
+	influxEvery  time.Duration
 }
 
 func (f *liveFlags) bind(c *cobra.Command) {
@@ -27,15 +32,26 @@ func (f *liveFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&f.remoteWrite, "remote-write", "", "push live metrics to this Prometheus remote-write URL during the run, e.g. http://127.0.0.1:9090/api/v1/write")
 	c.Flags().StringVar(&f.rwVersion, "remote-write-version", live.RemoteWriteV2, "remote-write protocol: 2.0, or 1.0 for receivers older than Prometheus 3")
 	c.Flags().DurationVar(&f.rwInterval, "remote-write-interval", 5*time.Second, "time between remote-write pushes")
+	c.Flags().StringVar(&f.influx, "influx-stream", "", "stream the per-second series as InfluxDB line protocol to this write URL during the run (token from $"+influxTokenEnv+")")
+	c.Flags().DurationVar(&f.influxEvery, "influx-stream-interval", 5*time.Second, "time between InfluxDB stream posts")
 }
 
 // start serves the live metrics (when asked) and hooks them into opts.
 // The returned stop waits for the final scrape, bounded by the linger
 // time, then closes the server.
 func (f *liveFlags) start(st *State, run string, quiet bool, opts *experiment.Options) (stop func() error, err error) {
+	stopStream := f.startInfluxStream(st, run, opts)
 	if f.serveMetrics == "" && f.remoteWrite == "" {
-		return func() error { return nil }, nil
+		return stopStream, nil
 	}
+	defer func() {
+		if err != nil {
+			_ = stopStream()
+		} else {
+			inner := stop
+			stop = func() error { return errors.Join(inner(), stopStream()) }
+		}
+	}()
 	m := live.NewMetrics(run, st.Version)
 	opts.OnResult = m.Observe
 	opts.InFlight = m.SetInFlight
@@ -93,4 +109,29 @@ func (f *liveFlags) startServing(st *State, m *live.Metrics, quiet bool) (stop f
 		}
 		return srv.Close()
 	}, nil
+}
+
+// startInfluxStream streams the series to --influx-stream (when set)
+// until the returned stop, which posts the rest within 10 s. A sink that
+// failed is a warning, not a failed run: the run's files are whole.
+func (f *liveFlags) startInfluxStream(st *State, run string, opts *experiment.Options) (stop func() error) {
+	if f.influx == "" {
+		return func() error { return nil }
+	}
+	s := live.StartInfluxStream(f.influx, live.InfluxStreamOptions{Token: st.Getenv(influxTokenEnv), Interval: f.influxEvery})
+	var buf bytes.Buffer
+	opts.OnWindow = func(started time.Time, w record.Window) {
+		buf.Reset()
+		if report.NewInfluxSeries(&buf, run, started).Write(&w) == nil {
+			s.Add(buf.Bytes())
+		}
+	}
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := s.Close(ctx); err != nil {
+			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
+		}
+		return nil
+	}
 }

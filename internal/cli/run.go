@@ -26,6 +26,10 @@ type outputFlags struct {
 	// dist is bound by the commands that run load: a segment's start and
 	// its collector.
 	dist distFlags
+	// ui is the live web UI, bound by run only; plan is the run's, set
+	// before runExperiment.
+	ui     uiFlags
+	uiPlan *plan.Plan
 }
 
 func (o *outputFlags) bind(c *cobra.Command) {
@@ -81,6 +85,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 	out.dist.bind(c)
 	out.exports.bind(c)
 	out.live.bind(c)
+	out.ui.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -97,6 +102,7 @@ Every flag is also a plan field; see docs/plan.md.`,
 
 // runPlan runs a resolved plan with live progress and prints the result.
 func runPlan(ctx context.Context, st *State, p *plan.Plan, out outputFlags) error {
+	out.uiPlan = p
 	return runExperiment(ctx, st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
 		return experiment.Run(ctx, p, opts)
 	})
@@ -132,15 +138,21 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	if err != nil {
 		return err
 	}
-	res, err := run(ctx, opts)
+	runCtx, finishUI := ctx, func(*experiment.Outcome, error) error { return nil }
+	if out.uiPlan != nil {
+		if runCtx, finishUI, err = out.ui.startUI(ctx, st, out.uiPlan, &opts); err != nil {
+			return errors.Join(err, stopLive())
+		}
+	}
+	res, err := run(runCtx, opts)
 	if wf := (*experiment.WriteFailure)(nil); errors.As(err, &wf) {
-		return writeFailed(st, out, wf, stopLive())
+		return writeFailed(st, out, wf, errors.Join(finishUI(res, err), stopLive()))
 	}
 	if errors.Is(err, experiment.ErrInterrupted) {
-		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, stopLive()))
+		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, finishUI(res, err), stopLive()))
 		return &exitError{code: ExitInterrupted, err: err}
 	}
-	if err := errors.Join(err, stopLive()); err != nil {
+	if err := errors.Join(err, finishUI(res, err), stopLive()); err != nil {
 		return err
 	}
 	finishDist(ctx)

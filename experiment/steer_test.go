@@ -1,0 +1,113 @@
+package experiment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/sim"
+)
+
+// steeredRun runs one user for 3 s and, from outside as the live UI
+// would: after 4 results a note and 3 users, after 4 more a pause and a
+// resume. The run must record three stages (1, 3, 3 users) and the note.
+func steeredRun(ctx context.Context, t *testing.T, url string) (*Outcome, error) {
+	p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, duration: 3s}\n", url))
+	s := NewSteering()
+	var n atomic.Int64
+	at4, at8 := make(chan struct{}), make(chan struct{})
+	opts := Options{Steering: s, OnResult: func(*record.Result) {
+		switch n.Add(1) {
+		case 4:
+			close(at4)
+		case 8:
+			close(at8)
+		}
+	}}
+	errs := make(chan error, 1)
+	go func() {
+		errs <- func() error {
+			<-at4
+			if _, err := s.Note("users 1 → 3"); err != nil {
+				return err
+			}
+			if err := s.SetLoad(3); err != nil {
+				return err
+			}
+			<-at8
+			if err := s.Pause(); err != nil {
+				return err
+			}
+			if !s.State().Paused {
+				return errors.New("not paused after Pause")
+			}
+			return s.Resume()
+		}()
+	}()
+	out, err := Run(ctx, p, opts)
+	if serr := <-errs; serr != nil {
+		t.Errorf("steering: %v", serr)
+	}
+	return out, err
+}
+
+// TestSteeredRunRecordsEachLoadAsAStage: every change made while the run
+// runs ends a stage and starts the next at the new load, the note is in
+// events.jsonl, and the run is over for the Steering afterwards.
+func TestSteeredRunRecordsEachLoadAsAStage(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	out, err := steeredRun(context.Background(), t, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := out.Summary.Steps
+	var targets []float64
+	for _, st := range steps {
+		targets = append(targets, st.Target)
+	}
+	if fmt.Sprint(targets) != "[1 3 3]" {
+		t.Fatalf("stage targets %v, want [1 3 3]", targets)
+	}
+	var notes []string
+	if _, err := rundir.ReadEvents(filepath.Join(out.Dir, rundir.Events), func(e *record.Event) error {
+		if e.Kind == record.EventNote && !strings.HasPrefix(e.Message, "stage ") {
+			notes = append(notes, e.Message)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(notes) != "[users 1 → 3]" {
+		t.Errorf("notes %q, want the one note", notes)
+	}
+}
+
+// TestSteeringRefusesWhatItCannotDo: bad levels, fractional users, runs
+// whose load is not steered, and a run that is over are errors.
+func TestSteeringRefusesWhatItCannotDo(t *testing.T) {
+	t.Parallel()
+	s := NewSteering()
+	if err := s.SetLoad(2); !errors.Is(err, ErrNotSteerable) {
+		t.Errorf("unattached SetLoad: %v, want ErrNotSteerable", err)
+	}
+	if _, err := s.Note("x"); err == nil {
+		t.Error("a note before the run started was accepted")
+	}
+	s.steered, s.mode, s.level = true, record.ModeClosed, 2
+	for _, level := range []float64{0, -1, 2.5, 2e6} {
+		if err := s.SetLoad(level); err == nil {
+			t.Errorf("SetLoad(%g) accepted", level)
+		}
+	}
+	s.detach()
+	if err := s.Pause(); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Errorf("Pause after the run: %v, want 'the run is over'", err)
+	}
+}

@@ -1,0 +1,463 @@
+package live
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// Control is what the page and the API can do to a run. The CLI builds
+// it from the run's cancel functions and its experiment.Steering.
+type Control interface {
+	// Stop is a graceful stop, as Ctrl-C: no new requests, in-flight
+	// ones get the plan's grace.
+	Stop()
+	// Abort cancels the requests in flight too (a second Ctrl-C).
+	Abort()
+	// SetLoad sets the users (closed loop) or requests/s (open loop).
+	SetLoad(level float64) error
+	Pause() error
+	Resume() error
+	// Note adds a note to the run's events on the run clock.
+	Note(text string) (record.Event, error)
+	// Load is the load now.
+	Load() LoadState
+}
+
+// LoadState is the run's load as the page shows it.
+type LoadState struct {
+	Steerable bool    `json:"steerable"`
+	Mode      string  `json:"mode"`
+	Level     float64 `json:"level"`
+	Paused    bool    `json:"paused"`
+	Stopping  bool    `json:"stopping"`
+}
+
+// UIOptions configure ServeUI.
+type UIOptions struct {
+	// Token, when set, is required on every request (header
+	// "Authorization: Bearer TOKEN", or ?token= once, which sets a
+	// cookie for the page). On an address other than loopback a token is
+	// generated when none is given.
+	Token string
+	// Every is the page's update period (default 1s).
+	Every time.Duration
+}
+
+// UIServer serves the live page, its JSON API and its event stream.
+type UIServer struct {
+	srv    *http.Server
+	ln     net.Listener
+	served chan error
+	sess   atomic.Pointer[session] // the run shown; nil before a launcher starts one
+	token  string
+	every  time.Duration
+
+	ticker   chan struct{} // closed by stopTick
+	tickDone chan struct{}
+	mu       sync.Mutex
+	tick     chan struct{} // closed and replaced on every tick
+	closing  bool
+}
+
+// session is one run as the UI shows and steers it.
+type session struct {
+	mon *Monitor
+	ctl Control
+}
+
+// ServeUI listens on addr and serves the live UI of the run m watches,
+// controlled through c, until Close.
+func ServeUI(addr string, m *Monitor, c Control, o UIOptions) (*UIServer, error) {
+	s, err := listenUI(addr, o)
+	if err != nil {
+		return nil, err
+	}
+	s.sess.Store(&session{mon: m, ctl: c})
+	s.start(s.guard(s.routes()))
+	return s, nil
+}
+
+// listenUI opens the listener and decides the token; start serves.
+func listenUI(addr string, o UIOptions) (*UIServer, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("serving the live UI: %w", err)
+	}
+	s := &UIServer{ln: ln, served: make(chan error, 1), token: o.Token, every: o.Every,
+		ticker: make(chan struct{}), tickDone: make(chan struct{}), tick: make(chan struct{})}
+	if s.every <= 0 {
+		s.every = time.Second
+	}
+	if s.token == "" && !isLoopback(ln.Addr()) {
+		if s.token, err = newToken(); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *UIServer) start(h http.Handler) {
+	s.srv = &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go s.ticks()
+	go func() { s.served <- s.srv.Serve(s.ln) }()
+}
+
+// Addr is the address the server listens on.
+func (s *UIServer) Addr() string { return s.ln.Addr().String() }
+
+// Token is the token requests need ("" when none is needed).
+func (s *UIServer) Token() string { return s.token }
+
+// URL is the page's address, with the token when one is needed.
+func (s *UIServer) URL() string {
+	u := "http://" + s.Addr() + "/"
+	if s.token != "" {
+		u += "?token=" + s.token
+	}
+	return u
+}
+
+// Close sends the final state to the open pages (waiting up to 2 s for
+// them to get it), then stops serving.
+func (s *UIServer) Close() error {
+	s.mu.Lock()
+	s.closing = true
+	s.mu.Unlock()
+	close(s.ticker)
+	<-s.tickDone
+	s.broadcast()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := s.srv.Shutdown(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		err = s.srv.Close()
+	}
+	if serr := <-s.served; !errors.Is(serr, http.ErrServerClosed) {
+		err = errors.Join(err, serr)
+	}
+	if err != nil {
+		return fmt.Errorf("stopping the live UI: %w", err)
+	}
+	return nil
+}
+
+// ticks closes the monitor's seconds and wakes the event streams.
+func (s *UIServer) ticks() {
+	defer close(s.tickDone)
+	t := time.NewTicker(s.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if sess := s.sess.Load(); sess != nil {
+				sess.mon.Tick()
+			}
+			s.broadcast()
+		case <-s.ticker:
+			return
+		}
+	}
+}
+
+func (s *UIServer) broadcast() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	close(s.tick)
+	s.tick = make(chan struct{})
+}
+
+// nextTick is the channel the next tick closes, and whether the server
+// is closing (the stream sends once more and ends).
+func (s *UIServer) nextTick() (<-chan struct{}, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tick, s.closing
+}
+
+// newToken is 128 random bits in hex.
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making the UI token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+func isLoopback(a net.Addr) bool {
+	tcp, ok := a.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
+}
+
+// tokenCookie carries the token for the page's own requests once it was
+// opened with ?token=.
+const tokenCookie = "inferload_ui_token"
+
+// guard checks every request: the token when one is set; otherwise a
+// Host header naming a loopback address (a DNS-rebinding page cannot
+// reach the API); and for state-changing requests a JSON body and, when
+// the browser sends one, an Origin of this server (no cross-site form
+// can stop a run). Every answer forbids framing and sniffing.
+func (s *UIServer) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		if s.token != "" {
+			if !s.authorized(w, r) {
+				http.Error(w, "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
+				return
+			}
+		} else if !loopbackHost(r.Host) {
+			http.Error(w, "this UI answers only on a loopback host name", http.StatusForbidden)
+			return
+		}
+		if r.Method == http.MethodPost {
+			if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
+				http.Error(w, "cross-origin request refused", http.StatusForbidden)
+				return
+			}
+			if ct := r.Header.Get("Content-Type"); ct != "application/json" {
+				http.Error(w, "POST bodies must be application/json", http.StatusUnsupportedMediaType)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized checks the token (header, cookie or query) and, when the
+// query carried it, sets the cookie so the page's own requests carry it.
+func (s *UIServer) authorized(w http.ResponseWriter, r *http.Request) bool {
+	var got string
+	if a := r.Header.Get("Authorization"); len(a) > 7 && a[:7] == "Bearer " {
+		got = a[7:]
+	} else if c, err := r.Cookie(tokenCookie); err == nil {
+		got = c.Value
+	} else if q := r.URL.Query().Get("token"); q != "" {
+		got = q
+		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
+	}
+	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(host string) bool {
+	h, _, err := net.SplitHostPort(host)
+	if err != nil {
+		h = host
+	}
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func (s *UIServer) routes() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", servePage)
+	mux.HandleFunc("GET /assets/{name}", serveAsset)
+	mux.HandleFunc("GET /api/state", s.withSession(s.state))
+	mux.HandleFunc("GET /api/events", s.withSession(s.events))
+	mux.HandleFunc("POST /api/stop", s.withSession(stop))
+	mux.HandleFunc("POST /api/abort", s.withSession(abort))
+	mux.HandleFunc("POST /api/load", s.withSession(setLoad))
+	mux.HandleFunc("POST /api/pause", s.withSession(pause))
+	mux.HandleFunc("POST /api/resume", s.withSession(resume))
+	mux.HandleFunc("POST /api/note", s.withSession(note))
+	return mux
+}
+
+// State is GET /api/state and every message of /api/events: the
+// monitor's view and the load.
+type State struct {
+	View
+	Load LoadState `json:"load"`
+}
+
+// current is the state of sess.
+func current(sess *session, since, telSince int64) State {
+	return State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load()}
+}
+
+// withSession answers 404 while no run is shown (a launcher before its
+// first run), else calls h with the run.
+func (s *UIServer) withSession(h func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		sess := s.sess.Load()
+		if sess == nil {
+			writeError(w, http.StatusNotFound, errors.New("no run has been started"))
+			return
+		}
+		h(w, r, sess)
+	}
+}
+
+// state answers GET /api/state[?since=N&tel_since=M].
+func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) {
+	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
+	telSince, _ := strconv.ParseInt(r.URL.Query().Get("tel_since"), 10, 64)
+	writeJSON(w, http.StatusOK, current(sess, since, telSince))
+}
+
+// events streams the state as server-sent events, one message a tick;
+// each message holds only the points the page has not had.
+func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	var since, telSince int64
+	for {
+		tick, closing := s.nextTick()
+		st := current(sess, since, telSince)
+		since, telSince = st.Seq, st.TelSeq
+		b, err := json.Marshal(st)
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+			return
+		}
+		fl.Flush()
+		if closing {
+			return
+		}
+		select {
+		case <-tick:
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+func stop(w http.ResponseWriter, _ *http.Request, sess *session) {
+	sess.mon.Mark(sess.mon.Elapsed(), "stop", "stop requested from the UI")
+	sess.ctl.Stop()
+	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
+}
+
+func abort(w http.ResponseWriter, _ *http.Request, sess *session) {
+	sess.mon.Mark(sess.mon.Elapsed(), "stop", "abort requested from the UI")
+	sess.ctl.Abort()
+	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
+}
+
+// loadRequest is POST /api/load's body: the new users or requests/s.
+type loadRequest struct {
+	Level *float64 `json:"level"`
+}
+
+func setLoad(w http.ResponseWriter, r *http.Request, sess *session) {
+	var req loadRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if req.Level == nil {
+		writeError(w, http.StatusBadRequest, errors.New(`the body needs "level": the users or requests/s to run`))
+		return
+	}
+	before := sess.ctl.Load()
+	if err := sess.ctl.SetLoad(*req.Level); err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	after := sess.ctl.Load()
+	if after.Level != before.Level {
+		sess.mon.Mark(sess.mon.Elapsed(), "load", fmt.Sprintf("%s %g → %g", unitOf(after.Mode), before.Level, after.Level))
+	}
+	writeJSON(w, http.StatusOK, after)
+}
+
+func unitOf(mode string) string {
+	if mode == record.ModeOpen {
+		return "requests/s"
+	}
+	return "users"
+}
+
+func pause(w http.ResponseWriter, _ *http.Request, sess *session) {
+	toggle(w, sess, sess.ctl.Pause, "paused")
+}
+
+func resume(w http.ResponseWriter, _ *http.Request, sess *session) {
+	toggle(w, sess, sess.ctl.Resume, "resumed")
+}
+
+func toggle(w http.ResponseWriter, sess *session, do func() error, what string) {
+	if err := do(); err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	sess.mon.Mark(sess.mon.Elapsed(), "load", what)
+	writeJSON(w, http.StatusOK, sess.ctl.Load())
+}
+
+// noteRequest is POST /api/note's body.
+type noteRequest struct {
+	Text string `json:"text"`
+}
+
+// maxNoteLen bounds a note's text.
+const maxNoteLen = 2000
+
+func note(w http.ResponseWriter, r *http.Request, sess *session) {
+	var req noteRequest
+	if !readJSON(w, r, &req) {
+		return
+	}
+	if len(req.Text) > maxNoteLen {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("note: %d bytes, at most %d", len(req.Text), maxNoteLen))
+		return
+	}
+	e, err := sess.ctl.Note(req.Text)
+	if err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	sess.mon.Mark(time.Duration(e.TimeUS)*time.Microsecond, "note", e.Message)
+	writeJSON(w, http.StatusOK, e)
+}
+
+// readJSON decodes a small JSON body into v, answering 400 when it
+// cannot.
+func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the JSON body: %w", err))
+		return false
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, map[string]string{"error": err.Error()})
+}

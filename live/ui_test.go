@@ -1,0 +1,320 @@
+package live
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// fakeControl records what the API asked of it.
+type fakeControl struct {
+	mu      sync.Mutex
+	level   float64
+	stopped bool
+	aborted bool
+	paused  bool
+	notes   []string
+}
+
+func (c *fakeControl) Stop()  { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
+func (c *fakeControl) Abort() { c.mu.Lock(); c.aborted = true; c.mu.Unlock() }
+func (c *fakeControl) SetLoad(l float64) error {
+	if l > 100 {
+		return errors.New("too many")
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.level = l
+	return nil
+}
+func (c *fakeControl) Pause() error  { c.mu.Lock(); c.paused = true; c.mu.Unlock(); return nil }
+func (c *fakeControl) Resume() error { c.mu.Lock(); c.paused = false; c.mu.Unlock(); return nil }
+func (c *fakeControl) Note(text string) (record.Event, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.notes = append(c.notes, text)
+	return record.Event{TimeUS: 1500000, Kind: record.EventNote, Message: text}, nil
+}
+func (c *fakeControl) Load() LoadState {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return LoadState{Steerable: true, Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped}
+}
+
+func startUI(t *testing.T, o UIOptions) (*UIServer, *fakeControl, *Monitor) {
+	t.Helper()
+	ctl := &fakeControl{level: 2}
+	mon := NewMonitor(MonitorOptions{})
+	mon.Start("runs/x", time.Minute)
+	srv, err := ServeUI("127.0.0.1:0", mon, ctl, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return srv, ctl, mon
+}
+
+// do sends one request; body, when set, is JSON.
+func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = bufio.NewReader(resp.Body).WriteTo(&b)
+	return resp, b.String()
+}
+
+// TestUIAPI: each endpoint does what docs/live.md says, and changes show
+// as events on the page's state.
+func TestUIAPI(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	base := "http://" + srv.Addr()
+	tests := []struct {
+		name, method, path, body string
+		code                     int
+		want                     string // in the reply
+	}{
+		// The page and its assets are served from the binary, no CDN.
+		{"page", "GET", "/", "", 200, `src="assets/uPlot.iife.min.js"`},
+		{"chart library", "GET", "/assets/uPlot.iife.min.js", "", 200, "uPlot"},
+		{"unknown asset", "GET", "/assets/nope.js", "", 404, ""},
+		// A load change is applied and answered with the new load.
+		{"load", "POST", "/api/load", `{"level": 8}`, 200, `"level":8`},
+		// A refused change says why.
+		{"load refused", "POST", "/api/load", `{"level": 1000}`, 409, "too many"},
+		{"load without level", "POST", "/api/load", `{}`, 400, "level"},
+		{"load bad json", "POST", "/api/load", `{"level": "x"}`, 400, "JSON"},
+		{"load unknown field", "POST", "/api/load", `{"users": 3}`, 400, "unknown field"},
+		{"note", "POST", "/api/note", `{"text": "OOM in the server log"}`, 200, `"kind":"note"`},
+		{"note too long", "POST", "/api/note", `{"text": "` + strings.Repeat("x", 2001) + `"}`, 400, "at most"},
+		{"pause", "POST", "/api/pause", `{}`, 200, `"paused":true`},
+		{"resume", "POST", "/api/resume", `{}`, 200, `"paused":false`},
+		{"state", "GET", "/api/state", "", 200, `"dir":"runs/x"`},
+		{"stop", "POST", "/api/stop", `{}`, 202, `"stopping":true`},
+	}
+	for _, tt := range tests {
+		resp, body := do(t, tt.method, base+tt.path, tt.body, nil)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %.200q, want %d containing %q", tt.name, resp.StatusCode, body, tt.code, tt.want)
+		}
+	}
+	if !ctl.stopped || ctl.level != 8 || len(ctl.notes) != 1 {
+		t.Errorf("control saw stopped=%v level=%v notes=%q", ctl.stopped, ctl.level, ctl.notes)
+	}
+	_, body := do(t, "GET", base+"/api/state", "", nil)
+	var st State
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, e := range st.Events {
+		kinds = append(kinds, e.Kind+": "+e.Message)
+	}
+	want := "[load: users 2 → 8 note: OOM in the server log load: paused load: resumed stop: stop requested from the UI]"
+	if got := strings.Join(kinds, " "); "["+got+"]" != want {
+		t.Errorf("events %s, want %s", got, want)
+	}
+	if st.Events[1].T != 1.5 {
+		t.Errorf("note at %v s, want the run clock's 1.5 s from the event", st.Events[1].T)
+	}
+}
+
+// TestUIRefusesCrossSiteAndRebinding: with no token, only a loopback
+// Host is answered, and a POST must be JSON from this origin, so neither
+// a DNS-rebinding page nor a cross-site form can reach the run.
+func TestUIRefusesCrossSiteAndRebinding(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	base := "http://" + srv.Addr()
+	tests := []struct {
+		name   string
+		header map[string]string
+		body   string
+		ctype  string
+		code   int
+	}{
+		// A rebinding attack arrives with the attacker's host name.
+		{"foreign host", map[string]string{"Host": "evil.example:8089"}, `{}`, "application/json", 403},
+		// A page elsewhere posting with fetch carries its Origin.
+		{"foreign origin", map[string]string{"Origin": "http://evil.example"}, `{}`, "application/json", 403},
+		// A plain HTML form can only send form or text bodies.
+		{"form body", nil, "a=1", "application/x-www-form-urlencoded", 415},
+		// The page itself: same origin, JSON.
+		{"same origin", map[string]string{"Origin": base}, `{}`, "application/json", 202},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequest("POST", base+"/api/stop", strings.NewReader(tt.body))
+		req.Header.Set("Content-Type", tt.ctype)
+		for k, v := range tt.header {
+			req.Header.Set(k, v)
+		}
+		if h, ok := tt.header["Host"]; ok {
+			req.Host = h
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.code {
+			t.Errorf("%s: %d, want %d", tt.name, resp.StatusCode, tt.code)
+		}
+	}
+	if !ctl.stopped {
+		t.Error("the same-origin stop did not reach the run")
+	}
+}
+
+// TestUIToken: with a token every request needs it, the event stream
+// included; ?token= once sets an HttpOnly cookie the page's own requests
+// carry; a wrong token is refused.
+func TestUIToken(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := startUI(t, UIOptions{Token: "s3cret"})
+	base := "http://" + srv.Addr()
+	if !strings.HasSuffix(srv.URL(), "/?token=s3cret") {
+		t.Errorf("URL %s does not carry the token", srv.URL())
+	}
+	for _, path := range []string{"/", "/api/state", "/api/events", "/assets/live.js"} {
+		if resp, _ := do(t, "GET", base+path, "", nil); resp.StatusCode != 401 {
+			t.Errorf("%s without a token: %d, want 401", path, resp.StatusCode)
+		}
+		if resp, _ := do(t, "GET", base+path+"?token=wrong", "", nil); resp.StatusCode != 401 {
+			t.Errorf("%s with a wrong token: %d, want 401", path, resp.StatusCode)
+		}
+	}
+	if resp, _ := do(t, "POST", base+"/api/note", `{"text":"x"}`, map[string]string{"Authorization": "Bearer s3cret"}); resp.StatusCode != 200 {
+		t.Errorf("bearer token: %d, want 200", resp.StatusCode)
+	}
+	resp, body := do(t, "GET", base+"/?token=s3cret", "", nil)
+	var cookie *http.Cookie
+	for _, c := range resp.Cookies() {
+		if c.Name == tokenCookie {
+			cookie = c
+		}
+	}
+	if resp.StatusCode != 200 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+		t.Fatalf("page with ?token=: %d, cookie %+v", resp.StatusCode, cookie)
+	}
+	if strings.Contains(body, "s3cret") {
+		t.Error("the token reached the page's text")
+	}
+	if resp, _ := do(t, "GET", base+"/api/state", "", map[string]string{"Cookie": tokenCookie + "=s3cret"}); resp.StatusCode != 200 {
+		t.Errorf("cookie: %d, want 200", resp.StatusCode)
+	}
+}
+
+// TestTokenNeededBeyondLoopback: only loopback listeners go without one.
+func TestTokenNeededBeyondLoopback(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		ip   string
+		want bool
+	}{{"127.0.0.1", true}, {"::1", true}, {"0.0.0.0", false}, {"10.1.2.3", false}, {"::", false}} {
+		if got := isLoopback(&net.TCPAddr{IP: net.ParseIP(tt.ip)}); got != tt.want {
+			t.Errorf("isLoopback(%s) = %v, want %v", tt.ip, got, tt.want)
+		}
+	}
+	for _, h := range []string{"localhost:1", "127.0.0.1:8089", "[::1]:8089", "127.0.0.1"} {
+		if !loopbackHost(h) {
+			t.Errorf("%s refused", h)
+		}
+	}
+	for _, h := range []string{"evil.example:8089", "10.0.0.1:8089", "localhost.evil.example"} {
+		if loopbackHost(h) {
+			t.Errorf("%s accepted", h)
+		}
+	}
+	tok, err := newToken()
+	if err != nil || len(tok) != 32 {
+		t.Errorf("token %q, %v: want 32 hex digits", tok, err)
+	}
+}
+
+// TestUIEventStream: each message of /api/events carries only the points
+// the page has not had; Close sends the final state and ends the stream.
+func TestUIEventStream(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(1000, 0)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	mon := NewMonitor(MonitorOptions{Now: clock})
+	mon.Start("runs/x", 0)
+	srv, err := ServeUI("127.0.0.1:0", mon, &fakeControl{}, UIOptions{Every: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get("http://" + srv.Addr() + "/api/events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(nil, 1<<20)
+	read := func() State {
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var st State
+				if err := json.Unmarshal([]byte(line), &st); err != nil {
+					t.Fatal(err)
+				}
+				return st
+			}
+		}
+		t.Fatalf("stream ended: %v", sc.Err())
+		return State{}
+	}
+	first := read()
+	mu.Lock()
+	now = now.Add(5 * time.Second) // seconds 0..3 close on the next tick
+	mu.Unlock()
+	var st State
+	for st = read(); st.Seq < 4; st = read() {
+	}
+	if first.Seq != 0 || st.From != 0 || len(st.Points) != 4 {
+		t.Fatalf("first seq %d; then from %d with %d points, want 4 new points", first.Seq, st.From, len(st.Points))
+	}
+	next := read()
+	if next.From != st.Seq || len(next.Points) != 0 {
+		t.Errorf("next message from %d with %d points: want from %d, no repeat", next.From, len(next.Points), st.Seq)
+	}
+	mon.Finish(Final{Dir: "runs/x"})
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var last State
+	for sc.Scan() {
+		if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			_ = json.Unmarshal([]byte(line), &last)
+		}
+	}
+	if last.Final == nil || last.Final.Dir != "runs/x" {
+		t.Errorf("the stream's last message %+v has no final state", last.Final)
+	}
+}
