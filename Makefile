@@ -7,7 +7,7 @@ STATICCHECK_VERSION ?= 0.8.2
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: test lint tools test-deps build demo bench fuzz screenshots
+.PHONY: test lint tools test-deps build image demo bench fuzz screenshots
 
 ## test: lint, then every test with the race detector (what CI runs)
 test: lint test-deps
@@ -36,6 +36,11 @@ tools:
 ## build: a static binary in ./inferload
 build:
 	CGO_ENABLED=0 $(GO) build -o inferload ./cmd/inferload
+
+## image: the container image as an OCI archive, built without Docker (inferload-oci.tar; docs/distributed.md)
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -o inferload ./cmd/inferload
+	$(GO) run ./internal/tools/image -bin inferload -out inferload-oci.tar
 
 ## demo: the main job (simulated server + mixed workload + summary)
 demo:
