@@ -202,8 +202,27 @@ func JudgeRun(s *record.Summary, load RunLoad, c Criteria) error {
 		v.ClientSaturated, v.Valid = true, false
 		v.Reasons = append(v.Reasons, "the load generator itself was saturated (see client): the server saw less load than planned")
 	}
+	for _, seg := range LaggingSegments(s, c) {
+		v.ClientSaturated, v.Valid = true, false
+		v.Reasons = append(v.Reasons, fmt.Sprintf("segment %s started %d of its %d requests late: that machine could not keep its share of the schedule",
+			seg.Segment, seg.Requests.Late, seg.Requests.Succeeded+seg.Requests.Failed))
+	}
 	s.Validity = v
 	return nil
+}
+
+// LaggingSegments are the segments of a merged run whose own late starts
+// fail the late-start rule (TooManyLate): one lagging machine among ten
+// is a tenth of the late starts overall, under the rule for the whole, but
+// its share of the load was not applied.
+func LaggingSegments(s *record.Summary, c Criteria) []record.SegmentFigures {
+	var out []record.SegmentFigures
+	for _, seg := range s.Segments {
+		if TooManyLate(seg.Requests.Late, seg.Requests.Succeeded+seg.Requests.Failed, c) {
+			out = append(out, seg)
+		}
+	}
+	return out
 }
 
 // classBacking is, per request class, the highest percentile each latency

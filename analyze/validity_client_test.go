@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -25,5 +26,36 @@ func TestJudgeClientFailures(t *testing.T) {
 	step.Requests.ClientFailed = 0
 	if err := Judge(&step, Criteria{}); err != nil || !step.Validity.Valid {
 		t.Errorf("without client failures: %+v, %v; want valid", step.Validity, err)
+	}
+}
+
+// TestLaggingSegment: in a run merged from 10 segments, one that started
+// 30 of its 1000 requests late (3%) invalidates the run, although the
+// whole's 30 of 10000 (0.3%) passes the late-start rule; segments with
+// ordinary scatter do not.
+func TestLaggingSegment(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{Mode: record.ModeOpen, WindowS: 60,
+		Requests: record.Requests{Succeeded: 10000, Late: 30}, Metrics: record.Metrics{E2E: record.Stats{Count: 10000}}}
+	for i := range 10 {
+		late := int64(0)
+		if i == 7 {
+			late = 30
+		}
+		s.Segments = append(s.Segments, record.SegmentFigures{Segment: fmt.Sprintf("%d/10", i),
+			Requests: record.Requests{Succeeded: 1000, Late: late}})
+	}
+	if TooManyLate(30, 10000, Criteria{}) {
+		t.Fatal("the whole run's late share fails the rule: the case proves nothing")
+	}
+	if err := JudgeRun(s, RunLoad{}, Criteria{}); err != nil {
+		t.Fatal(err)
+	}
+	v := s.Validity
+	if v.Valid || !strings.Contains(strings.Join(v.Reasons, "; "), "segment 7/10 started 30 of its 1000 requests late") {
+		t.Errorf("validity %+v: want invalid for segment 7/10", v)
+	}
+	if got := LaggingSegments(s, Criteria{}); len(got) != 1 || got[0].Segment != "7/10" {
+		t.Errorf("lagging %+v: want only 7/10", got)
 	}
 }

@@ -210,10 +210,13 @@ func writeHeader(out string, merged *plan.Plan, shards []*shard) error {
 	if err := os.WriteFile(filepath.Join(out, rundir.Plan), y, 0o644); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	if d, err := os.ReadFile(filepath.Join(shards[0].dir, rundir.Experiment)); err == nil {
-		if err := os.WriteFile(filepath.Join(out, rundir.Experiment), d, 0o644); err != nil {
-			return fmt.Errorf("merge: %w", err)
-		}
+	d, err := experiment.ReadDesign(shards[0].dir, shards[0].plan)
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	d.Segments = len(shards) // each gets its own figures
+	if err := experiment.WriteDesign(out, d); err != nil {
+		return fmt.Errorf("merge: %w", err)
 	}
 	env := map[string]any{}
 	if raw, err := os.ReadFile(filepath.Join(shards[0].dir, rundir.Env)); err == nil {

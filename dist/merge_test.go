@@ -140,6 +140,15 @@ load:
 	if s.Requests.Total != int64(len(all)) || s.Mode != record.ModeOpen || s.Interrupted {
 		t.Errorf("merged %+v mode %s interrupted %v: want the segments' %d requests in an open loop", s.Requests, s.Mode, s.Interrupted, len(all))
 	}
+	// Each segment's own figures are its own records'.
+	if len(s.Segments) != 3 {
+		t.Fatalf("%d segment entries, want 3", len(s.Segments))
+	}
+	for i, seg := range s.Segments {
+		if own := int64(len(readAll(t, dirs[i]))); seg.Segment != fmt.Sprintf("%d/3", i) || seg.Requests.Total != own {
+			t.Errorf("segment entry %+v: want %d/3 with its %d records", seg, i, own)
+		}
+	}
 	agg := record.NewAggregate()
 	for _, r := range all {
 		agg.Add(r)

@@ -29,7 +29,7 @@ func Assemble(dir string) (*Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := readDesign(dir, p)
+	d, err := ReadDesign(dir, p)
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +38,17 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	agg, accs := newAggregate(p), map[int]*stepAcc{}
+	segs := make([]*record.Aggregate, max(d.Segments, 0))
+	for i := range segs {
+		segs[i] = record.NewAggregate()
+	}
 	n := 0
 	stats, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		n++
 		agg.Add(r)
+		if len(segs) > 1 {
+			segs[record.SegmentOf(r.ID, len(segs))].Add(r)
+		}
 		if r.Step > 0 && d.staged() {
 			acc := accs[r.Step]
 			if acc == nil {
@@ -59,6 +66,13 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
 	}
 	s := agg.Summary(info)
+	if len(segs) > 1 {
+		for i, sa := range segs {
+			ss := sa.Summary(info)
+			s.Segments = append(s.Segments, record.SegmentFigures{Segment: fmt.Sprintf("%d/%d", i, len(segs)),
+				Requests: ss.Requests, FailureRate: ss.FailureRate})
+		}
+	}
 	if err := assembleSteps(s, p, d, marks, accs); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type Design struct {
 	Capacity *CapacityJudging `json:"capacity,omitempty"`
 	// Soak, when set, cuts the measured window into windows tested for drift.
 	Soak *SoakOptions `json:"soak,omitempty"`
+	// Segments, in a run merged from segments (dist.Merge), is how many;
+	// each gets its own figures in summary.json's segments.
+	Segments int `json:"segments,omitempty"`
 }
 
 // KneeDesign is a sweep's knee detection.
@@ -66,13 +69,15 @@ type CapacityJudging struct {
 func (d Design) staged() bool { return d.Kind != KindRun && d.Kind != KindSoak }
 
 // writeDesign writes experiment.json.
-func writeDesign(dir string, d Design) error {
+// WriteDesign writes d as dir's experiment.json (dist writes a merged
+// run's).
+func WriteDesign(dir string, d Design) error {
 	return rundir.WriteJSON(filepath.Join(dir, rundir.Experiment), d)
 }
 
-// readDesign reads experiment.json; a run directory without one (written
-// before it existed) is a run, or its plan's stages.
-func readDesign(dir string, p *plan.Plan) (Design, error) {
+// ReadDesign reads dir's experiment.json; a run directory without one
+// (written before it existed) is a run, or its plan's stages.
+func ReadDesign(dir string, p *plan.Plan) (Design, error) {
 	path := filepath.Join(dir, rundir.Experiment)
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {

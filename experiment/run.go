@@ -150,7 +150,7 @@ func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (s
 	if err := os.WriteFile(filepath.Join(dir, rundir.Plan), redacted, 0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", rundir.Plan, err)
 	}
-	if err := writeDesign(dir, d); err != nil {
+	if err := WriteDesign(dir, d); err != nil {
 		return "", err
 	}
 	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(ctx, p, opts.Version, opts.Env.withDefaults())); err != nil {

@@ -72,6 +72,9 @@ type Summary struct {
 	Capacity *Capacity `json:"capacity,omitempty"`
 	// Soak is a soak run's windows and drift; absent from other runs.
 	Soak *Soak `json:"soak,omitempty"`
+	// Segments has each segment's own figures in a run merged from
+	// segments (dist), in segment order; absent from other runs.
+	Segments []SegmentFigures `json:"segments,omitempty"`
 	// Server is what scraped server and GPU metrics showed during the
 	// measured window; absent when nothing was observed (record/telemetry.go).
 	Server *ServerTelemetry `json:"server,omitempty"`
@@ -203,4 +206,21 @@ func EncodeSummary(w io.Writer, s *Summary) error {
 		return fmt.Errorf("write summary: %w", err)
 	}
 	return nil
+}
+
+// SegmentFigures are one segment's requests in a merged run: what that
+// machine sent and how it fared, to tell a lagging or failing machine.
+type SegmentFigures struct {
+	// Segment is "I/N".
+	Segment     string   `json:"segment"`
+	Requests    Requests `json:"requests"`
+	FailureRate float64  `json:"failure_rate"`
+}
+
+// SegmentOf is the segment (0-based, of count) a request ID of a merged
+// run belongs to: IDs are run-wide request numbers, the low 32 bits within
+// a stage (schedule.Segment, experiment's segmented stage bases), striped
+// over the segments.
+func SegmentOf(id uint64, count int) int {
+	return int((id & (1<<32 - 1)) % uint64(count))
 }
