@@ -268,7 +268,7 @@ func (c *call) midStreamFault(cr *chunkRenderer, i int) bool {
 func (c *call) finishStream(cr *chunkRenderer, sent int) {
 	c.write(cr.finish(c.st.reason))
 	if c.g.includeUsage {
-		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}))
+		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}, c.st.times))
 	}
 	if c.fault.Kind != FaultMissingDone {
 		c.write([]byte(doneEvent))

@@ -207,6 +207,9 @@ type stream struct {
 	avail  atomic.Int64 // tokens generated so far
 	done   atomic.Bool  // the last token is in avail
 	cached int          // prefix-cache hit; written before done is set
+	// times is the engine's exact account of the request, for the final
+	// chunk's timings; written before done is set.
+	times  seqTimes
 	notify chan struct{}
 }
 
@@ -308,6 +311,7 @@ func (s *Server) finishStep(res *StepResult) {
 		if ev.Final {
 			s.m.observeFinish(seq, st.reason)
 			st.cached = seq.cachedTokens
+			st.times = timesOf(seq)
 			st.done.Store(true)
 		}
 		if st.eager || ev.Final {
