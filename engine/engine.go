@@ -82,6 +82,13 @@ type Config struct {
 	Grace time.Duration
 	// Seed seeds the think-time generators.
 	Seed uint64
+	// TraceRun, when not empty, names the run for the join key every
+	// request carries (record.TraceID(TraceRun, TraceIDBase+id)): sent as
+	// traceparent and x-request-id, kept as the record's TraceID. Empty
+	// sends neither. TraceIDBase is the run-wide id of this engine's
+	// request 0, so a staged run's keys stay unique and match its records.
+	TraceRun    string
+	TraceIDBase uint64
 	// Retry is the client's retry policy; the zero value never retries.
 	// A retried request stays one record, its earlier attempts listed in
 	// Result.Attempts, its latency counted from the first attempt's origin.

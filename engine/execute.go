@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"time"
 
 	"github.com/inferload/inferload/protocol"
@@ -23,6 +24,9 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 		return e.executeChain(ctx, i, ch, p.spec, intended, openLoop)
 	}
 	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
+	if e.cfg.TraceRun != "" {
+		p.req.TraceID = record.TraceID(e.cfg.TraceRun, e.cfg.TraceIDBase+i)
+	}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)
 		return e.result(i, p, &tr, intended, openLoop)
@@ -93,6 +97,17 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		r.TTFTUS = e.offset(tr.FirstToken) - originUS
 	}
 	r.E2EUS = e.offset(tr.End) - originUS
+	if p.req.TraceID != ([16]byte{}) {
+		r.TraceID = hex.EncodeToString(p.req.TraceID[:])
+	}
+	r.CachedTokens = tr.CachedTokens
+	if tm := tr.Timings; tm.Present {
+		r.Server = &record.ServerTime{PrefillUS: tm.PromptUS, PromptN: tm.PromptN,
+			DecodeUS: tm.PredictedUS, DecodeN: tm.PredictedN, QueueUS: tm.QueueUS, HasQueue: tm.HasQueue}
+		if r.CachedTokens == 0 {
+			r.CachedTokens = tm.CacheN
+		}
+	}
 	if tr.Tail.Dropped > 0 {
 		tail := tr.Tail
 		r.EventsTail = &tail

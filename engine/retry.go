@@ -120,6 +120,7 @@ func (e *Engine) doWithRetries(ctx context.Context, i uint64, p prepared, tr *pr
 	out := &retryOutcome{}
 	var rng *rand.Rand
 	for n := 1; ; n++ {
+		p.req.Attempt = n - 1 // each attempt its own span
 		e.cfg.Client.Do(ctx, p.req, tr)
 		if n == 1 {
 			out.firstStart = tr.Start

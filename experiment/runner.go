@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -169,6 +170,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		return record.Step{}, nil, r.rec.err
 	}
 	st.cfg.Clock = r.opts.clock()
+	if r.p.Target.TracesContext() {
+		st.cfg.TraceRun, st.cfg.TraceIDBase = filepath.Base(r.dir), r.nextID
+	}
 	applySegment(&st.cfg, r.seg)
 	eng, err := engine.New(st.cfg)
 	if err != nil {

@@ -18,6 +18,7 @@ const (
 	DefaultStream         = true
 	DefaultIncludeUsage   = true
 	DefaultPreflight      = true
+	DefaultTraceContext   = true
 	DefaultIgnoreEOS      = true
 	DefaultObserveGPU     = true
 	DefaultConnectTimeout = protocol.DefaultConnectTimeout
@@ -91,8 +92,13 @@ func (t *Target) Streams() bool { return boolOr(t.Stream, DefaultStream) }
 // (target.include_usage, DefaultIncludeUsage when unset).
 func (t *Target) IncludesUsage() bool { return boolOr(t.IncludeUsage, DefaultIncludeUsage) }
 
+// TracesContext reports whether requests carry a traceparent and an
+// x-request-id (target.trace_context, DefaultTraceContext when unset).
+func (t *Target) TracesContext() bool { return boolOr(t.TraceContext, DefaultTraceContext) }
+
 // Preflights reports whether a probe request is sent before the load
 // starts (target.preflight, DefaultPreflight when unset).
+
 func (t *Target) Preflights() bool { return boolOr(t.Preflight, DefaultPreflight) }
 
 // GPUs reports whether local GPUs are sampled (observe.gpu,

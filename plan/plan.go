@@ -63,6 +63,9 @@ type Target struct {
 	// Preflight sends one probe request before the load starts and stops
 	// the run when it fails (default true; --no-preflight turns it off).
 	Preflight *bool `yaml:"preflight"`
+	// TraceContext sends every request's join key, a W3C traceparent and
+	// an x-request-id, and keeps it in the record (default true).
+	TraceContext *bool `yaml:"trace_context"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).

@@ -37,6 +37,13 @@ type Chunk struct {
 	// ReasoningTokens is usage.completion_tokens_details.reasoning_tokens.
 	ReasoningTokens int
 
+	// CachedTokens is usage.prompt_tokens_details.cached_tokens (vLLM and
+	// llama.cpp): prompt tokens the server's prefix cache served.
+	CachedTokens int
+	// Timings is the llama.cpp-style "timings" object of a final chunk, the
+	// server's own per-request durations; Timings.Present is false without one.
+	Timings ServerTimings
+
 	// Error is true when the object reports a failure: a top-level "error"
 	// object or string, or vLLM's older {"object": "error", "message": ...}.
 	Error bool
@@ -445,6 +452,8 @@ func (s *scanner) top(c *Chunk) error {
 			err = s.choices(c)
 		case "usage":
 			err = s.usage(c)
+		case "timings":
+			err = s.timings(&c.Timings)
 		case "error":
 			errKey, errMsg, err = s.errorValue()
 		case "object":
@@ -568,7 +577,7 @@ func (s *scanner) part() (part, error) {
 
 // usage reads the "usage" object; null (or anything else) means no usage.
 func (s *scanner) usage(c *Chunk) error {
-	c.Usage, c.PromptTokens, c.CompletionTokens, c.ReasoningTokens = false, 0, 0, 0
+	c.Usage, c.PromptTokens, c.CompletionTokens, c.ReasoningTokens, c.CachedTokens = false, 0, 0, 0, 0
 	if s.peek() != '{' {
 		return s.skip()
 	}
@@ -585,7 +594,9 @@ func (s *scanner) usage(c *Chunk) error {
 		case "completion_tokens":
 			c.CompletionTokens, err = s.count()
 		case "completion_tokens_details":
-			c.ReasoningTokens, err = s.reasoningTokens()
+			c.ReasoningTokens, err = s.member("reasoning_tokens")
+		case "prompt_tokens_details":
+			c.CachedTokens, err = s.member("cached_tokens")
 		default:
 			err = s.skip()
 		}
@@ -596,8 +607,10 @@ func (s *scanner) usage(c *Chunk) error {
 	return err
 }
 
-// reasoningTokens reads usage.completion_tokens_details.
-func (s *scanner) reasoningTokens() (int, error) {
+// member reads an object and returns its count member name (0 when absent):
+// usage.completion_tokens_details.reasoning_tokens and
+// usage.prompt_tokens_details.cached_tokens.
+func (s *scanner) member(name string) (int, error) {
 	if s.peek() != '{' {
 		return 0, s.skip()
 	}
@@ -608,7 +621,7 @@ func (s *scanner) reasoningTokens() (int, error) {
 		if kerr != nil {
 			return 0, kerr
 		}
-		if string(decodeKey(k, esc, s.kb[:0])) == "reasoning_tokens" {
+		if string(decodeKey(k, esc, s.kb[:0])) == name {
 			n, err = s.count()
 		} else {
 			err = s.skip()

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -250,6 +251,18 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 	return nil
 }
 
+// traceHeader adds one request's join key to the shared header set: a
+// shallow copy (the shared values are never written), one map a request.
+func traceHeader(shared http.Header, req *Request) http.Header {
+	h := make(http.Header, len(shared)+2)
+	for k, v := range shared {
+		h[k] = v
+	}
+	h["Traceparent"] = []string{record.TraceParent(req.TraceID, req.Attempt)}
+	h["X-Request-Id"] = []string{hex.EncodeToString(req.TraceID[:])}
+	return h
+}
+
 // checkHeader rejects what net/http would refuse at request time, so the
 // mistake shows at startup instead of as thousands of failed requests.
 func checkHeader(name, value string) error {
@@ -279,6 +292,9 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	if err != nil {
 		c.finish(t, record.ErrOther, err.Error())
 		return
+	}
+	if req.TraceID != ([16]byte{}) {
+		hdr = traceHeader(hdr, req)
 	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -98,6 +98,10 @@ func (cl *call) apply(ck *Chunk) {
 		t.PromptTokens = ck.PromptTokens
 		t.CompletionTokens = ck.CompletionTokens
 		t.ReasoningTokens = ck.ReasoningTokens
+		t.CachedTokens = ck.CachedTokens
+	}
+	if ck.Timings.Present { // the final chunk only
+		t.Timings = ck.Timings
 	}
 	if len(ck.FinishReason) > 0 {
 		t.FinishReason = finishReason(ck.FinishReason)

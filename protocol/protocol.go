@@ -33,6 +33,14 @@ type Request struct {
 	// request only, so one client (one connection pool) can serve request
 	// classes with different deadlines. Shared read-only by many requests.
 	Timeouts *Timeouts
+	// TraceID, when not zero, is sent as the W3C traceparent header (with
+	// record.SpanID(TraceID, Attempt) as the span) and, in hex, as
+	// x-request-id: the key that joins a server's logs and traces to the
+	// record (record.TraceID derives it).
+	TraceID [16]byte
+	// Attempt is the 0-based try of a retried request, so each attempt is
+	// its own span.
+	Attempt int
 }
 
 // Timeouts is a per-request override of a client's timeouts. A zero field
@@ -89,6 +97,11 @@ type Trace struct {
 	ReasoningTokens  int
 	// FinishReason is the last non-empty finish_reason ("stop", "length", ...).
 	FinishReason string
+	// CachedTokens is the usage's prompt_tokens_details.cached_tokens.
+	CachedTokens int
+	// Timings is the server's own account of the request's time, from the
+	// final chunk (llama.cpp's "timings"); Timings.Present is false without.
+	Timings ServerTimings
 	// SawDone is true when a streaming reply ended with data: [DONE].
 	SawDone bool
 

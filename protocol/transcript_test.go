@@ -33,6 +33,10 @@ type transcriptWant struct {
 	Finish             string
 	Done               bool
 	Err                record.ErrorKind
+	// Timings is "prompt_n prompt_us predicted_n predicted_us cache_n" of
+	// the server's in-band timings; empty without them.
+	Timings string
+	Cached  int
 }
 
 func loadTranscript(path string) (transcript, error) {
@@ -92,6 +96,10 @@ func (tr *transcript) set(key, value string) error {
 		w.Err = record.ErrorKind(value)
 	case "eol":
 		tr.eol = value
+	case "timings":
+		w.Timings = value
+	case "cached":
+		w.Cached, err = strconv.Atoi(value)
 	default:
 		return fmt.Errorf("unknown header %q", key)
 	}
@@ -141,6 +149,10 @@ func TestTranscripts(t *testing.T) {
 					Content: got.ContentEvents, Reasoning: got.ReasoningEvents,
 					Usage: got.UsageReported, Prompt: got.PromptTokens, Completion: got.CompletionTokens,
 					ReasoningTokens: got.ReasoningTokens, Finish: got.FinishReason, Done: got.SawDone, Err: got.Err,
+					Cached: got.CachedTokens,
+				}
+				if tm := got.Timings; tm.Present {
+					view.Timings = fmt.Sprintf("%d %d %d %d %d", tm.PromptN, tm.PromptUS, tm.PredictedN, tm.PredictedUS, tm.CacheN)
 				}
 				if diff := cmp.Diff(tr.want, view); diff != "" {
 					t.Errorf("(-want +got), ErrMsg %q:\n%s", got.ErrMsg, diff)

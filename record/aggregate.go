@@ -87,6 +87,8 @@ type Aggregate struct {
 	retry retryState
 	// chains holds the per-step figures of chain classes (chain.go).
 	chains chainState
+	// server is where the time went by the server's account (servertime.go).
+	server serverTimeState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -146,6 +148,7 @@ func (a *Aggregate) Add(r *Result) {
 	a.succeeded++
 	a.addTokens(r)
 	a.addLatencies(r)
+	a.server.add(r)
 }
 
 func (a *Aggregate) addTokens(r *Result) {
@@ -249,6 +252,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		FailedE2E:     f.FailedE2E,
 		Throughput:    f.Throughput,
 		Tokens:        f.Tokens,
+		ServerTime:    f.ServerTime,
 		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)

@@ -38,6 +38,9 @@ type Breakdown struct {
 	Throughput  Throughput       `json:"throughput"`
 	Tokens      Tokens           `json:"tokens"`
 	Goodput     Goodput          `json:"goodput"`
+	// ServerTime is where the time went by the server's own account; nil
+	// when no reply carried server timings.
+	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
 	// Checks are the class's token-count checks (classes only; nil for
 	// input buckets and for the bad-input class, whose prompts are meant
 	// to be odd).
@@ -136,7 +139,8 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 			OutputTokensPerS: perSecond(outTok, windowS),
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
-		Tokens: a.tokens(),
+		Tokens:     a.tokens(),
+		ServerTime: a.server.summary(),
 	}
 }
 

@@ -133,6 +133,18 @@ type Result struct {
 	// RetryStop says why a retryable failure was not retried (one of the
 	// RetryStop* constants); empty when retries were off or not needed.
 	RetryStop string `json:"retry_stop,omitempty"`
+	// TraceID is the request's join key (TraceID, 32 hex digits): sent as
+	// the trace id of its W3C traceparent and as its x-request-id, so a
+	// server's logs or traces find the record. Empty when the plan turned
+	// trace context off.
+	TraceID string `json:"trace_id,omitempty"`
+	// CachedTokens is the prompt tokens the server says its prefix cache
+	// served (vLLM's usage.prompt_tokens_details.cached_tokens, llama.cpp's
+	// timings.cache_n); 0 when none or not reported.
+	CachedTokens int `json:"cached_tokens,omitempty"`
+	// Server is the server's own account of the request's time, in band
+	// (llama.cpp's final-chunk timings); nil when the server sent none.
+	Server *ServerTime `json:"server,omitempty"`
 	// Chain lists the calls of a multi-step chain request in order, up to
 	// the one that failed (record/chain.go); the record's own fields then
 	// describe the chain end to end. Empty for single-call requests.
@@ -196,4 +208,21 @@ func PlausibleUsage(usage, events, maxTokens int) bool {
 		return false
 	}
 	return true
+}
+
+// ServerTime is what a server measured of one request itself, in its own
+// clock: durations only, never instants, so nothing here is compared with
+// the client's clock. Microseconds.
+type ServerTime struct {
+	// PrefillUS is the prompt's evaluation (llama.cpp prompt_ms) over
+	// PromptN prompt tokens (cached ones not counted).
+	PrefillUS int64 `json:"prefill_us"`
+	PromptN   int   `json:"prompt_n,omitempty"`
+	// DecodeUS is the generation (llama.cpp predicted_ms) of DecodeN tokens.
+	DecodeUS int64 `json:"decode_us"`
+	DecodeN  int   `json:"decode_n,omitempty"`
+	// QueueUS is the wait before prefill began, when the server reports it
+	// (HasQueue); llama.cpp does not, inferload's simulator does.
+	QueueUS  int64 `json:"queue_us,omitempty"`
+	HasQueue bool  `json:"has_queue,omitempty"`
 }

@@ -44,6 +44,9 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
 	b = appendAttempts(b, r.Attempts)
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
+	b = appendStrOmit(b, `,"trace_id":`, r.TraceID)
+	b = appendIntOmit(b, `,"cached_tokens":`, int64(r.CachedTokens))
+	b = appendServer(b, r.Server)
 	b = appendChain(b, r.Chain)
 	return append(b, '}')
 }
@@ -89,6 +92,20 @@ func appendAttempts(b []byte, as []Attempt) []byte {
 		b = append(appendInt(b, `,"wait_us":`, a.WaitUS), '}')
 	}
 	return append(b, ']')
+}
+
+// appendServer encodes a record's server-side timings.
+func appendServer(b []byte, s *ServerTime) []byte {
+	if s == nil {
+		return b
+	}
+	b = appendInt(b, `,"server":{"prefill_us":`, s.PrefillUS)
+	b = appendIntOmit(b, `,"prompt_n":`, int64(s.PromptN))
+	b = appendInt(b, `,"decode_us":`, s.DecodeUS)
+	b = appendIntOmit(b, `,"decode_n":`, int64(s.DecodeN))
+	b = appendIntOmit(b, `,"queue_us":`, s.QueueUS)
+	b = appendBoolOmit(b, `,"has_queue":true`, s.HasQueue)
+	return append(b, '}')
 }
 
 // appendChain encodes a chain request's steps.

@@ -30,6 +30,8 @@ func TestAppendResultJSONMatches(t *testing.T) {
 		// A tail without gaps (never built so, but decodable) and an empty one.
 		{"tail nil gaps", Result{EventsTail: &EventsTail{Dropped: 1}}},
 		{"tail empty gaps", Result{EventsTail: &EventsTail{Gaps: [][2]int64{}}}},
+		// Server timings of zero (an idle llama.cpp's 0 ms prompt).
+		{"zero server time", Result{Server: &ServerTime{}}},
 	}
 	for _, rr := range randomRecords(50, 9) {
 		tests = append(tests, struct {
@@ -83,6 +85,10 @@ func everyFieldSet() Result {
 		case reflect.Pointer:
 			if f.Type() == reflect.TypeFor[*EventsTail]() {
 				f.Set(reflect.ValueOf(&EventsTail{Dropped: 3, LastUS: 9000, Gaps: [][2]int64{{10, 2}, {120, 1}}}))
+				continue
+			}
+			if f.Type() == reflect.TypeFor[*ServerTime]() {
+				f.Set(reflect.ValueOf(&ServerTime{PrefillUS: 1, PromptN: 2, DecodeUS: 3, DecodeN: 4, QueueUS: 5, HasQueue: true}))
 				continue
 			}
 			panic("everyFieldSet: unhandled pointer " + f.Type().String())

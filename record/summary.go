@@ -39,7 +39,10 @@ type Summary struct {
 
 	Throughput Throughput `json:"throughput"`
 	Tokens     Tokens     `json:"tokens"`
-	Checks     Checks     `json:"checks"`
+	// ServerTime is where the time went by the server's own account
+	// (queue, prefill, decode, outside the server); nil without timings.
+	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+	Checks     Checks             `json:"checks"`
 	// Goodput is what met its class's SLO (record/goodput.go).
 	Goodput Goodput `json:"goodput"`
 	// Compute is the FLOPs estimate; absent unless the plan declares the

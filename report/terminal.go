@@ -33,6 +33,7 @@ func WriteSummary(w io.Writer, s *record.Summary) error {
 	writeCounts(&b, s)
 	b.WriteByte('\n')
 	writeLatencies(&b, s)
+	writeServerTime(&b, s.ServerTime)
 	writeClasses(&b, s)
 	writeBuckets(&b, s)
 	writeChains(&b, s)
@@ -183,6 +184,25 @@ func writeLatencies(b *bytes.Buffer, s *record.Summary) {
 	latencyRow(b, "E2E", m.E2E)
 	latencyRow(b, "Queue delay", m.QueueDelay)
 	latencyRow(b, "Failed E2E", s.FailedE2E)
+}
+
+// writeServerTime shows where the time went by the server's account
+// (summary.json server_time), when some reply carried server timings.
+func writeServerTime(b *bytes.Buffer, st *record.ServerTimeSummary) {
+	if st == nil {
+		return
+	}
+	fmt.Fprintf(b, "\n%-*s", labelWidth, "Server time (ms)")
+	for _, c := range latencyColumns {
+		fmt.Fprintf(b, "%*s", cellWidth, c)
+	}
+	b.WriteByte('\n')
+	if st.QueueMS != nil {
+		latencyRow(b, "Queue", *st.QueueMS)
+	}
+	latencyRow(b, "Prefill", st.PrefillMS)
+	latencyRow(b, "Decode", st.DecodeMS)
+	latencyRow(b, "Outside server", st.OutsideMS)
 }
 
 // latencyRow prints one metric; a metric with no values shows dashes

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -194,5 +195,25 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if !bytes.Contains(file, []byte("\n  \"requests\": {\n    \"total\": 268,")) {
 		t.Errorf("not indented two spaces per level:\n%s", file)
+	}
+}
+
+func TestWriteSummaryServerTime(t *testing.T) {
+	s := &record.Summary{ServerTime: &record.ServerTimeSummary{Requests: 3,
+		PrefillMS: stats(3, 20), DecodeMS: stats(3, 130), OutsideMS: stats(3, 8)}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"Server time (ms)", "Prefill", "Decode", "Outside server"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Queue ") && !strings.HasPrefix(line, "Queue delay") {
+			t.Errorf("a server queue row without a queue figure: %q", line)
+		}
 	}
 }

@@ -102,7 +102,7 @@ func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *
 		prefix = "cmpl-"
 	}
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
-	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1)}
+	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: r.Header.Get("X-Request-Id")}
 	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
 	return c
 }
@@ -268,7 +268,7 @@ func (c *call) midStreamFault(cr *chunkRenderer, i int) bool {
 func (c *call) finishStream(cr *chunkRenderer, sent int) {
 	c.write(cr.finish(c.st.reason))
 	if c.g.includeUsage {
-		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}))
+		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}, c.st.times))
 	}
 	if c.fault.Kind != FaultMissingDone {
 		c.write([]byte(doneEvent))

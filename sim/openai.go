@@ -289,10 +289,11 @@ func (c *chunkRenderer) finish(reason string) []byte {
 
 // usage renders the final usage chunk (empty choices), as
 // stream_options.include_usage asks.
-func (c *chunkRenderer) usage(u usage) []byte {
+func (c *chunkRenderer) usage(u usage, t seqTimes) []byte {
 	b := append(c.buf[:0], c.head...)
 	b = append(b, `],"usage":`...)
-	c.buf = append(u.appendJSON(b), "}\n\n"...)
+	b = t.appendJSON(append(u.appendJSON(b), `,"timings":`...))
+	c.buf = append(b, "}\n\n"...)
 	return c.buf
 }
 

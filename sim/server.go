@@ -27,6 +27,18 @@ type Config struct {
 	// wall clock (0 means 1). Reported latencies stay in simulated time;
 	// fault delays are wall-clock.
 	Speedup float64
+	// OnFinish, when set, is told each finished request's x-request-id
+	// (empty when it sent none) and the engine's exact times: the ground
+	// truth a test checks a client's decomposition against. It runs on
+	// the scheduler goroutine, so it must be quick.
+	OnFinish func(requestID string, t Truth)
+}
+
+// Truth is the engine's account of one finished request: queued from
+// arrival to first admission, prefill to the first token, decode to the
+// last; the same figures the final stream chunk's timings carry.
+type Truth struct {
+	Queue, Prefill, Decode time.Duration
 }
 
 // Server is a simulated OpenAI-compatible inference server: HTTP handlers
@@ -37,6 +49,8 @@ type Server struct {
 	faults  Faults
 	seed    uint64
 	speedup float64
+	// onFinish is Config.OnFinish.
+	onFinish func(string, Truth)
 
 	eng      *Engine
 	counters EngineCounters
@@ -87,7 +101,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("sim: %w", err)
 	}
 	s := &Server{
-		prof: eng.Profile(), faults: eng.Profile().Faults, seed: cfg.Seed, speedup: cfg.Speedup,
+		prof: eng.Profile(), faults: eng.Profile().Faults, seed: cfg.Seed, speedup: cfg.Speedup, onFinish: cfg.OnFinish,
 		eng: eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
 		epoch: time.Now(), lateness: hdrhistogram.New(1, int64(10*time.Second), 3),
 	}
@@ -207,7 +221,12 @@ type stream struct {
 	avail  atomic.Int64 // tokens generated so far
 	done   atomic.Bool  // the last token is in avail
 	cached int          // prefix-cache hit; written before done is set
-	notify chan struct{}
+	// times is the engine's exact account of the request, for the final
+	// chunk's timings; written before done is set.
+	times seqTimes
+	// requestID is the request's x-request-id header, for OnFinish.
+	requestID string
+	notify    chan struct{}
 }
 
 func (st *stream) wake() {
@@ -308,6 +327,10 @@ func (s *Server) finishStep(res *StepResult) {
 		if ev.Final {
 			s.m.observeFinish(seq, st.reason)
 			st.cached = seq.cachedTokens
+			st.times = timesOf(seq)
+			if s.onFinish != nil {
+				s.onFinish(st.requestID, Truth{Queue: st.times.queue, Prefill: st.times.prefill, Decode: st.times.decode})
+			}
 			st.done.Store(true)
 		}
 		if st.eager || ev.Final {

@@ -1,0 +1,79 @@
+package record
+
+// ServerTimeSummary is where the time of the successful streamed requests
+// went, by the server's own account (Result.Server): summary.json's
+// server_time. Only durations each side measured itself are combined,
+// never instants of two clocks (docs/metrics.md#server-time).
+type ServerTimeSummary struct {
+	// Requests counts the measured successful streamed requests whose
+	// reply carried server timings.
+	Requests int64 `json:"requests"`
+	// QueueMS is the server's wait before prefill, over the requests whose
+	// server reports it (llama.cpp does not); nil when none did.
+	QueueMS *Stats `json:"queue_ms,omitempty"`
+	// PrefillMS and DecodeMS are the server's prompt and generation times.
+	PrefillMS Stats `json:"prefill_ms"`
+	DecodeMS  Stats `json:"decode_ms"`
+	// OutsideMS is the client's time from sending to the first token minus
+	// the server's queue (when reported) and prefill: network, gateway,
+	// HTTP-thread wait and, without a queue figure, the server's queue.
+	OutsideMS Stats `json:"outside_ms"`
+	// CachedTokens sums the prompt tokens served from the prefix cache.
+	CachedTokens int64 `json:"cached_tokens"`
+}
+
+// serverTimeState accumulates ServerTimeSummary; its histograms are made
+// on the first timed record, so runs against servers without timings pay
+// nothing.
+type serverTimeState struct {
+	n, cached                       int64
+	queue, prefill, decode, outside *Hist
+}
+
+// OutsideUS is the part of r's time to first token the server does not
+// account for: the client's send-to-first-token time (its own clock) minus
+// the server's queue (when reported) and prefill (its clock). ok is false
+// without server timings or a first token. Clock granularity can make it
+// slightly negative.
+func OutsideUS(r *Result) (us int64, ok bool) {
+	if r.Server == nil || r.TTFTUS <= 0 || !r.Stream {
+		return 0, false
+	}
+	sendTTFT := r.TTFTUS - (r.SendUS - r.OriginUS()) // from this attempt's send
+	return sendTTFT - r.Server.QueueUS - r.Server.PrefillUS, true
+}
+
+// add folds one measured successful record in.
+func (st *serverTimeState) add(r *Result) {
+	out, ok := OutsideUS(r)
+	if !ok {
+		return
+	}
+	if st.prefill == nil {
+		st.queue, st.prefill, st.decode, st.outside = NewHist(), NewHist(), NewHist(), NewHist()
+	}
+	st.n++
+	st.cached += int64(r.CachedTokens)
+	if r.Server.HasQueue {
+		st.queue.Record(r.Server.QueueUS)
+	}
+	st.prefill.Record(r.Server.PrefillUS)
+	st.decode.Record(r.Server.DecodeUS)
+	st.outside.Record(out)
+}
+
+// summary is nil when no record carried server timings.
+func (st *serverTimeState) summary() *ServerTimeSummary {
+	if st.n == 0 {
+		return nil
+	}
+	s := &ServerTimeSummary{
+		Requests:  st.n,
+		PrefillMS: st.prefill.Stats(), DecodeMS: st.decode.Stats(), OutsideMS: st.outside.Stats(),
+		CachedTokens: st.cached,
+	}
+	if q := st.queue.Stats(); q.Count > 0 {
+		s.QueueMS = &q
+	}
+	return s
+}

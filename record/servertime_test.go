@@ -1,0 +1,49 @@
+package record
+
+import "testing"
+
+func TestServerTimeDecomposition(t *testing.T) {
+	t.Parallel()
+	// Open loop, sent 2 ms after its intended time: the client's TTFT from
+	// the intended time is 60 ms, 58 ms from the send; the server queued
+	// 30 ms and prefilled 20 ms, so 8 ms were spent outside it.
+	open := Result{ID: 1, OpenLoop: true, IntendedUS: 1000, SendUS: 3000, QueueDelayUS: 2000, Stream: true,
+		TTFTUS: 60_000, E2EUS: 200_000, OutputTokens: 10, CachedTokens: 4,
+		Server: &ServerTime{QueueUS: 30_000, HasQueue: true, PrefillUS: 20_000, DecodeUS: 130_000}}
+	// Closed loop, llama.cpp (no queue figure): outside is TTFT − prefill.
+	closed := Result{ID: 2, SendUS: 5000, Stream: true, TTFTUS: 25_000, E2EUS: 90_000, OutputTokens: 5,
+		Server: &ServerTime{PrefillUS: 24_000, DecodeUS: 60_000}}
+	plain := Result{ID: 3, SendUS: 6000, Stream: true, TTFTUS: 9000, E2EUS: 20_000, OutputTokens: 3}
+	if us, ok := OutsideUS(&open); !ok || us != 8000 {
+		t.Errorf("open-loop outside %d %v, want 8000", us, ok)
+	}
+	if us, ok := OutsideUS(&closed); !ok || us != 1000 {
+		t.Errorf("closed-loop outside %d %v, want 1000", us, ok)
+	}
+	a := NewAggregate()
+	for _, r := range []Result{open, closed, plain} {
+		a.Add(&r)
+	}
+	s := a.Summary(RunInfo{Mode: ModeClosed})
+	st := s.ServerTime
+	if st == nil {
+		t.Fatal("no server_time")
+	}
+	if st.Requests != 2 || st.CachedTokens != 4 {
+		t.Errorf("requests %d cached %d, want 2 and 4", st.Requests, st.CachedTokens)
+	}
+	if st.QueueMS == nil || st.QueueMS.Count != 1 || st.QueueMS.Max != 30 {
+		t.Errorf("queue %+v, want one request of 30 ms", st.QueueMS)
+	}
+	if st.PrefillMS.Min != 20 || st.PrefillMS.Max != 24 || st.DecodeMS.Max != 130 || st.OutsideMS.Min != 1 || st.OutsideMS.Max != 8 {
+		t.Errorf("prefill %+v decode %+v outside %+v", st.PrefillMS, st.DecodeMS, st.OutsideMS)
+	}
+	if s.Classes[DefaultClass].ServerTime == nil || s.Classes[DefaultClass].ServerTime.Requests != 2 {
+		t.Errorf("class breakdown lacks server_time: %+v", s.Classes[DefaultClass].ServerTime)
+	}
+	b := NewAggregate()
+	b.Add(&plain)
+	if b.Summary(RunInfo{Mode: ModeClosed}).ServerTime != nil {
+		t.Error("server_time present without any server timings")
+	}
+}
