@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/inferload/inferload/record"
 )
 
 // capacityScenarios run the capacity search against servers whose true
@@ -93,4 +95,39 @@ func driftScenarios(seed uint64) []TruthRow {
 		{Scenario: fmt.Sprintf("soak: P99 rising 30%%, 5%% noise, %d windows × %d series", windows, series),
 			Truth: "drift found (at least 90%)", Verdict: fmt.Sprintf("drifted in %.1f%%", rise*100), Match: rise >= 0.90},
 	}
+}
+
+// serverTimeScenarios are the server-time hints on summaries whose
+// server_time is planted: a server whose median request waits 1.2 s in
+// its queue against 1 s of work, one that works longer than it waits,
+// llama.cpp at 8 users on 4 slots (864 ms of a 900 ms TTFT before prefill,
+// no queue reported), and one with little time outside.
+func serverTimeScenarios() []TruthRow {
+	queue := func(v float64) *record.Stats { return &record.Stats{Count: 200, P50: v} }
+	cases := []struct {
+		scenario, truth, want string
+		st                    record.ServerTimeSummary
+		ttft                  float64
+	}{
+		{"server queue 1.2 s against 80 ms prefill + 900 ms decode", "queueing dominates", "queue_dominates",
+			record.ServerTimeSummary{Requests: 200, QueueMS: queue(1200), PrefillMS: record.Stats{P50: 80}, DecodeMS: record.Stats{P50: 900}}, 1290},
+		{"server queue 700 ms against 980 ms of work", "busy working, not queueing: no hint", "",
+			record.ServerTimeSummary{Requests: 200, QueueMS: queue(700), PrefillMS: record.Stats{P50: 80}, DecodeMS: record.Stats{P50: 900}}, 790},
+		{"llama.cpp 8 users on 4 slots: 864 ms of 900 ms TTFT before prefill", "time outside the server (slot wait)", "outside_server",
+			record.ServerTimeSummary{Requests: 200, PrefillMS: record.Stats{P50: 36}, DecodeMS: record.Stats{P50: 2000}, OutsideMS: record.Stats{P50: 864}}, 900},
+		{"llama.cpp 1 user: 1.5 ms outside of 38 ms TTFT", "nothing outside: no hint", "",
+			record.ServerTimeSummary{Requests: 200, PrefillMS: record.Stats{P50: 36}, DecodeMS: record.Stats{P50: 2000}, OutsideMS: record.Stats{P50: 1.5}}, 38},
+	}
+	var rows []TruthRow
+	for _, c := range cases {
+		st := c.st
+		s := &record.Summary{ServerTime: &st, Metrics: record.Metrics{TTFT: record.Stats{P50: c.ttft}}}
+		var got []string
+		for _, h := range Hints(nil, s, record.LoadTrend{}) {
+			got = append(got, h.Rule)
+		}
+		rows = append(rows, TruthRow{Scenario: c.scenario, Truth: c.truth, Verdict: "hints: " + orNone(got),
+			Match: (c.want == "" && len(got) == 0) || (len(got) == 1 && got[0] == c.want)})
+	}
+	return rows
 }
