@@ -69,16 +69,16 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 		}
 		k.Found, k.Load, k.Evidence = true, a.Target, []int{a.Index, b.Index}
 		k.Recommended = operatingPoint(a.Target, a.Mode, o.OperatingFraction)
-		k.Reason = fmt.Sprintf("from %s to %s throughput grew %s (%.4g → %.4g %s) while %s %s grew %s (%.4g → %.4g ms): "+
+		k.Reason = fmt.Sprintf("from %s to %s throughput grew %s (%.4g → %.4g %s) while %s %s grew %s (%s → %s ms): "+
 			"the knee is %s; run at %s (%.0f%% of it)%s",
-			loadText(a.Target, a.Mode), loadText(b.Target, b.Mode), pct(tg), thrA, thrB, unit,
-			metric, o.Percentile, pct(lg), latA, latB,
-			loadText(k.Load, k.Mode), loadText(k.Recommended, k.Mode), o.OperatingFraction*100, note)
+			record.LoadText(a.Target, a.Mode), record.LoadText(b.Target, b.Mode), pct(tg), thrA, thrB, unit,
+			metric, o.Percentile, pct(lg), msText(latA), msText(latB),
+			record.LoadText(k.Load, k.Mode), record.LoadText(k.Recommended, k.Mode), o.OperatingFraction*100, note)
 		return k, nil
 	}
 	last := usable[len(usable)-1]
 	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s%s",
-		loadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note, flatNote(steps, o))
+		record.LoadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note, flatNote(steps, o))
 	return k, nil
 }
 
@@ -116,7 +116,7 @@ func flatNote(steps []record.Step, o KneeOptions) string {
 			}
 		}
 		return fmt.Sprintf("; but throughput was flat from %s to %s (%.4g → %.4g %s, %d of these %d steps invalid): the server stopped scaling there",
-			loadText(from.Target, from.Mode), loadText(last.Target, last.Mode), thrA, thrB, unit, invalid, len(all)-i)
+			record.LoadText(from.Target, from.Mode), record.LoadText(last.Target, last.Mode), thrA, thrB, unit, invalid, len(all)-i)
 	}
 	return ""
 }
@@ -209,14 +209,13 @@ func operatingPoint(knee float64, mode string, fraction float64) float64 {
 	return math.Round(v*1000) / 1000
 }
 
-func loadText(v float64, mode string) string {
-	if mode == record.ModeOpen {
-		return fmt.Sprintf("%.4g requests/s", v)
-	}
-	if v == 1 {
-		return "1 user"
-	}
-	return fmt.Sprintf("%.4g users", v)
-}
-
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
+
+// msText is a latency in milliseconds as a reason prints it: whole
+// milliseconds from 1 s up (11610, not 1.161e+04), four digits below.
+func msText(ms float64) string {
+	if math.Abs(ms) >= 1000 {
+		return fmt.Sprintf("%.0f", ms)
+	}
+	return fmt.Sprintf("%.4g", ms)
+}

@@ -97,3 +97,14 @@ func equalInts(a, b []int) bool {
 	}
 	return true
 }
+
+// TestMsText: the knee's reason prints latencies readably: whole
+// milliseconds from a second up, never an exponent.
+func TestMsText(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[float64]string{11610: "11610", 1000: "1000", 661.2: "661.2", 48: "48", 0.5: "0.5"} {
+		if got := msText(in); got != want {
+			t.Errorf("msText(%v) = %q, want %q", in, got, want)
+		}
+	}
+}
