@@ -2,8 +2,9 @@
 GO          ?= go
 # staticcheck is pinned by its module's semver tag (the proxy serves v0.8.2,
 # not the 2026.2.2 release name); `staticcheck -version` prints both, as
-# "staticcheck 2026.2.2 (0.8.2)", so the check below matches "(0.8.2)".
-STATICCHECK_VERSION ?= 0.8.2
+# "staticcheck 2026.2.2 (0.8.2)", so the check matches the tag without its v.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK_PRINTS  := ($(patsubst v%,%,$(STATICCHECK_VERSION)))
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
@@ -26,10 +27,10 @@ lint: tools
 
 ## tools: install the pinned linters (Go module proxy only)
 tools:
-	@if ! $(STATICCHECK) -version 2>/dev/null | grep -qF "($(STATICCHECK_VERSION))"; then \
+	@if ! $(STATICCHECK) -version 2>/dev/null | grep -qF "$(STATICCHECK_PRINTS)"; then \
 	  echo "installing staticcheck $(STATICCHECK_VERSION)"; \
-	  GOBIN=$(GOBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@v$(STATICCHECK_VERSION); \
-	  $(STATICCHECK) -version | grep -qF "($(STATICCHECK_VERSION))" || \
+	  GOBIN=$(GOBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); \
+	  $(STATICCHECK) -version | grep -qF "$(STATICCHECK_PRINTS)" || \
 	    { echo "staticcheck in $(GOBIN) is not $(STATICCHECK_VERSION): $$($(STATICCHECK) -version)"; exit 1; }; \
 	fi
 
