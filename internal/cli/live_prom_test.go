@@ -64,13 +64,29 @@ scrape_configs:
 	web := freePort(t)
 	cmd := exec.Command(prometheusPath(t), append([]string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + web, "--log.level=warn"}, args...)...)
-	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
+	return startDaemon(t, "prometheus", cmd, filepath.Join(dir, "prometheus.log"), "http://"+web, func(base string) bool {
+		resp, err := http.Get(base + "/-/ready")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// startDaemon starts a server the tests query (prometheus, influxd) with
+// its output in logPath, stops it when the test ends (its log shown if the
+// test failed), and waits up to 30 s for ready(base), failing at once if
+// it exits first. It returns base.
+func startDaemon(t *testing.T, name string, cmd *exec.Cmd, logPath, base string, ready func(base string) bool) string {
+	t.Helper()
+	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting prometheus: %v", err)
+		t.Fatalf("starting %s: %v", name, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -85,26 +101,22 @@ scrape_configs:
 		log.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(log.Name())
-			t.Logf("prometheus log:\n%s", b)
+			t.Logf("%s log:\n%s", name, b)
 		}
 	})
-	base := "http://" + web
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		select {
 		case err := <-exited:
 			b, _ := os.ReadFile(log.Name())
-			t.Fatalf("prometheus exited (%v):\n%s", err, b)
+			t.Fatalf("%s exited (%v):\n%s", name, err, b)
 		case <-time.After(100 * time.Millisecond):
 		}
-		if resp, err := http.Get(base + "/-/ready"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
+		if ready(base) {
+			return base
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("prometheus not ready after 30s")
+			t.Fatalf("%s not ready after 30s", name)
 		}
 	}
 }

@@ -51,50 +51,15 @@ bind-address = %q
 	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log, err := os.Create(filepath.Join(dir, "influxd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	cmd := exec.Command(influxdPath(t), "-config", cfg)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting influxd: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
+	return startDaemon(t, "influxd", cmd, filepath.Join(dir, "influxd.log"), "http://"+web, func(base string) bool {
+		resp, err := http.PostForm(base+"/query", url.Values{"q": {"CREATE DATABASE " + db}})
+		if err != nil {
+			return false
 		}
-		log.Close()
-		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("influxd log:\n%s", b)
-		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
 	})
-	base := "http://" + web
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		select {
-		case err := <-exited:
-			b, _ := os.ReadFile(log.Name())
-			t.Fatalf("influxd exited (%v):\n%s", err, b)
-		case <-time.After(100 * time.Millisecond):
-		}
-		if resp, err := http.PostForm(base+"/query", url.Values{"q": {"CREATE DATABASE " + db}}); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return base
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("influxd not ready after 30s")
-		}
-	}
 }
 
 // influxSum is SELECT sum(field) over the run's series; ok is false
