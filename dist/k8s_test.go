@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
@@ -51,8 +50,6 @@ func decodeManifests(t *testing.T, out []byte) manifests {
 			} else {
 				target = &m.collector
 			}
-		case "Deployment":
-			target = &appsv1.Deployment{}
 		default:
 			t.Fatalf("unexpected kind %q", head.Kind)
 		}
