@@ -125,27 +125,20 @@ func newEvents(hint int) []int64 {
 // fillTokens prefers the server's usage over our own count, and says which.
 func fillTokens(r *record.Result, tr *protocol.Trace) {
 	r.InputTokens = r.PromptTokensSent
-	if tr.UsageReported && !record.PlausibleUsage(tr.CompletionTokens, tr.ContentEvents, r.MaxTokens) {
+	if tr.UsageReported && tr.PromptTokens > 0 {
+		r.InputTokens = tr.PromptTokens
+	}
+	if tr.UsageReported && record.PlausibleUsage(tr.CompletionTokens, tr.ContentEvents, r.MaxTokens) {
+		r.TokenSource = record.TokensUsage
+		r.OutputTokens = tr.CompletionTokens
+		r.ReasoningTokens = tr.ReasoningTokens
+		return
+	}
+	if tr.UsageReported {
 		// A count the reply cannot have (2147483647 beside 2 events, 0
 		// beside a streamed answer) would poison every token figure: keep
 		// it beside the record, use what was counted.
 		r.UsageImplausible, r.UsageOutputTokens = true, tr.CompletionTokens
-		if tr.PromptTokens > 0 {
-			r.InputTokens = tr.PromptTokens
-		}
-		r.TokenSource = record.TokensCounted
-		r.OutputTokens = tr.ContentEvents
-		r.ReasoningTokens = tr.ReasoningEvents
-		return
-	}
-	if tr.UsageReported {
-		r.TokenSource = record.TokensUsage
-		r.OutputTokens = tr.CompletionTokens
-		r.ReasoningTokens = tr.ReasoningTokens
-		if tr.PromptTokens > 0 {
-			r.InputTokens = tr.PromptTokens
-		}
-		return
 	}
 	r.TokenSource = record.TokensCounted
 	r.OutputTokens = tr.ContentEvents
