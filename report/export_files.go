@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -71,4 +72,27 @@ func WriteFile(path string, fill func(io.Writer) error) (err error) {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// RecordsParquetFrom streams a records.jsonl file to w as Parquet
+// (RecordRow), in file order, holding at most a row group in memory.
+func RecordsParquetFrom(w io.Writer, recordsPath string) error {
+	p := NewParquetWriter[RecordRow](w, "records")
+	if _, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
+		return p.Write(RecordRowOf(r))
+	}); err != nil {
+		return err
+	}
+	return p.Close()
+}
+
+// SeriesParquetFrom streams a series.jsonl file to w as Parquet (WindowRow).
+func SeriesParquetFrom(w io.Writer, seriesPath string) error {
+	p := NewParquetWriter[WindowRow](w, "series")
+	if _, err := rundir.ReadSeries(seriesPath, func(win *record.Window) error {
+		return p.Write(WindowRowOf(win))
+	}); err != nil {
+		return err
+	}
+	return p.Close()
 }

@@ -22,24 +22,42 @@ import (
 // would show them.
 const influxTokenEnv = "INFERLOAD_INFLUX_TOKEN"
 
-// CSV export names: `--csv records|series` and the files run/report write.
+// What `--csv` and `--parquet` export: records or series.
 const (
-	csvRecords     = "records"
-	csvSeries      = "series"
-	recordsCSVFile = "records.csv"
-	seriesCSVFile  = "series.csv"
+	whatRecords = "records"
+	whatSeries  = "series"
+)
+
+// tableExport is one file run/report write into the run directory with
+// --csv or --parquet.
+type tableExport struct {
+	file, what string
+	export     func(w io.Writer, dir, what string) error
+}
+
+var (
+	csvExports = []tableExport{
+		{"records.csv", whatRecords, exportCSV},
+		{"series.csv", whatSeries, exportCSV},
+	}
+	parquetExports = []tableExport{
+		{"records.parquet", whatRecords, exportParquet},
+		{"series.parquet", whatSeries, exportParquet},
+	}
 )
 
 func newExportCmd(st *State) *cobra.Command {
-	var csvWhat, influxURL string
+	var csvWhat, parquetWhat, influxURL string
 	var junit, influx bool
 	c := &cobra.Command{
 		Use:   "export RUN_DIR",
-		Short: "Print a run directory's records or series as CSV, its thresholds as JUnit XML, or its series as InfluxDB line protocol",
+		Short: "Print a run directory's records or series as CSV or Parquet, its thresholds as JUnit XML, or its series as InfluxDB line protocol",
 		Long: `Export what a run directory holds to other tools, on stdout:
 
   inferload export runs/X --csv records > records.csv   one row per request
   inferload export runs/X --csv series  > series.csv    one row per second
+  inferload export runs/X --parquet records > records.parquet   every record field, token offsets as a list
+  inferload export runs/X --parquet series  > series.parquet
   inferload export runs/X --junit > thresholds.xml      thresholds as JUnit test cases
   inferload export runs/X --influx > series.lp          series as InfluxDB line protocol
   inferload export runs/X --influx-url 'http://127.0.0.1:8086/api/v2/write?org=o&bucket=b'
@@ -49,23 +67,26 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 		Args: cobra.ExactArgs(1),
 	}
 	c.Flags().StringVar(&csvWhat, "csv", "", "print records or series as CSV")
+	c.Flags().StringVar(&parquetWhat, "parquet", "", "print records or series as Parquet (zstd)")
 	c.Flags().BoolVar(&junit, "junit", false, "print the thresholds' verdicts as JUnit XML")
 	c.Flags().BoolVar(&influx, "influx", false, "print the series as InfluxDB line protocol")
 	c.Flags().StringVar(&influxURL, "influx-url", "", "post the series as line protocol to this InfluxDB write URL")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		chosen := 0
-		for _, on := range []bool{csvWhat != "", junit, influx, influxURL != ""} {
+		for _, on := range []bool{csvWhat != "", parquetWhat != "", junit, influx, influxURL != ""} {
 			if on {
 				chosen++
 			}
 		}
 		if chosen != 1 {
-			return usageErrorf("choose exactly one of --csv records|series, --junit, --influx, --influx-url")
+			return usageErrorf("choose exactly one of --csv records|series, --parquet records|series, --junit, --influx, --influx-url")
 		}
 		dir := args[0]
 		switch {
 		case csvWhat != "":
 			return exportCSV(st.Stdout, dir, csvWhat)
+		case parquetWhat != "":
+			return exportParquet(st.Stdout, dir, parquetWhat)
 		case junit:
 			return exportJUnit(st.Stdout, dir)
 		case influx:
@@ -79,12 +100,23 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 // exportCSV prints records or series of dir as CSV.
 func exportCSV(w io.Writer, dir, what string) error {
 	switch what {
-	case csvRecords:
+	case whatRecords:
 		return report.RecordsCSVFrom(w, filepath.Join(dir, rundir.Records))
-	case csvSeries:
+	case whatSeries:
 		return report.SeriesCSVFrom(w, filepath.Join(dir, rundir.Series))
 	}
-	return usageErrorf("--csv: %q is not one of %s, %s", what, csvRecords, csvSeries)
+	return usageErrorf("--csv: %q is not one of %s, %s", what, whatRecords, whatSeries)
+}
+
+// exportParquet writes records or series of dir as Parquet.
+func exportParquet(w io.Writer, dir, what string) error {
+	switch what {
+	case whatRecords:
+		return report.RecordsParquetFrom(w, filepath.Join(dir, rundir.Records))
+	case whatSeries:
+		return report.SeriesParquetFrom(w, filepath.Join(dir, rundir.Series))
+	}
+	return usageErrorf("--parquet: %q is not one of %s, %s", what, whatRecords, whatSeries)
 }
 
 // exportJUnit prints the thresholds of dir's summary.json as JUnit XML.
@@ -127,24 +159,31 @@ func writeInflux(ctx context.Context, st *State, dir string, s *record.Summary, 
 // exportFlags are the exports run and report can write when they finish.
 type exportFlags struct {
 	csv       bool
+	parquet   bool
 	junit     string
 	influxOut string
 }
 
 func (f *exportFlags) bind(c *cobra.Command) {
 	c.Flags().BoolVar(&f.csv, "csv", false, "also write records.csv and series.csv into the run directory")
+	c.Flags().BoolVar(&f.parquet, "parquet", false, "also write records.parquet and series.parquet into the run directory")
 	c.Flags().StringVar(&f.junit, "junit", "", "write the thresholds' verdicts as JUnit XML to this file")
 	c.Flags().StringVar(&f.influxOut, "influx-out", "", "write the series as InfluxDB line protocol to this file, or post it to this http(s) write URL")
 }
 
 // write produces the chosen exports of the finished run in dir.
 func (f *exportFlags) write(ctx context.Context, st *State, dir string, s *record.Summary) error {
+	var tables []tableExport
 	if f.csv {
-		for name, what := range map[string]string{recordsCSVFile: csvRecords, seriesCSVFile: csvSeries} {
-			err := report.WriteFile(filepath.Join(dir, name), func(w io.Writer) error { return exportCSV(w, dir, what) })
-			if err != nil {
-				return err
-			}
+		tables = append(tables, csvExports...)
+	}
+	if f.parquet {
+		tables = append(tables, parquetExports...)
+	}
+	for _, t := range tables {
+		err := report.WriteFile(filepath.Join(dir, t.file), func(w io.Writer) error { return t.export(w, dir, t.what) })
+		if err != nil {
+			return err
 		}
 	}
 	if f.junit != "" {

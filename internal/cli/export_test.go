@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/parquet-go/parquet-go"
+
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -35,10 +37,30 @@ func countLines(t *testing.T, path string) int {
 	return bytes.Count(b, []byte("\n"))
 }
 
-// TestRunWritesExports: run --csv --junit --influx-out leaves records.csv
-// and series.csv in the run directory (one row per record and window), a
-// JUnit file with one case per threshold and a line-protocol file with
-// one line per window; `export` then prints the same CSV on stdout.
+// parquetRows opens a Parquet file and returns its row count.
+func parquetRows(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return int(pf.NumRows())
+}
+
+// TestRunWritesExports: run --csv --parquet --junit --influx-out leaves
+// records.csv, series.csv, records.parquet and series.parquet in the run
+// directory (one row per record and window), a JUnit file with one case
+// per threshold and a line-protocol file with one line per window;
+// `export` then prints the same CSV and Parquet on stdout.
 func TestRunWritesExports(t *testing.T) {
 	t.Parallel()
 	srv := chatServer(t, 4, 0)
@@ -47,14 +69,14 @@ func TestRunWritesExports(t *testing.T) {
 	code, _, stderr := runCLI(t, "run", "--url", srv.URL+"/v1", "--concurrency", "2", "--requests", "12",
 		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q",
 		"--threshold", "error_rate < 0.01", "--threshold", "ttft_ms.p99 < 0",
-		"--csv", "--junit", junit, "--influx-out", influx)
+		"--csv", "--parquet", "--junit", junit, "--influx-out", influx)
 	if code != ExitThresholds {
 		t.Fatalf("exit %d, want %d (one threshold fails); stderr %s", code, ExitThresholds, stderr)
 	}
 	dir := runDirIn(t, out)
 	records := countLines(t, filepath.Join(dir, rundir.Records))
 	windows := countLines(t, filepath.Join(dir, rundir.Series))
-	f, err := os.Open(filepath.Join(dir, recordsCSVFile))
+	f, err := os.Open(filepath.Join(dir, "records.csv"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +85,7 @@ func TestRunWritesExports(t *testing.T) {
 	if err != nil || len(rows) != records+1 || records != 12 {
 		t.Errorf("records.csv: %d rows (%v), want a header and %d records (12)", len(rows), err, records)
 	}
-	if got := countLines(t, filepath.Join(dir, seriesCSVFile)); got != windows+1 {
+	if got := countLines(t, filepath.Join(dir, "series.csv")); got != windows+1 {
 		t.Errorf("series.csv: %d lines, want a header and %d windows", got, windows)
 	}
 	if got := countLines(t, influx); got != windows || windows == 0 {
@@ -78,9 +100,19 @@ func TestRunWritesExports(t *testing.T) {
 		t.Errorf("JUnit: %+v (%v), want 2 tests and 1 failure", doc, err)
 	}
 	code, stdout, stderr := runCLI(t, "export", dir, "--csv", "records")
-	want, _ := os.ReadFile(filepath.Join(dir, recordsCSVFile))
+	want, _ := os.ReadFile(filepath.Join(dir, "records.csv"))
 	if code != ExitOK || stdout != string(want) {
 		t.Errorf("export --csv records: exit %d, stderr %s; stdout differs from records.csv", code, stderr)
+	}
+	for file, want := range map[string]int{"records.parquet": records, "series.parquet": windows} {
+		if got := parquetRows(t, filepath.Join(dir, file)); got != want {
+			t.Errorf("%s: %d rows, want %d", file, got, want)
+		}
+	}
+	code, stdout, stderr = runCLI(t, "export", dir, "--parquet", "records")
+	want, _ = os.ReadFile(filepath.Join(dir, "records.parquet"))
+	if code != ExitOK || stdout != string(want) {
+		t.Errorf("export --parquet records: exit %d, stderr %s; stdout differs from records.parquet", code, stderr)
 	}
 	// report rebuilds the same summary, so its JUnit file is the run's.
 	again := filepath.Join(files, "again.xml")
@@ -109,6 +141,10 @@ func TestExportCommandErrors(t *testing.T) {
 		{"two", []string{"export", empty, "--junit", "--influx"}, ExitUsage, "choose exactly one"},
 		// An unknown CSV kind names the valid ones.
 		{"bad csv", []string{"export", empty, "--csv", "events"}, ExitUsage, "records, series"},
+		// So does an unknown Parquet kind.
+		{"bad parquet", []string{"export", empty, "--parquet", "events"}, ExitUsage, "records, series"},
+		// Parquet of a directory that is not a run names the missing file.
+		{"no records parquet", []string{"export", empty, "--parquet", "records"}, ExitError, rundir.Records},
 		// A directory that is not a run: the missing file is named.
 		{"no records", []string{"export", empty, "--csv", "records"}, ExitError, rundir.Records},
 		// JUnit needs summary.json.
