@@ -15,8 +15,8 @@ import (
 
 // FleetRequest is what one request asks of the fleet.
 type FleetRequest struct {
-	// Class indexes the caller's request classes (records carry its name).
-	Class int
+	// Class names the request class (records carry it).
+	Class string
 	// PromptTokens and OutputTokens are its lengths; the output is
 	// generated exactly (as with ignore_eos).
 	PromptTokens, OutputTokens int
@@ -67,7 +67,7 @@ type FleetSpec struct {
 // from its start.
 type FleetOutcome struct {
 	Index   uint64
-	Class   int
+	Class   string
 	Replica int // -1 when no replica was up to take it
 	// Arrival is when the request was sent; FirstToken and LastToken are
 	// 0 when no token came.
