@@ -30,12 +30,15 @@ type FleetOptions struct {
 	PeakRate  float64
 	// Headroom plans for the peak times 1+Headroom (0.2: 20% spare).
 	Headroom float64
-	// SLOs must all hold on the simulated run's summary (threshold
-	// syntax, e.g. "ttft_ms.p99 < 2000"); the plan's thresholds are added.
-	SLOs []analyze.Threshold
-	// MaxFailureRate bounds the share of failed requests (refused or
-	// unfinished): percentiles of the successes alone would hide an
-	// overloaded fleet. Default DefaultFleetMaxFailureRate.
+	// SLOs must all hold at the planned load, judged as find-capacity
+	// judges a probe: each shown by the binomial rule at Confidence
+	// (default analyze.DefaultConfidence), a failed request counting as
+	// a miss.
+	SLOs       []record.SLO
+	Confidence float64
+	// MaxFailureRate bounds the share of failed requests (refused, or
+	// unfinished at the drain's end), as in find-capacity: default
+	// DefaultMaxFailureRate.
 	MaxFailureRate float64
 	// Warmup and Duration are the simulated window (virtual time):
 	// defaults DefaultFleetWarmup and DefaultFleetDuration.
@@ -48,10 +51,9 @@ type FleetOptions struct {
 
 // Fleet defaults.
 const (
-	DefaultFleetWarmup         = time.Minute
-	DefaultFleetDuration       = 10 * time.Minute
-	DefaultFleetMaxReplicas    = 256
-	DefaultFleetMaxFailureRate = 0.001
+	DefaultFleetWarmup      = time.Minute
+	DefaultFleetDuration    = 10 * time.Minute
+	DefaultFleetMaxReplicas = 256
 	// fleetDrain is how long requests in flight at the end of the window
 	// may still finish; past it they count as failed (timed out).
 	fleetDrain = 2 * time.Minute
@@ -63,9 +65,13 @@ type FleetProbe struct {
 	// Load is the users or requests/s it was offered.
 	Load float64
 	// Summary holds its figures, computed as a run's are.
-	Summary    *record.Summary
-	Thresholds []record.ThresholdResult
-	Passed     bool
+	Summary *record.Summary
+	// Passed is the capacity rule's verdict; Reasons say per SLO (and
+	// for the failure rate) why, Misses those that did not hold.
+	Passed          bool
+	Reasons, Misses []string
+	// inconclusive: some SLO had too few samples to judge.
+	inconclusive bool
 	// Utilisation is the replicas' mean busy share; MaxUtilisation the
 	// busiest one's.
 	Utilisation, MaxUtilisation float64
@@ -91,12 +97,15 @@ type FleetPlan struct {
 }
 
 // PlanFleet searches the smallest number of replicas that meets every SLO
-// at the planned load. Rule: a size passes when every threshold holds on
-// the summary of its simulated window and the failure rate is at most
-// MaxFailureRate. The search first finds the most load one replica
-// carries within the SLOs (bisection), starts the fleet at planned load ÷
-// that, then steps up until a size passes and down while the one below
-// passes, so the answer's neighbour below was simulated and failed.
+// at the planned load. Rule: a size passes when find-capacity's probe
+// rule holds on its simulated window (every SLO shown by the binomial
+// rule, the failure rate within its bound). The search first estimates
+// the most load one replica carries (analyze.NextLoad over one-replica
+// simulations; a load too light to judge a percentile counts as carried,
+// since this is only where the search starts), starts the fleet at
+// planned load ÷ that, then steps up until a size passes and down while
+// the one below passes: the answer's neighbour below was simulated and
+// failed.
 func PlanFleet(o FleetOptions) (*FleetPlan, error) {
 	f, err := newFleetSearch(o)
 	if err != nil {
@@ -110,7 +119,7 @@ type fleetSearch struct {
 	mix     *workload.Mix
 	closed  bool
 	think   schedule.ThinkTime
-	thresh  []analyze.Threshold
+	judging CapacityJudging
 	planned float64
 	probes  map[int]*FleetProbe
 }
@@ -148,9 +157,13 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	if f.closed {
 		f.planned = math.Ceil(f.planned)
 	}
-	if f.thresh, err = fleetThresholds(o); err != nil {
-		return nil, err
+	if len(o.SLOs) == 0 {
+		return nil, errors.New("fleet: give at least one SLO (e.g. --slo 'ttft.p99<=2s'); a failure rate alone plans a fleet that is merely up")
 	}
+	if !(o.Confidence > 0 && o.Confidence < 1) || !(o.MaxFailureRate >= 0 && o.MaxFailureRate < 1) {
+		return nil, fmt.Errorf("fleet: confidence %g and max failure rate %g: want fractions below 1", o.Confidence, o.MaxFailureRate)
+	}
+	f.judging = CapacityJudging{Mode: p.Load.Mode(), SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
 	return f, nil
 }
 
@@ -165,27 +178,12 @@ func (o FleetOptions) withDefaults() FleetOptions {
 		o.MaxReplicas = DefaultFleetMaxReplicas
 	}
 	if o.MaxFailureRate == 0 {
-		o.MaxFailureRate = DefaultFleetMaxFailureRate
+		o.MaxFailureRate = DefaultMaxFailureRate
+	}
+	if o.Confidence == 0 {
+		o.Confidence = analyze.DefaultConfidence
 	}
 	return o
-}
-
-// fleetThresholds are the user's SLOs, the plan's thresholds and the
-// failure-rate bound, each a threshold so one evaluator judges them all.
-func fleetThresholds(o FleetOptions) ([]analyze.Threshold, error) {
-	plans, err := analyze.ParseThresholds(o.Plan.Thresholds)
-	if err != nil {
-		return nil, fmt.Errorf("fleet: thresholds: %w", err)
-	}
-	fail, err := analyze.ParseThreshold(fmt.Sprintf("failure_rate <= %g", o.MaxFailureRate))
-	if err != nil {
-		return nil, fmt.Errorf("fleet: max failure rate %g: %w", o.MaxFailureRate, err)
-	}
-	out := append(append(append([]analyze.Threshold{}, o.SLOs...), plans...), fail)
-	if len(out) == 1 {
-		return nil, errors.New("fleet: give at least one SLO (e.g. --slo 'ttft_ms.p99 < 2000'); a failure rate alone plans for a fleet that is merely up")
-	}
-	return out, nil
 }
 
 // search runs the two phases and picks the answer.
@@ -229,55 +227,27 @@ func (f *fleetSearch) search() (*FleetPlan, error) {
 	return out, nil
 }
 
-// perReplica bisects the most load one replica carries within the SLOs:
-// whole users in a closed loop, requests/s to 1% in an open one. It
-// doubles from 1 until a load fails (or the planned load passes), then
-// bisects; 0 means even a load of 1 failed.
+// perReplica estimates the most load one replica carries within the
+// SLOs, by analyze.NextLoad's doubling and bisection from 1 user or
+// request/s up to the planned load (to 5%); 0 when even the least failed.
 func (f *fleetSearch) perReplica() (float64, error) {
-	lo, hi := 0.0, 1.0
+	o := analyze.SearchOptions{Low: min(1, f.planned), High: f.planned, Whole: f.closed, Precision: 0.05, MaxProbes: 16}
+	var passed, failed []float64
 	for {
-		hi = min(hi, f.planned)
-		ok, err := f.oneReplica(hi)
+		load, done := analyze.NextLoad(passed, failed, o)
+		if done {
+			return analyze.Capacity(passed, failed), nil
+		}
+		p, err := f.simulate(1, load)
 		if err != nil {
 			return 0, err
 		}
-		if !ok {
-			break
-		}
-		if lo = hi; hi == f.planned {
-			return lo, nil // one replica carries the whole load
-		}
-		hi *= 2
-	}
-	for lo > 0 && hi-lo > f.resolution(lo) {
-		mid := (lo + hi) / 2
-		if f.closed {
-			mid = math.Floor(mid)
-		}
-		ok, err := f.oneReplica(mid)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			lo = mid
+		if p.Passed || p.inconclusive {
+			passed = append(passed, load)
 		} else {
-			hi = mid
+			failed = append(failed, load)
 		}
 	}
-	return lo, nil
-}
-
-// resolution is how finely perReplica pins the load: a user, or 1%.
-func (f *fleetSearch) resolution(lo float64) float64 {
-	if f.closed {
-		return 1
-	}
-	return lo / 100
-}
-
-func (f *fleetSearch) oneReplica(load float64) (bool, error) {
-	p, err := f.simulate(1, load)
-	return err == nil && p.Passed, err
 }
 
 // probe simulates n replicas at the planned load, once per n.
@@ -310,21 +280,20 @@ func (f *fleetSearch) simulate(n int, load float64) (*FleetProbe, error) {
 		}
 		spec.Load = sim.Load{Arrivals: arr}
 	}
-	agg := newAggregate(o.Plan)
+	agg, tallies := newAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
 	st, err := sim.RunFleet(spec, func(out *sim.FleetOutcome) {
 		r := fleetRecord(out, !f.closed, o.Warmup)
 		agg.Add(&r)
+		tally(&r, f.judging.SLOs, tallies)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: o.Plan.Load.Mode(),
 		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
-	res, err := analyze.Evaluate(f.thresh, s)
-	if err != nil {
-		return nil, err
-	}
-	p := &FleetProbe{Replicas: n, Load: load, Summary: s, Thresholds: res, Passed: analyze.Failed(res) == 0}
+	p := &FleetProbe{Replicas: n, Load: load, Summary: s}
+	j := judgeSLOs(&f.judging, s.FailureRate, tallies)
+	p.Passed, p.inconclusive, p.Reasons, p.Misses = j.passed, j.inconclusive, j.reasons, j.misses
 	for _, rs := range st.Replicas {
 		p.Utilisation += rs.Utilisation / float64(n)
 		p.MaxUtilisation = max(p.MaxUtilisation, rs.Utilisation)
@@ -397,13 +366,8 @@ func (f *fleetSearch) reason(out *FleetPlan) string {
 		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %g %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, f.planned, unit)
 	}
 	msg := fmt.Sprintf("%d replicas meet every SLO at %g %s", out.Replicas, f.planned, unit)
-	if below, ok := f.probes[out.Replicas-1]; ok {
-		for _, t := range below.Thresholds {
-			if !t.Passed {
-				msg += fmt.Sprintf("; %d do not (%s is %.4g)", out.Replicas-1, t.Expr, t.Value)
-				break
-			}
-		}
+	if below, ok := f.probes[out.Replicas-1]; ok && len(below.Misses) > 0 {
+		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.Misses[0])
 	}
 	return msg
 }

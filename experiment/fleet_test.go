@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -30,11 +30,11 @@ load:
 	if err != nil {
 		t.Fatal(err)
 	}
-	th, err := analyze.ParseThreshold(slo)
+	b, err := record.ParseSLO(slo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: []analyze.Threshold{th},
+	return FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: []record.SLO{b},
 		Warmup: 20 * time.Second, Duration: 2 * time.Minute, MaxReplicas: 10}
 }
 
@@ -47,9 +47,9 @@ func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
 		name, load, slo string
 	}{
 		// An open loop of 20 req/s: several replicas, by TTFT.
-		{"open", "  rate: 20\n  arrival: poisson", "ttft_ms.p99 < 1500"},
+		{"open", "  rate: 20\n  arrival: poisson", "ttft.p99<=1500ms"},
 		// 150 users thinking 2 s: several replicas, by TTFT.
-		{"closed", "  concurrency: 150\n  think_time: 2s", "ttft_ms.p99 < 1000"},
+		{"closed", "  concurrency: 150\n  think_time: 2s", "ttft.p99<=1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,17 +99,17 @@ func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
 // TestPlanFleetRefusesWhatItCannotPlan: bad options say why.
 func TestPlanFleetRefusesWhatItCannotPlan(t *testing.T) {
 	t.Parallel()
-	o := fleetOptions(t, "  concurrency: 8", "ttft_ms.p99 < 1000")
+	o := fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.SLOs = nil
 	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "SLO") {
 		t.Errorf("no SLO: %v, want an error asking for one", err)
 	}
-	o = fleetOptions(t, "  concurrency: 8", "ttft_ms.p99 < 1000")
+	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.PeakRate = 5
 	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "--peak-rate") {
 		t.Errorf("peak rate on a closed loop: %v, want an error naming the mismatch", err)
 	}
-	o = fleetOptions(t, "  concurrency: 8", "ttft_ms.p99 < 1000")
+	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.Headroom = -1
 	if _, err := PlanFleet(o); err == nil {
 		t.Error("negative headroom: want an error")
@@ -120,7 +120,7 @@ func TestPlanFleetRefusesWhatItCannotPlan(t *testing.T) {
 // below one prefill) gets no answer and a reason that says so.
 func TestPlanFleetSaysWhenNothingSuffices(t *testing.T) {
 	t.Parallel()
-	o := fleetOptions(t, "  rate: 4", "ttft_ms.p99 < 1")
+	o := fleetOptions(t, "  rate: 4", "ttft.p99<=1ms")
 	o.MaxReplicas = 3
 	got, err := PlanFleet(o)
 	if err != nil {
