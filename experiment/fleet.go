@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -59,41 +60,21 @@ const (
 	fleetDrain = 2 * time.Minute
 )
 
-// FleetProbe is one simulated fleet size at the planned load.
-type FleetProbe struct {
-	Replicas int
-	// Load is the users or requests/s it was offered.
-	Load float64
-	// Summary holds its figures, computed as a run's are.
-	Summary *record.Summary
-	// Passed is the capacity rule's verdict; Reasons say per SLO (and
-	// for the failure rate) why, Misses those that did not hold.
-	Passed          bool
-	Reasons, Misses []string
-	// inconclusive: some SLO had too few samples to judge.
-	inconclusive bool
-	// Utilisation is the replicas' mean busy share; MaxUtilisation the
-	// busiest one's.
-	Utilisation, MaxUtilisation float64
+// fleetProbe is one simulated fleet size and its verdict.
+type fleetProbe struct {
+	replicas     int
+	summary      *record.Summary
+	judged       sloJudgement
+	util, maxUtl float64
 }
 
-// FleetPlan is the answer: the smallest fleet meeting every SLO at the
-// planned load, and the probes behind it.
-type FleetPlan struct {
-	// Replicas is the answer; 0 when even MaxReplicas did not suffice.
-	Replicas int
-	// Load is the planned load (peak × (1+headroom)), Mode its kind.
-	Load float64
-	Mode string
-	// PerReplica is the most load one replica carried within the SLOs
-	// (the search's first estimate), 0 when not even the least did.
-	PerReplica float64
-	// Probes are the fleet sizes simulated at the planned load, by size.
-	Probes []FleetProbe
-	// Reason says why Replicas is the answer, in words.
-	Reason string
-	// CostPerHour and CostPerMillionTokens are set when a price was given.
-	CostPerHour, CostPerMillionTokens float64
+func (p *fleetProbe) passed() bool { return p.judged.passed }
+
+// record is the probe as `inferload fleet` reports it.
+func (p *fleetProbe) record() record.FleetProbe {
+	return record.FleetProbe{Replicas: p.replicas, Passed: p.passed(), Reasons: p.judged.reasons,
+		Metrics: p.summary.Metrics, Throughput: p.summary.Throughput, FailureRate: p.summary.FailureRate,
+		Utilisation: p.util, MaxUtilisation: p.maxUtl}
 }
 
 // PlanFleet searches the smallest number of replicas that meets every SLO
@@ -106,7 +87,7 @@ type FleetPlan struct {
 // planned load ÷ that, then steps up until a size passes and down while
 // the one below passes: the answer's neighbour below was simulated and
 // failed.
-func PlanFleet(o FleetOptions) (*FleetPlan, error) {
+func PlanFleet(o FleetOptions) (*record.Fleet, error) {
 	f, err := newFleetSearch(o)
 	if err != nil {
 		return nil, err
@@ -120,8 +101,9 @@ type fleetSearch struct {
 	closed  bool
 	think   schedule.ThinkTime
 	judging CapacityJudging
+	peak    float64
 	planned float64
-	probes  map[int]*FleetProbe
+	probes  map[int]*fleetProbe
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
@@ -131,7 +113,7 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fleet: workload: %w", err)
 	}
-	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*FleetProbe{}}
+	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*fleetProbe{}}
 	if p.Load.Trace.Path != "" || p.Load.FLOPsPerS > 0 {
 		return nil, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
 	}
@@ -153,7 +135,7 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	if !(peak > 0) || o.Headroom < 0 || math.IsInf(o.Headroom, 0) {
 		return nil, fmt.Errorf("fleet: peak load %g and headroom %g: want a positive peak and headroom >= 0", peak, o.Headroom)
 	}
-	f.planned = peak * (1 + o.Headroom)
+	f.peak, f.planned = peak, peak*(1+o.Headroom)
 	if f.closed {
 		f.planned = math.Ceil(f.planned)
 	}
@@ -186,9 +168,21 @@ func (o FleetOptions) withDefaults() FleetOptions {
 	return o
 }
 
+// header is the answer's statement of what was asked.
+func (f *fleetSearch) header() *record.Fleet {
+	o := f.o
+	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, sim.RoundRobin)), Mode: f.judging.Mode,
+		Peak: f.peak, Headroom: o.Headroom, Load: f.planned, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
+		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}}
+	for _, b := range o.SLOs {
+		out.SLOs = append(out.SLOs, b.String())
+	}
+	return out
+}
+
 // search runs the two phases and picks the answer.
-func (f *fleetSearch) search() (*FleetPlan, error) {
-	out := &FleetPlan{Load: f.planned, Mode: f.o.Plan.Load.Mode()}
+func (f *fleetSearch) search() (*record.Fleet, error) {
+	out := f.header()
 	per, err := f.perReplica()
 	if err != nil {
 		return nil, err
@@ -200,26 +194,26 @@ func (f *fleetSearch) search() (*FleetPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	for !pass.Passed && n < f.o.MaxReplicas {
+	for !pass.passed() && n < f.o.MaxReplicas {
 		n++
 		if pass, err = f.probe(n); err != nil {
 			return nil, err
 		}
 	}
-	for pass.Passed && n > 1 {
+	for pass.passed() && n > 1 {
 		below, err := f.probe(n - 1)
 		if err != nil {
 			return nil, err
 		}
-		if !below.Passed {
+		if !below.passed() {
 			break
 		}
 		n, pass = n-1, below
 	}
 	for _, k := range slices.Sorted(maps.Keys(f.probes)) {
-		out.Probes = append(out.Probes, *f.probes[k])
+		out.Probes = append(out.Probes, f.probes[k].record())
 	}
-	if pass.Passed {
+	if pass.passed() {
 		out.Replicas = n
 	}
 	out.Reason = f.reason(out)
@@ -242,7 +236,7 @@ func (f *fleetSearch) perReplica() (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if p.Passed || p.inconclusive {
+		if p.passed() || p.judged.inconclusive {
 			passed = append(passed, load)
 		} else {
 			failed = append(failed, load)
@@ -251,7 +245,7 @@ func (f *fleetSearch) perReplica() (float64, error) {
 }
 
 // probe simulates n replicas at the planned load, once per n.
-func (f *fleetSearch) probe(n int) (*FleetProbe, error) {
+func (f *fleetSearch) probe(n int) (*fleetProbe, error) {
 	if p, ok := f.probes[n]; ok {
 		return p, nil
 	}
@@ -264,7 +258,7 @@ func (f *fleetSearch) probe(n int) (*FleetProbe, error) {
 }
 
 // simulate runs n replicas at load and judges the summary.
-func (f *fleetSearch) simulate(n int, load float64) (*FleetProbe, error) {
+func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 	o := f.o
 	spec := sim.FleetSpec{
 		Profile: o.Profile, ReadyAt: make([]time.Duration, n), Router: o.Router,
@@ -291,12 +285,10 @@ func (f *fleetSearch) simulate(n int, load float64) (*FleetProbe, error) {
 	}
 	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: o.Plan.Load.Mode(),
 		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
-	p := &FleetProbe{Replicas: n, Load: load, Summary: s}
-	j := judgeSLOs(&f.judging, s.FailureRate, tallies)
-	p.Passed, p.inconclusive, p.Reasons, p.Misses = j.passed, j.inconclusive, j.reasons, j.misses
+	p := &fleetProbe{replicas: n, summary: s, judged: judgeSLOs(&f.judging, s.FailureRate, tallies)}
 	for _, rs := range st.Replicas {
-		p.Utilisation += rs.Utilisation / float64(n)
-		p.MaxUtilisation = max(p.MaxUtilisation, rs.Utilisation)
+		p.util += rs.Utilisation / float64(n)
+		p.maxUtl = max(p.maxUtl, rs.Utilisation)
 	}
 	return p, nil
 }
@@ -357,28 +349,26 @@ func fleetRecord(o *sim.FleetOutcome, open bool, warmup time.Duration) record.Re
 }
 
 // reason says why the plan's answer is what it is.
-func (f *fleetSearch) reason(out *FleetPlan) string {
-	unit := "users"
-	if !f.closed {
-		unit = "req/s"
-	}
+func (f *fleetSearch) reason(out *record.Fleet) string {
+	load := record.LoadText(f.planned, f.judging.Mode)
 	if out.Replicas == 0 {
-		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %g %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, f.planned, unit)
+		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, load)
 	}
-	msg := fmt.Sprintf("%d replicas meet every SLO at %g %s", out.Replicas, f.planned, unit)
-	if below, ok := f.probes[out.Replicas-1]; ok && len(below.Misses) > 0 {
-		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.Misses[0])
+	msg := fmt.Sprintf("%d replicas meet every SLO at %s", out.Replicas, load)
+	if below, ok := f.probes[out.Replicas-1]; ok && len(below.judged.misses) > 0 {
+		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.judged.misses[0])
 	}
 	return msg
 }
 
 // cost fills the cost figures from the chosen probe.
-func (f *fleetSearch) cost(out *FleetPlan) {
+func (f *fleetSearch) cost(out *record.Fleet) {
 	if f.o.PricePerHour <= 0 || out.Replicas == 0 {
 		return
 	}
+	out.PricePerHour = f.o.PricePerHour
 	out.CostPerHour = f.o.PricePerHour * float64(out.Replicas)
-	if tps := f.probes[out.Replicas].Summary.Throughput.OutputTokensPerS; tps > 0 {
+	if tps := f.probes[out.Replicas].summary.Throughput.OutputTokensPerS; tps > 0 {
 		out.CostPerMillionTokens = out.CostPerHour / (tps * 3600 / 1e6)
 	}
 }

@@ -69,7 +69,7 @@ func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p.Passed {
+				if p.passed() {
 					brute = n
 				}
 			}
@@ -80,7 +80,7 @@ func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
 			if got.Replicas != brute {
 				t.Errorf("search says %d replicas, brute force %d", got.Replicas, brute)
 			}
-			var below *FleetProbe
+			var below *record.FleetProbe
 			for i := range got.Probes {
 				if got.Probes[i].Replicas == got.Replicas-1 {
 					below = &got.Probes[i]
