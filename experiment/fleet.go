@@ -104,6 +104,10 @@ type fleetSearch struct {
 	peak    float64
 	planned float64
 	probes  map[int]*fleetProbe
+	// requests caches request i across the search's simulations: each
+	// size is offered the same requests, and rendering a prompt to hash
+	// it costs more than simulating it.
+	requests []sim.FleetRequest
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
@@ -297,6 +301,14 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 // class, lengths (the output exactly max_tokens, as with ignore_eos) and
 // the prompt's block hashes for prefix caching and the prefix router.
 func (f *fleetSearch) request(i uint64) sim.FleetRequest {
+	for uint64(len(f.requests)) <= i {
+		f.requests = append(f.requests, f.render(uint64(len(f.requests))))
+	}
+	return f.requests[i]
+}
+
+// render builds request i from the plan's workload.
+func (f *fleetSearch) render(i uint64) sim.FleetRequest {
 	spec := f.mix.Spec(i)
 	h := sim.NewPromptHasher(f.o.Profile.BlockSize)
 	for _, m := range spec.Messages {

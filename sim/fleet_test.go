@@ -279,3 +279,23 @@ func TestFleetSpecErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkFleet simulates 2,000 users (5 s think time) on 32 replicas of
+// the default preset for 10 virtual minutes: the cost of one fleet size
+// in `inferload fleet`'s search, requests drawn from a mix.
+func BenchmarkFleet(b *testing.B) {
+	p, _ := LookupProfile(DefaultProfile)
+	reqs := mixRequests(Mix{{512, 1}}, Mix{{256, 1}}, 0)
+	think := func(*rand.Rand) time.Duration { return 5 * time.Second }
+	var n int
+	for range b.N {
+		n = 0
+		_, err := RunFleet(FleetSpec{Profile: p, ReadyAt: upFromStart(32), Router: LeastOutstanding,
+			Load:    Load{Users: 2000, Think: think, ThinkMean: 5 * time.Second},
+			Request: reqs, Duration: 10 * time.Minute}, func(*FleetOutcome) { n++ })
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(n), "requests/op")
+}
