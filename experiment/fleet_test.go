@@ -35,7 +35,7 @@ load:
 		t.Fatal(err)
 	}
 	return FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: []record.SLO{b},
-		Warmup: 20 * time.Second, Duration: 2 * time.Minute, MaxReplicas: 10}
+		Warmup: 10 * time.Second, Duration: time.Minute, MaxReplicas: 10}
 }
 
 // TestPlanFleetAgreesWithBruteForce: for open and closed loops, the
