@@ -112,21 +112,46 @@ func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
 // judgeProbe decides one probe of a capacity search: every SLO held at
 // the confidence, the failure rate is within bounds and the step is valid.
 func judgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
-	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: true, Reasons: []string{}}
-	for i, b := range c.SLOs {
-		v := analyze.CheckSLO(b, tallies[i], c.Confidence)
-		probe.Passed = probe.Passed && v.Met
-		probe.Reasons = append(probe.Reasons, v.Reason)
-	}
-	if step.FailureRate > c.MaxFailureRate {
-		probe.Passed = false
-		probe.Reasons = append(probe.Reasons, fmt.Sprintf("failure rate %.2f%% is above %.2f%%", step.FailureRate*100, c.MaxFailureRate*100))
-	}
+	j := judgeSLOs(c, step.FailureRate, tallies)
+	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: j.passed, Reasons: j.reasons}
 	if !step.Validity.Valid {
 		probe.Passed = false
 		probe.Reasons = append(probe.Reasons, "invalid step: "+strings.Join(step.Validity.Reasons, "; "))
 	}
 	return probe
+}
+
+// sloJudgement is the capacity rule's verdict on one load.
+type sloJudgement struct {
+	passed bool
+	// inconclusive: some SLO had too few samples to judge (then passed is
+	// false too).
+	inconclusive bool
+	// reasons say, per SLO and for the failure rate, why it held or not;
+	// misses are those that did not.
+	reasons, misses []string
+}
+
+// judgeSLOs is the capacity rule for one load: every SLO shown to hold
+// by the binomial rule at the confidence, and the failure rate within its
+// bound.
+func judgeSLOs(c *CapacityJudging, failureRate float64, tallies []analyze.Tally) sloJudgement {
+	j := sloJudgement{passed: true, reasons: []string{}}
+	for i, b := range c.SLOs {
+		v := analyze.CheckSLO(b, tallies[i], c.Confidence)
+		j.passed = j.passed && v.Met
+		j.inconclusive = j.inconclusive || !v.Conclusive
+		j.reasons = append(j.reasons, v.Reason)
+		if !v.Met {
+			j.misses = append(j.misses, v.Reason)
+		}
+	}
+	if failureRate > c.MaxFailureRate {
+		j.passed = false
+		miss := fmt.Sprintf("failure rate %.2f%% is above %.2f%%", failureRate*100, c.MaxFailureRate*100)
+		j.reasons, j.misses = append(j.reasons, miss), append(j.misses, miss)
+	}
+	return j
 }
 
 // capacityOf is a capacity search's answer from its steps: each step that

@@ -1,0 +1,386 @@
+package experiment
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/workload"
+)
+
+// FleetOptions asks how many replicas of one server a load needs. The
+// plan gives the workload (classes, lengths, prefixes) and the load's
+// shape (closed-loop users with think time, or an open loop's arrival
+// process); the peak replaces its size.
+type FleetOptions struct {
+	Plan    *plan.Plan
+	Profile sim.Profile
+	Router  sim.Router
+	// PeakUsers (closed loop) or PeakRate (open loop, requests/s) is the
+	// load to plan for; 0 keeps the plan's concurrency or rate.
+	PeakUsers int
+	PeakRate  float64
+	// Headroom plans for the peak times 1+Headroom (0.2: 20% spare).
+	Headroom float64
+	// SLOs must all hold at the planned load, judged as find-capacity
+	// judges a probe: each shown by the binomial rule at Confidence
+	// (default analyze.DefaultConfidence), a failed request counting as
+	// a miss.
+	SLOs       []record.SLO
+	Confidence float64
+	// MaxFailureRate bounds the share of failed requests (refused, or
+	// unfinished at the drain's end), as in find-capacity: default
+	// DefaultMaxFailureRate.
+	MaxFailureRate float64
+	// Warmup and Duration are the simulated window (virtual time):
+	// defaults DefaultFleetWarmup and DefaultFleetDuration.
+	Warmup, Duration time.Duration
+	// MaxReplicas bounds the search (default DefaultFleetMaxReplicas).
+	MaxReplicas int
+	// PricePerHour is one replica's price, for the cost figures; 0: none.
+	PricePerHour float64
+}
+
+// Fleet defaults.
+const (
+	DefaultFleetWarmup      = time.Minute
+	DefaultFleetDuration    = 10 * time.Minute
+	DefaultFleetMaxReplicas = 256
+	// fleetDrain is how long requests in flight at the end of the window
+	// may still finish; past it they count as failed (timed out).
+	fleetDrain = 2 * time.Minute
+)
+
+// fleetProbe is one simulated fleet size and its verdict.
+type fleetProbe struct {
+	replicas     int
+	summary      *record.Summary
+	judged       sloJudgement
+	util, maxUtl float64
+}
+
+func (p *fleetProbe) passed() bool { return p.judged.passed }
+
+// record is the probe as `inferload fleet` reports it.
+func (p *fleetProbe) record() record.FleetProbe {
+	return record.FleetProbe{Replicas: p.replicas, Passed: p.passed(), Reasons: p.judged.reasons,
+		Metrics: p.summary.Metrics, Throughput: p.summary.Throughput, FailureRate: p.summary.FailureRate,
+		Utilisation: p.util, MaxUtilisation: p.maxUtl}
+}
+
+// PlanFleet searches the smallest number of replicas that meets every SLO
+// at the planned load. Rule: a size passes when find-capacity's probe
+// rule holds on its simulated window (every SLO shown by the binomial
+// rule, the failure rate within its bound). The search first estimates
+// the most load one replica carries (analyze.NextLoad over one-replica
+// simulations; a load too light to judge a percentile counts as carried,
+// since this is only where the search starts), starts the fleet at
+// planned load ÷ that, then steps up until a size passes and down while
+// the one below passes: the answer's neighbour below was simulated and
+// failed.
+func PlanFleet(o FleetOptions) (*record.Fleet, error) {
+	f, err := newFleetSearch(o)
+	if err != nil {
+		return nil, err
+	}
+	return f.search()
+}
+
+type fleetSearch struct {
+	o       FleetOptions
+	mix     *workload.Mix
+	closed  bool
+	think   schedule.ThinkTime
+	judging CapacityJudging
+	peak    float64
+	planned float64
+	probes  map[int]*fleetProbe
+	// requests caches request i across the search's simulations: each
+	// size is offered the same requests, and rendering a prompt to hash
+	// it costs more than simulating it.
+	requests []sim.FleetRequest
+}
+
+func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
+	o = o.withDefaults()
+	p := o.Plan
+	mix, err := newSource(p, newWorkloadFiles())
+	if err != nil {
+		return nil, fmt.Errorf("fleet: workload: %w", err)
+	}
+	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*fleetProbe{}}
+	if p.Load.Trace.Path != "" || p.Load.FLOPsPerS > 0 {
+		return nil, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
+	}
+	if f.think, err = schedule.ParseThinkTime(p.Load.ThinkTime); err != nil {
+		return nil, fmt.Errorf("fleet: load.think_time: %w", err)
+	}
+	peak := float64(p.Load.Concurrency)
+	switch {
+	case f.closed && o.PeakUsers > 0:
+		peak = float64(o.PeakUsers)
+	case !f.closed && o.PeakRate > 0:
+		peak = o.PeakRate
+	case !f.closed:
+		peak = p.Load.Rate
+	}
+	if o.PeakUsers > 0 && !f.closed || o.PeakRate > 0 && f.closed {
+		return nil, errors.New("fleet: --peak-users plans a closed loop and --peak-rate an open one; the plan's load is the other kind")
+	}
+	if !(peak > 0) || o.Headroom < 0 || math.IsInf(o.Headroom, 0) {
+		return nil, fmt.Errorf("fleet: peak load %g and headroom %g: want a positive peak and headroom >= 0", peak, o.Headroom)
+	}
+	f.peak, f.planned = peak, peak*(1+o.Headroom)
+	if f.closed {
+		f.planned = math.Ceil(f.planned)
+	}
+	if len(o.SLOs) == 0 {
+		return nil, errors.New("fleet: give at least one SLO (e.g. --slo 'ttft.p99<=2s'); a failure rate alone plans a fleet that is merely up")
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) || !(o.MaxFailureRate >= 0 && o.MaxFailureRate < 1) {
+		return nil, fmt.Errorf("fleet: confidence %g and max failure rate %g: want fractions below 1", o.Confidence, o.MaxFailureRate)
+	}
+	f.judging = CapacityJudging{Mode: p.Load.Mode(), SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
+	return f, nil
+}
+
+func (o FleetOptions) withDefaults() FleetOptions {
+	if o.Warmup == 0 {
+		o.Warmup = DefaultFleetWarmup
+	}
+	if o.Duration == 0 {
+		o.Duration = DefaultFleetDuration
+	}
+	if o.MaxReplicas == 0 {
+		o.MaxReplicas = DefaultFleetMaxReplicas
+	}
+	if o.MaxFailureRate == 0 {
+		o.MaxFailureRate = DefaultMaxFailureRate
+	}
+	if o.Confidence == 0 {
+		o.Confidence = analyze.DefaultConfidence
+	}
+	return o
+}
+
+// header is the answer's statement of what was asked.
+func (f *fleetSearch) header() *record.Fleet {
+	o := f.o
+	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, sim.RoundRobin)), Mode: f.judging.Mode,
+		Peak: f.peak, Headroom: o.Headroom, Load: f.planned, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
+		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}}
+	for _, b := range o.SLOs {
+		out.SLOs = append(out.SLOs, b.String())
+	}
+	return out
+}
+
+// search runs the two phases and picks the answer.
+func (f *fleetSearch) search() (*record.Fleet, error) {
+	out := f.header()
+	per, err := f.perReplica()
+	if err != nil {
+		return nil, err
+	}
+	out.PerReplica = per
+	// One replica short of a load unit gets a replica per unit to start.
+	n := min(f.o.MaxReplicas, max(1, int(math.Ceil(f.planned/max(per, 1)))))
+	pass, err := f.probe(n)
+	if err != nil {
+		return nil, err
+	}
+	for !pass.passed() && n < f.o.MaxReplicas {
+		n++
+		if pass, err = f.probe(n); err != nil {
+			return nil, err
+		}
+	}
+	for pass.passed() && n > 1 {
+		below, err := f.probe(n - 1)
+		if err != nil {
+			return nil, err
+		}
+		if !below.passed() {
+			break
+		}
+		n, pass = n-1, below
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.probes)) {
+		out.Probes = append(out.Probes, f.probes[k].record())
+	}
+	if pass.passed() {
+		out.Replicas = n
+	}
+	out.Reason = f.reason(out)
+	f.cost(out)
+	return out, nil
+}
+
+// perReplica estimates the most load one replica carries within the
+// SLOs, by analyze.NextLoad's doubling and bisection from 1 user or
+// request/s up to the planned load (to 5%); 0 when even the least failed.
+func (f *fleetSearch) perReplica() (float64, error) {
+	o := analyze.SearchOptions{Low: min(1, f.planned), High: f.planned, Whole: f.closed, Precision: 0.05, MaxProbes: 16}
+	var passed, failed []float64
+	for {
+		load, done := analyze.NextLoad(passed, failed, o)
+		if done {
+			return analyze.Capacity(passed, failed), nil
+		}
+		p, err := f.simulate(1, load)
+		if err != nil {
+			return 0, err
+		}
+		if p.passed() || p.judged.inconclusive {
+			passed = append(passed, load)
+		} else {
+			failed = append(failed, load)
+		}
+	}
+}
+
+// probe simulates n replicas at the planned load, once per n.
+func (f *fleetSearch) probe(n int) (*fleetProbe, error) {
+	if p, ok := f.probes[n]; ok {
+		return p, nil
+	}
+	p, err := f.simulate(n, f.planned)
+	if err != nil {
+		return nil, err
+	}
+	f.probes[n] = p
+	return p, nil
+}
+
+// simulate runs n replicas at load and judges the summary.
+func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
+	o := f.o
+	spec := sim.FleetSpec{
+		Profile: o.Profile, ReadyAt: make([]time.Duration, n), Router: o.Router,
+		Request:  f.request,
+		Duration: o.Warmup + o.Duration, Drain: fleetDrain, Seed: o.Plan.Workload.Seed,
+	}
+	if f.closed {
+		spec.Load = sim.Load{Users: int(load), Think: f.think.Sample, ThinkMean: f.think.Mean()}
+	} else {
+		arr, err := schedule.NewArrivals(arrivalKind(o.Plan), load, o.Plan.Load.Burstiness, o.Plan.Workload.Seed)
+		if err != nil {
+			return nil, fmt.Errorf("fleet: %w", err)
+		}
+		spec.Load = sim.Load{Arrivals: arr}
+	}
+	agg, tallies := newAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
+	st, err := sim.RunFleet(spec, func(out *sim.FleetOutcome) {
+		r := fleetRecord(out, !f.closed, o.Warmup)
+		agg.Add(&r)
+		tally(&r, f.judging.SLOs, tallies)
+	})
+	if err != nil {
+		return nil, err
+	}
+	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: o.Plan.Load.Mode(),
+		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
+	p := &fleetProbe{replicas: n, summary: s, judged: judgeSLOs(&f.judging, s.FailureRate, tallies)}
+	for _, rs := range st.Replicas {
+		p.util += rs.Utilisation / float64(n)
+		p.maxUtl = max(p.maxUtl, rs.Utilisation)
+	}
+	return p, nil
+}
+
+// request is request i of the plan's workload as the fleet sees it: its
+// class, lengths (the output exactly max_tokens, as with ignore_eos) and
+// the prompt's block hashes for prefix caching and the prefix router.
+func (f *fleetSearch) request(i uint64) sim.FleetRequest {
+	for uint64(len(f.requests)) <= i {
+		f.requests = append(f.requests, f.render(uint64(len(f.requests))))
+	}
+	return f.requests[i]
+}
+
+// render builds request i from the plan's workload.
+func (f *fleetSearch) render(i uint64) sim.FleetRequest {
+	spec := f.mix.Spec(i)
+	h := sim.NewPromptHasher(f.o.Profile.BlockSize)
+	for _, m := range spec.Messages {
+		h.AddText(m.Content)
+	}
+	if len(spec.Messages) == 0 {
+		h.AddText(spec.Prompt)
+	}
+	return sim.FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
+		OutputTokens: max(1, spec.MaxTokens), BlockHashes: h.BlockHashes()}
+}
+
+// fleetRecord turns a simulated request into the record a real run of it
+// would have written, so one aggregate computes every figure.
+func fleetRecord(o *sim.FleetOutcome, open bool, warmup time.Duration) record.Result {
+	us := func(d time.Duration) int64 { return d.Microseconds() }
+	r := record.Result{ID: o.Index + 1, Class: o.Class, OpenLoop: open, SendUS: us(o.Arrival),
+		Warmup: o.Arrival < warmup, Stream: true, InputTokens: o.PromptTokens, MaxTokens: o.OutputTokens,
+		IgnoreEOS: true, OutputTokens: o.Generated, TokenSource: record.TokensUsage, CachedTokens: o.CachedTokens}
+	if open {
+		r.IntendedUS = r.SendUS
+	}
+	if o.Generated > 0 {
+		r.TTFTUS = us(o.FirstToken - o.Arrival)
+		r.EventsUS = make([]int64, len(o.TokenOffsets))
+		for k, d := range o.TokenOffsets {
+			r.EventsUS[k] = us(d)
+		}
+	}
+	switch {
+	case o.Err == nil:
+		r.Status, r.E2EUS, r.FinishReason = 200, us(o.LastToken-o.Arrival), "length"
+	case errors.Is(o.Err, sim.ErrUnfinished):
+		r.E2EUS = us(max(o.LastToken, o.Arrival) - o.Arrival)
+		r.Error = record.ErrTimeoutBeforeTTFT
+		if o.Generated > 0 {
+			r.Error = record.ErrTimeoutAfterTTFT
+		}
+	case errors.Is(o.Err, sim.ErrQueueFull):
+		r.Status, r.Error = 429, record.ErrHTTP429
+	case errors.Is(o.Err, sim.ErrTooLong):
+		r.Status, r.Error = 400, record.ErrHTTP4xx
+	default:
+		r.Status, r.Error = 503, record.ErrHTTP5xx
+	}
+	if r.Error != record.ErrNone {
+		r.ErrorMsg = o.Err.Error()
+	}
+	return r
+}
+
+// reason says why the plan's answer is what it is.
+func (f *fleetSearch) reason(out *record.Fleet) string {
+	load := record.LoadText(f.planned, f.judging.Mode)
+	if out.Replicas == 0 {
+		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, load)
+	}
+	msg := fmt.Sprintf("%d replicas meet every SLO at %s", out.Replicas, load)
+	if below, ok := f.probes[out.Replicas-1]; ok && len(below.judged.misses) > 0 {
+		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.judged.misses[0])
+	}
+	return msg
+}
+
+// cost fills the cost figures from the chosen probe.
+func (f *fleetSearch) cost(out *record.Fleet) {
+	if f.o.PricePerHour <= 0 || out.Replicas == 0 {
+		return
+	}
+	out.PricePerHour = f.o.PricePerHour
+	out.CostPerHour = f.o.PricePerHour * float64(out.Replicas)
+	if tps := f.probes[out.Replicas].summary.Throughput.OutputTokensPerS; tps > 0 {
+		out.CostPerMillionTokens = out.CostPerHour / (tps * 3600 / 1e6)
+	}
+}

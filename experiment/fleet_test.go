@@ -1,0 +1,132 @@
+package experiment
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// fleetOptions plans a fleet of the a100-7b preset for a chat+doc mix
+// under load (a plan's load: block) with one TTFT SLO, over a short
+// simulated window so brute force stays cheap.
+func fleetOptions(t *testing.T, load, slo string) FleetOptions {
+	t.Helper()
+	p := testPlan(t, fmt.Sprintf(`
+name: fleet
+target: {url: "http://127.0.0.1:1/v1", model: m}
+workload:
+  seed: 3
+  classes:
+    - {name: chat, weight: 4, input_tokens: "256", output_tokens: "128"}
+    - {name: doc, weight: 1, input_tokens: "2048", output_tokens: "128"}
+load:
+%s
+`, load))
+	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := record.ParseSLO(slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: []record.SLO{b},
+		Warmup: 10 * time.Second, Duration: time.Minute, MaxReplicas: 10}
+}
+
+// TestPlanFleetAgreesWithBruteForce: for open and closed loops, the
+// search's answer is the smallest fleet of 1..10 that a brute-force
+// simulation of every size finds passing, and the size below it failed.
+func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, load, slo string
+	}{
+		// An open loop of 20 req/s: several replicas, by TTFT.
+		{"open", "  rate: 20\n  arrival: poisson", "ttft.p99<=1500ms"},
+		// 150 users thinking 2 s: several replicas, by TTFT.
+		{"closed", "  concurrency: 150\n  think_time: 2s", "ttft.p99<=1s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := fleetOptions(t, tt.load, tt.slo)
+			got, err := PlanFleet(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, err := newFleetSearch(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			brute := 0
+			for n := 1; n <= o.MaxReplicas && brute == 0; n++ {
+				p, err := f.simulate(n, f.planned)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if p.passed() {
+					brute = n
+				}
+			}
+			t.Logf("%s: search %d (per replica %.3g, probes %d), brute force %d: %s", tt.name, got.Replicas, got.PerReplica, len(got.Probes), brute, got.Reason)
+			if brute < 2 {
+				t.Fatalf("the case is too easy to test a search: brute force needs %d replicas", brute)
+			}
+			if got.Replicas != brute {
+				t.Errorf("search says %d replicas, brute force %d", got.Replicas, brute)
+			}
+			var below *record.FleetProbe
+			for i := range got.Probes {
+				if got.Probes[i].Replicas == got.Replicas-1 {
+					below = &got.Probes[i]
+				}
+			}
+			if below == nil || below.Passed {
+				t.Errorf("the size below the answer was not simulated, or passed: %+v", below)
+			}
+			if !strings.Contains(got.Reason, fmt.Sprintf("%d replicas meet", got.Replicas)) {
+				t.Errorf("reason %q does not state the answer", got.Reason)
+			}
+		})
+	}
+}
+
+// TestPlanFleetRefusesWhatItCannotPlan: bad options say why.
+func TestPlanFleetRefusesWhatItCannotPlan(t *testing.T) {
+	t.Parallel()
+	o := fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
+	o.SLOs = nil
+	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "SLO") {
+		t.Errorf("no SLO: %v, want an error asking for one", err)
+	}
+	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
+	o.PeakRate = 5
+	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "--peak-rate") {
+		t.Errorf("peak rate on a closed loop: %v, want an error naming the mismatch", err)
+	}
+	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
+	o.Headroom = -1
+	if _, err := PlanFleet(o); err == nil {
+		t.Error("negative headroom: want an error")
+	}
+}
+
+// TestPlanFleetSaysWhenNothingSuffices: an SLO no fleet can meet (a TTFT
+// below one prefill) gets no answer and a reason that says so.
+func TestPlanFleetSaysWhenNothingSuffices(t *testing.T) {
+	t.Parallel()
+	o := fleetOptions(t, "  rate: 4", "ttft.p99<=1ms")
+	o.MaxReplicas = 3
+	got, err := PlanFleet(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Replicas != 0 || !strings.Contains(got.Reason, "no fleet of up to 3") {
+		t.Errorf("got %d replicas, reason %q; want none and a reason naming the bound", got.Replicas, got.Reason)
+	}
+}

@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/sim"
+)
+
+// fleetPlaceholderURL stands in for a plan's target: fleet contacts no
+// server, but a plan is only valid with one.
+const fleetPlaceholderURL = "http://127.0.0.1:1/v1"
+
+// fleetFlags are fleet's own options, beside the plan's.
+type fleetFlags struct {
+	profile, router      string
+	peakUsers            int
+	peakRate, headroom   float64
+	slos                 []string
+	maxFailureRate, conf float64
+	window, warmup       time.Duration
+	maxReplicas          int
+	pricePerHour         float64
+	format               string
+}
+
+func (f *fleetFlags) bind(c *cobra.Command) {
+	fs := c.Flags()
+	fs.StringVar(&f.profile, "profile", sim.DefaultProfile, "the server to replicate: a simulator preset or a profile YAML file")
+	fs.StringVar(&f.router, "router", string(sim.LeastOutstanding), "how requests are spread: round-robin, least-outstanding or prefix")
+	fs.IntVar(&f.peakUsers, "peak-users", 0, "closed loop: plan for this many users (default: the plan's concurrency)")
+	fs.Float64Var(&f.peakRate, "peak-rate", 0, "open loop: plan for this many requests/s (default: the plan's rate)")
+	fs.Float64Var(&f.headroom, "headroom", 0.2, "plan for the peak times 1+HEADROOM")
+	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", experiment.DefaultMaxFailureRate, "a passing size's failure rate (refused or unfinished requests) is at most this")
+	fs.Float64Var(&f.conf, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
+	fs.DurationVar(&f.window, "sim-duration", experiment.DefaultFleetDuration, "simulated (virtual) time measured per fleet size")
+	fs.DurationVar(&f.warmup, "sim-warmup", experiment.DefaultFleetWarmup, "simulated time discarded before it")
+	fs.IntVar(&f.maxReplicas, "max-replicas", experiment.DefaultFleetMaxReplicas, "the largest fleet to try")
+	fs.Float64Var(&f.pricePerHour, "price-per-hour", 0, "one replica's price per hour, for the cost figures")
+	fs.StringVar(&f.format, "output", "text", "text or json")
+}
+
+// options checks the flags and turns them into the planner's options.
+func (f *fleetFlags) options(p *plan.Plan) (experiment.FleetOptions, error) {
+	prof, err := loadProfile(f.profile)
+	if err != nil {
+		return experiment.FleetOptions{}, usageError(err)
+	}
+	if len(f.slos) == 0 {
+		return experiment.FleetOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
+	}
+	var bounds []record.SLO
+	for _, s := range f.slos {
+		b, err := record.ParseSLO(s)
+		if err != nil {
+			return experiment.FleetOptions{}, usageError(err)
+		}
+		bounds = append(bounds, b)
+	}
+	switch {
+	case f.format != "text" && f.format != "json":
+		return experiment.FleetOptions{}, usageErrorf("--output %q: want text or json", f.format)
+	case f.window <= 0 || f.warmup < 0:
+		return experiment.FleetOptions{}, usageErrorf("--sim-duration must be above 0 and --sim-warmup at least 0")
+	case f.maxReplicas < 1 || f.peakUsers < 0 || f.peakRate < 0 || f.pricePerHour < 0:
+		return experiment.FleetOptions{}, usageErrorf("--max-replicas must be at least 1; --peak-users, --peak-rate and --price-per-hour at least 0")
+	}
+	return experiment.FleetOptions{Plan: p, Profile: prof, Router: sim.Router(f.router), PeakUsers: f.peakUsers,
+		PeakRate: f.peakRate, Headroom: f.headroom, SLOs: bounds, Confidence: f.conf, MaxFailureRate: f.maxFailureRate,
+		Warmup: f.warmup, Duration: f.window, MaxReplicas: f.maxReplicas, PricePerHour: f.pricePerHour}, nil
+}
+
+// fleetPlanFlags fills what a plan needs and fleet does not: a target
+// (never contacted) and, without a plan file, the load's kind from the
+// peak asked for.
+func fleetPlanFlags(cmd *cobra.Command, file string, ff fleetFlags) error {
+	set := map[string]string{"url": fleetPlaceholderURL}
+	if file == "" && ff.peakUsers > 0 {
+		set["concurrency"] = strconv.Itoa(ff.peakUsers)
+	}
+	if file == "" && ff.peakRate > 0 {
+		set["rate"] = strconv.FormatFloat(ff.peakRate, 'g', -1, 64)
+	}
+	for name, v := range set {
+		if cmd.Flags().Changed(name) {
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newFleetCmd(st *State) *cobra.Command {
+	var file string
+	var ff fleetFlags
+	c := &cobra.Command{
+		Use:   "fleet [flags]",
+		Short: "Size a fleet: the fewest replicas of a (calibrated) server that meet the SLOs at a peak load",
+		Long: `Simulate N replicas of a server profile behind a router, on virtual time, under
+the plan's workload (classes, lengths, shared prefixes) and load shape (users
+with think time, or an open loop's arrivals) at the peak plus headroom, and find
+the smallest N at which every --slo holds, judged as find-capacity judges a
+probe (binomial rule at --confidence, failure rate within --max-failure-rate).
+No server is contacted; the plan's target is not used.
+
+  inferload fleet -f launch-traffic.yaml --profile a100-7b --peak-users 2000 \
+      --slo 'ttft.p99<=2s' --slo 'tpot.p99<=80ms' --price-per-hour 2.5
+
+docs/capacity-planning.md explains the method and its limits.`,
+		Args: cobra.NoArgs,
+	}
+	flags := plan.BindFlags(c.Flags())
+	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	ff.bind(c)
+	c.RunE = func(cmd *cobra.Command, _ []string) error {
+		if err := fleetPlanFlags(cmd, file, ff); err != nil {
+			return err
+		}
+		p, err := plan.Load(file, flags, st.Getenv)
+		if err != nil {
+			return usageError(err)
+		}
+		o, err := ff.options(p)
+		if err != nil {
+			return err
+		}
+		answer, err := experiment.PlanFleet(o)
+		if err != nil {
+			return usageError(err)
+		}
+		if ff.format == "json" {
+			enc := json.NewEncoder(st.Stdout)
+			enc.SetIndent("", "  ")
+			return enc.Encode(answer)
+		}
+		return report.WriteFleet(st.Stdout, answer)
+	}
+	return c
+}

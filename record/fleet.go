@@ -1,0 +1,58 @@
+package record
+
+// Fleet is `inferload fleet`'s answer: the smallest number of replicas of
+// one (simulated) server that meets every SLO at a planned load, and the
+// fleet sizes simulated on the way (docs/capacity-planning.md).
+type Fleet struct {
+	// Profile and Router name the simulated server and the router.
+	Profile string `json:"profile"`
+	Router  string `json:"router"`
+	// Mode is ModeClosed (Load in users) or ModeOpen (requests/s).
+	Mode string `json:"mode"`
+	// Peak is the load asked for; Load = Peak × (1 + Headroom), rounded
+	// up to whole users, is what every size was simulated at.
+	Peak     float64 `json:"peak"`
+	Headroom float64 `json:"headroom"`
+	Load     float64 `json:"load"`
+	// SLOs, Confidence and MaxFailureRate are the capacity rule applied
+	// to each size, as find-capacity applies it to each probe.
+	SLOs           []string `json:"slos"`
+	Confidence     float64  `json:"confidence"`
+	MaxFailureRate float64  `json:"max_failure_rate"`
+	// WarmupS and WindowS are each simulation's discarded and measured
+	// virtual seconds.
+	WarmupS float64 `json:"warmup_s"`
+	WindowS float64 `json:"window_s"`
+	// PerReplica is the search's starting estimate: the most load one
+	// replica carried within the SLOs (0 when not even the least).
+	PerReplica float64 `json:"per_replica"`
+	// Replicas is the answer, 0 when no size up to the search's bound
+	// passed; Reason says why in words.
+	Replicas int    `json:"replicas"`
+	Reason   string `json:"reason"`
+	// Probes are the sizes simulated at Load, smallest first.
+	Probes []FleetProbe `json:"probes"`
+	// PricePerHour is one replica's price; CostPerHour and
+	// CostPerMillionTokens (output tokens) follow for the answer. All 0
+	// without a price.
+	PricePerHour         float64 `json:"price_per_hour,omitempty"`
+	CostPerHour          float64 `json:"cost_per_hour,omitempty"`
+	CostPerMillionTokens float64 `json:"cost_per_million_tokens,omitempty"`
+}
+
+// FleetProbe is one fleet size simulated at the planned load.
+type FleetProbe struct {
+	Replicas int  `json:"replicas"`
+	Passed   bool `json:"passed"`
+	// Reasons say per SLO, and for the failure rate, why it held or not.
+	Reasons []string `json:"reasons"`
+	// The size's figures over its measured window, as a run's summary
+	// has them.
+	Metrics     Metrics    `json:"metrics"`
+	Throughput  Throughput `json:"throughput"`
+	FailureRate float64    `json:"failure_rate"`
+	// Utilisation is the replicas' mean share of time busy stepping,
+	// MaxUtilisation the busiest one's.
+	Utilisation    float64 `json:"utilisation"`
+	MaxUtilisation float64 `json:"max_utilisation"`
+}

@@ -1,0 +1,48 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/inferload/inferload/record"
+)
+
+// WriteFleet renders `inferload fleet`'s answer for a terminal: what was
+// planned, the replica curve (every size simulated, with its figures and
+// verdict), the answer and why, and the cost when a price was given.
+func WriteFleet(w io.Writer, f *record.Fleet) error {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "inferload fleet: %s replicas behind a %s router, %s (peak %s + %.0f%% headroom)\n",
+		f.Profile, f.Router, record.LoadText(f.Load, f.Mode), record.LoadText(f.Peak, f.Mode), f.Headroom*100)
+	fmt.Fprintf(&b, "simulated %.0f s after %.0f s of warm-up per size; SLOs %s at %.0f%% confidence, failure rate ≤ %.2f%%\n",
+		f.WindowS, f.WarmupS, strings.Join(f.SLOs, ", "), f.Confidence*100, f.MaxFailureRate*100)
+	if f.PerReplica > 0 {
+		fmt.Fprintf(&b, "one replica alone carries about %s within the SLOs\n", record.LoadText(f.PerReplica, f.Mode))
+	}
+	b.WriteString("\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "replicas\treq/s\toutput tok/s\tTTFT p99 ms\tTPOT p99 ms\tE2E p99 ms\tfail %\tbusy mean/max\tSLOs\t")
+	for _, p := range f.Probes {
+		verdict := "missed"
+		if p.Passed {
+			verdict = "met"
+		}
+		fmt.Fprintf(tw, "%d\t%.2f\t%.0f\t%s\t%s\t%s\t%.2f\t%.0f%%/%.0f%%\t%s\t\n", p.Replicas,
+			p.Throughput.RequestsPerS, p.Throughput.OutputTokensPerS, formatMS(p.Metrics.TTFT.P99),
+			formatMS(p.Metrics.TPOT.P99), formatMS(p.Metrics.E2E.P99), p.FailureRate*100,
+			p.Utilisation*100, p.MaxUtilisation*100, verdict)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(&b, "\nAnswer: %s\n", f.Reason)
+	if f.CostPerHour > 0 {
+		fmt.Fprintf(&b, "cost: %.2f per hour (%d × %.2f), %.3f per million output tokens at the planned load\n",
+			f.CostPerHour, f.Replicas, f.PricePerHour, f.CostPerMillionTokens)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
