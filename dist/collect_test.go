@@ -66,7 +66,7 @@ func runShard(t *testing.T, url, yaml string, seg schedule.Segment, finish bool)
 		if err := WriteSegmentInfo(dir, seg, url, offset); err != nil {
 			t.Error(err)
 		}
-		up = StartUpload(client, url, seg, dir, 100*time.Millisecond)
+		up = StartUpload(client, url, seg, dir, 100*time.Millisecond, nil)
 	}})
 	if err != nil {
 		return "", err
