@@ -133,3 +133,63 @@ func mustRead(t *testing.T, path string) []byte {
 	}
 	return b
 }
+
+// TestCollectorTokenAcrossProcesses: a collector with a token refuses a
+// segment that sends none and one that sends another, and each segment's
+// own log says why (401 and the fix); neither log nor the collector's
+// shows the token. Beyond loopback a collector without a token refuses to
+// start, and an empty token file is an error.
+func TestCollectorTokenAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	const token = "tok-7f3a9c0e5b1d"
+	work := t.TempDir()
+	tokenFile := filepath.Join(work, "token")
+	if err := os.WriteFile(tokenFile, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addrFile := filepath.Join(work, "addr")
+	collector := exec.Command(os.Args[0], "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "2",
+		"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--token-file", tokenFile)
+	collector.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
+	var colErr bytes.Buffer
+	collector.Stderr = &colErr
+	if err := collector.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = collector.Process.Kill(); _ = collector.Wait() })
+	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
+	planFile := filepath.Join(work, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte("name: t\ntarget: {url: http://127.0.0.1:9/v1, model: m}\nload: {concurrency: 2, duration: 1s}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, env, want string }{
+		{"no token", "", "needs its token"},
+		{"another token", "INFERLOAD_COLLECTOR_TOKEN=not-the-token", "does not match"},
+	} {
+		cmd := exec.Command(os.Args[0], "run", "-f", planFile, "--segment", "0/2", "--collector", url, "--out", filepath.Join(work, "runs"), "-q")
+		cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1", tc.env)
+		out, err := cmd.CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "401") || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s: segment exit %v, log %q: want a failure saying 401 and %q", tc.name, err, out, tc.want)
+		}
+		if strings.Contains(string(out), token) {
+			t.Errorf("%s: the segment's log shows the collector's token", tc.name)
+		}
+	}
+	if strings.Contains(colErr.String(), token) {
+		t.Error("the collector's log shows its token")
+	}
+
+	code, _, stderr := runCLI(t, "collect", "--listen", "0.0.0.0:0", "--segments", "1", "--dir", filepath.Join(work, "g2"))
+	if code != ExitUsage || !strings.Contains(stderr, "needs a token") {
+		t.Errorf("collect beyond loopback without a token: exit %d, %q; want a usage error asking for a token", code, stderr)
+	}
+	empty := filepath.Join(work, "empty")
+	if err := os.WriteFile(empty, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "collect", "--segments", "1", "--token-file", empty, "--dir", filepath.Join(work, "g3"))
+	if code != ExitUsage || !strings.Contains(stderr, "is empty") {
+		t.Errorf("collect with an empty token file: exit %d, %q; want a usage error", code, stderr)
+	}
+}
