@@ -217,7 +217,7 @@ func (o K8sOptions) tokenEnv() map[string]any {
 
 func (o K8sOptions) collectorJob() map[string]any {
 	container := map[string]any{
-		"env": []map[string]any{o.tokenEnv()},
+		"env":  []map[string]any{o.tokenEnv()},
 		"name": "collector", "image": o.Image,
 		"args": []string{"collect", "--listen", fmt.Sprintf("0.0.0.0:%d", collectorPort), "--segments", strconv.Itoa(o.Segments),
 			"--dir", "/results/collect", "--out", "/results/runs", "--hold", o.Hold},
