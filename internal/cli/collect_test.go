@@ -40,15 +40,8 @@ thresholds: ["requests.succeeded <= 30"]
 		t.Fatal(err)
 	}
 	addrFile := filepath.Join(work, "addr")
-	collector := exec.Command(os.Args[0], "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "3",
+	collector, colOut := startChildVia(t, nil, nil, "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "3",
 		"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--segment-timeout", "3s", "-o", "json", "-q")
-	collector.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
-	var colOut, colErr bytes.Buffer
-	collector.Stdout, collector.Stderr = &colOut, &colErr
-	if err := collector.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = collector.Process.Kill() })
 	raw := waitForPath(t, addrFile)
 	url := "http://" + strings.TrimSpace(string(raw))
 
@@ -72,7 +65,7 @@ thresholds: ["requests.succeeded <= 30"]
 	_ = shards[2].Wait()
 	err := collector.Wait()
 	if code := collector.ProcessState.ExitCode(); code != ExitThresholds {
-		t.Fatalf("collector exit %d (%v), want %d from the merged threshold\nstderr: %s", code, err, ExitThresholds, colErr.String())
+		t.Fatalf("collector exit %d (%v), want %d from the merged threshold", code, err, ExitThresholds)
 	}
 	var s record.Summary
 	if err := json.Unmarshal(colOut.Bytes(), &s); err != nil {
@@ -81,21 +74,32 @@ thresholds: ["requests.succeeded <= 30"]
 	if !s.Interrupted || len(s.Thresholds) != 1 || s.Thresholds[0].Passed {
 		t.Errorf("merged interrupted %v, thresholds %+v: want a killed run whose threshold failed", s.Interrupted, s.Thresholds)
 	}
-	// What the killed segment wrote and the collector never got finished
-	// within about a second (the upload interval) plus the file's own
-	// flush interval before the kill.
-	local := readRecords(t, filepath.Join(killed, "records.jsonl"))
-	got := readRecords(t, filepath.Join(work, "gathered", "segment-2", "records.jsonl"))
+	checkLostTail(t, filepath.Join(killed, "records.jsonl"), filepath.Join(work, "gathered", "segment-2", "records.jsonl"), killedAt)
+}
+
+// checkLostTail checks what a killed segment lost: the collector holds a
+// prefix of the records it wrote, and what it never got finished within
+// about a second (the upload interval) plus the file's own flush
+// interval before the kill. It returns both sets of records.
+func checkLostTail(t *testing.T, localPath, gatheredPath string, killedAt time.Time) (local, got []*record.Result) {
+	t.Helper()
+	local, got = readRecords(t, localPath), readRecords(t, gatheredPath)
 	if len(got) == 0 || len(got) > len(local) {
 		t.Fatalf("the collector holds %d of the killed segment's %d records", len(got), len(local))
 	}
+	for i := range got {
+		if got[i].ID != local[i].ID {
+			t.Fatalf("the collector's record %d is request %d, the segment's %d: not a prefix", i, got[i].ID, local[i].ID)
+		}
+	}
 	if len(got) == len(local) {
-		return // the kill came between two uploads and lost nothing
+		return local, got // the kill came between two uploads and lost nothing
 	}
 	lostFrom := local[len(got)].DoneUS()
 	if span := local[len(local)-1].DoneUS() - lostFrom; span > 2_500_000 {
 		t.Errorf("the killed segment lost %d records spanning %.1f s of its run (killed %s ago); want about a second", len(local)-len(got), float64(span)/1e6, time.Since(killedAt).Round(time.Millisecond))
 	}
+	return local, got
 }
 
 // waitForPath polls until path exists and is not empty.
