@@ -261,6 +261,7 @@ thresholds: ["requests.succeeded <= 600"]
 		t.Errorf("merged %d records, summary %d requests; the segments sent %d", len(merged), sum.Requests.Total, total)
 	}
 	checkArrivals(t, bySeg, rate, seed)
+	checkTraceIDs(t, runDirIn(t, filepath.Join(work, "merged")), merged)
 
 	// Percentiles: the merged summary's are those of all the records in
 	// one aggregate.
@@ -323,5 +324,26 @@ func checkArrivals(t *testing.T, bySeg [][]*record.Result, rate float64, seed ui
 	}
 	if k < 200 {
 		t.Errorf("only %d arrivals before the kill to compare", k)
+	}
+}
+
+// checkTraceIDs: every merged record's trace id is recomputed from the
+// merged env.json's trace_run and the record's run-wide id, and no two
+// records share one.
+func checkTraceIDs(t *testing.T, dir string, merged []*record.Result) {
+	t.Helper()
+	var env struct {
+		TraceRun string `json:"trace_run"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, "env.json")), &env); err != nil || !strings.HasPrefix(env.TraceRun, "netns@") {
+		t.Fatalf("merged env.json trace_run %q (%v): want the plan's name and the common start", env.TraceRun, err)
+	}
+	seen := map[string]bool{}
+	for _, r := range merged {
+		id := record.TraceID(env.TraceRun, r.ID)
+		if want := hex.EncodeToString(id[:]); r.TraceID != want || seen[want] {
+			t.Fatalf("request %d: trace id %q, recomputed %q (seen before: %v)", r.ID, r.TraceID, want, seen[want])
+		}
+		seen[r.TraceID] = true
 	}
 }

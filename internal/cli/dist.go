@@ -47,11 +47,14 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 			return nothing, usageErrorf("--start-at %q: want an RFC 3339 instant like 2026-12-01T20:00:00Z", d.startAt)
 		}
 	}
+	seg, segErr := schedule.ParseSegment(p.Load.Segment)
 	if d.collector == "" {
+		if segErr == nil && !seg.Whole() && !opts.StartAt.IsZero() {
+			opts.TraceRun = sharedTraceRun(p, opts.StartAt)
+		}
 		return nothing, nil
 	}
-	seg, err := schedule.ParseSegment(p.Load.Segment)
-	if err != nil || seg.Whole() {
+	if segErr != nil || seg.Whole() {
 		return nothing, usageErrorf("--collector needs --segment I/N: the collector gathers the segments of one run")
 	}
 	if d.startAt != "" {
@@ -74,6 +77,7 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 		return nothing, err
 	}
 	opts.StartAt = startAt.Add(-offset.Offset) // the collector's instant on this machine's clock
+	opts.TraceRun = sharedTraceRun(p, startAt)
 	var up *dist.Uploader
 	var inFlight atomic.Pointer[func() int]
 	reportInFlight := opts.InFlight
@@ -108,4 +112,11 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
 	}, nil
+}
+
+// sharedTraceRun is the name the segments of one run derive their trace
+// ids from: the plan's name and the common start, the same in every
+// segment (experiment.Options.TraceRun).
+func sharedTraceRun(p *plan.Plan, start time.Time) string {
+	return p.Name + "@" + start.UTC().Format(time.RFC3339Nano)
 }
