@@ -7,7 +7,7 @@
 # segment count: the merged run's achieved requests/s, the
 # late-start share, each segment's CPU (user + system, from GNU time) per
 # request, and the collector's CPU per record it took in (its whole life:
-# ingest, live view, and the merge at the end).
+# ingest, the live view behind its progress line, and the merge at the end).
 #
 #   scripts/dist-scale.sh [RATE] [DURATION]     # default 400 10s
 #
@@ -56,7 +56,7 @@ EOF
 	else
 		/usr/bin/time -f "%U %S" -o "$dir/collector.time" \
 			"$bin" collect --listen 127.0.0.1:0 --addr-file "$dir/addr" --segments "$n" \
-			--dir "$dir/gathered" --out "$dir/merged" -o json -q >"$dir/merged.json" 2>"$dir/collector.log" &
+			--dir "$dir/gathered" --out "$dir/merged" -o json >"$dir/merged.json" 2>"$dir/collector.log" &
 		col=$!
 		pids+=("$col")
 		for _ in $(seq 100); do [ -s "$dir/addr" ] && break; sleep 0.05; done

@@ -57,7 +57,13 @@ docs/distributed.md.`,
 			return usageErrorf("--token-file: %v", err)
 		}
 		view := newCollectView(segments, st.clock().Now)
-		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: view.feed()})
+		var feed *dist.Feed
+		if !out.quiet || ui.listen != "" {
+			// Quiet and without a page nothing shows the live view: the
+			// collector then only appends (BENCHMARKS.md has both costs).
+			feed = view.feed()
+		}
+		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: feed})
 		if err != nil {
 			return err
 		}
