@@ -23,7 +23,7 @@ import (
 // startCollector serves a collector for n segments on a loopback port.
 func startCollector(t *testing.T, n int, o CollectOptions) (c *Collector, url string, result func() (*Merged, error)) {
 	t.Helper()
-	c, err := NewCollector(CollectorConfig{Segments: n, Dir: t.TempDir(), StartLead: 300 * time.Millisecond, Now: time.Now})
+	c, err := NewCollector(CollectorConfig{Segments: n, Dir: t.TempDir(), StartLead: 2 * time.Second, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

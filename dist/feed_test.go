@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +16,7 @@ import (
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/schedule"
 )
 
 // fed is what a Feed got.
@@ -149,5 +152,46 @@ func TestNeedsToken(t *testing.T) {
 		if got := NeedsToken(a) != ""; got != need {
 			t.Errorf("%s: needs a token %v, want %v", addr, got, need)
 		}
+	}
+}
+
+// TestUploaderHeartbeat: a segment with no new records still reports to
+// the collector every pass, with its requests in flight, so the live view
+// neither shows it silent nor its in-flight count stale.
+func TestUploaderHeartbeat(t *testing.T) {
+	t.Parallel()
+	c, err := NewCollector(CollectorConfig{Segments: 2, Dir: t.TempDir(), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	defer srv.Close()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, rundir.Records), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := StartUpload(srv.Client(), srv.URL, schedule.Segment{Index: 1, Count: 2}, dir, 20*time.Millisecond, func() int { return 7 })
+	deadline := time.Now().Add(10 * time.Second)
+	var st SegmentStatus
+	for st = c.Status()[1]; st.InFlight != 7 || st.LastSeen.IsZero(); st = c.Status()[1] {
+		if time.Now().After(deadline) {
+			t.Fatalf("segment 1 status %+v: want in flight 7 and a last-seen time", st)
+		}
+		time.Sleep(10 * time.Millisecond) // polling the collector's state with a deadline
+	}
+	first := st.LastSeen
+	for c.Status()[1].LastSeen.Equal(first) {
+		if time.Now().After(deadline) {
+			t.Fatal("no second heartbeat without new records")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := up.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.Status()[1]; !st.Done || st.Bytes[rundir.Records] != 0 {
+		t.Errorf("segment 1 %+v: want done with no record bytes", st)
 	}
 }

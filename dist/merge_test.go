@@ -43,7 +43,9 @@ func simURL(t *testing.T) string {
 func runSegments(t *testing.T, yaml string, n int, run func(context.Context, *plan.Plan, experiment.Options) (*experiment.Outcome, error)) []string {
 	t.Helper()
 	out := t.TempDir()
-	start := time.Now().Add(300 * time.Millisecond)
+	// Time for every segment to build its run and probe the target
+	// before the start, under the race detector on a busy machine.
+	start := time.Now().Add(2 * time.Second)
 	dirs := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup

@@ -168,9 +168,12 @@ func (u *Uploader) file(ctx context.Context, name string) error {
 	if strings.HasSuffix(name, ".jsonl") {
 		chunk = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
 	}
-	if len(chunk) == 0 {
+	if len(chunk) == 0 && name != rundir.Records {
 		return nil
 	}
+	// Records are put every pass, empty when none finished: the
+	// collector hears the segment is alive, and its requests in flight,
+	// even in a second without a completion.
 	size, err := u.put(ctx, name, from, chunk)
 	if size >= 0 {
 		u.sent[name] = size // on a conflict too: resend from what it holds

@@ -61,10 +61,6 @@ observe: {gpu: false, scrape: "off"}
 		done <- result{code, stdout, stderr}
 	}()
 	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
-	for i := range 2 {
-		startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/2", i), "--collector", url,
-			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
-	}
 
 	ctx := chromiumTab(t, browser)
 	var mu sync.Mutex
@@ -84,7 +80,7 @@ observe: {gpu: false, scrape: "off"}
 	}()
 	poll := func(js string) {
 		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](js, chromedp.WithPollingTimeout(40*time.Second))); err != nil {
+		if _, err := chromedp.Run(ctx, chromedp.Poll[any](js, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
 			t.Fatalf("waiting for %s: %v", js, err)
 		}
 	}
@@ -99,11 +95,17 @@ observe: {gpu: false, scrape: "off"}
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+uiAddr+"/")); err != nil {
 		t.Fatal(err)
 	}
-	// Both segments running, each with requests of its own.
+	// The page is up before any segment: both wait.
 	rows := `Array.from(document.querySelectorAll('#segments tbody tr'))`
-	poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
-	first := eval(`document.getElementById('t-done').textContent`)
-	poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
+	poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'waiting'; })`)
+	for i := range 2 {
+		startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/2", i), "--collector", url,
+			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
+	}
+	// Both segments running, each with requests of its own, and the tiles
+	// counting them.
+	poll(rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
+	poll(`Number(document.getElementById('t-done').textContent.split(' / ')[0]) > 0`)
 
 	// The controls are off, with the reason; the API says 409.
 	if eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled)`) != "true" {
