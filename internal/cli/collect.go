@@ -93,23 +93,21 @@ docs/distributed.md.`,
 			fmt.Fprintf(st.Stderr, "collecting %d segments on http://%s\n", segments, l.Addr())
 		}
 		bar := report.NewProgress(st.Stderr, false)
-		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout,
-			Progress: func([]dist.SegmentStatus) {
-				snap := view.tick()
-				if out.quiet {
-					return
-				}
-				for _, line := range view.changes() {
-					fmt.Fprintln(st.Stderr, line)
-				}
-				bar.Update(snap)
-			}})
+		progress := func([]dist.SegmentStatus) {
+			snap := view.tick()
+			if out.quiet {
+				return
+			}
+			for _, line := range view.changes() {
+				fmt.Fprintln(st.Stderr, line)
+			}
+			bar.Update(snap)
+		}
+		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress})
+		progress(nil) // the segments' last changes
 		if err != nil {
 			closeUI(ctx, nil, err)
 			return err
-		}
-		if !out.quiet {
-			bar.Update(view.tick())
 		}
 		if err := out.print(st.Stdout, m.Summary); err != nil {
 			closeUI(ctx, m, err)

@@ -26,7 +26,9 @@ import (
 // tiles move, the controls are off with the reason and the API refuses
 // pause and stop with 409, and once the segments are done the page shows
 // the merged summary, whose request count is the page's completed tile
-// and the sum of the segment rows. The page logs no error.
+// and the sum of the segment rows. The page logs no error; the
+// collector's terminal shows the segments' changes and the whole run's
+// progress line.
 func TestCollectorUIInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := chromiumPath(t)
@@ -57,7 +59,7 @@ observe: {gpu: false, scrape: "off"}
 	done := make(chan result, 1)
 	go func() {
 		code, stdout, stderr := runCLI(t, "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "2",
-			"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--ui", uiAddr, "-o", "json", "-q")
+			"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--ui", uiAddr, "-o", "json")
 		done <- result{code, stdout, stderr}
 	}()
 	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
@@ -135,6 +137,12 @@ observe: {gpu: false, scrape: "off"}
 	var sum record.Summary
 	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
 		t.Fatalf("collector output: %v\n%s", err, res.stdout)
+	}
+	// The terminal: each segment's changes, and the whole run's line.
+	for _, want := range []string{"segment 0/2 running", "segment 1/2 done", " req/s ", "TTFT p50"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the collector's terminal lacks %q:\n%s", want, res.stderr)
+		}
 	}
 	tile := strings.Split(eval(`document.getElementById('t-done').textContent`), " / ")[0]
 	var rowSum int64
