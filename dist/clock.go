@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -53,8 +54,12 @@ func collectorNow(ctx context.Context, client *http.Client, url string) (time.Ti
 	var body struct {
 		Now time.Time `json:"now"`
 	}
-	if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&body) != nil || body.Now.IsZero() {
-		return time.Time{}, fmt.Errorf("collector %s: clock: %s", url, resp.Status)
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		return time.Time{}, fmt.Errorf("collector %s: clock: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+	}
+	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.Now.IsZero() {
+		return time.Time{}, fmt.Errorf("collector %s: clock: no time in the answer", url)
 	}
 	return body.Now, nil
 }

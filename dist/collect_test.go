@@ -23,7 +23,7 @@ import (
 // startCollector serves a collector for n segments on a loopback port.
 func startCollector(t *testing.T, n int, o CollectOptions) (c *Collector, url string, result func() (*Merged, error)) {
 	t.Helper()
-	c, err := NewCollector(CollectorConfig{Segments: n, Dir: t.TempDir(), StartLead: 300 * time.Millisecond, Now: time.Now})
+	c, err := NewCollector(CollectorConfig{Segments: n, Dir: t.TempDir(), StartLead: 2 * time.Second, Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func runShard(t *testing.T, url, yaml string, seg schedule.Segment, finish bool)
 		if err := WriteSegmentInfo(dir, seg, url, offset); err != nil {
 			t.Error(err)
 		}
-		up = StartUpload(client, url, seg, dir, 100*time.Millisecond)
+		up = StartUpload(client, url, seg, dir, 100*time.Millisecond, nil)
 	}})
 	if err != nil {
 		return "", err

@@ -37,6 +37,12 @@ type CollectorConfig struct {
 	StartLead time.Duration
 	// Now is the collector's clock (the CLI's, so tests can set it).
 	Now func() time.Time
+	// Token, when set, is required on every request as a bearer header
+	// (NeedsToken says when it must be set).
+	Token string
+	// Feed, when set, gets every line the segments send as it arrives:
+	// the live view of the whole run.
+	Feed *Feed
 }
 
 // Collector gathers the run directories of a run's segments as they are
@@ -60,6 +66,9 @@ type Collector struct {
 	ready   map[int]bool
 	done    map[int]bool
 	sizes   map[string]int64 // by "i/name"
+	seen    map[int]time.Time
+	inFl    map[int]int // the requests in flight each segment last reported
+	feeds   []*feedState
 	startAt time.Time
 	allIn   chan struct{} // closed once every segment is ready
 	allDone chan struct{} // closed once every segment is done
@@ -79,8 +88,12 @@ func NewCollector(cfg CollectorConfig) (*Collector, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
-	return &Collector{cfg: cfg, ready: map[int]bool{}, done: map[int]bool{}, sizes: map[string]int64{},
-		allIn: make(chan struct{}), allDone: make(chan struct{})}, nil
+	c := &Collector{cfg: cfg, ready: map[int]bool{}, done: map[int]bool{}, sizes: map[string]int64{},
+		seen: map[int]time.Time{}, inFl: map[int]int{}, allIn: make(chan struct{}), allDone: make(chan struct{})}
+	for range cfg.Segments {
+		c.feeds = append(c.feeds, &feedState{})
+	}
+	return c, nil
 }
 
 // SegmentDir is where segment i's files are gathered.
@@ -115,7 +128,7 @@ func (c *Collector) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/segments/{i}/done", c.handleDone)
 	mux.HandleFunc("GET /v1/status", c.handleStatus)
 	mux.HandleFunc("GET /v1/clock", c.handleClock)
-	return mux
+	return requireToken(c.cfg.Token, mux)
 }
 
 // segment reads the path's segment index, answering 400 when it is not one.
@@ -174,7 +187,18 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upload too large or cut short", http.StatusBadRequest)
 		return
 	}
-	size, err := c.appendAt(i, name, offset, body)
+	if n, err := strconv.Atoi(r.Header.Get(inFlightHeader)); err == nil && n >= 0 {
+		c.mu.Lock()
+		c.inFl[i] = n
+		c.mu.Unlock()
+	}
+	size, added, err := c.appendAt(i, name, offset, body)
+	if len(added) > 0 {
+		c.feed(i, name, added, func() []byte {
+			b, _ := os.ReadFile(filepath.Join(c.SegmentDir(i), name))
+			return b
+		})
+	}
 	if errors.Is(err, errGap) {
 		w.WriteHeader(http.StatusConflict)
 		writeJSON(w, map[string]int64{"size": size})
@@ -190,33 +214,35 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 // errGap: an upload starts beyond what the collector holds.
 var errGap = errors.New("upload starts beyond the collected size")
 
-// appendAt writes the part of body that lies beyond what is held.
-func (c *Collector) appendAt(i int, name string, offset int64, body []byte) (int64, error) {
+// appendAt writes the part of body that lies beyond what is held, and
+// returns the size held now and the bytes it added.
+func (c *Collector) appendAt(i int, name string, offset int64, body []byte) (int64, []byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seen[i] = c.cfg.Now()
 	key := strconv.Itoa(i) + "/" + name
 	size := c.sizes[key]
 	if offset > size {
-		return size, errGap
+		return size, nil, errGap
 	}
 	skip := size - offset
 	if skip >= int64(len(body)) {
-		return size, nil // all of it is held already
+		return size, nil, nil // all of it is held already
 	}
 	dir := c.SegmentDir(i)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return size, err
+		return size, nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
-		return size, err
+		return size, nil, err
 	}
 	n, err := f.Write(body[skip:])
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	c.sizes[key] = size + int64(n)
-	return c.sizes[key], err
+	return c.sizes[key], body[skip : skip+int64(n)], err
 }
 
 func (c *Collector) handleDone(w http.ResponseWriter, r *http.Request) {
@@ -241,6 +267,11 @@ type SegmentStatus struct {
 	Ready   bool             `json:"ready"`
 	Done    bool             `json:"done"`
 	Bytes   map[string]int64 `json:"bytes"`
+	// LastSeen is when the segment last sent bytes (zero: never).
+	LastSeen time.Time `json:"last_seen,omitzero"`
+	// InFlight is the requests in flight it last reported, -1 before it
+	// did.
+	InFlight int `json:"in_flight"`
 }
 
 // Status is every segment's state.
@@ -249,7 +280,10 @@ func (c *Collector) Status() []SegmentStatus {
 	defer c.mu.Unlock()
 	out := make([]SegmentStatus, c.cfg.Segments)
 	for i := range out {
-		out[i] = SegmentStatus{Segment: i, Ready: c.ready[i], Done: c.done[i], Bytes: map[string]int64{}}
+		out[i] = SegmentStatus{Segment: i, Ready: c.ready[i], Done: c.done[i], Bytes: map[string]int64{}, LastSeen: c.seen[i], InFlight: -1}
+		if n, ok := c.inFl[i]; ok {
+			out[i].InFlight = n
+		}
 		for name := range collectedFiles {
 			if n := c.sizes[strconv.Itoa(i)+"/"+name]; n > 0 {
 				out[i].Bytes[name] = n

@@ -17,8 +17,19 @@ import (
 // 128-token streamed reply each (about 1.4 KB a record), over HTTP on
 // loopback, appended to the segment's file. b.N counts records; the
 // figure bounds how many records a second one collector takes in.
+// "files" only appends; "live" also decodes every record for the live
+// view and adds it to two aggregates (the whole run's and its segment's),
+// as inferload collect does.
 func BenchmarkCollectorIngest(b *testing.B) {
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: b.TempDir(), Now: time.Now})
+	b.Run("files", func(b *testing.B) { benchIngest(b, nil) })
+	all, seg := record.NewAggregate(), record.NewAggregate()
+	b.Run("live", func(b *testing.B) {
+		benchIngest(b, &Feed{Record: func(_ int, r *record.Result) { all.Add(r); seg.Add(r) }})
+	})
+}
+
+func benchIngest(b *testing.B, feed *Feed) {
+	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: b.TempDir(), Now: time.Now, Feed: feed})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,6 +30,10 @@ type K8sOptions struct {
 	// APIKeySecret names the Secret that holds the plan's API key (under
 	// the key named by target.api_key_env); default NAME-api-key.
 	APIKeySecret string
+	// TokenSecret names the Secret that holds the collector's token
+	// under the key "token"; default NAME-collector-token. Both the
+	// collector and the load pods read it as $INFERLOAD_COLLECTOR_TOKEN.
+	TokenSecret string
 	// ResultsSize is the collector's results volume (default 1Gi).
 	ResultsSize string
 	// Hold is how long the collector stays up after merging, for
@@ -125,6 +129,9 @@ func (o K8sOptions) withDefaults() (K8sOptions, error) {
 	if o.APIKeySecret == "" {
 		o.APIKeySecret = o.Name + "-api-key"
 	}
+	if o.TokenSecret == "" {
+		o.TokenSecret = o.Name + "-collector-token"
+	}
 	if o.ResultsSize == "" {
 		o.ResultsSize = "1Gi"
 	}
@@ -200,8 +207,17 @@ func securityContext() map[string]any {
 		"capabilities": map[string]any{"drop": []string{"ALL"}}, "seccompProfile": map[string]string{"type": "RuntimeDefault"}}
 }
 
+// tokenEnv is $INFERLOAD_COLLECTOR_TOKEN from the token's Secret: the
+// collector listens beyond loopback, so it needs one, and every load pod
+// sends it.
+func (o K8sOptions) tokenEnv() map[string]any {
+	return map[string]any{"name": TokenEnv, "valueFrom": map[string]any{
+		"secretKeyRef": map[string]string{"name": o.TokenSecret, "key": "token"}}}
+}
+
 func (o K8sOptions) collectorJob() map[string]any {
 	container := map[string]any{
+		"env":  []map[string]any{o.tokenEnv()},
 		"name": "collector", "image": o.Image,
 		"args": []string{"collect", "--listen", fmt.Sprintf("0.0.0.0:%d", collectorPort), "--segments", strconv.Itoa(o.Segments),
 			"--dir", "/results/collect", "--out", "/results/runs", "--hold", o.Hold},
@@ -227,7 +243,7 @@ func (o K8sOptions) collectorJob() map[string]any {
 func (o K8sOptions) loadJob(p *plan.Plan) map[string]any {
 	seg := fmt.Sprintf("$(JOB_COMPLETION_INDEX)/%d", o.Segments)
 	env := []map[string]any{{"name": "JOB_COMPLETION_INDEX", "valueFrom": map[string]any{
-		"fieldRef": map[string]string{"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}}
+		"fieldRef": map[string]string{"fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}, o.tokenEnv()}
 	if k := p.Target.APIKeyEnv; k != "" {
 		env = append(env, map[string]any{"name": k, "valueFrom": map[string]any{
 			"secretKeyRef": map[string]string{"name": o.APIKeySecret, "key": k}}})

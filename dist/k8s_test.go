@@ -114,6 +114,13 @@ func TestK8sManifests(t *testing.T) {
 	if e := envs["OPENAI_API_KEY"]; e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "inferload-api-key" {
 		t.Errorf("the API key %+v does not come from the Secret", e)
 	}
+	collectorEnv := m.collector.Spec.Template.Spec.Containers[0].Env
+	for _, env := range [][]corev1.EnvVar{c.Env, collectorEnv} {
+		i := slices.IndexFunc(env, func(e corev1.EnvVar) bool { return e.Name == TokenEnv })
+		if i < 0 || env[i].ValueFrom == nil || env[i].ValueFrom.SecretKeyRef == nil || env[i].ValueFrom.SecretKeyRef.Name != "inferload-collector-token" || env[i].ValueFrom.SecretKeyRef.Key != "token" {
+			t.Errorf("$%s does not come from the inferload-collector-token Secret in %+v", TokenEnv, env)
+		}
+	}
 	for _, obj := range []string{m.cm.Data["plan.yaml"], args} {
 		if strings.Contains(obj, "sk-") {
 			t.Error("a key-looking value reached the ConfigMap or the arguments")

@@ -230,8 +230,16 @@ func writeHeader(out string, merged *plan.Plan, shards []*shard) error {
 			"start_offset_ms": float64(sh.offsetUS) / 1e3, "complete": sh.sawEnd,
 			"clock_offset_ms": float64(sh.clock.Offset.Microseconds()) / 1e3, "clock_rtt_ms": float64(sh.clock.RTT.Microseconds()) / 1e3})
 	}
-	env["merge"] = map[string]any{"segments": segs, "offset_bound_ms": float64(offsetBound(shards).Microseconds()) / 1e3,
+	merge := map[string]any{"segments": segs, "offset_bound_ms": float64(offsetBound(shards).Microseconds()) / 1e3,
 		"clock_error_ms": float64(clockError(shards).Microseconds()) / 1e3}
+	telemetry, err := readTelemetry(shards)
+	if err != nil {
+		return err
+	}
+	if i := serverScraper(telemetry); i >= 0 {
+		merge["server_telemetry_from"] = shards[i].seg.String()
+	}
+	env["merge"] = merge
 	return rundir.WriteJSON(filepath.Join(out, rundir.Env), env)
 }
 
@@ -259,19 +267,57 @@ func segmentList(shards []*shard) string {
 	return strings.Join(s, ", ")
 }
 
-// mergeTelemetry keeps every segment's client samples (a saturated segment
-// makes the merged run's client saturated) and the server and GPU samples
-// of the first segment only: every segment scrapes the same server, so
-// more would count it N times.
-func mergeTelemetry(out string, shards []*shard) error {
-	var all []observe.Sample
+// readTelemetry is every segment's telemetry samples, in segment order.
+func readTelemetry(shards []*shard) ([][]observe.Sample, error) {
+	out := make([][]observe.Sample, len(shards))
 	for i, sh := range shards {
 		samples, err := rundir.ReadTelemetry(filepath.Join(sh.dir, rundir.Telemetry))
 		if err != nil {
-			return fmt.Errorf("merge: %s: %w", sh.dir, err)
+			return nil, fmt.Errorf("merge: %s: %w", sh.dir, err)
 		}
-		for _, s := range samples {
-			if i > 0 && s.Source != "client" {
+		out[i] = samples
+	}
+	return out, nil
+}
+
+// serverScraper is the segment whose server and GPU samples the merged
+// run keeps: every segment scrapes the same server, so keeping more than
+// one would count it N times. It is the one whose scrape covers the
+// longest span (a segment lost early covers less), the lowest index on a
+// tie; -1 when none scraped.
+func serverScraper(samples [][]observe.Sample) int {
+	best, bestSpan := -1, int64(-1)
+	for i, ss := range samples {
+		first, last, any := int64(0), int64(0), false
+		for _, s := range ss {
+			if s.Source == "client" {
+				continue
+			}
+			if !any {
+				first, any = s.TimeUS, true
+			}
+			first, last = min(first, s.TimeUS), max(last, s.TimeUS)
+		}
+		if any && last-first > bestSpan {
+			best, bestSpan = i, last-first
+		}
+	}
+	return best
+}
+
+// mergeTelemetry keeps every segment's client samples (a saturated segment
+// makes the merged run's client saturated) and the server and GPU samples
+// of one segment (serverScraper).
+func mergeTelemetry(out string, shards []*shard) error {
+	perShard, err := readTelemetry(shards)
+	if err != nil {
+		return err
+	}
+	scraper := serverScraper(perShard)
+	var all []observe.Sample
+	for i, sh := range shards {
+		for _, s := range perShard[i] {
+			if i != scraper && s.Source != "client" {
 				continue
 			}
 			if s.Source == "client" {

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -42,7 +43,9 @@ func simURL(t *testing.T) string {
 func runSegments(t *testing.T, yaml string, n int, run func(context.Context, *plan.Plan, experiment.Options) (*experiment.Outcome, error)) []string {
 	t.Helper()
 	out := t.TempDir()
-	start := time.Now().Add(300 * time.Millisecond)
+	// Time for every segment to build its run and probe the target
+	// before the start, under the race detector on a busy machine.
+	start := time.Now().Add(2 * time.Second)
 	dirs := make([]string, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -244,6 +247,35 @@ func TestMergeRefuses(t *testing.T) {
 	for _, tt := range tests {
 		if _, err := Merge(tt.dirs, t.TempDir()); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("Merge(%v) err = %v, want %q", tt.dirs, err, tt.want)
+		}
+	}
+}
+
+// TestServerScraper: the merged run keeps the server samples of the
+// segment whose scrape covers the longest span, the lowest index on a
+// tie, and none when no segment scraped.
+func TestServerScraper(t *testing.T) {
+	t.Parallel()
+	server := func(us ...int64) []observe.Sample {
+		var out []observe.Sample
+		for _, t := range us {
+			out = append(out, observe.Sample{TimeUS: t, Source: "metrics"})
+		}
+		return out
+	}
+	client := []observe.Sample{{TimeUS: 0, Source: "client"}, {TimeUS: 99_000_000, Source: "client"}}
+	for _, tc := range []struct {
+		name    string
+		samples [][]observe.Sample
+		want    int
+	}{
+		{"segment 0 lost early", [][]observe.Sample{server(0, 2e6), server(0, 9e6), server(0, 8e6)}, 1},
+		{"a tie", [][]observe.Sample{server(0, 9e6), server(1e6, 10e6)}, 0},
+		{"client samples do not count", [][]observe.Sample{append(server(0, 1e6), client...), server(0, 5e6)}, 1},
+		{"no scrape", [][]observe.Sample{client, nil}, -1},
+	} {
+		if got := serverScraper(tc.samples); got != tc.want {
+			t.Errorf("%s: segment %d, want %d", tc.name, got, tc.want)
 		}
 	}
 }

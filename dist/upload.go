@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -43,9 +44,21 @@ func Ready(ctx context.Context, client *http.Client, url string, seg schedule.Se
 
 // call makes one request of the collector's API.
 func call(ctx context.Context, client *http.Client, method, url string, body io.Reader) (*http.Response, error) {
+	return callWith(ctx, client, method, url, body, nil)
+}
+
+// inFlightHeader carries a segment's requests in flight on its uploads,
+// for the collector's live view.
+const inFlightHeader = "X-Inferload-In-Flight"
+
+// callWith is call with extra headers.
+func callWith(ctx context.Context, client *http.Client, method, url string, body io.Reader, h http.Header) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, body)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	return client.Do(req)
 }
@@ -65,6 +78,9 @@ type Uploader struct {
 	seg    schedule.Segment
 	dir    string
 	every  time.Duration
+	// inFlight, when set, reads the segment's requests in flight, sent
+	// with each upload of records.
+	inFlight func() int
 
 	mu   sync.Mutex
 	sent map[string]int64 // bytes of each file the collector holds
@@ -77,10 +93,11 @@ type Uploader struct {
 // not lose.
 var uploadOrder = []string{rundir.Records, rundir.Events, rundir.Telemetry, rundir.Plan, rundir.Experiment, rundir.Env, rundir.Segment}
 
-// StartUpload begins streaming dir (a segment's run directory) to url.
-// Call Finish once the run has written its last line.
-func StartUpload(client *http.Client, url string, seg schedule.Segment, dir string, every time.Duration) *Uploader {
-	u := &Uploader{client: client, url: url, seg: seg, dir: dir, every: every, sent: map[string]int64{},
+// StartUpload begins streaming dir (a segment's run directory) to url;
+// inFlight (nil: none) reads the requests in flight, which each upload of
+// records reports. Call Finish once the run has written its last line.
+func StartUpload(client *http.Client, url string, seg schedule.Segment, dir string, every time.Duration, inFlight func() int) *Uploader {
+	u := &Uploader{client: client, url: url, seg: seg, dir: dir, every: every, inFlight: inFlight, sent: map[string]int64{},
 		stop: make(chan struct{}), done: make(chan struct{})}
 	go u.loop()
 	return u
@@ -151,9 +168,12 @@ func (u *Uploader) file(ctx context.Context, name string) error {
 	if strings.HasSuffix(name, ".jsonl") {
 		chunk = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
 	}
-	if len(chunk) == 0 {
+	if len(chunk) == 0 && name != rundir.Records {
 		return nil
 	}
+	// Records are put every pass, empty when none finished: the
+	// collector hears the segment is alive, and its requests in flight,
+	// even in a second without a completion.
 	size, err := u.put(ctx, name, from, chunk)
 	if size >= 0 {
 		u.sent[name] = size // on a conflict too: resend from what it holds
@@ -179,7 +199,11 @@ func readFrom(path string, offset int64, limit int) ([]byte, error) {
 // than assumed (it restarted): the next pass resends from its size.
 func (u *Uploader) put(ctx context.Context, name string, offset int64, chunk []byte) (int64, error) {
 	url := segmentURL(u.url, u.seg, "files/"+name) + fmt.Sprintf("?offset=%d", offset)
-	resp, err := call(ctx, u.client, http.MethodPut, url, bytes.NewReader(chunk))
+	var h http.Header
+	if name == rundir.Records && u.inFlight != nil {
+		h = http.Header{inFlightHeader: {strconv.Itoa(u.inFlight())}}
+	}
+	resp, err := callWith(ctx, u.client, http.MethodPut, url, bytes.NewReader(chunk), h)
 	if err != nil {
 		return -1, err
 	}

@@ -83,12 +83,13 @@ type Config struct {
 	// Seed seeds the think-time generators.
 	Seed uint64
 	// TraceRun, when not empty, names the run for the join key every
-	// request carries (record.TraceID(TraceRun, TraceIDBase+id)): sent as
+	// request carries (record.TraceID(TraceRun, TraceIDOf(id))): sent as
 	// traceparent and x-request-id, kept as the record's TraceID. Empty
-	// sends neither. TraceIDBase is the run-wide id of this engine's
-	// request 0, so a staged run's keys stay unique and match its records.
-	TraceRun    string
-	TraceIDBase uint64
+	// sends neither. TraceIDOf is the run-wide id the engine's request id
+	// will have in its record (nil: id itself), so a staged run's and a
+	// segment's keys stay unique and match their records.
+	TraceRun  string
+	TraceIDOf func(id uint64) uint64
 	// Retry is the client's retry policy; the zero value never retries.
 	// A retried request stays one record, its earlier attempts listed in
 	// Result.Attempts, its latency counted from the first attempt's origin.

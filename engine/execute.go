@@ -25,7 +25,11 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 	}
 	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
 	if e.cfg.TraceRun != "" {
-		p.req.TraceID = record.TraceID(e.cfg.TraceRun, e.cfg.TraceIDBase+i)
+		id := i
+		if e.cfg.TraceIDOf != nil {
+			id = e.cfg.TraceIDOf(i)
+		}
+		p.req.TraceID = record.TraceID(e.cfg.TraceRun, id)
 	}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)

@@ -26,6 +26,11 @@ type Environment struct {
 	ServerGPUs []observe.GPU    `json:"server_gpus,omitempty"`
 	// Declared are the fields the user declared (plan env: or --env).
 	Declared map[string]string `json:"declared,omitempty"`
+	// TraceRun is the name every request's trace id is derived from,
+	// record.TraceID(trace_run, id): the run directory's name, or the
+	// one all the segments of a distributed run share (Options.TraceRun),
+	// so a merged run's ids are recomputed from its records alone.
+	TraceRun string `json:"trace_run,omitempty"`
 }
 
 // TargetEnv describes the target as the plan declared it and as it

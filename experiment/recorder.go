@@ -112,8 +112,9 @@ func (r *recorder) flushSeries() {
 	r.series.Flush()
 }
 
-// rateSpan is how far back the progress line's rates look.
-const rateSpan = 5 * time.Second
+// RateSpan is how far back the progress line's rates look (a
+// distributed run's collector shows the same line).
+const RateSpan = 5 * time.Second
 
 // snapshot is the live state for the progress line. Rates are what was
 // delivered over the last few seconds of the run clock (runStart is its
@@ -124,7 +125,7 @@ func (r *recorder) snapshot(p *plan.Plan, eng *engine.Engine, runStart time.Time
 	now := r.clock.Now().Sub(runStart).Microseconds()
 	r.mu.Lock()
 	run := r.agg.Running()
-	reqs, toks := r.agg.Rate(now, rateSpan.Microseconds())
+	reqs, toks := r.agg.Rate(now, RateSpan.Microseconds())
 	r.mu.Unlock()
 	return report.Snapshot{
 		Elapsed: elapsed, Total: p.Load.Duration, Target: p.Load.Requests,

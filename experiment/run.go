@@ -42,6 +42,12 @@ type Options struct {
 	// Abort, when closed, cancels in-flight requests at once (a second
 	// Ctrl-C); they are recorded as canceled.
 	Abort <-chan struct{}
+	// TraceRun, when set, names the run in its requests' trace ids
+	// (record.TraceID) instead of the run directory's name: the segments
+	// of one distributed run share it (the CLI uses the plan's name and
+	// the common start), so with their run-wide request ids the merged
+	// run's trace ids are unique and recomputable from its env.json.
+	TraceRun string
 	// Started is called once the phase's clock has started, with the run
 	// directory; the CLI uses it to tell the user where results go.
 	Started func(dir string)
@@ -153,7 +159,11 @@ func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (s
 	if err := WriteDesign(dir, d); err != nil {
 		return "", err
 	}
-	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), environment(ctx, p, opts.Version, opts.Env.withDefaults())); err != nil {
+	env := environment(ctx, p, opts.Version, opts.Env.withDefaults())
+	if p.Target.TracesContext() {
+		env.TraceRun = opts.traceRun(dir)
+	}
+	if err := rundir.WriteJSON(filepath.Join(dir, rundir.Env), env); err != nil {
 		return "", err
 	}
 	return dir, nil
@@ -230,4 +240,12 @@ func startProgress(opts Options, p *plan.Plan, eng *engine.Engine, rec *recorder
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// traceRun is the name trace ids are derived from (Options.TraceRun).
+func (o Options) traceRun(dir string) string {
+	if o.TraceRun != "" {
+		return o.TraceRun
+	}
+	return filepath.Base(dir)
 }

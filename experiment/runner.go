@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -171,7 +170,10 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	}
 	st.cfg.Clock = r.opts.clock()
 	if r.p.Target.TracesContext() {
-		st.cfg.TraceRun, st.cfg.TraceIDBase = filepath.Base(r.dir), r.nextID
+		// The record's own id: run-wide within the segment, after the
+		// previous stages' (as the loop below numbers it).
+		base, seg := r.stageBase(st.Index), r.seg
+		st.cfg.TraceRun, st.cfg.TraceIDOf = r.opts.traceRun(r.dir), func(i uint64) uint64 { return seg.Global(i) + base }
 	}
 	applySegment(&st.cfg, r.seg)
 	eng, err := engine.New(st.cfg)

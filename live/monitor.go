@@ -146,6 +146,15 @@ func (m *Monitor) Start(dir string, total time.Duration) {
 	m.start, m.dir, m.total = m.now(), dir, total
 }
 
+// StartAt is Start with the run clock's zero given rather than now: a
+// distributed run's common start, which its collector sets. Calling it
+// again updates the directory and duration.
+func (m *Monitor) StartAt(at time.Time, dir string, total time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.start, m.dir, m.total = at, dir, total
+}
+
 // Gauges tells the monitor how to read the requests in flight and the
 // load level set now (either may be nil).
 func (m *Monitor) Gauges(inFlight func() int, level func() float64) {

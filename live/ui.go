@@ -44,6 +44,28 @@ type LoadState struct {
 	Level     float64 `json:"level"`
 	Paused    bool    `json:"paused"`
 	Stopping  bool    `json:"stopping"`
+	// Fixed, when set, is why the run cannot be steered, stopped or
+	// noted from this page (a distributed run's collector): stop and
+	// abort answer 409 with it, as the other controls do.
+	Fixed string `json:"fixed,omitempty"`
+}
+
+// SegmentProgress is one segment of a distributed run as its collector's
+// page shows it (docs/distributed.md#live-view defines the states).
+type SegmentProgress struct {
+	Segment string `json:"segment"` // I/N
+	// State is waiting, ready, running, silent or done.
+	State     string  `json:"state"`
+	Completed int64   `json:"completed"`
+	Failed    int64   `json:"failed"`
+	Late      int64   `json:"late"`
+	ReqPerS   float64 `json:"req_per_s"`
+	// InFlight is what the segment last reported, -1 before it did.
+	InFlight int `json:"in_flight"`
+	// LastSeenS is how long ago it last sent anything, -1 if never.
+	LastSeenS float64 `json:"last_seen_s"`
+	// ClientCPUPct is its latest client_cpu_pct sample, -1 before one.
+	ClientCPUPct float64 `json:"client_cpu_pct"`
 }
 
 // UIOptions configure ServeUI.
@@ -55,6 +77,8 @@ type UIOptions struct {
 	Token string
 	// Every is the page's update period (default 1s).
 	Every time.Duration
+	// Segments, when set, is the per-segment table of a distributed run.
+	Segments func() []SegmentProgress
 }
 
 // UIServer serves the live page, its JSON API and its event stream.
@@ -75,8 +99,9 @@ type UIServer struct {
 
 // session is one run as the UI shows and steers it.
 type session struct {
-	mon *Monitor
-	ctl Control
+	mon  *Monitor
+	ctl  Control
+	segs func() []SegmentProgress
 }
 
 // ServeUI listens on addr and serves the live UI of the run m watches,
@@ -86,7 +111,7 @@ func ServeUI(addr string, m *Monitor, c Control, o UIOptions) (*UIServer, error)
 	if err != nil {
 		return nil, err
 	}
-	s.sess.Store(&session{mon: m, ctl: c})
+	s.sess.Store(&session{mon: m, ctl: c, segs: o.Segments})
 	s.start(s.guard(s.routes()))
 	return s, nil
 }
@@ -292,11 +317,17 @@ func (s *UIServer) routes() *http.ServeMux {
 type State struct {
 	View
 	Load LoadState `json:"load"`
+	// Segments are a distributed run's segments (none for one process).
+	Segments []SegmentProgress `json:"segments,omitempty"`
 }
 
 // current is the state of sess.
 func current(sess *session, since, telSince int64) State {
-	return State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load()}
+	st := State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load()}
+	if sess.segs != nil {
+		st.Segments = sess.segs()
+	}
+	return st
 }
 
 // withSession answers 404 while no run is shown (a launcher before its
@@ -353,15 +384,30 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session)
 }
 
 func stop(w http.ResponseWriter, _ *http.Request, sess *session) {
+	if refused(w, sess) {
+		return
+	}
 	sess.mon.Mark(sess.mon.Elapsed(), "stop", "stop requested from the UI")
 	sess.ctl.Stop()
 	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
 }
 
 func abort(w http.ResponseWriter, _ *http.Request, sess *session) {
+	if refused(w, sess) {
+		return
+	}
 	sess.mon.Mark(sess.mon.Elapsed(), "stop", "abort requested from the UI")
 	sess.ctl.Abort()
 	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
+}
+
+// refused answers 409 when the run cannot be stopped from the page.
+func refused(w http.ResponseWriter, sess *session) bool {
+	if why := sess.ctl.Load().Fixed; why != "" {
+		writeError(w, http.StatusConflict, errors.New(why))
+		return true
+	}
+	return false
 }
 
 // loadRequest is POST /api/load's body: the new users or requests/s.

@@ -22,6 +22,7 @@ type fakeControl struct {
 	aborted bool
 	paused  bool
 	notes   []string
+	fixed   string
 }
 
 func (c *fakeControl) Stop()  { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
@@ -46,7 +47,7 @@ func (c *fakeControl) Note(text string) (record.Event, error) {
 func (c *fakeControl) Load() LoadState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return LoadState{Steerable: true, Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped}
+	return LoadState{Steerable: c.fixed == "", Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped, Fixed: c.fixed}
 }
 
 func startUI(t *testing.T, o UIOptions) (*UIServer, *fakeControl, *Monitor) {
@@ -316,5 +317,37 @@ func TestUIEventStream(t *testing.T) {
 	}
 	if last.Final == nil || last.Final.Dir != "runs/x" {
 		t.Errorf("the stream's last message %+v has no final state", last.Final)
+	}
+}
+
+// TestUIFixedRun: a run the page cannot steer (a distributed run's
+// collector) refuses stop and abort with 409 and its reason, never
+// calling them, and its state carries the segment table.
+func TestUIFixedRun(t *testing.T) {
+	t.Parallel()
+	rows := []SegmentProgress{{Segment: "0/2", State: "running", Completed: 7, InFlight: 2, LastSeenS: 0.4, ClientCPUPct: -1}}
+	srv, ctl, _ := startUI(t, UIOptions{Segments: func() []SegmentProgress { return rows }})
+	ctl.mu.Lock()
+	ctl.fixed = "steered elsewhere"
+	ctl.mu.Unlock()
+	base := "http://" + srv.Addr()
+	for _, path := range []string{"/api/stop", "/api/abort"} {
+		resp, body := do(t, http.MethodPost, base+path, "{}", nil)
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "steered elsewhere") {
+			t.Errorf("POST %s: %s %s, want 409 with the reason", path, resp.Status, body)
+		}
+	}
+	ctl.mu.Lock()
+	if ctl.stopped || ctl.aborted {
+		t.Error("a fixed run was stopped")
+	}
+	ctl.mu.Unlock()
+	resp, body := do(t, http.MethodGet, base+"/api/state", "", nil)
+	var st State
+	if err := json.Unmarshal([]byte(body), &st); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("state: %s %v", resp.Status, err)
+	}
+	if len(st.Segments) != 1 || st.Segments[0] != rows[0] || st.Load.Fixed != "steered elsewhere" {
+		t.Errorf("state segments %+v fixed %q: want the table and the reason", st.Segments, st.Load.Fixed)
 	}
 }

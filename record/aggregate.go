@@ -215,7 +215,10 @@ type Running struct {
 	Succeeded, Failed    int64
 	Warmup, WarmupFailed int64
 	OutputTokens         int64
-	TTFTP50, TTFTP99     time.Duration
+	// Late counts measured open-loop requests that started late (the
+	// summary's requests.late).
+	Late             int64
+	TTFTP50, TTFTP99 time.Duration
 }
 
 // Running returns the counts and TTFT percentiles so far, measured records
@@ -225,9 +228,9 @@ func (a *Aggregate) Running() Running {
 	return Running{
 		Succeeded: a.succeeded + a.rejected, Failed: a.failed,
 		Warmup: a.warmup, WarmupFailed: a.warmupFailed,
-		OutputTokens: a.outTok,
-		TTFTP50:      time.Duration(a.ttft.QuantileUS(0.50)) * time.Microsecond,
-		TTFTP99:      time.Duration(a.ttft.QuantileUS(0.99)) * time.Microsecond,
+		OutputTokens: a.outTok, Late: a.late,
+		TTFTP50: time.Duration(a.ttft.QuantileUS(0.50)) * time.Microsecond,
+		TTFTP99: time.Duration(a.ttft.QuantileUS(0.99)) * time.Microsecond,
 	}
 }
 

@@ -410,8 +410,9 @@ func TestRunning(t *testing.T) {
 	}
 	a.Add(&Result{Error: ErrTLS})
 	a.Add(&Result{Warmup: true})
+	a.Add(&Result{OpenLoop: true, Late: true, Error: ErrTLS})
 	got := a.Running()
-	want := Running{Succeeded: 100, Failed: 1, Warmup: 1, OutputTokens: 400, TTFTP50: 500 * time.Microsecond, TTFTP99: 990 * time.Microsecond}
+	want := Running{Succeeded: 100, Failed: 2, Warmup: 1, OutputTokens: 400, Late: 1, TTFTP50: 500 * time.Microsecond, TTFTP99: 990 * time.Microsecond}
 	if got != want {
 		t.Errorf("Running = %+v, want %+v", got, want)
 	}

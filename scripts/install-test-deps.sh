@@ -2,7 +2,8 @@
 # Installs what the integration tests need beyond Go: Debian's chromium for
 # the report's browser tests and Debian's prometheus for the /metrics export
 # test (it scrapes a live run and is queried back), and Debian's influxdb
-# (1.6) for the live InfluxDB stream test (queried back during a run). Idempotent, and silent
+# (1.6) for the live InfluxDB stream test (queried back during a run), and
+# iproute2 (ip) for the distributed run's network-namespace test. Idempotent, and silent
 # when everything is already there, so `make test` can run it every time.
 # Needs root (or sudo) only when something is missing.
 set -eu
@@ -11,6 +12,7 @@ missing=""
 command -v chromium >/dev/null 2>&1 || missing="$missing chromium"
 command -v prometheus >/dev/null 2>&1 || missing="$missing prometheus"
 command -v influxd >/dev/null 2>&1 || missing="$missing influxdb"
+command -v ip >/dev/null 2>&1 || missing="$missing iproute2"
 
 [ -z "$missing" ] && exit 0
 

@@ -156,10 +156,20 @@ func startChild(t *testing.T, url, out string) *exec.Cmd {
 // startChildArgs runs this test binary as inferload with args.
 func startChildArgs(t *testing.T, args ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd, _ := startChildVia(t, nil, nil, args...)
+	return cmd
+}
+
+// startChildVia runs this test binary as inferload with args, through
+// the command wrap (e.g. ip netns exec NS; nil: directly) and with env
+// added; its stdout is the returned buffer, read once it has exited.
+func startChildVia(t *testing.T, wrap, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	argv := append(append(append([]string(nil), wrap...), os.Args[0]), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(append(os.Environ(), "INFERLOAD_CLI_CHILD=1"), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +179,7 @@ func startChildArgs(t *testing.T, args ...string) *exec.Cmd {
 			t.Logf("child stderr: %s", stderr.String())
 		}
 	})
-	return cmd
+	return cmd, &stdout
 }
 
 // killAndRebuild SIGKILLs the child and returns what `inferload report`

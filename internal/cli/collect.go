@@ -9,12 +9,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/dist"
-	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/report"
 )
 
 func newCollectCmd(st *State) *cobra.Command {
 	var out outputFlags
-	var listen, dir, parent, addrFile string
+	var ui uiFlags
+	var listen, dir, parent, addrFile, tokenFile string
 	var segments int
 	var timeout, hold time.Duration
 	c := &cobra.Command{
@@ -24,18 +25,24 @@ func newCollectCmd(st *State) *cobra.Command {
 (inferload run --segment I/N --collector http://ADDR) says it is ready and
 waits; once all N are, they get one start instant; each then streams its run
 directory as it is written (a lost machine loses about its last second).
-Once every segment is done (or --segment-timeout after the first one is),
-the segments are merged into one run directory under --out exactly as
-inferload merge does, the summary is printed and the thresholds, checked on
-the merged data, set the exit code. See docs/distributed.md.`,
+The progress line and, with --ui, the live page show the whole run as the
+lines arrive, with a table of the segments. Once every segment is done (or
+--segment-timeout after the first one is), the segments are merged into one
+run directory under --out exactly as inferload merge does, the summary is
+printed and the thresholds, checked on the merged data, set the exit code.
+Beyond loopback the collector needs a token (--token-file or
+$INFERLOAD_COLLECTOR_TOKEN), which the segments send. See
+docs/distributed.md.`,
 		Args: cobra.NoArgs,
 	}
 	out.bind(c)
+	ui.bind(c)
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to serve the collector on")
 	c.Flags().StringVar(&addrFile, "addr-file", "", "write the address the collector listens on to this file (with --listen HOST:0)")
 	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
 	c.Flags().StringVar(&dir, "dir", "collect", "directory to gather the segments' files in")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+dist.TokenEnv+"); required beyond loopback")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
 	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long (in a pod: time to kubectl cp the run directory)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -45,13 +52,29 @@ the merged data, set the exit code. See docs/distributed.md.`,
 		if segments < 1 {
 			return usageErrorf("--segments: want the number of segments, at least 1")
 		}
-		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now})
+		token, err := dist.ReadToken(tokenFile, st.Getenv(dist.TokenEnv))
+		if err != nil {
+			return usageErrorf("--token-file: %v", err)
+		}
+		view := newCollectView(segments, st.clock().Now)
+		var feed *dist.Feed
+		if !out.quiet || ui.listen != "" {
+			// Quiet and without a page nothing shows the live view: the
+			// collector then only appends (BENCHMARKS.md has both costs).
+			feed = view.feed()
+		}
+		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: feed})
 		if err != nil {
 			return err
 		}
+		view.col = col
 		l, err := net.Listen("tcp", listen)
 		if err != nil {
 			return usageErrorf("--listen %s: %v", listen, err)
+		}
+		if why := dist.NeedsToken(l.Addr()); why != "" && token == "" {
+			l.Close()
+			return usageErrorf("--listen: %s", why)
 		}
 		if addrFile != "" {
 			if err := os.WriteFile(addrFile, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
@@ -61,19 +84,33 @@ the merged data, set the exit code. See docs/distributed.md.`,
 		}
 		ctx, _, release := watchSignals(cmd.Context(), st.Signals)
 		defer release()
+		closeUI, err := view.serveUI(st, &ui)
+		if err != nil {
+			l.Close()
+			return err
+		}
 		if !out.quiet {
 			fmt.Fprintf(st.Stderr, "collecting %d segments on http://%s\n", segments, l.Addr())
 		}
-		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout,
-			Progress: func(ss []dist.SegmentStatus) {
-				if !out.quiet {
-					fmt.Fprintln(st.Stderr, collectProgress(ss))
-				}
-			}})
+		bar := report.NewProgress(st.Stderr, false)
+		progress := func([]dist.SegmentStatus) {
+			snap := view.tick()
+			if out.quiet {
+				return
+			}
+			for _, line := range view.changes() {
+				fmt.Fprintln(st.Stderr, line)
+			}
+			bar.Update(snap)
+		}
+		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress})
+		progress(nil) // the segments' last changes
 		if err != nil {
+			closeUI(ctx, nil, err)
 			return err
 		}
 		if err := out.print(st.Stdout, m.Summary); err != nil {
+			closeUI(ctx, m, err)
 			return err
 		}
 		if !out.quiet {
@@ -83,23 +120,10 @@ the merged data, set the exit code. See docs/distributed.md.`,
 			fmt.Fprintf(st.Stderr, "holding for %s (Ctrl-C ends it)\n", hold)
 			st.clock().SleepUntil(ctx, st.clock().Now().Add(hold))
 		}
+		if err := closeUI(ctx, m, nil); err != nil {
+			return err
+		}
 		return thresholdsVerdict(m.Summary)
 	}
 	return c
-}
-
-// collectProgress is one line: how far each segment got.
-func collectProgress(ss []dist.SegmentStatus) string {
-	var ready, done int
-	var records int64
-	for _, s := range ss {
-		if s.Ready {
-			ready++
-		}
-		if s.Done {
-			done++
-		}
-		records += s.Bytes[rundir.Records]
-	}
-	return fmt.Sprintf("segments ready %d/%d, done %d/%d, %d KiB of records", ready, len(ss), done, len(ss), records/1024)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,11 +19,13 @@ import (
 type distFlags struct {
 	startAt   string
 	collector string
+	tokenFile string
 }
 
 func (d *distFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&d.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
 	c.Flags().StringVar(&d.collector, "collector", "", "a collector's URL (inferload collect): wait for its common start, stream the run directory to it as it is written, tell it when done (needs --segment)")
+	c.Flags().StringVar(&d.tokenFile, "collector-token-file", "", "file holding the collector's token, sent as a bearer header (default: $"+dist.TokenEnv+")")
 }
 
 // uploadEvery is how often a segment streams its new lines to the
@@ -44,36 +47,57 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 			return nothing, usageErrorf("--start-at %q: want an RFC 3339 instant like 2026-12-01T20:00:00Z", d.startAt)
 		}
 	}
+	seg, segErr := schedule.ParseSegment(p.Load.Segment)
 	if d.collector == "" {
+		if segErr == nil && !seg.Whole() && !opts.StartAt.IsZero() {
+			opts.TraceRun = sharedTraceRun(p, opts.StartAt)
+		}
 		return nothing, nil
 	}
-	seg, err := schedule.ParseSegment(p.Load.Segment)
-	if err != nil || seg.Whole() {
+	if segErr != nil || seg.Whole() {
 		return nothing, usageErrorf("--collector needs --segment I/N: the collector gathers the segments of one run")
 	}
 	if d.startAt != "" {
 		return nothing, usageErrorf("--collector gives the start itself: drop --start-at")
 	}
-	client := &http.Client{Timeout: 10 * time.Second}
+	token, err := dist.ReadToken(d.tokenFile, st.Getenv(dist.TokenEnv))
+	if err != nil {
+		return nothing, usageErrorf("--collector-token-file: %v", err)
+	}
+	client := dist.WithToken(&http.Client{Timeout: 10 * time.Second}, token)
 	offset, err := dist.MeasureClock(ctx, client, d.collector, st.clock().Now)
 	if err != nil {
 		return nothing, err
 	}
 	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
 		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
-	ready := &http.Client{} // no timeout: the wait lasts until the last segment arrives
+	ready := dist.WithToken(&http.Client{}, token) // no timeout: the wait lasts until the last segment arrives
 	startAt, err := dist.Ready(ctx, ready, d.collector, seg)
 	if err != nil {
 		return nothing, err
 	}
 	opts.StartAt = startAt.Add(-offset.Offset) // the collector's instant on this machine's clock
+	opts.TraceRun = sharedTraceRun(p, startAt)
 	var up *dist.Uploader
+	var inFlight atomic.Pointer[func() int]
+	reportInFlight := opts.InFlight
+	opts.InFlight = func(current func() int) {
+		inFlight.Store(&current)
+		if reportInFlight != nil {
+			reportInFlight(current)
+		}
+	}
 	started := opts.Started
 	opts.Started = func(dir string) {
 		if err := dist.WriteSegmentInfo(dir, seg, d.collector, offset); err != nil {
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
-		up = dist.StartUpload(client, d.collector, seg, dir, uploadEvery)
+		up = dist.StartUpload(client, d.collector, seg, dir, uploadEvery, func() int {
+			if f := inFlight.Load(); f != nil {
+				return (*f)()
+			}
+			return 0
+		})
 		if started != nil {
 			started(dir)
 		}
@@ -88,4 +112,11 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
 	}, nil
+}
+
+// sharedTraceRun is the name the segments of one run derive their trace
+// ids from: the plan's name and the common start, the same in every
+// segment (experiment.Options.TraceRun).
+func sharedTraceRun(p *plan.Plan, start time.Time) string {
+	return p.Name + "@" + start.UTC().Format(time.RFC3339Nano)
 }

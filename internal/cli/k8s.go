@@ -23,7 +23,10 @@ I/N of the plan and streaming its records to the collector, which merges
 them into one run directory. The API key comes from a Secret (create it
 with kubectl create secret generic PREFIX-api-key --from-literal=ENV=KEY,
 ENV being target.api_key_env); a plan holding a secret elsewhere is
-refused. See docs/distributed.md.
+refused. The collector's token comes from a Secret too, which the collector
+and every load pod read (create it with kubectl create secret generic
+PREFIX-collector-token --from-literal=token=$(openssl rand -hex 16)). See
+docs/distributed.md.
 
   inferload k8s -f plan.yaml --shards 8 --image registry.local/inferload:v1 > job.yaml
   kubectl apply -f job.yaml`,
@@ -38,6 +41,7 @@ refused. See docs/distributed.md.
 	c.Flags().StringArrayVar(&selectors, "node-selector", nil, "place the load pods on nodes with this label, key=value (repeatable)")
 	c.Flags().StringArrayVar(&tolerations, "toleration", nil, "let the load pods tolerate a taint, key=value:Effect or key:Effect (repeatable)")
 	c.Flags().StringVar(&o.APIKeySecret, "api-key-secret", "", "the Secret holding the API key (default PREFIX-api-key)")
+	c.Flags().StringVar(&o.TokenSecret, "token-secret", "", "the Secret holding the collector's token under the key token (default PREFIX-collector-token)")
 	c.Flags().StringVar(&o.ResultsSize, "results-size", "1Gi", "size of the collector's results volume")
 	c.Flags().StringVar(&o.Hold, "hold", "1h", "how long the collector stays up after merging, for kubectl cp")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -74,11 +74,16 @@ func (c *runControl) Load() live.LoadState {
 	if s.Steerable {
 		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, Paused: s.Paused, Stopping: stopping}
 	}
-	level := float64(c.p.Load.Concurrency)
-	if c.p.Load.Mode() == record.ModeOpen {
-		level = c.p.Load.Rate
+	return live.LoadState{Mode: c.p.Load.Mode(), Level: plannedLevel(c.p), Stopping: stopping}
+}
+
+// plannedLevel is the plan's load: its users, or its requests/s when open
+// loop.
+func plannedLevel(p *plan.Plan) float64 {
+	if p.Load.Mode() == record.ModeOpen {
+		return p.Load.Rate
 	}
-	return live.LoadState{Mode: c.p.Load.Mode(), Level: level, Stopping: stopping}
+	return float64(p.Load.Concurrency)
 }
 
 // level is the load set now, for the monitor's points.
@@ -115,17 +120,24 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 		case out != nil:
 			mon.Finish(live.Final{Dir: out.Dir, Summary: out.Summary})
 		}
-		if f.linger > 0 {
-			fmt.Fprintf(st.Stderr, "live UI stays up for %s (Ctrl-C ends it)\n", f.linger)
-			t := time.NewTimer(f.linger)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			t.Stop()
-		}
+		f.lingerFor(ctx, st)
 		return srv.Close()
 	}, nil
+}
+
+// lingerFor keeps the page up for --ui-linger after the run, or until
+// ctx ends (Ctrl-C).
+func (f *uiFlags) lingerFor(ctx context.Context, st *State) {
+	if f.linger <= 0 {
+		return
+	}
+	fmt.Fprintf(st.Stderr, "live UI stays up for %s (Ctrl-C ends it)\n", f.linger)
+	t := time.NewTimer(f.linger)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 // hookMonitor feeds mon from the run, after any live exporter already

@@ -135,7 +135,24 @@
     $("dir").textContent = s.dir || "";
     $("unit").textContent = unit(s.load.mode);
     ["set-load", "level", "pause", "resume"].forEach(function (id) { $(id).disabled = !s.load.steerable || finished; });
-    ["stop", "abort", "add-note", "note"].forEach(function (id) { $(id).disabled = finished; });
+    ["stop", "abort", "add-note", "note"].forEach(function (id) { $(id).disabled = finished || !!s.load.fixed; });
+    if (s.load.fixed) { $("control-msg").textContent = s.load.fixed; }
+  }
+
+  // segments fills a distributed run's per-segment table.
+  function segments(s) {
+    var list = s.segments || [];
+    $("segments-section").hidden = !list.length;
+    fill("segments", list.map(function (g) {
+      var tr = document.createElement("tr");
+      cell(tr, g.segment); cell(tr, g.state, "state-" + g.state);
+      cell(tr, String(g.completed)); cell(tr, String(g.failed)); cell(tr, String(g.late));
+      cell(tr, fmt(g.req_per_s, 1));
+      cell(tr, g.in_flight < 0 ? "–" : String(g.in_flight));
+      cell(tr, g.last_seen_s < 0 ? "never" : fmt(g.last_seen_s, 1) + " s ago");
+      cell(tr, g.client_cpu_pct < 0 ? "–" : fmt(g.client_cpu_pct, 0) + "%");
+      return tr;
+    }));
   }
 
   function cell(tr, text, cls) {
@@ -212,7 +229,7 @@
     if (pts.length > win) { pts.splice(0, pts.length - win); }
     events = s.events || [];
     addTelemetry(s.telemetry);
-    tiles(s); tables(s); redraw(); final(s);
+    tiles(s); tables(s); segments(s); redraw(); final(s);
     if (!finished) { $("status").textContent = s.load.paused ? "paused" : s.load.stopping ? "stopping" : "running"; }
   }
 

@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
+)
+
+// TestCollectorUIInBrowser drives the collector's live page in Debian's
+// chromium while two segment processes feed it from the simulator: the
+// segment table shows both running with their own counts, the merged
+// tiles move, the controls are off with the reason and the API refuses
+// pause and stop with 409, and once the segments are done the page shows
+// the merged summary, whose request count is the page's completed tile
+// and the sum of the segment rows. The page logs no error; the
+// collector's terminal shows the segments' changes and the whole run's
+// progress line.
+func TestCollectorUIInBrowser(t *testing.T) {
+	t.Parallel()
+	browser := chromiumPath(t)
+	s, err := sim.New(sim.Config{Seed: 1, Speedup: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	target := httptest.NewServer(s.Handler())
+	t.Cleanup(target.Close)
+
+	work := t.TempDir()
+	planFile := filepath.Join(work, "plan.yaml")
+	plan := fmt.Sprintf(`name: cluster-ui
+target: {url: %s/v1}
+load: {concurrency: 4, duration: 8s}
+workload: {input_tokens: "16", output_tokens: "16"}
+observe: {gpu: false, scrape: "off"}
+`, target.URL)
+	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addrFile, uiAddr := filepath.Join(work, "addr"), freePort(t)
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := runCLI(t, "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "2",
+			"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--ui", uiAddr, "-o", "json")
+		done <- result{code, stdout, stderr}
+	}()
+	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
+
+	ctx := chromiumTab(t, browser)
+	var mu sync.Mutex
+	var problems []string
+	msgs := chromedp.Console(ctx)
+	go func() {
+		for m, err := range msgs {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+	poll := func(js string) {
+		t.Helper()
+		if _, err := chromedp.Run(ctx, chromedp.Poll[any](js, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
+			t.Fatalf("waiting for %s: %v", js, err)
+		}
+	}
+	eval := func(js string) string {
+		t.Helper()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+uiAddr+"/")); err != nil {
+		t.Fatal(err)
+	}
+	// The page is up before any segment: both wait.
+	rows := `Array.from(document.querySelectorAll('#segments tbody tr'))`
+	poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'waiting'; })`)
+	for i := range 2 {
+		startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/2", i), "--collector", url,
+			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
+	}
+	// Both segments running, each with requests of its own, and the tiles
+	// counting them.
+	poll(rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
+	poll(`Number(document.getElementById('t-done').textContent.split(' / ')[0]) > 0`)
+
+	// The controls are off, with the reason; the API says 409.
+	if eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled)`) != "true" {
+		t.Error("stop and pause are enabled on a collector's page")
+	}
+	if msg := eval(`document.getElementById('control-msg').textContent`); !strings.Contains(msg, "not steered from its collector") {
+		t.Errorf("control message %q: want the reason", msg)
+	}
+	for path, body := range map[string]string{"pause": `{}`, "stop": `{}`, "abort": `{}`, "load": `{"level": 3}`, "note": `{"text": "x"}`} {
+		resp, err := http.Post("http://"+uiAddr+"/api/"+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "not steered from its collector") {
+			t.Errorf("POST /api/%s: %s %s, want 409 with the reason", path, resp.Status, body)
+		}
+	}
+
+	// The end: the merged summary on the page, the same count as the tiles.
+	poll(`!document.getElementById('final').hidden && document.getElementById('final-text').textContent.indexOf('succeeded') >= 0`)
+	res := <-done
+	if res.code != 0 {
+		t.Fatalf("collector exit %d: %s", res.code, res.stderr)
+	}
+	var sum record.Summary
+	if err := json.Unmarshal([]byte(res.stdout), &sum); err != nil {
+		t.Fatalf("collector output: %v\n%s", err, res.stdout)
+	}
+	// The terminal: each segment's changes, and the whole run's line.
+	for _, want := range []string{"segment 0/2 running", "segment 1/2 done", " req/s ", "TTFT p50"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("the collector's terminal lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	tile := strings.Split(eval(`document.getElementById('t-done').textContent`), " / ")[0]
+	var rowSum int64
+	for i := range 2 {
+		n, _ := strconv.ParseInt(eval(fmt.Sprintf(`document.querySelectorAll('#segments tbody tr')[%d].cells[2].textContent`, i)), 10, 64)
+		rowSum += n
+	}
+	if want := strconv.FormatInt(sum.Requests.Total, 10); tile != want || rowSum != sum.Requests.Total || sum.Requests.Total == 0 {
+		t.Errorf("page: %s completed, segment rows %d; merged summary %d requests: want all equal", tile, rowSum, sum.Requests.Total)
+	}
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(artifactDir(t), "collector-ui.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, p := range problems {
+		t.Errorf("page console: %s", p)
+	}
+}
