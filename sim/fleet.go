@@ -61,6 +61,9 @@ type FleetSpec struct {
 	Duration, Drain time.Duration
 	// Seed drives think times and ties.
 	Seed uint64
+	// observe, when set, sees each replica's step as it starts (Fit
+	// meters the KV cache with it).
+	observe func(*Engine, *StepResult)
 }
 
 // FleetOutcome is one request's fate. Times are on the fleet's clock
@@ -286,6 +289,9 @@ func (r *fleetRun) runStep(k int, now time.Duration) {
 		return
 	}
 	r.pending[k] = st
+	if r.spec.observe != nil {
+		r.spec.observe(e, st)
+	}
 	heap.Push(&r.events, event{at: st.End(), kind: evStepEnd, who: k})
 }
 
