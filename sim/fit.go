@@ -361,3 +361,23 @@ func cmpFloat(a, b float64) int {
 	}
 	return 0
 }
+
+// FittedYAML is p as a profile file `inferload sim --profile` and `fleet
+// --profile` read: `base:` the profile it was fitted from, the fitted
+// costs, and the header lines as comments.
+func FittedYAML(p Profile, base string, header []string) []byte {
+	var b []byte
+	for _, h := range header {
+		b = append(b, "# "+h+"\n"...)
+	}
+	c := p.Cost
+	b = fmt.Appendf(b, "base: %s\nname: %s\ndescription: %q\ncost:\n", base, p.Name, p.Description)
+	for _, kv := range []struct {
+		k string
+		d time.Duration
+	}{{"step_overhead", c.StepOverhead}, {"prefill_per_token", c.PrefillPerToken}, {"decode_per_seq", c.DecodePerSeq},
+		{"kv_read_per_token", c.KVReadPerToken}, {"waiting_per_request", c.WaitingPerRequest}} {
+		b = fmt.Appendf(b, "  %s: %s\n", kv.k, kv.d)
+	}
+	return b
+}

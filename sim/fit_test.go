@@ -117,3 +117,19 @@ func TestFitHeldOut(t *testing.T) {
 		}
 	}
 }
+
+// TestFittedYAMLRoundTrips: the profile file calibrate writes reads back
+// as the fitted profile: the base's limits with the fitted costs.
+func TestFittedYAMLRoundTrips(t *testing.T) {
+	t.Parallel()
+	p, _ := LookupProfile("h100-8b")
+	p.Name, p.Description = "fitted-h100-8b", `fitted to "runs/x"`
+	p.Cost = CostModel{StepOverhead: 12345678, PrefillPerToken: 23456, DecodePerSeq: 3456, KVReadPerToken: 78, WaitingPerRequest: 9}
+	got, err := ParseProfile(FittedYAML(p, "h100-8b", []string{"a header"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Cost != p.Cost || got.Name != p.Name || got.Description != p.Description || got.NumGPUBlocks != p.NumGPUBlocks {
+		t.Errorf("round trip: got %+v (%s), want %+v (%s)", got.Cost, got.Name, p.Cost, p.Name)
+	}
+}
