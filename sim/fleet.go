@@ -40,6 +40,9 @@ type Load struct {
 	Think func(*rand.Rand) time.Duration
 	// ThinkMean spreads the users' first requests.
 	ThinkMean time.Duration
+	// StartAt, when set, is when user u sends its first request, instead
+	// of the spread over ThinkMean (a ramp of users).
+	StartAt func(u int) time.Duration
 }
 
 // FleetSpec is one fleet simulation.
@@ -201,7 +204,11 @@ func (r *fleetRun) start() {
 	}
 	users := r.spec.Load.Users
 	for u := range users {
-		r.pushArrival(r.spec.Load.ThinkMean*time.Duration(u)/time.Duration(users), u)
+		at := r.spec.Load.ThinkMean * time.Duration(u) / time.Duration(users)
+		if r.spec.Load.StartAt != nil {
+			at = r.spec.Load.StartAt(u)
+		}
+		r.pushArrival(at, u)
 	}
 }
 
