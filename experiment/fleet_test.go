@@ -130,3 +130,37 @@ func TestPlanFleetSaysWhenNothingSuffices(t *testing.T) {
 		t.Errorf("got %d replicas, reason %q; want none and a reason naming the bound", got.Replicas, got.Reason)
 	}
 }
+
+// TestColdStart: scaling 1 → 3 replicas while 20 req/s ramps in over
+// 30 s. Replicas that take 3 minutes to start leave the one replica
+// drowning (the start-up window misses its SLO, the early windows meet
+// little of it, the late ones recover); replicas up in 5 s, before the
+// load has grown, keep the SLO.
+func TestColdStart(t *testing.T) {
+	t.Parallel()
+	o := fleetOptions(t, "  rate: 20\n  arrival: poisson", "ttft.p99<=1500ms")
+	slow, err := SimulateColdStart(o, ColdStart{From: 1, To: 3, ColdStart: 3 * time.Minute, Ramp: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range slow.Windows {
+		t.Logf("slow start, %4.0f s: %d up, %4d requests, %3.0f%% met, TTFT p99 %.0f ms", w.StartS, w.Replicas, w.Requests, w.MetShare*100, w.TTFTP99MS)
+	}
+	if slow.Passed {
+		t.Errorf("a 3-minute start judged as keeping the SLO: %q", slow.Reasons)
+	}
+	first, last := slow.Windows[2], slow.Windows[len(slow.Windows)-1]
+	if first.MetShare > 0.5 || last.MetShare < 0.95 || last.Replicas != 3 {
+		t.Errorf("windows: %.0f%% met a minute in (want under 50%%), %.0f%% at the end with %d up (want 95%%+, 3)", first.MetShare*100, last.MetShare*100, last.Replicas)
+	}
+	fast, err := SimulateColdStart(o, ColdStart{From: 1, To: 3, ColdStart: 5 * time.Second, Ramp: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fast.Passed {
+		t.Errorf("a 5-second start under a 30-second ramp missed the SLO: %q", fast.Reasons)
+	}
+	if _, err := SimulateColdStart(o, ColdStart{From: 3, To: 3, ColdStart: time.Minute}); err == nil {
+		t.Error("scaling 3 to 3: want an error")
+	}
+}

@@ -38,6 +38,38 @@ type Fleet struct {
 	PricePerHour         float64 `json:"price_per_hour,omitempty"`
 	CostPerHour          float64 `json:"cost_per_hour,omitempty"`
 	CostPerMillionTokens float64 `json:"cost_per_million_tokens,omitempty"`
+	// ColdStart is the scale-out scenario, when asked for.
+	ColdStart *FleetColdStart `json:"cold_start,omitempty"`
+}
+
+// FleetColdStart is a scale-out under a ramp: From replicas serve while
+// the load ramps over RampS to the planned one, and To−From more start at
+// the ramp's start, each up ColdStartS later.
+type FleetColdStart struct {
+	From       int     `json:"from"`
+	To         int     `json:"to"`
+	ColdStartS float64 `json:"cold_start_s"`
+	RampS      float64 `json:"ramp_s"`
+	// JudgedS is the start-up window the capacity rule judged: from the
+	// ramp's start to a minute after the last replica is up; Passed and
+	// Reasons are its verdict.
+	JudgedS float64  `json:"judged_s"`
+	Passed  bool     `json:"passed"`
+	Reasons []string `json:"reasons"`
+	// Windows are 30 s windows from the ramp's start, by arrival.
+	Windows []FleetWindow `json:"windows"`
+}
+
+// FleetWindow is one 30 s window of a scale-out.
+type FleetWindow struct {
+	StartS float64 `json:"start_s"`
+	// Replicas are up at the window's start.
+	Replicas int `json:"replicas"`
+	// Requests arrived in it; MetShare of them met every SLO bound
+	// (a failed request meets none).
+	Requests  int     `json:"requests"`
+	MetShare  float64 `json:"met_share"`
+	TTFTP99MS float64 `json:"ttft_p99_ms"`
 }
 
 // FleetProbe is one fleet size simulated at the planned load.

@@ -43,6 +43,30 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 		fmt.Fprintf(&b, "cost: %.2f per hour (%d × %.2f), %.3f per million output tokens at the planned load\n",
 			f.CostPerHour, f.Replicas, f.PricePerHour, f.CostPerMillionTokens)
 	}
+	if c := f.ColdStart; c != nil {
+		if err := writeColdStart(&b, c); err != nil {
+			return err
+		}
+	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeColdStart shows the scale-out: its verdict, then each 30 s window.
+func writeColdStart(b *bytes.Buffer, c *record.FleetColdStart) error {
+	verdict := "the SLOs hold"
+	if !c.Passed {
+		verdict = "the SLOs are missed"
+	}
+	fmt.Fprintf(b, "\nScaling out from %d to %d replicas as the load ramps over %.0f s, new replicas up after %.0f s: %s over the %.0f s from the ramp's start\n",
+		c.From, c.To, c.RampS, c.ColdStartS, verdict, c.JudgedS)
+	for _, r := range c.Reasons {
+		fmt.Fprintf(b, "  %s\n", r)
+	}
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "from s\treplicas up\trequests\tmet SLOs\tTTFT p99 ms\t")
+	for _, w := range c.Windows {
+		fmt.Fprintf(tw, "%.0f\t%d\t%d\t%.0f%%\t%s\t\n", w.StartS, w.Replicas, w.Requests, w.MetShare*100, formatMS(w.TTFTP99MS))
+	}
+	return tw.Flush()
 }

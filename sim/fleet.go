@@ -40,6 +40,9 @@ type Load struct {
 	Think func(*rand.Rand) time.Duration
 	// ThinkMean spreads the users' first requests.
 	ThinkMean time.Duration
+	// StartAt, when set, is when user u sends its first request, instead
+	// of the spread over ThinkMean (a ramp of users).
+	StartAt func(u int) time.Duration
 }
 
 // FleetSpec is one fleet simulation.
@@ -61,6 +64,9 @@ type FleetSpec struct {
 	Duration, Drain time.Duration
 	// Seed drives think times and ties.
 	Seed uint64
+	// observe, when set, sees each replica's step as it starts (Fit
+	// meters the KV cache with it).
+	observe func(*Engine, *StepResult)
 }
 
 // FleetOutcome is one request's fate. Times are on the fleet's clock
@@ -198,7 +204,11 @@ func (r *fleetRun) start() {
 	}
 	users := r.spec.Load.Users
 	for u := range users {
-		r.pushArrival(r.spec.Load.ThinkMean*time.Duration(u)/time.Duration(users), u)
+		at := r.spec.Load.ThinkMean * time.Duration(u) / time.Duration(users)
+		if r.spec.Load.StartAt != nil {
+			at = r.spec.Load.StartAt(u)
+		}
+		r.pushArrival(at, u)
 	}
 }
 
@@ -286,6 +296,9 @@ func (r *fleetRun) runStep(k int, now time.Duration) {
 		return
 	}
 	r.pending[k] = st
+	if r.spec.observe != nil {
+		r.spec.observe(e, st)
+	}
 	heap.Push(&r.events, event{at: st.End(), kind: evStepEnd, who: k})
 }
 

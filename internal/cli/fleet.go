@@ -30,6 +30,8 @@ type fleetFlags struct {
 	maxReplicas          int
 	pricePerHour         float64
 	format               string
+	coldStart, ramp      time.Duration
+	scaleFrom            int
 }
 
 func (f *fleetFlags) bind(c *cobra.Command) {
@@ -47,6 +49,29 @@ func (f *fleetFlags) bind(c *cobra.Command) {
 	fs.IntVar(&f.maxReplicas, "max-replicas", experiment.DefaultFleetMaxReplicas, "the largest fleet to try")
 	fs.Float64Var(&f.pricePerHour, "price-per-hour", 0, "one replica's price per hour, for the cost figures")
 	fs.StringVar(&f.format, "output", "text", "text or json")
+	fs.DurationVar(&f.coldStart, "cold-start", 0, "also simulate scaling out to the answer while the load ramps, new replicas taking this long to start (e.g. 90s)")
+	fs.IntVar(&f.scaleFrom, "scale-from", 0, "with --cold-start: the replicas serving before the ramp (default half the answer)")
+	fs.DurationVar(&f.ramp, "ramp", 2*time.Minute, "with --cold-start: how long the load takes to rise to the planned one")
+}
+
+// coldStartOf runs the scale-out scenario to the answer's size.
+func (f *fleetFlags) coldStartOf(o experiment.FleetOptions, answer *record.Fleet) error {
+	if f.coldStart <= 0 {
+		return nil
+	}
+	from := f.scaleFrom
+	if from == 0 {
+		from = (answer.Replicas + 1) / 2
+	}
+	if answer.Replicas < 2 || from >= answer.Replicas {
+		return usageErrorf("--cold-start: the answer is %d replicas; scaling out needs --scale-from below it", answer.Replicas)
+	}
+	cs, err := experiment.SimulateColdStart(o, experiment.ColdStart{From: from, To: answer.Replicas, ColdStart: f.coldStart, Ramp: f.ramp})
+	if err != nil {
+		return usageError(err)
+	}
+	answer.ColdStart = cs
+	return nil
 }
 
 // options checks the flags and turns them into the planner's options.
@@ -138,6 +163,9 @@ docs/capacity-planning.md explains the method and its limits.`,
 		answer, err := experiment.PlanFleet(o)
 		if err != nil {
 			return usageError(err)
+		}
+		if err := ff.coldStartOf(o, answer); err != nil {
+			return err
 		}
 		if ff.format == "json" {
 			enc := json.NewEncoder(st.Stdout)

@@ -1,0 +1,119 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/sim"
+)
+
+// CalibrateOptions fits a simulator profile to measured runs.
+type CalibrateOptions struct {
+	// Dirs are run directories of closed-loop runs against one server:
+	// a sweep's steps each count as a load level, a single-phase run as
+	// one.
+	Dirs []string
+	// Base is the profile whose limits (batch, KV cache, token budget)
+	// the fit keeps and whose costs it starts from.
+	Base sim.Profile
+	// HeldOut also predicts each level from a fit of the others.
+	HeldOut bool
+	// Seed draws the simulated traffic.
+	Seed uint64
+}
+
+// Calibration is a fitted profile and its evidence.
+type Calibration struct {
+	Profile sim.Profile
+	Steps   []sim.FitStep
+	Fit     sim.FitResult
+	// HeldOut holds each level's prediction by a fit of the others; nil
+	// unless asked for.
+	HeldOut []sim.FitPrediction
+}
+
+// Calibrate reads the load levels of o.Dirs and fits the profile's costs
+// to them (sim.Fit). Each level's figures are its summary's, as
+// `inferload report` computes them; its requests are its measured
+// successful ones.
+func Calibrate(o CalibrateOptions) (*Calibration, error) {
+	var steps []sim.FitStep
+	for _, dir := range o.Dirs {
+		s, err := fitStepsOf(dir)
+		if err != nil {
+			return nil, err
+		}
+		steps = append(steps, s...)
+	}
+	res, err := sim.Fit(o.Base, steps, o.Seed)
+	if err != nil {
+		return nil, err
+	}
+	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res}
+	if o.HeldOut && len(steps) >= 3 {
+		if c.HeldOut, err = sim.FitHeldOut(o.Base, steps, o.Seed); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// fitStepsOf turns one run directory into load levels: its summary's
+// steps (or the whole run), each with its measured requests.
+func fitStepsOf(dir string) ([]sim.FitStep, error) {
+	p, err := readPlan(dir)
+	if err != nil {
+		return nil, err
+	}
+	if p.Load.OpenLoop() {
+		return nil, fmt.Errorf("calibrate %s: an open-loop run; fit closed-loop runs (a sweep over --users), whose users the simulation can replay", dir)
+	}
+	think, err := schedule.ParseThinkTime(p.Load.ThinkTime)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate %s: load.think_time: %w", dir, err)
+	}
+	built, err := Assemble(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := built.Summary
+	reqs := map[int][]sim.FitRequest{}
+	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
+			reqs[r.Step] = append(reqs[r.Step], sim.FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []sim.FitRequest) sim.FitStep {
+		return sim.FitStep{Users: int(users), Think: think.Mean(), Warmup: p.Load.Warmup,
+			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
+			TTFTP50: msDuration(m.TTFT.P50), TTFTP99: msDuration(m.TTFT.P99),
+			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
+	}
+	if len(s.Steps) == 0 {
+		return []sim.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, nil
+	}
+	var out []sim.FitStep
+	for _, st := range s.Steps {
+		if st.Kind != record.StepConstant || st.Mode != record.ModeClosed {
+			continue // a ramp has no one load to replay
+		}
+		if len(reqs[st.Index]) == 0 {
+			return nil, fmt.Errorf("calibrate %s: step %d (%s) has no successful request to replay", dir, st.Index, record.LoadText(st.Target, st.Mode))
+		}
+		out = append(out, level(st.Target, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index]))
+	}
+	if len(out) == 0 {
+		return nil, errors.New("calibrate " + dir + ": no constant closed-loop step to fit")
+	}
+	return out, nil
+}
+
+func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
