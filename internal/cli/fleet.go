@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"strconv"
 	"time"
 
@@ -32,6 +33,7 @@ type fleetFlags struct {
 	format               string
 	coldStart, ramp      time.Duration
 	scaleFrom            int
+	html                 string
 }
 
 func (f *fleetFlags) bind(c *cobra.Command) {
@@ -49,6 +51,7 @@ func (f *fleetFlags) bind(c *cobra.Command) {
 	fs.IntVar(&f.maxReplicas, "max-replicas", experiment.DefaultFleetMaxReplicas, "the largest fleet to try")
 	fs.Float64Var(&f.pricePerHour, "price-per-hour", 0, "one replica's price per hour, for the cost figures")
 	fs.StringVar(&f.format, "output", "text", "text or json")
+	fs.StringVar(&f.html, "html", "", "also write the answer as a self-contained HTML page (the replica curve, the scale-out) to this file")
 	fs.DurationVar(&f.coldStart, "cold-start", 0, "also simulate scaling out to the answer while the load ramps, new replicas taking this long to start (e.g. 90s)")
 	fs.IntVar(&f.scaleFrom, "scale-from", 0, "with --cold-start: the replicas serving before the ramp (default half the answer)")
 	fs.DurationVar(&f.ramp, "ramp", 2*time.Minute, "with --cold-start: how long the load takes to rise to the planned one")
@@ -166,6 +169,11 @@ docs/capacity-planning.md explains the method and its limits.`,
 		}
 		if err := ff.coldStartOf(o, answer); err != nil {
 			return err
+		}
+		if ff.html != "" {
+			if err := report.WriteFile(ff.html, func(w io.Writer) error { return report.WriteFleetHTML(w, answer) }); err != nil {
+				return err
+			}
 		}
 		if ff.format == "json" {
 			enc := json.NewEncoder(st.Stdout)

@@ -1,0 +1,124 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/inferload/inferload/record"
+)
+
+// WriteFleetHTML writes `inferload fleet`'s answer as a self-contained
+// page: the answer and its cost, the replica curve (every size simulated,
+// the answer marked), and the scale-out's windows when there is one.
+func WriteFleetHTML(w io.Writer, f *record.Fleet) error {
+	p := &page{
+		Title: "inferload fleet: " + f.Profile,
+		Subtitle: fmt.Sprintf("%s behind a %s router · %.0f s simulated per size after %.0f s of warm-up",
+			record.LoadText(f.Load, f.Mode), f.Router, f.WindowS, f.WarmupS),
+		CSS: template.CSS(uplotCSS + reportCSS),
+		JS:  template.JS(uplotJS + "\n" + reportJS),
+	}
+	for _, sec := range []*section{fleetAnswerSection(f), fleetCurveSection(f), fleetColdStartSection(f.ColdStart)} {
+		if sec != nil {
+			p.Sections = append(p.Sections, sec)
+			p.Data.Charts = append(p.Data.Charts, sec.Charts...)
+		}
+	}
+	p.Data.Marks = []annotation{}
+	var b bytes.Buffer
+	if err := pageTemplate.Execute(&b, p); err != nil {
+		return fmt.Errorf("fleet html: %w", err)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func fleetAnswerSection(f *record.Fleet) *section {
+	answer := "none"
+	if f.Replicas > 0 {
+		answer = fmt.Sprint(f.Replicas)
+	}
+	sec := &section{ID: "answer", Title: "Answer",
+		Help: "The fewest replicas at which every SLO held at the planned load (peak plus headroom), judged as find-capacity judges a probe.",
+		Cards: []card{
+			{Label: "replicas", Value: answer, Detail: f.Profile},
+			{Label: "planned load", Value: record.LoadText(f.Load, f.Mode), Detail: fmt.Sprintf("peak %s + %.0f%%", record.LoadText(f.Peak, f.Mode), f.Headroom*100)},
+			{Label: "SLOs", Value: strings.Join(f.SLOs, ", "), Detail: fmt.Sprintf("%.0f%% confidence, failures ≤ %.2f%%", f.Confidence*100, f.MaxFailureRate*100)},
+		},
+		Notes: []string{f.Reason}}
+	if f.PerReplica > 0 {
+		sec.Cards = append(sec.Cards, card{Label: "one replica carries", Value: record.LoadText(f.PerReplica, f.Mode), Detail: "the search's starting estimate"})
+	}
+	if f.CostPerHour > 0 {
+		sec.Cards = append(sec.Cards, card{Label: "cost", Value: fmt.Sprintf("%.2f / hour", f.CostPerHour),
+			Detail: fmt.Sprintf("%.3f per million output tokens", f.CostPerMillionTokens)})
+	}
+	return sec
+}
+
+// fleetCurveSection is the replica curve: latency and failures against
+// fleet size, the answer marked, and each size's verdict with reasons.
+func fleetCurveSection(f *record.Fleet) *section {
+	if len(f.Probes) == 0 {
+		return nil
+	}
+	var x []float64
+	var ttft, tpot, e2e, fail, util []*float64
+	t := table{Head: []string{"replicas", "req/s", "output tok/s", "TTFT p99 ms", "TPOT p99 ms", "E2E p99 ms", "failure %", "busy mean / max", "SLOs", "why"}}
+	for _, p := range f.Probes {
+		x = append(x, float64(p.Replicas))
+		ttft, tpot, e2e = append(ttft, gap(p.Metrics.TTFT.P99)), append(tpot, gap(p.Metrics.TPOT.P99)), append(e2e, gap(p.Metrics.E2E.P99))
+		fail, util = append(fail, ptr(p.FailureRate*100)), append(util, ptr(p.Utilisation*100))
+		verdict := "missed"
+		if p.Passed {
+			verdict = "met"
+		}
+		t.Rows = append(t.Rows, []string{fmt.Sprint(p.Replicas), fmt.Sprintf("%.2f", p.Throughput.RequestsPerS),
+			fmt.Sprintf("%.0f", p.Throughput.OutputTokensPerS), formatMS(p.Metrics.TTFT.P99), formatMS(p.Metrics.TPOT.P99),
+			formatMS(p.Metrics.E2E.P99), fmt.Sprintf("%.2f", p.FailureRate*100),
+			fmt.Sprintf("%.0f%% / %.0f%%", p.Utilisation*100, p.MaxUtilisation*100), verdict, strings.Join(p.Reasons, "; ")})
+	}
+	var marks []annotation
+	if f.Replicas > 0 {
+		marks = []annotation{{T: float64(f.Replicas), Label: "answer"}}
+	}
+	lat := chart{ID: "fleet-latency", Kind: "curve", Title: "Tail latency against fleet size", X: x, XLabel: "replicas",
+		YLabel: "ms", VMarks: marks, Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},
+			{Label: "TPOT p99", Values: tpot, Color: "#b279a2"}, {Label: "E2E p99", Values: e2e, Color: "#f58518"}}}
+	load := chart{ID: "fleet-load", Kind: "curve", Title: "Failures and busy share against fleet size", X: x, XLabel: "replicas",
+		YLabel: "%", VMarks: marks, Series: []line{{Label: "failure rate %", Values: fail, Color: "#e45756"},
+			{Label: "busy (mean) %", Values: util, Color: "#54a24b"}}}
+	return &section{ID: "curve", Title: "Replica curve",
+		Help:   "Every fleet size the search simulated at the planned load; the answer is marked. The size below the answer was simulated and failed.",
+		Charts: []chart{lat, load}, Tables: []table{t}}
+}
+
+// fleetColdStartSection shows the scale-out window by window.
+func fleetColdStartSection(c *record.FleetColdStart) *section {
+	if c == nil {
+		return nil
+	}
+	verdict := "the SLOs hold"
+	if !c.Passed {
+		verdict = "the SLOs are missed"
+	}
+	var x []float64
+	var met, ttft []*float64
+	t := table{Head: []string{"from s", "replicas up", "requests", "met SLOs", "TTFT p99 ms"}}
+	for _, w := range c.Windows {
+		x = append(x, w.StartS)
+		met, ttft = append(met, ptr(w.MetShare*100)), append(ttft, gap(w.TTFTP99MS))
+		t.Rows = append(t.Rows, []string{fmt.Sprintf("%.0f", w.StartS), fmt.Sprint(w.Replicas), fmt.Sprint(w.Requests),
+			fmt.Sprintf("%.0f%%", w.MetShare*100), formatMS(w.TTFTP99MS)})
+	}
+	ch := chart{ID: "fleet-coldstart", Kind: "curve", Title: "While new replicas start", X: x, XLabel: "seconds (ramp starts at the first window)",
+		YLabel: "TTFT p99 ms", Y2Label: "% met", Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},
+			{Label: "met every SLO %", Values: met, Right: true, Color: "#54a24b"}}}
+	return &section{ID: "coldstart", Title: "Scaling out",
+		Help: fmt.Sprintf("From %d to %d replicas as the load ramps over %.0f s; new replicas up after %.0f s. Judged over %.0f s from the ramp's start: %s.",
+			c.From, c.To, c.RampS, c.ColdStartS, c.JudgedS, verdict),
+		Notes: c.Reasons, Charts: []chart{ch}, Tables: []table{t}}
+}
