@@ -50,9 +50,19 @@ docs/capacity-planning.md explains the method and its limits.`,
 		cal.Profile.Name = "fitted-" + prof.Name
 		cal.Profile.Description = fmt.Sprintf("fitted to %s by inferload calibrate", strings.Join(dirs, ", "))
 		writeCalibration(st.Stderr, cal)
-		yaml := sim.FittedYAML(cal.Profile, prof.Name, []string{
+		header := []string{
 			fmt.Sprintf("fitted by inferload calibrate to %d load levels of %s", len(cal.Steps), strings.Join(dirs, ", ")),
-			fmt.Sprintf("loss %.4f (summed squared log error) after %d evaluations", cal.Fit.Loss, cal.Fit.Evals)})
+			fmt.Sprintf("loss %.4f (summed squared log error) after %d evaluations; per level, measured -> fitted:", cal.Fit.Loss, cal.Fit.Evals)}
+		for i, s := range cal.Steps {
+			p := cal.Fit.Predictions[i]
+			header = append(header, fmt.Sprintf("  %d users: %.2f -> %.2f req/s, TTFT p50 %s -> %s, p99 %s -> %s, TPOT p50 %s -> %s", s.Users,
+				s.Throughput, p.Throughput, s.TTFTP50.Round(time.Millisecond), p.TTFTP50.Round(time.Millisecond),
+				s.TTFTP99.Round(time.Millisecond), p.TTFTP99.Round(time.Millisecond), s.TPOTP50.Round(100*time.Microsecond), p.TPOTP50.Round(100*time.Microsecond)))
+		}
+		for _, u := range cal.Fit.Unidentified {
+			header = append(header, "not identified: "+u)
+		}
+		yaml := sim.FittedYAML(cal.Profile, prof.Name, header)
 		if out == "" {
 			_, err = st.Stdout.Write(yaml)
 			return err
