@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -308,7 +309,7 @@ func nelderMead(f func([]float64) float64, x0 []float64, maxEvals int) ([]float6
 		return out
 	}
 	for evals < maxEvals {
-		slices.SortFunc(simplex, func(a, b vertex) int { return cmpFloat(a.v, b.v) })
+		slices.SortFunc(simplex, func(a, b vertex) int { return cmp.Compare(a.v, b.v) })
 		if simplex[n].v-simplex[0].v < 1e-6 {
 			break
 		}
@@ -348,18 +349,8 @@ func nelderMead(f func([]float64) float64, x0 []float64, maxEvals int) ([]float6
 			}
 		}
 	}
-	slices.SortFunc(simplex, func(a, b vertex) int { return cmpFloat(a.v, b.v) })
+	slices.SortFunc(simplex, func(a, b vertex) int { return cmp.Compare(a.v, b.v) })
 	return simplex[0].x, simplex[0].v
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // FittedYAML is p as a profile file `inferload sim --profile` and `fleet
