@@ -8,6 +8,10 @@ type ServerTimeSummary struct {
 	// Requests counts the measured successful streamed requests whose
 	// reply carried server timings.
 	Requests int64 `json:"requests"`
+	// FromSpans counts those whose figures came from an OTLP span joined
+	// by trace id (a span wins over in-band timings: it is the fuller
+	// account, queue included); the rest came in the reply itself.
+	FromSpans int64 `json:"from_spans,omitempty"`
 	// QueueMS is the server's wait before prefill, over the requests whose
 	// server reports it (llama.cpp does not); nil when none did.
 	QueueMS *Stats `json:"queue_ms,omitempty"`
@@ -26,7 +30,7 @@ type ServerTimeSummary struct {
 // on the first timed record, so runs against servers without timings pay
 // nothing.
 type serverTimeState struct {
-	n, cached                       int64
+	n, cached, fromSpans            int64
 	queue, prefill, decode, outside *Hist
 }
 
@@ -54,6 +58,9 @@ func (st *serverTimeState) add(r *Result) {
 	}
 	st.n++
 	st.cached += int64(r.CachedTokens)
+	if r.Server.FromSpan {
+		st.fromSpans++
+	}
 	if r.Server.HasQueue {
 		st.queue.Record(r.Server.QueueUS)
 	}
@@ -70,7 +77,7 @@ func (st *serverTimeState) summary() *ServerTimeSummary {
 	s := &ServerTimeSummary{
 		Requests:  st.n,
 		PrefillMS: st.prefill.Stats(), DecodeMS: st.decode.Stats(), OutsideMS: st.outside.Stats(),
-		CachedTokens: st.cached,
+		CachedTokens: st.cached, FromSpans: st.fromSpans,
 	}
 	if q := st.queue.Stats(); q.Count > 0 {
 		s.QueueMS = &q
