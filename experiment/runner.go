@@ -158,7 +158,7 @@ func (r *runner) closeSpans(ctx context.Context) {
 	if r.spans == nil {
 		return
 	}
-	r.spans.wait(ctx, r.p.Observe.OTLPWait)
+	r.spans.wait(ctx, cmp.Or(r.p.Observe.OTLPWait, plan.DefaultOTLPWait))
 	r.rec.keep(r.spans.close(r.files.events, r.endUS))
 }
 

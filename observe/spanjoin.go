@@ -16,11 +16,15 @@ type SpanJoin struct {
 	byTrace       map[string][]record.Span // spans with phases, in arrival order
 	received      int64
 	withoutPhases int64
+	probe         int64
 	// used marks the trace ids of records seen, so the spans left over
 	// are the unmatched ones; joined counts the records given a span.
 	used   map[string]bool
 	joined int64
 }
+
+// probeTrace is record.ProbeTraceID in hex.
+var probeTrace = hex.EncodeToString(record.ProbeTraceID[:])
 
 // NewSpanJoin returns an empty join.
 func NewSpanJoin() *SpanJoin {
@@ -30,6 +34,10 @@ func NewSpanJoin() *SpanJoin {
 // AddSpan adds one received span, in arrival order.
 func (j *SpanJoin) AddSpan(s record.Span) {
 	j.received++
+	if s.TraceID == probeTrace {
+		j.probe++
+		return
+	}
 	if _, ok := s.ServerTime(); !ok || s.TraceID == "" {
 		j.withoutPhases++
 		return
@@ -83,7 +91,7 @@ func lastAttemptSpan(r *record.Result) string {
 // Summary is the received, joined and unmatched counts, once every
 // record has been through Apply.
 func (j *SpanJoin) Summary() *record.SpansSummary {
-	s := &record.SpansSummary{Received: j.received, Joined: j.joined, WithoutPhases: j.withoutPhases}
+	s := &record.SpansSummary{Received: j.received, Joined: j.joined, WithoutPhases: j.withoutPhases, Probe: j.probe}
 	for trace, spans := range j.byTrace {
 		if !j.used[trace] {
 			s.Unmatched += int64(len(spans))

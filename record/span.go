@@ -62,6 +62,9 @@ type SpansSummary struct {
 	// record's: another client's requests, an earlier run's late spans, or
 	// a server that did not continue the traceparent.
 	Unmatched int64 `json:"unmatched"`
+	// Probe counts the spans of pre-flight probes (ProbeTraceID): expected
+	// when the run probed the target first, neither joined nor unmatched.
+	Probe int64 `json:"probe"`
 	// WithoutPhases counts the spans that carried no prefill and decode
 	// time (other span kinds, such as vLLM's llm_core journey spans).
 	WithoutPhases int64 `json:"without_phases"`
