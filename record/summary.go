@@ -42,6 +42,9 @@ type Summary struct {
 	// ServerTime is where the time went by the server's own account
 	// (queue, prefill, decode, outside the server); nil without timings.
 	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+	// PrefixCache compares the TTFT of prefix-cache hits with misses'; nil
+	// when no request was a hit.
+	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
 	// Spans is what the OTLP receiver got and how it joined to the
 	// records; nil when the run did not listen for spans.
 	Spans  *SpansSummary `json:"spans,omitempty"`
