@@ -5,8 +5,8 @@ package record
 // server_time. Only durations each side measured itself are combined,
 // never instants of two clocks (docs/metrics.md#server-time).
 type ServerTimeSummary struct {
-	// Requests counts the measured successful streamed requests whose
-	// reply carried server timings.
+	// Requests counts the measured successful requests whose reply (or
+	// joined span) carried server timings, streamed or not.
 	Requests int64 `json:"requests"`
 	// FromSpans counts those whose figures came from an OTLP span joined
 	// by trace id (a span wins over in-band timings: it is the fuller
@@ -18,7 +18,8 @@ type ServerTimeSummary struct {
 	// PrefillMS and DecodeMS are the server's prompt and generation times.
 	PrefillMS Stats `json:"prefill_ms"`
 	DecodeMS  Stats `json:"decode_ms"`
-	// OutsideMS is the client's time from sending to the first token minus
+	// OutsideMS, over the streamed ones (a whole reply has no first token
+	// of its own), is the client's time from sending to the first token minus
 	// the server's queue (when reported) and prefill: network, gateway,
 	// HTTP-thread wait and, without a queue figure, the server's queue.
 	OutsideMS Stats `json:"outside_ms"`
@@ -47,12 +48,14 @@ func OutsideUS(r *Result) (us int64, ok bool) {
 	return sendTTFT - r.Server.QueueUS - r.Server.PrefillUS, true
 }
 
-// add folds one measured successful record in.
+// add folds one measured successful record in. A non-streamed reply's
+// timings count for queue, prefill and decode; it has no first token of
+// its own, so no time outside the server.
 func (st *serverTimeState) add(r *Result) {
-	out, ok := OutsideUS(r)
-	if !ok {
+	if r.Server == nil {
 		return
 	}
+	out, hasOutside := OutsideUS(r)
 	if st.prefill == nil {
 		st.queue, st.prefill, st.decode, st.outside = NewHist(), NewHist(), NewHist(), NewHist()
 	}
@@ -66,7 +69,9 @@ func (st *serverTimeState) add(r *Result) {
 	}
 	st.prefill.Record(r.Server.PrefillUS)
 	st.decode.Record(r.Server.DecodeUS)
-	st.outside.Record(out)
+	if hasOutside {
+		st.outside.Record(out)
+	}
 }
 
 // summary is nil when no record carried server timings.
