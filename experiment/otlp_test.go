@@ -70,6 +70,7 @@ observe: {otlp_wait: 60s}
 	}); err != nil {
 		t.Fatal(err)
 	}
+	var worstTruth, worstInBand int64 // the largest disagreement seen, µs
 	within := func(a, b int64) bool { return max(a-b, b-a) <= 1000 }
 	n := 0
 	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
@@ -96,12 +97,16 @@ observe: {otlp_wait: 60s}
 			t.Errorf("record %d: span %+v, truth %+v", r.ID, *st, tr)
 		case r.Server == nil || !within(st.QueueUS, r.Server.QueueUS) || !within(st.PrefillUS, r.Server.PrefillUS) || !within(st.DecodeUS, r.Server.DecodeUS):
 			t.Errorf("record %d: span %+v disagrees with the in-band timings %+v", r.ID, *st, r.Server)
+		default:
+			worstTruth = max(worstTruth, absDiff(st.QueueUS, tr.Queue.Microseconds()), absDiff(st.PrefillUS, tr.Prefill.Microseconds()), absDiff(st.DecodeUS, tr.Decode.Microseconds()))
+			worstInBand = max(worstInBand, absDiff(st.QueueUS, r.Server.QueueUS), absDiff(st.PrefillUS, r.Server.PrefillUS), absDiff(st.DecodeUS, r.Server.DecodeUS))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("%s: %d records; worst span vs truth %d µs, span vs in-band %d µs", scheme, n, worstTruth, worstInBand)
 	s := res.Summary
 	if s.ServerTime == nil || s.ServerTime.Requests != int64(n) || s.ServerTime.FromSpans != int64(n) {
 		t.Errorf("server_time %+v, want %d requests, all from spans", s.ServerTime, n)
@@ -110,4 +115,50 @@ observe: {otlp_wait: 60s}
 		t.Errorf("spans %+v, want %d joined and the probe's, none unmatched", s.Spans, n)
 	}
 	expectRebuildIdentical(t, res.Dir)
+}
+
+func absDiff(a, b int64) int64 { return max(a-b, b-a) }
+
+// TestSpanWaitEndsWhenEverySpanCame: the wait after a run ends as soon as
+// every successful record's span has come (not at its limit), at its
+// limit when one never comes, and at once when the run was stopped;
+// failed records and records without a join key are owed no span.
+func TestSpanWaitEndsWhenEverySpanCame(t *testing.T) {
+	t.Parallel()
+	out, err := rundir.NewJSONLWriter(filepath.Join(t.TempDir(), rundir.Spans))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	s := &spanReceiver{out: out, seen: map[string]bool{}, pending: map[string]bool{}, changed: make(chan struct{}, 1)}
+	us := func(v int64) *int64 { return &v }
+	span := func(trace string) record.Span {
+		return record.Span{TraceID: trace, Name: "llm_request", PrefillUS: us(1), DecodeUS: us(2)}
+	}
+	s.onSpan(span("aa")) // a span may come before its record
+	s.expect(&record.Result{TraceID: "aa"})
+	s.expect(&record.Result{TraceID: "bb"})
+	s.expect(&record.Result{TraceID: "cc", Error: record.ErrHTTP5xx})
+	s.expect(&record.Result{})
+	if got := s.missing(); got != 1 {
+		t.Fatalf("missing %d, want 1 (bb)", got)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); s.wait(context.Background(), time.Hour) }()
+	s.onSpan(record.Span{TraceID: "bb", Name: "llm_core"}) // no phases: still owed
+	s.onSpan(span("bb"))
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the wait did not end when the last span came")
+	}
+	s.expect(&record.Result{TraceID: "dd"})
+	start := time.Now()
+	s.wait(context.Background(), 50*time.Millisecond) // dd never comes
+	if el := time.Since(start); el < 50*time.Millisecond {
+		t.Errorf("the wait ended after %v, before its 50ms limit, with a span missing", el)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	s.wait(ctx, time.Hour) // returns at once: a stopped run does not wait
 }
