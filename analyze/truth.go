@@ -66,6 +66,7 @@ func Truth(o TruthOptions) TruthReport {
 	rows = append(rows, validityScenarios()...)
 	rows = append(rows, flatSweepScenario())
 	rows = append(rows, serverTimeScenarios()...)
+	rows = append(rows, prefixCacheScenarios()...)
 	rows = append(rows, capacityScenarios()...)
 	rows = append(rows, driftScenarios(o.Seed)...)
 	rates := TruthCompare(o)

@@ -131,3 +131,34 @@ func serverTimeScenarios() []TruthRow {
 	}
 	return rows
 }
+
+// prefixCacheScenarios are the prefix_cache_ttft hint on summaries whose
+// input buckets carry a planted hit/miss split: a cache that cuts a
+// 1 024-token prompt's median TTFT from 420 ms to 95 ms (vLLM with a shared
+// 768-token system prompt), one whose hits save 8 ms of 60 (a short shared
+// prefix: nothing worth saying), and a cache that thrashes (hits no faster).
+func prefixCacheScenarios() []TruthRow {
+	cases := []struct {
+		scenario, truth, want string
+		pc                    record.PrefixCacheSplit
+	}{
+		{"<=1024 bucket: 300 hits at 95 ms median TTFT, 300 misses at 420 ms", "the prefix cache cuts TTFT", "prefix_cache_ttft",
+			record.PrefixCacheSplit{Hits: 300, Misses: 300, HitTTFTP50MS: 95, MissTTFTP50MS: 420}},
+		{"<=1024 bucket: hits 52 ms, misses 60 ms (short shared prefix)", "saving too small: no hint", "",
+			record.PrefixCacheSplit{Hits: 300, Misses: 300, HitTTFTP50MS: 52, MissTTFTP50MS: 60}},
+		{"<=1024 bucket: hits 430 ms, misses 420 ms (cache thrashing)", "hits no faster: no hint", "",
+			record.PrefixCacheSplit{Hits: 300, Misses: 300, HitTTFTP50MS: 430, MissTTFTP50MS: 420}},
+	}
+	var rows []TruthRow
+	for _, c := range cases {
+		pc := c.pc
+		s := &record.Summary{InputBuckets: []record.InputBucket{{Label: "<=1024", Breakdown: record.Breakdown{PrefixCache: &pc}}}}
+		var got []string
+		for _, h := range Hints(nil, s, record.LoadTrend{}) {
+			got = append(got, h.Rule)
+		}
+		rows = append(rows, TruthRow{Scenario: c.scenario, Truth: c.truth, Verdict: "hints: " + orNone(got),
+			Match: (c.want == "" && len(got) == 0) || (len(got) == 1 && got[0] == c.want)})
+	}
+	return rows
+}

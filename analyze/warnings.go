@@ -78,11 +78,31 @@ func Warnings(s *record.Summary, c Criteria) []string {
 	if t.Clamped > 0 {
 		add("%d latency values were outside 0 to 1 h and were clamped to that range", t.Clamped)
 	}
+	if msg := spansWarning(s.Spans, r.Succeeded); msg != "" {
+		add("%s", msg)
+	}
 	if t.Drained && s.WindowS > 0 {
 		add("throughput is measured up to the last reply, drain included: " +
 			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
 	}
 	return w
+}
+
+// spansWarning reads what the OTLP receiver got (s.Spans, present when the
+// run listened): nothing at all beside successful requests means the
+// server sends its spans elsewhere or not at all; spans whose trace id is
+// no record's are counted, since they may be another client's load.
+func spansWarning(sp *record.SpansSummary, succeeded int64) string {
+	switch {
+	case sp == nil:
+		return ""
+	case sp.Received-sp.Probe == 0 && succeeded > 0:
+		return "listened for OTLP spans but none came: start the server with --otlp-traces-endpoint pointing at this host's --otlp-listen address (docs/server-time.md)"
+	case sp.Unmatched > 0:
+		return fmt.Sprintf("%d OTLP spans matched no record's trace id: another client's traffic, an earlier run's late spans, "+
+			"or a gateway that started its own trace; they are left out of server_time", sp.Unmatched)
+	}
+	return ""
 }
 
 // sampleWarning says which tail percentiles n successful requests cannot

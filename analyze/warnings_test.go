@@ -171,3 +171,25 @@ func prompts(r record.Result, pairs [][2]int) []record.Result {
 	}
 	return out
 }
+
+// TestSpansWarning: each side of the OTLP receiver's two warnings.
+func TestSpansWarning(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name      string // what the row proves
+		sp        *record.SpansSummary
+		succeeded int64
+		want      string // prefix; "" for none
+	}{
+		{"not listening: nothing to say", nil, 10, ""},
+		{"listening, successes, no span", &record.SpansSummary{}, 10, "listened for OTLP spans but none came"},
+		{"only the probe's span came: still none of the run's", &record.SpansSummary{Received: 1, Probe: 1}, 10, "listened for OTLP spans but none came"},
+		{"listening, nothing succeeded: no span was owed", &record.SpansSummary{}, 0, ""},
+		{"every span joined", &record.SpansSummary{Received: 10, Joined: 10}, 10, ""},
+		{"one stray span", &record.SpansSummary{Received: 11, Joined: 10, Unmatched: 1}, 10, "1 OTLP spans matched no record's trace id"},
+	} {
+		if got := spansWarning(tc.sp, tc.succeeded); !strings.HasPrefix(got, tc.want) || (tc.want == "") != (got == "") {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -8,7 +8,9 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,6 +85,9 @@ func Merge(dirs []string, outParent string) (*Merged, error) {
 		return nil, err
 	}
 	if err := mergeTelemetry(out, shards); err != nil {
+		return nil, err
+	}
+	if err := mergeSpans(out, shards); err != nil {
 		return nil, err
 	}
 	rb, err := experiment.Rebuild(out)
@@ -341,6 +346,35 @@ func mergeTelemetry(out string, shards []*shard) error {
 			w.Close()
 			return err
 		}
+	}
+	return w.Close()
+}
+
+// mergeSpans writes every segment's OTLP spans into one spans.jsonl, in
+// segment order: each segment's trace ids derive from its own directory's
+// name, so the join by trace id finds each span's record in the merged
+// records as it did in the segment's. Nothing is written when no segment
+// listened for spans.
+func mergeSpans(out string, shards []*shard) error {
+	var w *rundir.JSONLWriter
+	for _, sh := range shards {
+		path := filepath.Join(sh.dir, rundir.Spans)
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if w == nil {
+			var err error
+			if w, err = rundir.NewJSONLWriter(filepath.Join(out, rundir.Spans)); err != nil {
+				return err
+			}
+		}
+		if _, err := rundir.ReadSpans(path, func(s *record.Span) error { return w.Write(s) }); err != nil {
+			w.Close()
+			return fmt.Errorf("merge: %s: %w", sh.dir, err)
+		}
+	}
+	if w == nil {
+		return nil
 	}
 	return w.Close()
 }

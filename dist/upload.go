@@ -91,7 +91,7 @@ type Uploader struct {
 
 // uploadOrder sends the records first: they are what a lost machine must
 // not lose.
-var uploadOrder = []string{rundir.Records, rundir.Events, rundir.Telemetry, rundir.Plan, rundir.Experiment, rundir.Env, rundir.Segment}
+var uploadOrder = []string{rundir.Records, rundir.Events, rundir.Telemetry, rundir.Spans, rundir.Plan, rundir.Experiment, rundir.Env, rundir.Segment}
 
 // StartUpload begins streaming dir (a segment's run directory) to url;
 // inFlight (nil: none) reads the requests in flight, which each upload of

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"time"
@@ -86,6 +87,10 @@ type chainRun struct {
 	req   *protocol.Request
 	steps []record.ChainStep
 	bytes [2]int64 // out, in over all steps
+	// trace is the chain's join key (zero with trace context off): every
+	// model call sends it, each as its own span (the step's index in place
+	// of the attempt number), so a server's spans of the chain share it.
+	trace [16]byte
 }
 
 // executeChain runs chain ch for request i and folds its steps into one
@@ -94,6 +99,9 @@ type chainRun struct {
 // step's error, if any, is the record's. Retries do not apply to chains.
 func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec workload.Spec, intended time.Duration, openLoop bool) *record.Result {
 	run := &chainRun{spec: spec, steps: make([]record.ChainStep, 0, len(ch.Steps))}
+	if e.cfg.TraceRun != "" {
+		run.trace = e.traceID(i)
+	}
 	for k := range ch.Steps {
 		tr := e.chainStep(ctx, run, &ch.Steps[k])
 		if k == 0 {
@@ -136,6 +144,7 @@ func (e *Engine) modelStep(ctx context.Context, run *chainRun, s *ChainStep, tr 
 		return
 	}
 	tr.EventsUS = newEvents(req.EventsCap)
+	req.TraceID, req.Attempt = run.trace, len(run.steps)
 	client := s.Client
 	if client == nil {
 		client = e.cfg.Client
@@ -187,6 +196,9 @@ func (e *Engine) chainResult(i uint64, run *chainRun, intended time.Duration, op
 	r := e.result(i, prepared{spec: run.spec, req: req}, &tr, intended, openLoop)
 	r.BytesOut, r.BytesIn = run.bytes[0], run.bytes[1]
 	r.Chain = run.steps
+	if run.trace != ([16]byte{}) {
+		r.TraceID = hex.EncodeToString(run.trace[:]) // also when the chain ended in an HTTP step
+	}
 	return r
 }
 

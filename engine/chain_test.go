@@ -2,9 +2,13 @@ package engine
 
 import (
 	"context"
+	"encoding/hex"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inferload/inferload/protocol"
@@ -159,5 +163,51 @@ func TestChainConfigRejected(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want %q", tt.chains, err, tt.want)
 		}
+	}
+}
+
+// TestChainSendsTraceContext: with trace context on, every model call of
+// a chain carries the chain's trace id, each step its own span (the
+// step's index in place of the attempt), and the record keeps the id.
+func TestChainSendsTraceContext(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var got []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Traceparent"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	chain := &Chain{Steps: []ChainStep{modelStep("plan", protocol.APIChat), modelStep("answer", protocol.APIChat)}}
+	eng, err := New(Config{Client: c, Source: ragSource{}, Render: render, Concurrency: 1, Requests: 1,
+		Chains: map[string]*Chain{"rag": chain}, TraceRun: "run-x", TraceIDOf: func(id uint64) uint64 { return id + 40 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make(chan *record.Result, 1)
+	if err := eng.Run(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	r := <-out
+	if !r.OK() {
+		t.Fatalf("chain failed: %s %s", r.Error, r.ErrorMsg)
+	}
+	trace := record.TraceID("run-x", 40)
+	if r.TraceID != hex.EncodeToString(trace[:]) {
+		t.Errorf("record trace_id %q, want %x", r.TraceID, trace)
+	}
+	want := []string{record.TraceParent(trace, 0), record.TraceParent(trace, 1)}
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(got, want) {
+		t.Errorf("traceparents %q, want %q", got, want)
 	}
 }

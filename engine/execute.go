@@ -25,11 +25,7 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 	}
 	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
 	if e.cfg.TraceRun != "" {
-		id := i
-		if e.cfg.TraceIDOf != nil {
-			id = e.cfg.TraceIDOf(i)
-		}
-		p.req.TraceID = record.TraceID(e.cfg.TraceRun, id)
+		p.req.TraceID = e.traceID(i)
 	}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)
@@ -37,6 +33,16 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 	}
 	rs := e.doWithRetries(ctx, i, p, &tr)
 	return e.retried(e.result(i, p, &tr, intended, openLoop), rs)
+}
+
+// traceID is request i's join key: the run's trace name and the request's
+// run-wide id (TraceIDOf; i itself in a run of one process).
+func (e *Engine) traceID(i uint64) [16]byte {
+	id := i
+	if e.cfg.TraceIDOf != nil {
+		id = e.cfg.TraceIDOf(i)
+	}
+	return record.TraceID(e.cfg.TraceRun, id)
 }
 
 // retried moves a record's latency origin, queue delay and warm-up flag

@@ -3,6 +3,7 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -42,9 +43,16 @@ func Assemble(dir string) (*Rebuilt, error) {
 	for i := range segs {
 		segs[i] = record.NewAggregate()
 	}
+	join, err := readSpans(dir)
+	if err != nil {
+		return nil, err
+	}
 	n := 0
 	stats, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
 		n++
+		if join != nil {
+			join.Apply(r)
+		}
 		agg.Add(r)
 		if len(segs) > 1 {
 			segs[record.SegmentOf(r.ID, len(segs))].Add(r)
@@ -66,6 +74,9 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
 	}
 	s := agg.Summary(info)
+	if join != nil {
+		s.Spans = join.Summary()
+	}
 	if len(segs) > 1 {
 		for i, sa := range segs {
 			ss := sa.Summary(info)
@@ -160,4 +171,21 @@ func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, 
 		info.Interrupted = true
 	}
 	return info, marks, nil
+}
+
+// readSpans reads spans.jsonl into a join; nil when the run did not listen
+// for spans (no file).
+func readSpans(dir string) (*observe.SpanJoin, error) {
+	join := observe.NewSpanJoin()
+	_, err := rundir.ReadSpans(filepath.Join(dir, rundir.Spans), func(s *record.Span) error {
+		join.AddSpan(*s)
+		return nil
+	})
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading spans of %s: %w", dir, err)
+	}
+	return join, nil
 }

@@ -58,6 +58,9 @@ func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files 
 	}
 	ctx, cancel := context.WithTimeout(ctx, preflightTimeout)
 	defer cancel()
+	if p.Target.TracesContext() {
+		req.TraceID = record.ProbeTraceID
+	}
 	var t protocol.Trace
 	client.Do(ctx, req, &t)
 	if t.Err == record.ErrNone {

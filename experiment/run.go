@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"time"
@@ -72,6 +73,15 @@ type Options struct {
 	// runs (the live UI). A run whose load it can steer is recorded as
 	// stages; see Steering.
 	Steering *Steering
+
+	// OTLPListener, when set, is the socket the run's OTLP receiver
+	// serves on instead of listening on observe.otlp_listen (a test hands
+	// over a port it already holds, so a server can be pointed at it
+	// before the run starts).
+	OTLPListener net.Listener
+	// OTLPListening, when set, is told the receiver's address once it
+	// listens, before the first request.
+	OTLPListening func(addr string)
 
 	// openLog opens one of the run's logs (tests point records.jsonl at
 	// /dev/full); nil means rundir.NewJSONLWriter.

@@ -36,6 +36,8 @@ type runner struct {
 	rec   *recorder
 	// tel samples the server, GPUs and client from the first stage's start.
 	tel *telemetry
+	// spans receives the server's OTLP spans; nil unless the run listens.
+	spans *spanReceiver
 	// current is the running stage's engine, for live in-flight counts.
 	current atomic.Pointer[engine.Engine]
 
@@ -84,6 +86,15 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		// or tokenizer file, or a load the engine refuses. Bad input.
 		return nil, &PlanError{err}
 	}
+	// The OTLP port is taken before anything is written, so a port in use
+	// fails the run at once; the receiver serves on it from the first stage.
+	ln, err := otlpListener(p, opts)
+	if err != nil {
+		return nil, err
+	}
+	if ln != nil {
+		defer ln.Close() // a no-op once the receiver closed it
+	}
 	if err := preflight(ctx, p, client, r.inputs, opts.Env.withDefaults()); err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w during the pre-flight probe: no request was measured", ErrInterrupted)
@@ -102,6 +113,11 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, err
 	}
 	defer r.files.close()
+	if ln != nil {
+		if r.spans, err = startSpans(r, ln); err != nil {
+			return nil, err
+		}
+	}
 	r.rec = newRecorder(r.files, p, opts.clock())
 	r.rec.onResult = opts.OnResult
 	r.rec.onWriteFail = r.stopIssuing
@@ -113,6 +129,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		opts.InFlight(r.inFlight)
 	}
 	driveErr := drive(ctx, r)
+	r.closeSpans(ctx)
 	closeErr := r.close(ctx.Err() != nil)
 	if r.rec.err != nil || (driveErr == nil && closeErr != nil) {
 		// The files are missing records: the summary cannot come from
@@ -131,6 +148,17 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		return nil, err
 	}
 	return &Outcome{Dir: r.dir, Summary: rb.Summary}, nil
+}
+
+// closeSpans waits for the spans still to come (not after a stop by
+// signal) and closes the receiver; a failure to keep them is the run's
+// write failure.
+func (r *runner) closeSpans(ctx context.Context) {
+	if r.spans == nil {
+		return
+	}
+	r.spans.wait(ctx, cmp.Or(r.p.Observe.OTLPWait, plan.DefaultOTLPWait))
+	r.rec.keep(r.spans.close(r.files.events, r.endUS))
 }
 
 // stopIssuing stops the running stage issuing (after a failed write).
@@ -214,6 +242,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		shift(res, offUS, base, st.Index)
 		r.nextID = max(r.nextID, res.ID+1)
 		r.rec.add(res, r.start)
+		if r.spans != nil {
+			r.spans.expect(res)
+		}
 		acc.add(res)
 	}
 	stopProgress()

@@ -217,6 +217,23 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		t.Errorf("recommended %v, evidence %v for knee %v", k.Recommended, k.Evidence, k.Load)
 	}
 	t.Logf("knee: %s", k.Reason)
+	checkStepServerTime(t, s)
+}
+
+// checkStepServerTime: each step's server_time is its own records' (one
+// per measured success, the simulator's replies all carry timings), and
+// 32 users on 8 slots queue in the server, 1 user does not.
+func checkStepServerTime(t *testing.T, s *record.Summary) {
+	t.Helper()
+	for _, st := range s.Steps {
+		if st.ServerTime == nil || st.ServerTime.Requests != st.Requests.Succeeded {
+			t.Fatalf("step %d: server_time %+v, want %d requests", st.Index, st.ServerTime, st.Requests.Succeeded)
+		}
+	}
+	first, last := s.Steps[0].ServerTime.QueueMS, s.Steps[len(s.Steps)-1].ServerTime.QueueMS
+	if first == nil || last == nil || last.P50 <= first.P50 || last.P50 < 10 {
+		t.Errorf("queue p50: 1 user %+v, 32 users %+v; want the server queue only at 32 users on 8 slots", first, last)
+	}
 }
 
 // logSteps shows what the knee was read from, for a failing run.

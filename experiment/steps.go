@@ -74,7 +74,7 @@ func buildStep(acc *stepAcc, m record.StageMark, p *plan.Plan, d Design) (record
 		Index: m.Index, Kind: m.Kind, Mode: m.Mode, Target: m.Target, From: m.From,
 		StartS: float64(m.StartUS) / 1e6, WindowS: s.WindowS, Requests: s.Requests,
 		FailureRate: s.FailureRate, Errors: s.Errors, Metrics: s.Metrics, Throughput: s.Throughput,
-		GoodputPerS: s.Goodput.RequestsPerS, Warnings: s.Warnings,
+		GoodputPerS: s.Goodput.RequestsPerS, Warnings: s.Warnings, ServerTime: s.ServerTime,
 	}
 	if m.Kind != record.StepRamp {
 		step.From = 0

@@ -36,6 +36,11 @@ const (
 	// is set: a minute is long enough for stable percentiles at typical
 	// rates and short enough that a forgotten option costs little.
 	DefaultDuration = time.Minute
+	// DefaultOTLPWait is how long a run that listens for OTLP spans waits
+	// for the last ones: twice the 5 s an OpenTelemetry SDK's batch span
+	// processor holds spans by default, so vLLM's last batch arrives. The
+	// wait ends as soon as every successful request has its span.
+	DefaultOTLPWait = 10 * time.Second
 )
 
 // ApplyDefaults fills every unset field with its default. Open-loop-only
@@ -48,6 +53,9 @@ func (p *Plan) ApplyDefaults() {
 	_, durationSet := p.origin["load.duration"]
 	p.Load.applyDefaults(durationSet)
 	p.Workload.applyDefaults()
+	if p.Observe.OTLPListen != "" {
+		setIfZero(&p.Observe.OTLPWait, DefaultOTLPWait)
+	}
 	setIfZero(&p.Output.Dir, DefaultOutputDir)
 }
 

@@ -146,6 +146,8 @@ func (f *Flags) bindObserve() {
 	bind(f, "scrape-interval", "observe.interval", fs.Duration("scrape-interval", time.Second, "time between telemetry samples"), func(p *Plan) *time.Duration { return &p.Observe.Interval })
 	bind(f, "metrics", "observe.metrics", fs.String("metrics", "", "comma-separated extra metric names to record from each scrape"), func(p *Plan) *string { return &p.Observe.Metrics })
 	bindOptBool(f, "gpu", "observe.gpu", fs.Bool("gpu", true, "sample local GPUs through NVML or nvidia-smi"), func(p *Plan) **bool { return &p.Observe.GPU })
+	bind(f, "otlp-listen", "observe.otlp_listen", fs.String("otlp-listen", "", "receive the server's OTLP trace spans (gRPC and HTTP) on this address, e.g. :4317, and join them to the records"), func(p *Plan) *string { return &p.Observe.OTLPListen })
+	bind(f, "otlp-wait", "observe.otlp_wait", fs.Duration("otlp-wait", DefaultOTLPWait, "with --otlp-listen: how long to wait for the last spans after the last request"), func(p *Plan) *time.Duration { return &p.Observe.OTLPWait })
 	notes := &pairs{kind: "note"}
 	fs.Var(notes, "note-at", "annotation OFFSET=text written to events.jsonl at that run-clock offset, e.g. 30s=cache flushed (repeatable)")
 	f.add("note-at", "observe.notes", func(p *Plan) {

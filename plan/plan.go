@@ -322,4 +322,11 @@ type Observe struct {
 	// Notes are manual annotations keyed by run-clock offset ("30s":
 	// "cache flushed"), written to events.jsonl when the run starts.
 	Notes map[string]string `yaml:"notes"`
+	// OTLPListen is the address an OTLP trace receiver listens on during
+	// the run (e.g. ":4317"), for a server started with
+	// --otlp-traces-endpoint; empty listens nowhere.
+	OTLPListen string `yaml:"otlp_listen"`
+	// OTLPWait is how long after the last request the receiver waits for
+	// the spans still to come (default DefaultOTLPWait when listening).
+	OTLPWait time.Duration `yaml:"otlp_wait"`
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net"
 	"net/url"
 	"regexp"
 	"slices"
@@ -57,6 +58,7 @@ func (p *Plan) Validate() error {
 	v.slos()
 	v.compute()
 	v.thresholds()
+	v.otlp()
 	if p.Output.Dir == "" || strings.ContainsRune(p.Output.Dir, 0) {
 		v.fail("output.dir", "want a directory path")
 	}
@@ -365,4 +367,17 @@ func checkPort(u *url.URL) error {
 		return fmt.Errorf("port %q is not between 1 and 65535", p)
 	}
 	return nil
+}
+
+// otlp checks the OTLP receiver's address and wait.
+func (v *validator) otlp() {
+	o := &v.p.Observe
+	if o.OTLPListen != "" {
+		if _, port, err := net.SplitHostPort(o.OTLPListen); err != nil || port == "" {
+			v.fail("observe.otlp_listen", "%q is not an address to listen on: want host:port or :port, e.g. :4317", o.OTLPListen)
+		}
+	}
+	if o.OTLPWait < 0 {
+		v.fail("observe.otlp_wait", "%v: want a positive duration", o.OTLPWait)
+	}
 }

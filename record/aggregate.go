@@ -89,6 +89,8 @@ type Aggregate struct {
 	chains chainState
 	// server is where the time went by the server's account (servertime.go).
 	server serverTimeState
+	// cache splits TTFT by prefix-cache hit (prefixcache.go).
+	cache prefixCacheState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -191,6 +193,7 @@ func (a *Aggregate) addLatencies(r *Result) {
 		return // no content event: nothing to time
 	}
 	a.ttft.Record(r.TTFTUS)
+	a.cache.add(r)
 	if tpot, ok := TPOTUS(r); ok {
 		a.tpot.Record(tpot)
 	}
@@ -256,6 +259,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Throughput:    f.Throughput,
 		Tokens:        f.Tokens,
 		ServerTime:    f.ServerTime,
+		PrefixCache:   f.PrefixCache,
 		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)

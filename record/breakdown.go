@@ -41,6 +41,9 @@ type Breakdown struct {
 	// ServerTime is where the time went by the server's own account; nil
 	// when no reply carried server timings.
 	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+	// PrefixCache compares cache hits' TTFT with misses'; nil without a
+	// hit (prefixcache.go).
+	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
 	// Checks are the class's token-count checks (classes only; nil for
 	// input buckets and for the bad-input class, whose prompts are meant
 	// to be odd).
@@ -139,8 +142,9 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 			OutputTokensPerS: perSecond(outTok, windowS),
 			InputTokensPerS:  perSecond(inTok, windowS),
 		},
-		Tokens:     a.tokens(),
-		ServerTime: a.server.summary(),
+		Tokens:      a.tokens(),
+		ServerTime:  a.server.summary(),
+		PrefixCache: a.cache.summary(a.ttft),
 	}
 }
 

@@ -225,4 +225,8 @@ type ServerTime struct {
 	// (HasQueue); llama.cpp does not, inferload's simulator does.
 	QueueUS  int64 `json:"queue_us,omitempty"`
 	HasQueue bool  `json:"has_queue,omitempty"`
+	// FromSpan is set when the figures came from an OTLP span joined to
+	// the record (Span.ServerTime) rather than from the reply itself: only
+	// on the joined copy a summary is built from, never in records.jsonl.
+	FromSpan bool `json:"-"`
 }

@@ -5,16 +5,21 @@ package record
 // server_time. Only durations each side measured itself are combined,
 // never instants of two clocks (docs/metrics.md#server-time).
 type ServerTimeSummary struct {
-	// Requests counts the measured successful streamed requests whose
-	// reply carried server timings.
+	// Requests counts the measured successful requests whose reply (or
+	// joined span) carried server timings, streamed or not.
 	Requests int64 `json:"requests"`
+	// FromSpans counts those whose figures came from an OTLP span joined
+	// by trace id (a span wins over in-band timings: it is the fuller
+	// account, queue included); the rest came in the reply itself.
+	FromSpans int64 `json:"from_spans,omitempty"`
 	// QueueMS is the server's wait before prefill, over the requests whose
 	// server reports it (llama.cpp does not); nil when none did.
 	QueueMS *Stats `json:"queue_ms,omitempty"`
 	// PrefillMS and DecodeMS are the server's prompt and generation times.
 	PrefillMS Stats `json:"prefill_ms"`
 	DecodeMS  Stats `json:"decode_ms"`
-	// OutsideMS is the client's time from sending to the first token minus
+	// OutsideMS, over the streamed ones (a whole reply has no first token
+	// of its own), is the client's time from sending to the first token minus
 	// the server's queue (when reported) and prefill: network, gateway,
 	// HTTP-thread wait and, without a queue figure, the server's queue.
 	OutsideMS Stats `json:"outside_ms"`
@@ -26,7 +31,7 @@ type ServerTimeSummary struct {
 // on the first timed record, so runs against servers without timings pay
 // nothing.
 type serverTimeState struct {
-	n, cached                       int64
+	n, cached, fromSpans            int64
 	queue, prefill, decode, outside *Hist
 }
 
@@ -43,23 +48,30 @@ func OutsideUS(r *Result) (us int64, ok bool) {
 	return sendTTFT - r.Server.QueueUS - r.Server.PrefillUS, true
 }
 
-// add folds one measured successful record in.
+// add folds one measured successful record in. A non-streamed reply's
+// timings count for queue, prefill and decode; it has no first token of
+// its own, so no time outside the server.
 func (st *serverTimeState) add(r *Result) {
-	out, ok := OutsideUS(r)
-	if !ok {
+	if r.Server == nil {
 		return
 	}
+	out, hasOutside := OutsideUS(r)
 	if st.prefill == nil {
 		st.queue, st.prefill, st.decode, st.outside = NewHist(), NewHist(), NewHist(), NewHist()
 	}
 	st.n++
 	st.cached += int64(r.CachedTokens)
+	if r.Server.FromSpan {
+		st.fromSpans++
+	}
 	if r.Server.HasQueue {
 		st.queue.Record(r.Server.QueueUS)
 	}
 	st.prefill.Record(r.Server.PrefillUS)
 	st.decode.Record(r.Server.DecodeUS)
-	st.outside.Record(out)
+	if hasOutside {
+		st.outside.Record(out)
+	}
 }
 
 // summary is nil when no record carried server timings.
@@ -70,7 +82,7 @@ func (st *serverTimeState) summary() *ServerTimeSummary {
 	s := &ServerTimeSummary{
 		Requests:  st.n,
 		PrefillMS: st.prefill.Stats(), DecodeMS: st.decode.Stats(), OutsideMS: st.outside.Stats(),
-		CachedTokens: st.cached,
+		CachedTokens: st.cached, FromSpans: st.fromSpans,
 	}
 	if q := st.queue.Stats(); q.Count > 0 {
 		s.QueueMS = &q

@@ -14,6 +14,10 @@ func TestServerTimeDecomposition(t *testing.T) {
 	closed := Result{ID: 2, SendUS: 5000, Stream: true, TTFTUS: 25_000, E2EUS: 90_000, OutputTokens: 5,
 		Server: &ServerTime{PrefillUS: 24_000, DecodeUS: 60_000}}
 	plain := Result{ID: 3, SendUS: 6000, Stream: true, TTFTUS: 9000, E2EUS: 20_000, OutputTokens: 3}
+	// A non-streamed llama.cpp reply: its timings count, but it has no
+	// first token of its own, so nothing outside the server.
+	whole := Result{ID: 4, SendUS: 7000, E2EUS: 50_000, OutputTokens: 5,
+		Server: &ServerTime{PrefillUS: 22_000, DecodeUS: 25_000}}
 	if us, ok := OutsideUS(&open); !ok || us != 8000 {
 		t.Errorf("open-loop outside %d %v, want 8000", us, ok)
 	}
@@ -21,7 +25,7 @@ func TestServerTimeDecomposition(t *testing.T) {
 		t.Errorf("closed-loop outside %d %v, want 1000", us, ok)
 	}
 	a := NewAggregate()
-	for _, r := range []Result{open, closed, plain} {
+	for _, r := range []Result{open, closed, plain, whole} {
 		a.Add(&r)
 	}
 	s := a.Summary(RunInfo{Mode: ModeClosed})
@@ -29,8 +33,9 @@ func TestServerTimeDecomposition(t *testing.T) {
 	if st == nil {
 		t.Fatal("no server_time")
 	}
-	if st.Requests != 2 || st.CachedTokens != 4 {
-		t.Errorf("requests %d cached %d, want 2 and 4", st.Requests, st.CachedTokens)
+	if st.Requests != 3 || st.CachedTokens != 4 || st.PrefillMS.Count != 3 || st.OutsideMS.Count != 2 {
+		t.Errorf("requests %d cached %d, prefill %d outside %d; want 3, 4, 3 and 2 (the whole reply has no outside)",
+			st.Requests, st.CachedTokens, st.PrefillMS.Count, st.OutsideMS.Count)
 	}
 	if st.QueueMS == nil || st.QueueMS.Count != 1 || st.QueueMS.Max != 30 {
 		t.Errorf("queue %+v, want one request of 30 ms", st.QueueMS)
@@ -38,7 +43,7 @@ func TestServerTimeDecomposition(t *testing.T) {
 	if st.PrefillMS.Min != 20 || st.PrefillMS.Max != 24 || st.DecodeMS.Max != 130 || st.OutsideMS.Min != 1 || st.OutsideMS.Max != 8 {
 		t.Errorf("prefill %+v decode %+v outside %+v", st.PrefillMS, st.DecodeMS, st.OutsideMS)
 	}
-	if s.Classes[DefaultClass].ServerTime == nil || s.Classes[DefaultClass].ServerTime.Requests != 2 {
+	if s.Classes[DefaultClass].ServerTime == nil || s.Classes[DefaultClass].ServerTime.Requests != 3 {
 		t.Errorf("class breakdown lacks server_time: %+v", s.Classes[DefaultClass].ServerTime)
 	}
 	b := NewAggregate()

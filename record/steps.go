@@ -26,9 +26,13 @@ type Step struct {
 	Throughput  Throughput       `json:"throughput"`
 	// GoodputPerS is measured requests per second that met every SLO; with
 	// no SLO it counts every success.
-	GoodputPerS float64  `json:"goodput_per_s"`
-	Validity    Validity `json:"validity"`
-	Warnings    []string `json:"warnings"`
+	GoodputPerS float64 `json:"goodput_per_s"`
+	// ServerTime is where the step's time went by the server's account,
+	// from the step's own records (with their joined spans); nil when no
+	// reply of the step carried server timings.
+	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+	Validity   Validity           `json:"validity"`
+	Warnings   []string           `json:"warnings"`
 }
 
 // The kinds of a stage.

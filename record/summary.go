@@ -42,7 +42,13 @@ type Summary struct {
 	// ServerTime is where the time went by the server's own account
 	// (queue, prefill, decode, outside the server); nil without timings.
 	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
-	Checks     Checks             `json:"checks"`
+	// PrefixCache compares the TTFT of prefix-cache hits with misses'; nil
+	// when no request was a hit.
+	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
+	// Spans is what the OTLP receiver got and how it joined to the
+	// records; nil when the run did not listen for spans.
+	Spans  *SpansSummary `json:"spans,omitempty"`
+	Checks Checks        `json:"checks"`
 	// Goodput is what met its class's SLO (record/goodput.go).
 	Goodput Goodput `json:"goodput"`
 	// Compute is the FLOPs estimate; absent unless the plan declares the

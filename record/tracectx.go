@@ -26,6 +26,12 @@ func TraceID(run string, id uint64) [16]byte {
 	return out
 }
 
+// ProbeTraceID is the trace id of every pre-flight probe: the probe is
+// sent before the run directory (whose name the records' trace ids derive
+// from) exists, and a fixed id lets a span of the probe be told from a
+// stray one (SpansSummary.Probe).
+var ProbeTraceID = TraceID("inferload pre-flight probe", 0)
+
 // SpanID is the span id of a request's attempt-th try (0-based) under
 // trace: one span per attempt, derived so it can be recomputed too.
 func SpanID(trace [16]byte, attempt int) [8]byte {

@@ -103,12 +103,15 @@ type table struct {
 // chart is one drawing; Kind picks the renderer in report.js.
 type chart struct {
 	ID    string `json:"id"`
-	Kind  string `json:"kind"` // "time", "curve", "hist" or "heat"
+	Kind  string `json:"kind"` // "time", "curve", "hist", "heat" or "stack"
 	Title string `json:"title"`
 	// X is the x values: seconds for "time" and "heat", bin edges in ms
 	// for "hist".
 	X      []float64 `json:"x"`
 	Series []line    `json:"series,omitempty"`
+	// Labels name a "stack" chart's bars, one per X (0, 1, 2, ...); the
+	// series are the bars' segments, bottom first.
+	Labels []string `json:"labels,omitempty"`
 	// XLabel names a "curve" chart's x axis (load, input tokens); LogX
 	// draws it on a log scale. VMarks are the chart's own vertical lines
 	// (the knee), drawn instead of the run's events.
@@ -144,6 +147,7 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	embeddedCompareFigures,
 	percentileSection,
 	breakdownSection,
+	serverTimeSection,
 	chainSection,
 	stepsSection,
 	soakSection,

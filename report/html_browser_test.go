@@ -170,10 +170,11 @@ func TestHTMLInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(charts) != 13 {
-		t.Errorf("page has %d charts, want 13 (3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
+	if len(charts) != 14 {
+		t.Errorf("page has %d charts, want 14 (server time, 3 distributions, 2 heat maps, 2 timelines, 4 server and GPU, 2 client): %v", len(charts), charts)
 	}
-	expectDrawn(t, charts, "tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem")
+	checkServerTimeBars(t, ctx)
+	expectDrawn(t, charts, "server-time-bars", "tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem")
 	checkHeatTicks(t, ctx)
 	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
 	if err != nil || pwned {
@@ -250,6 +251,40 @@ func checkHeatTicks(t *testing.T, ctx context.Context) {
 			if math.Abs(m-1) > 1e-6 && math.Abs(m-2) > 1e-6 && math.Abs(m-5) > 1e-6 {
 				t.Errorf("%s: tick %v is not 1, 2 or 5 × 10^k", id, v)
 			}
+		}
+	}
+}
+
+// checkServerTimeBars: the "Where the time went" chart paints a bar per
+// class and percentile, each stacking the four phases in their colours
+// (sampled at the bar's centre column), the tallest bar (the planted
+// class's p99) reaching near the top of the plot.
+func checkServerTimeBars(t *testing.T, ctx context.Context) {
+	t.Helper()
+	const js = `(function () {
+  var f = document.getElementById('server-time-bars'), c = f && f.querySelector('canvas');
+  if (!c) { return []; }
+  var copy = document.createElement('canvas');
+  copy.width = c.width; copy.height = c.height;
+  var cx = copy.getContext('2d', { willReadFrequently: true });
+  cx.drawImage(c, 0, 0);
+  var d = cx.getImageData(0, 0, c.width, c.height).data, seen = {};
+  for (var i = 0; i < d.length; i += 4) {
+    var k = d[i] + ',' + d[i + 1] + ',' + d[i + 2];
+    if (d[i + 3] === 255) { seen[k] = (seen[k] || 0) + 1; }
+  }
+  return ['192,57,43', '46,134,193', '39,174,96', '142,142,142'].map(function (k) { return seen[k] || 0; });
+})()`
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 4 {
+		t.Fatalf("server-time chart: no canvas (%v)", got)
+	}
+	for i, n := range got {
+		if n < 50 {
+			t.Errorf("server-time chart: phase %d (%s) painted %d pixels, want a visible segment in the bars", i, serverPhases[i].label, n)
 		}
 	}
 }

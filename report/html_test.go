@@ -40,9 +40,10 @@ func fullInput() *HTMLInput {
 	s.Retries = &record.Retries{Requests: 2000, Attempts: 2300, Amplification: 1.15, Retried: 250, SucceededAfterRetry: 220,
 		RetriedErrors: map[string]int64{"http_5xx": 300}, GaveUp: map[string]int64{"budget": 30}}
 	s.Classes = map[string]*record.Breakdown{
-		"chat":        {Requests: record.Requests{Succeeded: 1500}, Metrics: record.Metrics{TTFT: record.Stats{P50: 200, P99: 600}}},
-		plantedScript: {Requests: record.Requests{Succeeded: 470, Failed: 30}, FailureRate: 0.06},
+		"chat":        {Requests: record.Requests{Succeeded: 1500}, Metrics: record.Metrics{TTFT: record.Stats{P50: 200, P99: 600}}, ServerTime: serverTime(1500, 1)},
+		plantedScript: {Requests: record.Requests{Succeeded: 470, Failed: 30}, FailureRate: 0.06, ServerTime: serverTime(470, 4)},
 	}
+	s.ServerTime = serverTime(1970, 2)
 	s.InputBuckets = []record.InputBucket{
 		{Label: "<=256", Breakdown: record.Breakdown{Requests: record.Requests{Total: 1500, Succeeded: 1500}}},
 		{Label: "<=1024", Breakdown: record.Breakdown{Requests: record.Requests{Total: 500, Succeeded: 470}}},
@@ -298,4 +299,14 @@ func TestHTMLShowsRetriesAndEmptyRows(t *testing.T) {
 			t.Errorf("report lacks %q", want)
 		}
 	}
+}
+
+// serverTime is a server_time whose phases grow with scale, the queue
+// largest at the tail (a saturated server).
+func serverTime(n int64, scale float64) *record.ServerTimeSummary {
+	st := func(p50 float64) record.Stats {
+		return record.Stats{Count: n, P50: p50 * scale, P90: 2 * p50 * scale, P99: 4 * p50 * scale, Max: 5 * p50 * scale}
+	}
+	q := st(30)
+	return &record.ServerTimeSummary{Requests: n, QueueMS: &q, PrefillMS: st(20), DecodeMS: st(200), OutsideMS: st(3)}
 }

@@ -203,6 +203,9 @@ func writeServerTime(b *bytes.Buffer, st *record.ServerTimeSummary) {
 	latencyRow(b, "Prefill", st.PrefillMS)
 	latencyRow(b, "Decode", st.DecodeMS)
 	latencyRow(b, "Outside server", st.OutsideMS)
+	if st.FromSpans > 0 {
+		fmt.Fprintf(b, "(%d of %d from the server's OTLP spans)\n", st.FromSpans, st.Requests)
+	}
 }
 
 // latencyRow prints one metric; a metric with no values shows dashes

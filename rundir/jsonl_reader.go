@@ -50,6 +50,12 @@ func ReadSeries(path string, fn func(*record.Window) error) (ReadStats, error) {
 	return readJSONL(path, fn)
 }
 
+// ReadSpans streams the spans of a spans.jsonl file to fn, with the same
+// tolerance and errors as ReadRecords.
+func ReadSpans(path string, fn func(*record.Span) error) (ReadStats, error) {
+	return readJSONL(path, fn)
+}
+
 func readJSONL[T any](path string, fn func(*T) error) (ReadStats, error) {
 	f, err := os.Open(path)
 	if err != nil {

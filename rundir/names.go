@@ -16,6 +16,9 @@ const (
 	Events = "events.jsonl"
 	// Telemetry holds one line per source per sample (observe.Sample).
 	Telemetry = "telemetry.jsonl"
+	// Spans holds the OTLP trace spans the run received, one per line
+	// (record.Span), when it listened for them (observe.otlp_listen).
+	Spans = "spans.jsonl"
 	// Summary is the aggregate (record.Summary).
 	Summary = "summary.json"
 	// Compare is a comparison with a baseline run, left by

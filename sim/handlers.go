@@ -102,7 +102,7 @@ func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *
 		prefix = "cmpl-"
 	}
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
-	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: r.Header.Get("X-Request-Id")}
+	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: r.Header.Get("X-Request-Id"), traceParent: r.Header.Get("Traceparent")}
 	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
 	return c
 }

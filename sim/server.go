@@ -32,6 +32,14 @@ type Config struct {
 	// truth a test checks a client's decomposition against. It runs on
 	// the scheduler goroutine, so it must be quick.
 	OnFinish func(requestID string, t Truth)
+	// OTLPTracesEndpoint, when set, makes the simulator export an OTLP
+	// span per finished request, as vLLM does with --otlp-traces-endpoint:
+	// http(s)://HOST:PORT[/v1/traces] for OTLP/HTTP protobuf,
+	// grpc://HOST:PORT for OTLP/gRPC (sim/otlp.go).
+	OTLPTracesEndpoint string
+	// OTLPExportEvery is how often spans are exported (0 means
+	// DefaultOTLPExportEvery).
+	OTLPExportEvery time.Duration
 }
 
 // Truth is the engine's account of one finished request: queued from
@@ -51,6 +59,8 @@ type Server struct {
 	speedup float64
 	// onFinish is Config.OnFinish.
 	onFinish func(string, Truth)
+	// spans exports finished requests' spans; nil without an endpoint.
+	spans *spanExporter
 
 	eng      *Engine
 	counters EngineCounters
@@ -120,6 +130,11 @@ func New(cfg Config) (*Server, error) {
 	if s.prof.GPU.Count > 0 {
 		s.gpu = newGPUCollector(s.prof, s.epoch)
 	}
+	if cfg.OTLPTracesEndpoint != "" {
+		if s.spans, err = newSpanExporter(cfg.OTLPTracesEndpoint, cfg.OTLPExportEvery, s.prof.Model); err != nil {
+			return nil, fmt.Errorf("sim: %w", err)
+		}
+	}
 	s.m = newMetrics(s.prof, s.gpu)
 	s.modelJSON = jsonString(s.prof.Model)
 	s.mux = s.routes()
@@ -166,7 +181,22 @@ func (s *Server) Close() {
 			_ = s.httpSrv.Close()
 			s.handlers.Wait()
 		}
+		if s.spans != nil {
+			s.spans.close() // after the last request finished: its span goes too
+		}
 	})
+}
+
+// SpanStats counts the spans the simulator exported (Config.OTLPTracesEndpoint):
+// sent, dropped because the export queue was full, and lost in failed exports.
+type SpanStats struct{ Sent, Dropped, Failed int64 }
+
+// SpanStats returns the span export counts so far; zero without an endpoint.
+func (s *Server) SpanStats() SpanStats {
+	if s.spans == nil {
+		return SpanStats{}
+	}
+	return SpanStats{Sent: s.spans.sent.Load(), Dropped: s.spans.dropped.Load(), Failed: s.spans.failed.Load()}
 }
 
 // StepStats describes how closely the scheduler kept to simulated time.
@@ -224,9 +254,11 @@ type stream struct {
 	// times is the engine's exact account of the request, for the final
 	// chunk's timings; written before done is set.
 	times seqTimes
-	// requestID is the request's x-request-id header, for OnFinish.
-	requestID string
-	notify    chan struct{}
+	// requestID is the request's x-request-id header, for OnFinish;
+	// traceParent its traceparent, which its span continues.
+	requestID   string
+	traceParent string
+	notify      chan struct{}
 }
 
 func (st *stream) wake() {
@@ -330,6 +362,9 @@ func (s *Server) finishStep(res *StepResult) {
 			st.times = timesOf(seq)
 			if s.onFinish != nil {
 				s.onFinish(st.requestID, Truth{Queue: st.times.queue, Prefill: st.times.prefill, Decode: st.times.decode})
+			}
+			if s.spans != nil {
+				s.spans.enqueue(requestSpan(st, seq.ID(), s.epoch.Add(s.wallOffset(seq.arrival)), now, s.prof.Model))
 			}
 			st.done.Store(true)
 		}

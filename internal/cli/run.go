@@ -126,6 +126,11 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 				fmt.Fprintf(st.Stderr, "writing %s\n", dir)
 			}
 		},
+		OTLPListening: func(addr string) {
+			if !out.quiet {
+				fmt.Fprintf(st.Stderr, "receiving OTLP trace spans (gRPC and HTTP) on %s\n", addr)
+			}
+		},
 	}
 	if !out.quiet {
 		opts.Progress = st.Stderr

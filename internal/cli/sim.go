@@ -18,6 +18,7 @@ type simFlags struct {
 	faults  string
 	seed    uint64
 	speedup float64
+	otlp    string
 }
 
 func (f *simFlags) bind(c *cobra.Command) {
@@ -25,6 +26,7 @@ func (f *simFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&f.faults, "faults", "", `injected faults, e.g. "reset=0.01,malformed=0.01,stall=0.02:5s,status503=0.05" (see docs/sim.md)`)
 	c.Flags().Uint64Var(&f.seed, "sim-seed", 1, "seed of the simulator's faults, output lengths and text")
 	c.Flags().Float64Var(&f.speedup, "speedup", 1, "run the simulated clock this many times faster than real time")
+	c.Flags().StringVar(&f.otlp, "otlp-traces-endpoint", "", "export an OTLP span per request, as vLLM's flag does: http://HOST:PORT (OTLP/HTTP protobuf, /v1/traces) or grpc://HOST:PORT")
 }
 
 // config resolves the flags into a simulator configuration.
@@ -33,7 +35,7 @@ func (f *simFlags) config() (sim.Config, error) {
 	if err != nil {
 		return sim.Config{}, usageError(err)
 	}
-	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup}
+	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup, OTLPTracesEndpoint: f.otlp}
 	if f.faults != "" {
 		if cfg.Faults, err = sim.ParseFaults(f.faults); err != nil {
 			return sim.Config{}, usageErrorf("--faults: %w", err)

@@ -137,7 +137,44 @@
     }, [c.x, c.x.map(function () { return null; })], el);
   }
 
-  var kinds = { time: timeChart, curve: curveChart, hist: histChart, heat: heatChart };
+  // stackChart draws one bar per label, stacking its series' values
+  // bottom first (a null value is no segment); the legend names the series.
+  function stackChart(el, c) {
+    var n = c.x.length, top = 0;
+    c.x.forEach(function (_, i) {
+      var sum = 0;
+      c.series.forEach(function (s) { sum += s.values[i] || 0; });
+      top = Math.max(top, sum);
+    });
+    var paint = function (u) {
+      var ctx = u.ctx, half = Math.max(2 * dpr, 0.35 * u.bbox.width / n);
+      ctx.save();
+      c.x.forEach(function (x, i) {
+        var base = 0, mid = u.valToPos(x, "x", true);
+        c.series.forEach(function (s) {
+          var v = s.values[i] || 0;
+          if (v <= 0) { return; }
+          var y0 = u.valToPos(base, "y", true), y1 = u.valToPos(base + v, "y", true);
+          ctx.fillStyle = s.color;
+          ctx.fillRect(mid - half, y1, 2 * half, Math.max(1, y0 - y1));
+          base += v;
+        });
+      });
+      ctx.restore();
+    };
+    return new uPlot({
+      width: width(el), height: 280, plugins: [{ hooks: { draw: [paint] } }],
+      scales: { x: { time: false, range: [-0.5, n - 0.5] }, y: { range: [0, top * 1.05 || 1] } },
+      axes: [{ label: c.xlabel, splits: function () { return c.x; },
+               values: function (u, splits) { return splits.map(function (v) { return c.labels[v] || ""; }); } },
+             { label: c.ylabel }],
+      series: [{ label: c.xlabel, value: function (u, v) { return v == null ? "" : c.labels[v] || ""; } }].concat(c.series.map(function (s) {
+        return { label: s.label, stroke: s.color, fill: s.color, width: 0, paths: function () { return null; }, points: { show: false } };
+      }))
+    }, [c.x].concat(c.series.map(function (s) { return s.values; })), el);
+  }
+
+  var kinds = { time: timeChart, curve: curveChart, hist: histChart, heat: heatChart, stack: stackChart };
   REPORT.charts.forEach(function (c) {
     var el = document.getElementById(c.id);
     var draw = kinds[c.kind];
