@@ -48,6 +48,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 	t := p.Target
 	return protocol.NewOpenAI(protocol.OpenAIOptions{
 		BaseURL:        t.URL,
+		Model:          t.Model,
 		APIKey:         key,
 		Headers:        t.Headers,
 		Secrets:        p.Secrets(key),

@@ -34,7 +34,8 @@ type OpenAIBody struct {
 	Extra map[string]any
 }
 
-// Render returns the JSON body for api. Keys are sorted, so the same body
+// Render returns the JSON body for api (the native APIs' bodies are
+// described in renderNative). Keys are sorted, so the same body
 // always renders to the same bytes.
 func (b OpenAIBody) Render(api API) ([]byte, error) {
 	m := make(map[string]any, 6+len(b.Extra))
@@ -46,7 +47,10 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	case APIEmbeddings:
 		return encodeBody(b.renderEmbeddings())
 	default:
-		return nil, fmt.Errorf("render body: unknown API %q (want %q, %q or %q)", api, APIChat, APICompletions, APIEmbeddings)
+		if native, ok := b.renderNative(api); ok {
+			return encodeBody(native)
+		}
+		return nil, fmt.Errorf("render body: unknown API %q (want %s)", api, APINames())
 	}
 	if b.Model != "" {
 		m["model"] = b.Model

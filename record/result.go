@@ -225,4 +225,8 @@ type ServerTime struct {
 	// (HasQueue); llama.cpp does not, inferload's simulator does.
 	QueueUS  int64 `json:"queue_us,omitempty"`
 	HasQueue bool  `json:"has_queue,omitempty"`
+	// InferenceUS is prefill and decode together from a server that does
+	// not split them (TGI's x-inference-time); PrefillUS and DecodeUS
+	// are 0 then.
+	InferenceUS int64 `json:"inference_us,omitempty"`
 }
