@@ -27,6 +27,7 @@ var nativeAPIs = []struct {
 	usage bool
 }{
 	{"tgi", nil, true},
+	{"ollama", nil, true},
 }
 
 // nativeFaults are every fault the simulator injects, with the kind the
@@ -192,6 +193,33 @@ workload: {input_tokens: "32", output_tokens: "8"}
 		case r.Server == nil || !r.Server.HasQueue:
 			t.Errorf("record %d: no server timings: %+v", r.ID, r.Server)
 		case !within(r.Server.QueueUS, tr.Queue) || !within(r.Server.InferenceUS, tr.Prefill+tr.Decode):
+			t.Errorf("record %d: server %+v, truth %+v", r.ID, *r.Server, tr)
+		}
+	}
+}
+
+// Ollama's final object carries the engine's prefill and decode
+// (prompt_eval_duration, eval_duration) in nanoseconds: every record's
+// must match the truth, and the summary's server_time covers them all.
+func TestOllamaServerTimeMatchesSimulatorTruth(t *testing.T) {
+	t.Parallel()
+	recs, truth := nativeTruth(t, `
+target: {url: %s, api: ollama, model: tiny-sim}
+load: {concurrency: 6, requests: 30}
+workload: {input_tokens: "32", output_tokens: "8"}
+`)
+	if len(recs) != 30 {
+		t.Fatalf("%d successful records with a join key, want 30", len(recs))
+	}
+	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1 }
+	for _, r := range recs {
+		tr, ok := truth[r.TraceID]
+		switch {
+		case !ok:
+			t.Errorf("record %d: no truth for %s", r.ID, r.TraceID)
+		case r.Server == nil || r.Server.HasQueue:
+			t.Errorf("record %d: server timings %+v, want prefill and decode without a queue", r.ID, r.Server)
+		case !within(r.Server.PrefillUS, tr.Prefill) || !within(r.Server.DecodeUS, tr.Decode):
 			t.Errorf("record %d: server %+v, truth %+v", r.ID, *r.Server, tr)
 		}
 	}

@@ -171,6 +171,7 @@ var readers = map[API]reader{
 	APIChat:        {(*call).readStream, (*call).applyBody},
 	APICompletions: {(*call).readStream, (*call).applyBody},
 	APITGI:         {(*call).readTGIStream, (*call).applyTGIBody},
+	APIOllama:      {(*call).readOllamaStream, (*call).applyOllamaBody},
 }
 
 // errNoModel fails a request to an API whose path needs the model when the

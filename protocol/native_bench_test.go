@@ -9,6 +9,8 @@ import (
 const (
 	tgiEvent = `data: {"index":12,"token":{"id":6975,"text":" learning","logprob":-0.0213,"special":false},` +
 		`"generated_text":null,"details":null}` + "\n\n"
+	ollamaLine = `{"model":"llama3.2","created_at":"2024-08-04T08:52:19.385406455-07:00",` +
+		`"message":{"role":"assistant","content":" learning"},"done":false}` + "\n"
 )
 
 // BenchmarkTGIEventPath is TGI's whole per-token path: SSE parse, ScanTGI
@@ -46,5 +48,28 @@ func (cl *call) rewind() {
 	if len(cl.t.EventsUS) == 1000 {
 		cl.t.EventsUS = cl.t.EventsUS[:0]
 		cl.t.ContentEvents = 0
+	}
+}
+
+// BenchmarkOllamaEventPath is Ollama's per-token path: the NDJSON line
+// reader, ScanOllama and the fold into the trace.
+func BenchmarkOllamaEventPath(b *testing.B) {
+	r := NewLineReader(&repeatReader{pattern: []byte(ollamaLine), left: -1}, time.Now)
+	cl := benchCall()
+	var l OllamaLine
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		line, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanOllama(line.Data, &l); err != nil || !l.Content {
+			b.Fatal(err)
+		}
+		if err := cl.ollama(&l, line.At); err != nil {
+			b.Fatal(err)
+		}
+		cl.rewind()
 	}
 }

@@ -26,6 +26,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /generate", s.tracked(s.nativeHandler(parseTGI(false), newTGIDialect)))
 	mux.HandleFunc("POST /generate_stream", s.tracked(s.nativeHandler(parseTGI(true), newTGIDialect)))
 	mux.HandleFunc("GET /info", s.tgiInfo)
+	mux.HandleFunc("POST /api/chat", s.tracked(s.nativeHandler(parseOllama(true), newOllamaDialect(true))))
+	mux.HandleFunc("POST /api/generate", s.tracked(s.nativeHandler(parseOllama(false), newOllamaDialect(false))))
+	mux.HandleFunc("GET /api/version", s.ollamaVersion)
+	mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	mux.HandleFunc("POST /api/show", s.ollamaShow)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
