@@ -172,6 +172,7 @@ var readers = map[API]reader{
 	APICompletions: {(*call).readStream, (*call).applyBody},
 	APITGI:         {(*call).readTGIStream, (*call).applyTGIBody},
 	APIOllama:      {(*call).readOllamaStream, (*call).applyOllamaBody},
+	APITriton:      {(*call).readTritonStream, (*call).applyTritonBody},
 }
 
 // errNoModel fails a request to an API whose path needs the model when the

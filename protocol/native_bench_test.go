@@ -11,6 +11,8 @@ const (
 		`"generated_text":null,"details":null}` + "\n\n"
 	ollamaLine = `{"model":"llama3.2","created_at":"2024-08-04T08:52:19.385406455-07:00",` +
 		`"message":{"role":"assistant","content":" learning"},"done":false}` + "\n"
+	tritonEvent = `data: {"model_name":"ensemble","model_version":"1","sequence_end":false,"sequence_id":0,` +
+		`"sequence_start":false,"text_output":" learning"}` + "\n\n"
 )
 
 // BenchmarkTGIEventPath is TGI's whole per-token path: SSE parse, ScanTGI
@@ -68,6 +70,29 @@ func BenchmarkOllamaEventPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		if err := cl.ollama(&l, line.At); err != nil {
+			b.Fatal(err)
+		}
+		cl.rewind()
+	}
+}
+
+// BenchmarkTritonEventPath is the generate extension's per-token path:
+// SSE parse, ScanTriton and the fold into the trace.
+func BenchmarkTritonEventPath(b *testing.B) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(tritonEvent), left: -1}, time.Now)
+	cl := benchCall()
+	var e TritonEvent
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ev, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanTriton(ev.Data, &e); err != nil || !e.Content {
+			b.Fatal(err)
+		}
+		if err := cl.triton(&e, ev.At); err != nil {
 			b.Fatal(err)
 		}
 		cl.rewind()

@@ -31,6 +31,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/version", s.ollamaVersion)
 	mux.HandleFunc("GET /api/tags", s.ollamaTags)
 	mux.HandleFunc("POST /api/show", s.ollamaShow)
+	mux.HandleFunc("POST /v2/models/{model}/generate", s.tracked(s.nativeHandler(parseTriton(false, s.prof.Model), newTritonDialect)))
+	mux.HandleFunc("POST /v2/models/{model}/generate_stream", s.tracked(s.nativeHandler(parseTriton(true, s.prof.Model), newTritonDialect)))
+	mux.HandleFunc("GET /v2/models/{model}", s.tritonModel)
+	mux.HandleFunc("GET /v2", s.tritonServer)
+	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
