@@ -31,6 +31,12 @@ var nativeAPIs = []struct {
 	// The generate extension has no end marker: a stream that ends early
 	// but cleanly is a (short) success.
 	{"triton", map[string]record.ErrorKind{"missing_done=1/stream=true": record.ErrNone}, false},
+	// TorchServe's output is opaque: nothing malformed can be seen, and a
+	// failure mid-stream cuts the chunked body.
+	{"torchserve", map[string]record.ErrorKind{
+		"malformed=1/stream=true": record.ErrNone, "malformed=1/stream=false": record.ErrNone,
+		"missing_done=1/stream=true": record.ErrNone, "error_event=1/stream=true": record.ErrConnReset,
+	}, false},
 }
 
 // nativeFaults are every fault the simulator injects, with the kind the

@@ -173,6 +173,7 @@ var readers = map[API]reader{
 	APITGI:         {(*call).readTGIStream, (*call).applyTGIBody},
 	APIOllama:      {(*call).readOllamaStream, (*call).applyOllamaBody},
 	APITriton:      {(*call).readTritonStream, (*call).applyTritonBody},
+	APITorchServe:  {(*call).readTorchServeStream, (*call).applyTorchServeBody},
 }
 
 // errNoModel fails a request to an API whose path needs the model when the

@@ -34,10 +34,10 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		maps.Copy(m, b.Extra)
 		return m, true
 	case APITorchServe:
-		// A TorchServe handler reads whatever its author chose; prompt and
-		// max_new_tokens are what the LLM examples read, and target.body
-		// adds or overrides the rest.
-		m := map[string]any{"prompt": b.flatPrompt()}
+		// A TorchServe handler reads whatever its author chose; prompt,
+		// max_new_tokens and stream are what the LLM examples read, and
+		// target.body adds or overrides the rest.
+		m := map[string]any{"prompt": b.flatPrompt(), "stream": b.Stream}
 		if b.MaxTokens > 0 {
 			m["max_new_tokens"] = b.MaxTokens
 		}

@@ -36,6 +36,9 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("GET /v2/models/{model}", s.tritonModel)
 	mux.HandleFunc("GET /v2", s.tritonServer)
 	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("POST /predictions/{model}", s.tracked(s.nativeHandler(parseTorchServe(s.prof.Model), newTorchServeDialect)))
+	mux.HandleFunc("GET /ping", s.torchServePing)
+	mux.HandleFunc("GET /models/{model}", s.torchServeModel)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
