@@ -151,8 +151,11 @@ func endpoints(base *url.URL, model string) map[API]endpoint {
 		APIOllama:      same("api/chat"),
 	}
 	if model != "" {
-		eps[APITriton] = endpoint{base.JoinPath("v2/models", model, "generate"), base.JoinPath("v2/models", model, "generate_stream")}
-		eps[APITorchServe] = same("predictions/" + url.PathEscape(model))
+		// One path segment each, escaped: a name like org/model must not
+		// become two segments.
+		m := url.PathEscape(model)
+		eps[APITriton] = endpoint{base.JoinPath("v2/models", m, "generate"), base.JoinPath("v2/models", m, "generate_stream")}
+		eps[APITorchServe] = same("predictions/" + m)
 	}
 	return eps
 }
