@@ -32,6 +32,10 @@ type Config struct {
 	// truth a test checks a client's decomposition against. It runs on
 	// the scheduler goroutine, so it must be quick.
 	OnFinish func(requestID string, t Truth)
+	// Metrics names the metric set /metrics exports: "vllm" (the
+	// default, also for ""), "tgi", "triton" or "torchserve"
+	// (MetricSets).
+	Metrics string
 }
 
 // Truth is the engine's account of one finished request: queued from
@@ -105,6 +109,9 @@ func New(cfg Config) (*Server, error) {
 		eng: eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
 		epoch: time.Now(), lateness: hdrhistogram.New(1, int64(10*time.Second), 3),
 	}
+	if err := checkMetricSet(cfg.Metrics); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
 	if !cfg.Faults.IsZero() {
 		if err := cfg.Faults.Validate(); err != nil {
 			return nil, fmt.Errorf("sim: faults: %w", err)
@@ -120,7 +127,7 @@ func New(cfg Config) (*Server, error) {
 	if s.prof.GPU.Count > 0 {
 		s.gpu = newGPUCollector(s.prof, s.epoch)
 	}
-	s.m = newMetrics(s.prof, s.gpu)
+	s.m = newMetrics(s.prof, s.gpu, cfg.Metrics)
 	s.modelJSON = jsonString(s.prof.Model)
 	s.mux = s.routes()
 	go s.loop()
@@ -145,8 +152,13 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 	return s, "http://" + ln.Addr().String() + "/v1", nil
 }
 
-// Handler serves /v1/chat/completions, /v1/completions, /v1/models,
-// /health and /metrics.
+// Handler serves the OpenAI endpoints (/v1/chat/completions,
+// /v1/completions, /v1/embeddings, /v1/models), the native ones (TGI's
+// /generate, /generate_stream and /info; Ollama's /api/chat,
+// /api/generate, /api/version, /api/tags and /api/show; Triton's
+// /v2/models/{model}/generate[_stream], /v2/models/{model} and /v2;
+// TorchServe's /predictions/{model}, /ping and /models/{model}), /health
+// and /metrics.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // Profile is the profile the server runs, defaults filled in.

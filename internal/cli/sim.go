@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ type simFlags struct {
 	faults  string
 	seed    uint64
 	speedup float64
+	metrics string
 }
 
 func (f *simFlags) bind(c *cobra.Command) {
@@ -25,6 +27,7 @@ func (f *simFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&f.faults, "faults", "", `injected faults, e.g. "reset=0.01,malformed=0.01,stall=0.02:5s,status503=0.05" (see docs/sim.md)`)
 	c.Flags().Uint64Var(&f.seed, "sim-seed", 1, "seed of the simulator's faults, output lengths and text")
 	c.Flags().Float64Var(&f.speedup, "speedup", 1, "run the simulated clock this many times faster than real time")
+	c.Flags().StringVar(&f.metrics, "metrics-as", "vllm", "the server whose metric names /metrics exports: "+strings.Join(sim.MetricSets, ", "))
 }
 
 // config resolves the flags into a simulator configuration.
@@ -33,7 +36,10 @@ func (f *simFlags) config() (sim.Config, error) {
 	if err != nil {
 		return sim.Config{}, usageError(err)
 	}
-	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup}
+	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup, Metrics: f.metrics}
+	if !slices.Contains(sim.MetricSets, f.metrics) {
+		return sim.Config{}, usageErrorf("--metrics-as: %q, want %s", f.metrics, strings.Join(sim.MetricSets, ", "))
+	}
 	if f.faults != "" {
 		if cfg.Faults, err = sim.ParseFaults(f.faults); err != nil {
 			return sim.Config{}, usageErrorf("--faults: %w", err)
