@@ -17,8 +17,12 @@ type OpenAIBody struct {
 	// earlier turns, then the user message) and replaces Prompt for the
 	// chat API; the completions API always sends Prompt.
 	Messages []ChatMessage
-	// MaxTokens is sent as "max_tokens" when positive.
+	// MaxTokens is sent as "max_tokens" (or the API's own name for it)
+	// when positive, or always with ExplicitMaxTokens.
 	MaxTokens int
+	// ExplicitMaxTokens sends MaxTokens even when it is 0 or negative: a
+	// bad-input request asking for no tokens must say so.
+	ExplicitMaxTokens bool
 	// Stream asks for an SSE reply.
 	Stream bool
 	// IncludeUsage asks a streaming reply for a final usage chunk
@@ -55,7 +59,7 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
-	if b.MaxTokens > 0 {
+	if b.sendMaxTokens() {
 		m["max_tokens"] = b.MaxTokens
 	}
 	m["stream"] = b.Stream
@@ -96,3 +100,6 @@ func (b OpenAIBody) chatMessages() []ChatMessage {
 	}
 	return []ChatMessage{{Role: "user", Content: b.Prompt}}
 }
+
+// sendMaxTokens reports whether the body carries MaxTokens.
+func (b OpenAIBody) sendMaxTokens() bool { return b.MaxTokens > 0 || b.ExplicitMaxTokens }

@@ -16,7 +16,7 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		// finish reason and token counts. Streaming is the endpoint's
 		// choice (/generate_stream), not a field.
 		params := map[string]any{"details": true}
-		if b.MaxTokens > 0 {
+		if b.sendMaxTokens() {
 			params["max_new_tokens"] = b.MaxTokens
 		}
 		maps.Copy(params, b.Extra)
@@ -28,7 +28,7 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		// inputs: text_input, max_tokens and stream are the names of the
 		// TensorRT-LLM ensemble's (and most LLM models') inputs.
 		m := map[string]any{"text_input": b.flatPrompt(), "stream": b.Stream}
-		if b.MaxTokens > 0 {
+		if b.sendMaxTokens() {
 			m["max_tokens"] = b.MaxTokens
 		}
 		maps.Copy(m, b.Extra)
@@ -38,7 +38,7 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		// max_new_tokens and stream are what the LLM examples read, and
 		// target.body adds or overrides the rest.
 		m := map[string]any{"prompt": b.flatPrompt(), "stream": b.Stream}
-		if b.MaxTokens > 0 {
+		if b.sendMaxTokens() {
 			m["max_new_tokens"] = b.MaxTokens
 		}
 		maps.Copy(m, b.Extra)
@@ -55,7 +55,7 @@ func (b OpenAIBody) renderOllama() map[string]any {
 		m["model"] = b.Model
 	}
 	opts := map[string]any{}
-	if b.MaxTokens > 0 {
+	if b.sendMaxTokens() {
 		opts["num_predict"] = b.MaxTokens
 	}
 	for k, v := range b.Extra {
