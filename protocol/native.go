@@ -36,3 +36,17 @@ func (cl *call) tooLarge(err error) error {
 // isBlank reports whether an event's data is empty or only spaces: a
 // keep-alive.
 func isBlank(b []byte) bool { return len(bytes.TrimSpace(b)) == 0 }
+
+// otherEvent sorts out the SSE events a native stream's reader does not
+// scan: a keep-alive or an event of another type is skipped, and an event
+// of type "error" (or an "error:" field) fails the stream as the OpenAI
+// reader fails it.
+func otherEvent(ev Event) (skip bool, err error) {
+	switch string(ev.Type) {
+	case "", "message":
+		return isBlank(ev.Data), nil
+	case "error":
+		return false, streamError("error event: ", ev.Data)
+	}
+	return true, nil
+}

@@ -149,7 +149,10 @@ func (cl *call) readTGIStream(resp *http.Response) error {
 		case err != nil:
 			return err
 		}
-		if len(ev.Type) > 0 && string(ev.Type) != "message" || isBlank(ev.Data) {
+		if skip, err := otherEvent(ev); skip || err != nil {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		if err := ScanTGI(ev.Data, &e); err != nil {

@@ -80,7 +80,10 @@ func (cl *call) readTritonStream(resp *http.Response) error {
 		case err != nil:
 			return err
 		}
-		if len(ev.Type) > 0 && string(ev.Type) != "message" || isBlank(ev.Data) {
+		if skip, err := otherEvent(ev); skip || err != nil {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		if err := ScanTriton(ev.Data, &e); err != nil {
