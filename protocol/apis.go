@@ -168,9 +168,9 @@ type reader struct {
 	body   func(cl *call, b []byte, at time.Time) error
 }
 
-// readers maps each generating API to its reply readers (embeddings are
+// replyReaders maps each generating API to its reply readers (embeddings are
 // read apart: they never stream).
-var readers = map[API]reader{
+var replyReaders = map[API]reader{
 	APIChat:        {(*call).readStream, (*call).applyBody},
 	APICompletions: {(*call).readStream, (*call).applyBody},
 	APITGI:         {(*call).readTGIStream, (*call).applyTGIBody},

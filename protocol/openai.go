@@ -352,9 +352,6 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 		return nil, nil, fmt.Errorf("API %q is not spoken by this client (want %s)", req.API, APINames())
 	}
 	ep, ok := c.eps[req.API]
-	if _, spoken := readers[req.API]; !spoken && req.API != APIEmbeddings {
-		return nil, nil, fmt.Errorf("API %s is not spoken by this client yet", req.API)
-	}
 	if !ok {
 		return nil, nil, fmt.Errorf("API %s %w", req.API, errNoModel)
 	}
@@ -406,9 +403,9 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
 	case cl.req.Stream:
-		err = readers[cl.req.API].stream(cl, resp)
+		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:
-		body := readers[cl.req.API].body
+		body := replyReaders[cl.req.API].body
 		err = cl.wholeBody(resp.Body, func(b []byte, at time.Time) error { return body(cl, b, at) })
 	}
 	if err != nil {
