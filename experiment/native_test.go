@@ -65,9 +65,10 @@ var nativeFaults = []struct {
 func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 
 // Every native API's client, against the simulator speaking that API,
-// classifies every fault the simulator injects, streaming or not.
+// classifies every fault the simulator injects, streaming or not. Not
+// parallel: its 48 runs go before the parallel tests start, so they never
+// starve this package's timing-sensitive tests on a small machine.
 func TestNativeAPIFaultsAreClassified(t *testing.T) {
-	t.Parallel()
 	for _, a := range nativeAPIs {
 		for _, f := range nativeFaults {
 			want := f.want
@@ -75,8 +76,6 @@ func TestNativeAPIFaultsAreClassified(t *testing.T) {
 			if k, ok := a.differs[key]; ok {
 				want = k
 			}
-			// One at a time: 48 runs at once would starve this package's
-			// timing-sensitive tests on a small machine.
 			t.Run(a.api+"/"+key, func(t *testing.T) {
 				faults, err := sim.ParseFaults(f.faults)
 				if err != nil {
@@ -114,9 +113,8 @@ workload: {input_tokens: "16", output_tokens: "32"}
 
 // Against a healthy simulator every native API's requests succeed, with
 // the token counts the API reports (or counted, where it reports none),
-// streaming and not.
+// streaming and not. Not parallel, as above.
 func TestNativeAPIHealthyRun(t *testing.T) {
-	t.Parallel()
 	for _, a := range nativeAPIs {
 		for _, stream := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/stream=%v", a.api, stream), func(t *testing.T) {
