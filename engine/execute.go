@@ -113,7 +113,8 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 	r.CachedTokens = tr.CachedTokens
 	if tm := tr.Timings; tm.Present {
 		r.Server = &record.ServerTime{PrefillUS: tm.PromptUS, PromptN: tm.PromptN,
-			DecodeUS: tm.PredictedUS, DecodeN: tm.PredictedN, QueueUS: tm.QueueUS, HasQueue: tm.HasQueue}
+			DecodeUS: tm.PredictedUS, DecodeN: tm.PredictedN, QueueUS: tm.QueueUS, HasQueue: tm.HasQueue,
+			InferenceUS: tm.InferenceUS}
 		if r.CachedTokens == 0 {
 			r.CachedTokens = tm.CacheN
 		}

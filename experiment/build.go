@@ -48,6 +48,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 	t := p.Target
 	return protocol.NewOpenAI(protocol.OpenAIOptions{
 		BaseURL:        t.URL,
+		Model:          t.Model,
 		APIKey:         key,
 		Headers:        t.Headers,
 		Secrets:        p.Secrets(key),
@@ -138,19 +139,11 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 		if !ok {
 			ct = def
 		}
-		extra := ct.extra
-		if s.Expect != "" && s.MaxTokens <= 0 {
-			// Bad input: send the zero, which OpenAIBody would leave out.
-			extra = maps.Clone(extra)
-			if extra == nil {
-				extra = map[string]any{}
-			}
-			extra["max_tokens"] = s.MaxTokens
-		}
 		stream := stream && ct.api != protocol.APIEmbeddings // embeddings never stream
 		body, err := protocol.OpenAIBody{
 			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages), MaxTokens: s.MaxTokens,
-			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: extra,
+			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
+			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
 		}.Render(ct.api)
 		if err != nil {
 			return nil, err

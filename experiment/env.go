@@ -58,7 +58,7 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 		Client: observe.HostInfo(version),
 		Target: TargetEnv{URL: stripUserinfo(p.Target.URL), API: p.Target.API,
 			Model: p.Target.Model, Stream: p.Target.Streams(),
-			Served: observe.ProbeTarget(ctx, client, p.Target.URL, probeHeaders(p, env))},
+			Served: observe.ProbeNative(ctx, client, p.Target.URL, p.Target.API, p.Target.Model, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
 		Declared: maps.Clone(p.Env), // redacted below: never the plan's own map
 	}

@@ -91,7 +91,7 @@ func probeRequest(cfg engine.Config) (*protocol.Request, bool, error) {
 // servedModels names the models the target's /models lists, to explain a
 // 404 or 400 for the plan's model.
 func servedModels(ctx context.Context, p *plan.Plan, env Env) string {
-	sv := observe.ProbeTarget(ctx, probeClient(p, env), p.Target.URL, probeHeaders(p, env))
+	sv := observe.ProbeNative(ctx, probeClient(p, env), p.Target.URL, p.Target.API, p.Target.Model, probeHeaders(p, env))
 	if len(sv.Models) == 0 {
 		return ""
 	}

@@ -57,6 +57,10 @@ type Served struct {
 	// Headers are the identifying response headers (Server, X-Powered-By,
 	// any *version*), lower-cased.
 	Headers map[string]string `json:"headers,omitempty"`
+	// Version is the server's own version, from the native APIs'
+	// endpoints that report one (TGI's /info, Ollama's /api/version,
+	// Triton's /v2).
+	Version string `json:"version,omitempty"`
 	// Error says why the probe failed; the run goes on regardless.
 	Error string `json:"error,omitempty"`
 }

@@ -36,7 +36,8 @@ type rule struct {
 
 // Map is the metric names of one kind of exporter, from its documentation.
 type Map struct {
-	// Kind names the exporter: vllm, sglang, tgi, triton, llamacpp, dcgm, node.
+	// Kind names the exporter: vllm, sglang, tgi, triton, torchserve,
+	// llamacpp, dcgm, node.
 	Kind string
 	// marker is a metric whose presence identifies the exporter.
 	markers []string
@@ -49,7 +50,7 @@ const seconds = 1000
 // Built-in maps, each from the exporter's documented metric names:
 // vLLM docs/design/metrics (V1 names first, V0 names after), SGLang
 // docs/references/production_metrics, TGI's router metrics, Triton's
-// metrics.md, llama.cpp server README (--metrics), DCGM exporter's
+// metrics.md, TorchServe's metrics API, llama.cpp server README (--metrics), DCGM exporter's
 // default-counters.csv and node_exporter's cpu/meminfo/netdev collectors.
 var builtinMaps = []Map{
 	{Kind: "vllm", markers: []string{"vllm:num_requests_running", "vllm:num_requests_waiting"}, rules: []rule{
@@ -94,6 +95,11 @@ var builtinMaps = []Map{
 		{series: GPUMemUsedMiB, how: gauge, names: []string{"nv_gpu_memory_used_bytes"}, scale: 1.0 / (1 << 20)},
 		{series: GPUMemTotalMiB, how: gauge, names: []string{"nv_gpu_memory_total_bytes"}, scale: 1.0 / (1 << 20)},
 		{series: GPUPowerW, how: gauge, names: []string{"nv_gpu_power_usage"}},
+	}},
+	{Kind: "torchserve", markers: []string{"ts_inference_requests_total"}, rules: []rule{
+		// TorchServe keeps cumulative microseconds, as Triton does: the
+		// window's mean queue time is Δqueue_us ÷ Δrequests.
+		{series: ServerQueueTime + "_mean_ms", how: ratio, names: []string{"ts_queue_latency_microseconds"}, other: []string{"ts_inference_requests_total"}, scale: 0.001},
 	}},
 	{Kind: "llamacpp", markers: []string{"llamacpp:requests_processing", "llamacpp:tokens_predicted_total"}, rules: []rule{
 		{series: QueueDepth, how: gauge, names: []string{"llamacpp:requests_deferred"}},

@@ -81,6 +81,9 @@ func TestFixturesDerive(t *testing.T) {
 		// figures from its own nv_gpu_* gauges.
 		{"triton.prom", []string{"triton"}, map[string]float64{QueueDepth: 7, ServerQueueTime + "_mean_ms": 2,
 			GPUUtil: 90, GPUMemUsedMiB: 2 * 61440, GPUMemTotalMiB: 2 * 81920, GPUMemUsedFrac: 0.75, GPUPowerW: 611}},
+		// TorchServe: mean queue time from cumulative µs ÷ requests,
+		// 300,000 µs over 100 requests.
+		{"torchserve.prom", []string{"torchserve"}, map[string]float64{ServerQueueTime + "_mean_ms": 3}},
 		// DCGM: utilisation averaged, memory and power summed, total =
 		// used + free.
 		{"dcgm.prom", []string{"dcgm"}, map[string]float64{GPUUtil: 96, GPUMemUsedMiB: 152000, GPUMemTotalMiB: 162000,

@@ -122,8 +122,8 @@ func (v *validator) chainStep(path string, s *ChainStep) bool {
 		v.httpStep(path+".http", s.HTTP)
 		return false
 	}
-	if !knownAPI(s.API) {
-		v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", s.API)
+	if !openAIAPI(s.API) {
+		v.fail(path+".api", "%q is not a chain step's API: want chat, completions or embeddings", s.API)
 	}
 	if s.URL != "" {
 		if err := protocol.CheckBaseURL(s.URL); err != nil {

@@ -32,7 +32,7 @@ func TestValidateChain(t *testing.T) {
 		// ... and not neither.
 		{"neither", func(c *Class) { c.Chain[2].API = "" }, "chain[2]: set exactly one of api"},
 		// Unknown APIs are refused.
-		{"bad api", func(c *Class) { c.Chain[0].API = "rerank" }, `chain[0].api: "rerank" is not an API`},
+		{"bad api", func(c *Class) { c.Chain[0].API = "rerank" }, `chain[0].api: "rerank" is not a chain step's API`},
 		// A relative retrieval URL cannot be sent.
 		{"relative url", func(c *Class) { c.Chain[1].HTTP.URL = "/search" }, "chain[1].http: http call: url"},
 		// A malformed extract path.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -117,7 +118,7 @@ func (v *validator) classes() {
 		v.length(path+".input_tokens", c.InputTokens)
 		v.length(path+".output_tokens", c.OutputTokens)
 		if c.API != "" && !knownAPI(c.API) {
-			v.fail(path+".api", "%q is not an API: want chat, completions or embeddings", c.API)
+			v.fail(path+".api", "%q is not an API: want %s", c.API, protocol.APINames())
 		}
 		v.language(path+".language", c.Language)
 		v.turns(path, c)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+
+	"github.com/inferload/inferload/protocol"
 )
 
 var docPath = filepath.Join("..", "docs", "plan.md")
@@ -139,4 +141,30 @@ func shellWords(s string) []string {
 		words = append(words, cur.String())
 	}
 	return words
+}
+
+// TestDocsListEveryAPI fails when an API the plan accepts is missing from
+// docs/plan.md's target.api row, or the row names one it refuses.
+func TestDocsListEveryAPI(t *testing.T) {
+	t.Parallel()
+	var row string
+	for _, line := range strings.Split(readDoc(t), "\n") {
+		if strings.HasPrefix(line, "| `target.api` |") {
+			row = line
+		}
+	}
+	if row == "" {
+		t.Fatal("docs/plan.md has no target.api row")
+	}
+	for _, api := range protocol.APIs() {
+		if !strings.Contains(row, "`"+string(api)+"`") {
+			t.Errorf("docs/plan.md's target.api row does not name %s", api)
+		}
+		if !knownAPI(string(api)) {
+			t.Errorf("the plan refuses %s, which protocol speaks", api)
+		}
+	}
+	if knownAPI("grpc") {
+		t.Error("the plan accepts an API protocol does not speak")
+	}
 }

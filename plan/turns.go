@@ -1,9 +1,16 @@
 package plan
 
-import "github.com/inferload/inferload/workload"
+import (
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/workload"
+)
 
 // knownAPI reports whether api is one target.api and a class's api accept.
-func knownAPI(api string) bool {
+func knownAPI(api string) bool { return protocol.API(api).Known() }
+
+// openAIAPI reports whether api is one a chain step accepts: chains build
+// OpenAI requests (their steps pass text and embeddings between them).
+func openAIAPI(api string) bool {
 	return api == "chat" || api == "completions" || api == "embeddings"
 }
 

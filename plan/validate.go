@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
@@ -44,6 +45,7 @@ func (p *Plan) Validate() error {
 	v := &validator{p: p}
 	v.name()
 	v.target()
+	v.apis()
 	v.headers()
 	v.body()
 	v.timeouts()
@@ -90,7 +92,7 @@ func (v *validator) target() {
 		v.fail("target.url", "%s: %v", redactURL(t.URL), err)
 	}
 	if !knownAPI(t.API) {
-		v.fail("target.api", "%q is not an API: want chat, completions or embeddings", t.API)
+		v.fail("target.api", "%q is not an API: want %s", t.API, protocol.APINames())
 	}
 	if t.APIKeyEnv != "" && t.APIKeyFile != "" {
 		v.fail("target.api_key_file", "set api_key_env or api_key_file, not both")

@@ -17,8 +17,12 @@ type OpenAIBody struct {
 	// earlier turns, then the user message) and replaces Prompt for the
 	// chat API; the completions API always sends Prompt.
 	Messages []ChatMessage
-	// MaxTokens is sent as "max_tokens" when positive.
+	// MaxTokens is sent as "max_tokens" (or the API's own name for it)
+	// when positive, or always with ExplicitMaxTokens.
 	MaxTokens int
+	// ExplicitMaxTokens sends MaxTokens even when it is 0 or negative: a
+	// bad-input request asking for no tokens must say so.
+	ExplicitMaxTokens bool
 	// Stream asks for an SSE reply.
 	Stream bool
 	// IncludeUsage asks a streaming reply for a final usage chunk
@@ -34,7 +38,8 @@ type OpenAIBody struct {
 	Extra map[string]any
 }
 
-// Render returns the JSON body for api. Keys are sorted, so the same body
+// Render returns the JSON body for api (the native APIs' bodies are
+// described in renderNative). Keys are sorted, so the same body
 // always renders to the same bytes.
 func (b OpenAIBody) Render(api API) ([]byte, error) {
 	m := make(map[string]any, 6+len(b.Extra))
@@ -46,12 +51,15 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	case APIEmbeddings:
 		return encodeBody(b.renderEmbeddings())
 	default:
-		return nil, fmt.Errorf("render body: unknown API %q (want %q, %q or %q)", api, APIChat, APICompletions, APIEmbeddings)
+		if native, ok := b.renderNative(api); ok {
+			return encodeBody(native)
+		}
+		return nil, fmt.Errorf("render body: unknown API %q (want %s)", api, APINames())
 	}
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
-	if b.MaxTokens > 0 {
+	if b.sendMaxTokens() {
 		m["max_tokens"] = b.MaxTokens
 	}
 	m["stream"] = b.Stream
@@ -92,3 +100,6 @@ func (b OpenAIBody) chatMessages() []ChatMessage {
 	}
 	return []ChatMessage{{Role: "user", Content: b.Prompt}}
 }
+
+// sendMaxTokens reports whether the body carries MaxTokens.
+func (b OpenAIBody) sendMaxTokens() bool { return b.MaxTokens > 0 || b.ExplicitMaxTokens }

@@ -706,3 +706,66 @@ func (s *scanner) nonEmptyArray() (bool, error) {
 	inner := s.b[start+1 : s.i-1]
 	return len(bytes.TrimLeft(inner, " \t\r\n")) > 0, nil
 }
+
+// nextMember walks an object's members without a callback (a closure
+// would put the scanner on the heap): call it with started false at the
+// object's opening brace, then with true after each value is consumed. It
+// returns the next member's decoded name (valid until the next key is
+// read), or nil once the object is closed.
+//
+//	k, err := s.nextMember(false)
+//	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+//		if err = s.fooMember(k, x); err != nil {
+//			break
+//		}
+//	}
+func (s *scanner) nextMember(started bool) ([]byte, error) {
+	var more bool
+	var err error
+	if started {
+		more, err = s.next('}')
+	} else {
+		more, err = s.enter('{', '}')
+	}
+	if !more || err != nil {
+		return nil, err
+	}
+	k, esc, err := s.key()
+	if err != nil {
+		return nil, err
+	}
+	if k = decodeKey(k, esc, s.kb[:0]); k == nil {
+		k = s.kb[:0] // a name too long to match any: not the end
+	}
+	return k, nil
+}
+
+// boolean reads true or false; any other value is skipped and reads as
+// false.
+func (s *scanner) boolean() (bool, error) {
+	switch s.peek() {
+	case 't':
+		return true, s.literal("true")
+	case 'f':
+		return false, s.literal("false")
+	}
+	return false, s.skip()
+}
+
+// start checks that a Scan function's data opens with a JSON object.
+func (s *scanner) start() error {
+	s.ws()
+	if s.peek() != '{' {
+		return s.fail("not a JSON object")
+	}
+	return nil
+}
+
+// end checks that nothing but whitespace follows the object.
+func (s *scanner) end() error {
+	s.ws()
+	if s.i != len(s.b) {
+		return s.fail("trailing data after the object")
+	}
+	return nil
+}

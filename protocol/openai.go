@@ -42,9 +42,13 @@ const maxEventsCap = record.MaxEventsKept
 // OpenAIOptions configures an OpenAI-compatible client. The zero value of
 // every field means its documented default.
 type OpenAIOptions struct {
-	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1; a trailing
-	// slash is ignored. Required.
+	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1 for the
+	// OpenAI APIs, or the server's root (http://127.0.0.1:8080) for the
+	// native ones (APITGI, ...); a trailing slash is ignored. Required.
 	BaseURL string
+	// Model names the model in the path of the APIs that need it
+	// (APITriton, APITorchServe); the others ignore it.
+	Model string
 	// APIKey, when set, is sent as "Authorization: Bearer <key>". The caller
 	// resolves it (from the environment or a file); it is never logged and
 	// is redacted from every Trace.ErrMsg.
@@ -75,20 +79,21 @@ type OpenAIOptions struct {
 }
 
 // OpenAI is a Client for OpenAI-compatible /chat/completions and
-// /completions endpoints, and /embeddings (vLLM, SGLang, TGI, llama.cpp, Ollama, ...).
-// It speaks HTTP/1.1 with one connection per in-flight request, as these
+// /completions endpoints, and /embeddings (vLLM, SGLang, TGI, llama.cpp,
+// Ollama, ...), and for the servers' native APIs (APITGI, APIOllama,
+// APITriton, APITorchServe): each request's API picks its endpoint and
+// reply reader, over one connection pool. It speaks HTTP/1.1 with one connection per in-flight request, as these
 // servers are usually benchmarked, and is safe for concurrent use.
 type OpenAI struct {
-	tr             *http.Transport
-	chatURL        *url.URL
-	completionsURL *url.URL
-	embeddingsURL  *url.URL
-	host           string // Host header override, "" for the URL's
-	streamHeader   http.Header
-	plainHeader    http.Header
-	redact         record.Redactor // the API key and opts.Secrets
-	ttft, total    time.Duration
-	readers        sync.Pool // *SSEReader
+	tr           *http.Transport
+	eps          map[API]endpoint
+	host         string // Host header override, "" for the URL's
+	streamHeader http.Header
+	plainHeader  http.Header
+	redact       record.Redactor // the API key and opts.Secrets
+	ttft, total  time.Duration
+	readers      sync.Pool // *SSEReader
+	lines        sync.Pool // *LineReader
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -106,19 +111,23 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		return nil, err
 	}
 	c := &OpenAI{
-		tr:             transport(opts, tlsConf),
-		chatURL:        base.JoinPath("chat/completions"),
-		completionsURL: base.JoinPath("completions"),
-		embeddingsURL:  base.JoinPath("embeddings"),
-		redact:         record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
-		ttft:           opts.TTFTTimeout,
-		total:          opts.TotalTimeout,
+		tr:     transport(opts, tlsConf),
+		eps:    endpoints(base, opts.Model),
+		redact: record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
+		ttft:   opts.TTFTTimeout,
+		total:  opts.TotalTimeout,
 	}
 	if err := c.buildHeaders(opts); err != nil {
 		return nil, err
 	}
-	c.readers.New = func() any { return NewSSEReader(nil, time.Now) }
+	c.initPools()
 	return c, nil
+}
+
+// initPools makes the stream readers' pools.
+func (c *OpenAI) initPools() {
+	c.readers.New = func() any { return NewSSEReader(nil, time.Now) }
+	c.lines.New = func() any { return NewLineReader(nil, time.Now) }
 }
 
 // Close releases idle connections. In-flight requests are not affected.
@@ -339,20 +348,17 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 	if req == nil {
 		return nil, nil, errors.New("nil request")
 	}
-	hdr := c.plainHeader
-	if req.Stream {
-		hdr = c.streamHeader
+	if !req.API.Known() {
+		return nil, nil, fmt.Errorf("API %q is not spoken by this client (want %s)", req.API, APINames())
 	}
-	switch req.API {
-	case APIChat:
-		return c.chatURL, hdr, nil
-	case APICompletions:
-		return c.completionsURL, hdr, nil
-	case APIEmbeddings:
-		return c.embeddingsURL, c.plainHeader, nil
+	ep, ok := c.eps[req.API]
+	if !ok {
+		return nil, nil, fmt.Errorf("API %s %w", req.API, errNoModel)
 	}
-	return nil, nil, fmt.Errorf("API %q is not spoken by the OpenAI client (want %q, %q or %q)",
-		req.API, APIChat, APICompletions, APIEmbeddings)
+	if req.Stream && req.API != APIEmbeddings {
+		return ep.stream, c.streamHeader, nil
+	}
+	return ep.plain, c.plainHeader, nil
 }
 
 // finish records a failure that happened before anything was sent.
@@ -372,6 +378,7 @@ type call struct {
 	lim    Timeouts    // the timeouts in force, for error messages
 	req    *Request
 	t      *Trace
+	hdr    http.Header // the reply's headers, once it came
 	// connect, when not nil, is a per-request connect deadline; connected
 	// is set once a connection is in hand so a late firing is ignored.
 	connect   *time.Timer
@@ -387,6 +394,7 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	}
 	defer resp.Body.Close()
 	cl.t.Status = resp.StatusCode
+	cl.hdr = resp.Header
 	switch {
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
@@ -395,9 +403,10 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
 	case cl.req.Stream:
-		err = cl.readStream(resp)
+		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:
-		err = cl.readBody(resp.Body)
+		body := replyReaders[cl.req.API].body
+		err = cl.wholeBody(resp.Body, func(b []byte, at time.Time) error { return body(cl, b, at) })
 	}
 	if err != nil {
 		cl.fail(err)

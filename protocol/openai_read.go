@@ -182,12 +182,6 @@ func (cl *call) wholeBody(body io.Reader, use func(b []byte, at time.Time) error
 	return use(b, at)
 }
 
-// readBody reads a non-streaming reply: its one content event is stamped
-// when the whole body has arrived.
-func (cl *call) readBody(body io.Reader) error {
-	return cl.wholeBody(body, cl.applyBody)
-}
-
 // applyBody checks a whole chat or completions reply.
 func (cl *call) applyBody(b []byte, at time.Time) error {
 	var ck Chunk

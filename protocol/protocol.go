@@ -1,5 +1,6 @@
 // Package protocol speaks one inference API each and turns a server's reply
-// (a Server-Sent Events stream or a JSON body) into timestamped token events.
+// (a Server-Sent Events or NDJSON stream, HTTP chunks, or a JSON body) into
+// timestamped token events.
 // It knows nothing of scheduling or statistics.
 package protocol
 
@@ -102,7 +103,9 @@ type Trace struct {
 	// Timings is the server's own account of the request's time, from the
 	// final chunk (llama.cpp's "timings"); Timings.Present is false without.
 	Timings ServerTimings
-	// SawDone is true when a streaming reply ended with data: [DONE].
+	// SawDone is true when a streaming reply ended with its API's end
+	// marker: data: [DONE], TGI's generated_text event, Ollama's done:
+	// true line (Triton's and TorchServe's streams have none).
 	SawDone bool
 
 	// Err classifies the failure; record.ErrNone on success.

@@ -22,6 +22,10 @@ type ServerTimings struct {
 	// inferload's simulator does.
 	QueueUS  int64
 	HasQueue bool
+	// InferenceUS is prefill and decode together, from servers that do
+	// not split them (TGI's x-inference-time); PromptUS and PredictedUS
+	// are 0 then.
+	InferenceUS int64
 }
 
 // timings reads a "timings" object. It appears in a stream's final chunk

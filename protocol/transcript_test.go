@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -22,6 +23,12 @@ type transcript struct {
 	want   transcriptWant
 	eol    string
 	stream []byte
+	// api is the API the transcript is read as (default chat); plain is
+	// true for a whole, non-streamed reply ("stream: false"); header holds
+	// reply headers ("header: Name: value" lines).
+	api    API
+	plain  bool
+	header http.Header
 }
 
 // transcriptWant is what the client must make of a transcript.
@@ -37,6 +44,9 @@ type transcriptWant struct {
 	// the server's in-band timings; empty without them.
 	Timings string
 	Cached  int
+	// Server is "queue_us inference_us" of timings that carry a queue or
+	// an undivided inference time (TGI's headers); empty otherwise.
+	Server string
 }
 
 func loadTranscript(path string) (transcript, error) {
@@ -48,7 +58,7 @@ func loadTranscript(path string) (transcript, error) {
 	if !ok {
 		return transcript{}, fmt.Errorf("%s: no \"-- stream --\" line", path)
 	}
-	tr := transcript{eol: "lf"}
+	tr := transcript{eol: "lf", api: APIChat, header: http.Header{}}
 	sc := bufio.NewScanner(bytes.NewReader(head))
 	for line := 1; sc.Scan(); line++ {
 		text := sc.Text()
@@ -100,6 +110,17 @@ func (tr *transcript) set(key, value string) error {
 		w.Timings = value
 	case "cached":
 		w.Cached, err = strconv.Atoi(value)
+	case "server":
+		w.Server = value
+	case "api":
+		tr.api = API(value)
+	case "stream":
+		var stream bool
+		stream, err = strconv.ParseBool(value)
+		tr.plain = !stream
+	case "header":
+		name, v, _ := strings.Cut(value, ":")
+		tr.header.Add(strings.TrimSpace(name), strings.TrimSpace(v))
 	default:
 		return fmt.Errorf("unknown header %q", key)
 	}
@@ -112,8 +133,19 @@ func (tr *transcript) set(key, value string) error {
 // serveTranscript writes the stream in pieces of size bytes (all at once
 // when size is 0), flushing each, so the client sees real split reads.
 func serveTranscript(stream []byte, size int) http.HandlerFunc {
+	return serveTranscriptAs(stream, size, "text/event-stream", nil)
+}
+
+// serveTranscriptAs is serveTranscript with a Content-Type and headers.
+func serveTranscriptAs(stream []byte, size int, contentType string, header http.Header) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		startStream(w, r)
+		_, _ = io.Copy(io.Discard, r.Body)
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
 		if size == 0 {
 			size = len(stream)
 		}
@@ -142,17 +174,31 @@ func TestTranscripts(t *testing.T) {
 		for _, size := range []int{0, 7} {
 			t.Run(fmt.Sprintf("%s/pieces=%d", filepath.Base(path), size), func(t *testing.T) {
 				t.Parallel()
-				srv := httptest.NewServer(serveTranscript(tr.stream, size))
+				srv := httptest.NewServer(serveTranscriptAs(tr.stream, size, tr.contentType(), tr.header))
 				defer srv.Close()
-				got := doTrace(t, newClient(t, srv.URL+"/v1", nil), chatRequest(true))
+				got := doTrace(t, newClient(t, tr.baseURL(srv.URL), withModel), apiRequest(tr.api, !tr.plain))
 				view := transcriptWant{
 					Content: got.ContentEvents, Reasoning: got.ReasoningEvents,
 					Usage: got.UsageReported, Prompt: got.PromptTokens, Completion: got.CompletionTokens,
 					ReasoningTokens: got.ReasoningTokens, Finish: got.FinishReason, Done: got.SawDone, Err: got.Err,
 					Cached: got.CachedTokens,
 				}
+				if tr.api == APITorchServe && !tr.plain {
+					// Opaque chunks: one event per read, 1 to one per write.
+					writes := 1
+					if size > 0 {
+						writes = (len(tr.stream) + size - 1) / size
+					}
+					if view.Content < 1 || view.Content > writes {
+						t.Errorf("%d content events from %d writes", view.Content, writes)
+					}
+					view.Content = tr.want.Content
+				}
 				if tm := got.Timings; tm.Present {
 					view.Timings = fmt.Sprintf("%d %d %d %d %d", tm.PromptN, tm.PromptUS, tm.PredictedN, tm.PredictedUS, tm.CacheN)
+					if tm.InferenceUS > 0 || tm.HasQueue && tr.api.Native() {
+						view.Server = fmt.Sprintf("%d %d", tm.QueueUS, tm.InferenceUS)
+					}
 				}
 				if diff := cmp.Diff(tr.want, view); diff != "" {
 					t.Errorf("(-want +got), ErrMsg %q:\n%s", got.ErrMsg, diff)
@@ -163,4 +209,37 @@ func TestTranscripts(t *testing.T) {
 			})
 		}
 	}
+}
+
+// contentType is what a server of the transcript's API sends.
+func (tr *transcript) contentType() string {
+	switch {
+	case tr.plain:
+		return "application/json"
+	case tr.api == APIOllama:
+		return "application/x-ndjson"
+	case tr.api == APITorchServe:
+		return "text/plain"
+	}
+	return "text/event-stream"
+}
+
+// baseURL is the base URL the transcript's API takes on a server at root.
+func (tr *transcript) baseURL(root string) string {
+	if tr.api.Native() {
+		return root
+	}
+	return root + "/v1"
+}
+
+// withModel gives a test client the model the native APIs' paths name.
+func withModel(o *OpenAIOptions) { o.Model = "m" }
+
+// apiRequest is a request for api with 16 output tokens.
+func apiRequest(api API, stream bool) *Request {
+	body, err := OpenAIBody{Model: "m", Prompt: "hi", MaxTokens: 16, Stream: stream, IncludeUsage: true}.Render(api)
+	if err != nil {
+		panic(err)
+	}
+	return &Request{API: api, Body: body, Stream: stream, MaxTokens: 16, EventsCap: 16}
 }

@@ -229,4 +229,8 @@ type ServerTime struct {
 	// the record (Span.ServerTime) rather than from the reply itself: only
 	// on the joined copy a summary is built from, never in records.jsonl.
 	FromSpan bool `json:"-"`
+	// InferenceUS is prefill and decode together from a server that does
+	// not split them (TGI's x-inference-time); PrefillUS and DecodeUS
+	// are 0 then.
+	InferenceUS int64 `json:"inference_us,omitempty"`
 }

@@ -105,6 +105,7 @@ func appendServer(b []byte, s *ServerTime) []byte {
 	b = appendIntOmit(b, `,"decode_n":`, int64(s.DecodeN))
 	b = appendIntOmit(b, `,"queue_us":`, s.QueueUS)
 	b = appendBoolOmit(b, `,"has_queue":true`, s.HasQueue)
+	b = appendIntOmit(b, `,"inference_us":`, s.InferenceUS)
 	return append(b, '}')
 }
 

@@ -83,12 +83,13 @@ type AttemptRow struct {
 // ServerTimeRow is record.ServerTime: the server's own account of the
 // request's time.
 type ServerTimeRow struct {
-	PrefillUS int64 `parquet:"prefill_us" json:"prefill_us"`
-	PromptN   int   `parquet:"prompt_n" json:"prompt_n,omitempty"`
-	DecodeUS  int64 `parquet:"decode_us" json:"decode_us"`
-	DecodeN   int   `parquet:"decode_n" json:"decode_n,omitempty"`
-	QueueUS   int64 `parquet:"queue_us" json:"queue_us,omitempty"`
-	HasQueue  bool  `parquet:"has_queue" json:"has_queue,omitempty"`
+	PrefillUS   int64 `parquet:"prefill_us" json:"prefill_us"`
+	PromptN     int   `parquet:"prompt_n" json:"prompt_n,omitempty"`
+	DecodeUS    int64 `parquet:"decode_us" json:"decode_us"`
+	DecodeN     int   `parquet:"decode_n" json:"decode_n,omitempty"`
+	QueueUS     int64 `parquet:"queue_us" json:"queue_us,omitempty"`
+	HasQueue    bool  `parquet:"has_queue" json:"has_queue,omitempty"`
+	InferenceUS int64 `parquet:"inference_us" json:"inference_us,omitempty"`
 }
 
 // ChainStepRow is record.ChainStep: one call of a multi-step chain.
@@ -151,7 +152,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 	if s := r.Server; s != nil {
 		row.Server = &ServerTimeRow{
 			PrefillUS: s.PrefillUS, PromptN: s.PromptN, DecodeUS: s.DecodeUS,
-			DecodeN: s.DecodeN, QueueUS: s.QueueUS, HasQueue: s.HasQueue,
+			DecodeN: s.DecodeN, QueueUS: s.QueueUS, HasQueue: s.HasQueue, InferenceUS: s.InferenceUS,
 		}
 	}
 	for _, c := range r.Chain {

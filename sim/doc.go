@@ -11,9 +11,12 @@
 // Server and under Calibrate's virtual time.
 //
 // A Server puts OpenAI's /v1/chat/completions and /v1/completions (SSE
-// streaming and plain JSON), /v1/models, /health and a Prometheus /metrics
-// (vLLM and DCGM-exporter names) in front of one scheduler goroutine, and
-// can inject Faults into a seeded fraction of requests.
+// streaming and plain JSON), /v1/models, the native APIs of TGI, Ollama,
+// Triton (generate extension) and TorchServe at their servers' paths (one
+// dialect each over the same engine), /health and a Prometheus /metrics
+// (vLLM's names, or TGI's, Triton's or TorchServe's: Config.Metrics, and
+// DCGM-exporter names) in front of one scheduler goroutine, and can
+// inject Faults into a seeded fraction of requests, in each API's shapes.
 //
 // The package does not import the load generator: it speaks only HTTP.
 // docs/sim.md describes the profiles, the cost model and its calibration.

@@ -23,6 +23,22 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/completions", s.tracked(s.generate(apiCompletions)))
 	mux.HandleFunc("POST /v1/embeddings", s.tracked(s.embeddings))
 	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /generate", s.tracked(s.nativeHandler(parseTGI(false), newTGIDialect)))
+	mux.HandleFunc("POST /generate_stream", s.tracked(s.nativeHandler(parseTGI(true), newTGIDialect)))
+	mux.HandleFunc("GET /info", s.tgiInfo)
+	mux.HandleFunc("POST /api/chat", s.tracked(s.nativeHandler(parseOllama(true), newOllamaDialect(true))))
+	mux.HandleFunc("POST /api/generate", s.tracked(s.nativeHandler(parseOllama(false), newOllamaDialect(false))))
+	mux.HandleFunc("GET /api/version", s.ollamaVersion)
+	mux.HandleFunc("GET /api/tags", s.ollamaTags)
+	mux.HandleFunc("POST /api/show", s.ollamaShow)
+	mux.HandleFunc("POST /v2/models/{model}/generate", s.tracked(s.nativeHandler(parseTriton(false, s.prof.Model), newTritonDialect)))
+	mux.HandleFunc("POST /v2/models/{model}/generate_stream", s.tracked(s.nativeHandler(parseTriton(true, s.prof.Model), newTritonDialect)))
+	mux.HandleFunc("GET /v2/models/{model}", s.tritonModel)
+	mux.HandleFunc("GET /v2", s.tritonServer)
+	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("POST /predictions/{model}", s.tracked(s.nativeHandler(parseTorchServe(s.prof.Model), newTorchServeDialect)))
+	mux.HandleFunc("GET /ping", s.torchServePing)
+	mux.HandleFunc("GET /models/{model}", s.torchServeModel)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
@@ -69,6 +85,7 @@ type call struct {
 	created int64
 	words   uint64 // where the answer starts in the vocabulary
 	st      *stream
+	d       dialect
 }
 
 func (s *Server) generate(api apiKind) http.HandlerFunc {
@@ -84,6 +101,7 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 			return
 		}
 		c := s.newCall(w, r, g)
+		c.d = &openaiDialect{c: c, cr: newChunkRenderer(api, c.id, c.created, s.modelJSON)}
 		c.serve()
 	}
 }
@@ -125,7 +143,7 @@ func (c *call) serve() {
 	s := c.s
 	switch c.fault.Kind {
 	case FaultStatus:
-		writeAPIError(c.w, statusFault(c.fault.Status))
+		c.writeError(statusFault(c.fault.Status))
 		return
 	case FaultSlowFirstByte:
 		if !c.pause(c.fault.Delay) {
@@ -133,7 +151,7 @@ func (c *call) serve() {
 		}
 	}
 	if err := s.submit(c.st); err != nil {
-		writeAPIError(c.w, s.admissionError(err))
+		c.writeError(s.admissionError(err))
 		return
 	}
 	defer s.abort(c.st)
@@ -211,31 +229,39 @@ func (st *stream) progress() (int, bool) {
 	return int(st.avail.Load()), done
 }
 
-// serveStream writes the SSE reply: role chunk (chat), one chunk per token,
-// a finish_reason chunk, a usage chunk if asked for, then [DONE] - with the
-// request's fault, if any, somewhere in between.
+// faultMsg is the message of the error_event fault.
+const faultMsg = "simulated fault: the engine failed mid-generation"
+
+// serveStream writes the streamed reply in the call's dialect: its opening,
+// one object per token, its close - with the request's fault, if any,
+// somewhere in between.
 func (c *call) serveStream() {
 	h := c.w.Header()
-	h.Set("Content-Type", "text/event-stream")
+	h.Set("Content-Type", c.d.contentType())
 	h.Set("Cache-Control", "no-cache")
 	c.w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(c.w)
 	_ = rc.Flush()
-	cr := newChunkRenderer(c.g.api, c.id, c.created, c.s.modelJSON)
+	hold := 0
+	if c.d.holdsLast() {
+		hold = 1
+	}
 	sent := 0
 	for c.await() {
 		avail, done := c.st.progress()
-		if sent == 0 && avail > 0 && c.g.api == apiChat {
-			c.write(cr.role())
+		if sent == 0 && avail > 0 {
+			if b := c.d.start(); b != nil {
+				c.write(b)
+			}
 		}
-		for ; sent < avail; sent++ {
-			if sent == c.faultAt && !c.midStreamFault(cr, sent) {
+		for ; sent < avail-hold; sent++ {
+			if sent == c.faultAt && !c.midStreamFault(sent) {
 				return
 			}
-			c.write(cr.token(tokenText(c.words, sent), false))
+			c.write(c.d.token(sent, tokenText(c.words, sent), false))
 		}
 		if done {
-			c.finishStream(cr, sent)
+			c.finishStream(sent + hold)
 			return
 		}
 		if rc.Flush() != nil {
@@ -246,33 +272,41 @@ func (c *call) serveStream() {
 
 // midStreamFault injects the request's fault before token i; false means
 // the stream is over.
-func (c *call) midStreamFault(cr *chunkRenderer, i int) bool {
+func (c *call) midStreamFault(i int) bool {
 	switch c.fault.Kind {
 	case FaultReset:
 		c.reset()
 		return false
 	case FaultMalformed:
-		c.write(cr.token(tokenText(c.words, i), true))
+		if b := c.d.token(i, tokenText(c.words, i), true); b != nil {
+			c.write(b)
+		}
 	case FaultStall:
 		_ = http.NewResponseController(c.w).Flush()
 		return c.pause(c.fault.Delay)
 	case FaultErrorEvent:
-		e := &apiError{typ: "server_error", code: "internal_error", msg: "simulated fault: the engine failed mid-generation"}
-		c.write(append(append([]byte("data: "), e.body()...), "\n\n"...))
-		c.write([]byte(doneEvent))
+		b := c.d.errorEvent(faultMsg)
+		if b == nil {
+			_ = http.NewResponseController(c.w).Flush()
+			panic(http.ErrAbortHandler) // no in-band error: the stream is cut
+		}
+		c.write(b)
 		return false
 	}
 	return true
 }
 
-func (c *call) finishStream(cr *chunkRenderer, sent int) {
-	c.write(cr.finish(c.st.reason))
-	if c.g.includeUsage {
-		c.write(cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}, c.st.times))
+// finishStream closes a stream of sent tokens; a dialect that holds the
+// last token back writes it now, after its turn for the fault.
+func (c *call) finishStream(sent int) {
+	last := ""
+	if c.d.holdsLast() {
+		if sent-1 == c.faultAt && !c.midStreamFault(sent-1) {
+			return
+		}
+		last = tokenText(c.words, sent-1)
 	}
-	if c.fault.Kind != FaultMissingDone {
-		c.write([]byte(doneEvent))
-	}
+	c.write(c.d.end(sent, last, c.fault.Kind != FaultMissingDone))
 	_ = http.NewResponseController(c.w).Flush()
 }
 
@@ -314,8 +348,7 @@ func (c *call) serveJSON() {
 	for i := range n {
 		text.WriteString(tokenText(c.words, i))
 	}
-	body := completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text.String(), c.st.reason,
-		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached})
+	body := c.d.whole(c.w.Header(), text.String(), n)
 	switch c.fault.Kind {
 	case FaultReset:
 		c.reset()
@@ -327,10 +360,8 @@ func (c *call) serveJSON() {
 	case FaultMalformed:
 		body = body[:len(body)/2]
 	case FaultErrorEvent:
-		writeAPIError(c.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error",
-			msg: "simulated fault: the engine failed mid-generation"})
+		c.writeError(&apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: faultMsg})
 		return
 	}
-	c.w.Header().Set("Content-Type", "application/json")
 	_, _ = c.w.Write(body)
 }

@@ -37,24 +37,35 @@ type metrics struct {
 	reqPrompt, reqGeneration, reqTPOT      prometheus.Histogram
 
 	stepLateness prometheus.Histogram
+
+	// server is another server's names, exported instead of vLLM's
+	// (Config.Metrics); nil for vLLM's.
+	server serverMetrics
 }
 
-func newMetrics(p Profile, gpu *gpuCollector) *metrics {
+// newMetrics builds the vLLM names and exports them on m.reg, unless the
+// set named is another server's: then that set is exported (m.server)
+// and the vLLM names are kept for the simulator's own use only.
+func newMetrics(p Profile, gpu *gpuCollector, set string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry()}
+	vllm := prometheus.Registerer(m.reg)
+	if m.server = newServerMetrics(set, p, m.reg); m.server != nil {
+		vllm = prometheus.NewRegistry()
+	}
 	model := prometheus.Labels{"model_name": p.Model}
 	gauge := func(name, help string) prometheus.Gauge {
 		g := prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help, ConstLabels: model})
-		m.reg.MustRegister(g)
+		vllm.MustRegister(g)
 		return g
 	}
 	counter := func(name, help string) prometheus.Counter {
 		c := prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help, ConstLabels: model})
-		m.reg.MustRegister(c)
+		vllm.MustRegister(c)
 		return c
 	}
 	hist := func(name, help string, buckets []float64) prometheus.Histogram {
 		h := prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets, ConstLabels: model})
-		m.reg.MustRegister(h)
+		vllm.MustRegister(h)
 		return h
 	}
 	m.running = gauge("vllm:num_requests_running", "Number of requests currently running on GPU.")
@@ -68,7 +79,7 @@ func newMetrics(p Profile, gpu *gpuCollector) *metrics {
 	m.prefixHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
 	m.success = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total",
 		Help: "Count of successfully processed requests.", ConstLabels: model}, []string{"finish_reason"})
-	m.reg.MustRegister(m.success)
+	vllm.MustRegister(m.success)
 	m.ttft = hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets)
 	m.itl = hist("vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", tokenBuckets)
 	m.tpot = hist("vllm:time_per_output_token_seconds", "Histogram of time per output token in seconds.", tokenBuckets)
@@ -84,7 +95,7 @@ func newMetrics(p Profile, gpu *gpuCollector) *metrics {
 	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "vllm:cache_config_info", Help: "Information of the LLMEngine CacheConfig.",
 		ConstLabels: prometheus.Labels{"block_size": strconv.Itoa(p.BlockSize), "num_gpu_blocks": strconv.Itoa(p.NumGPUBlocks)}})
 	info.Set(1)
-	m.reg.MustRegister(info)
+	vllm.MustRegister(info)
 	if gpu != nil {
 		m.reg.MustRegister(gpu)
 	}
@@ -93,6 +104,9 @@ func newMetrics(p Profile, gpu *gpuCollector) *metrics {
 
 // observeToken records one token event, with times on the engine clock.
 func (m *metrics) observeToken(ev TokenEvent) {
+	if m.server != nil {
+		m.server.observeToken(ev)
+	}
 	s := ev.Seq
 	if ev.First {
 		m.ttft.Observe((s.firstToken - s.arrival).Seconds())
@@ -106,6 +120,9 @@ func (m *metrics) observeToken(ev TokenEvent) {
 
 // observeFinish records a request that generated its last token.
 func (m *metrics) observeFinish(s *Sequence, reason string) {
+	if m.server != nil {
+		m.server.observeFinish(s)
+	}
 	m.success.WithLabelValues(reason).Inc()
 	m.e2e.Observe((s.lastToken - s.arrival).Seconds())
 	m.inference.Observe((s.lastToken - s.scheduled).Seconds())
@@ -118,6 +135,9 @@ func (m *metrics) observeFinish(s *Sequence, reason string) {
 
 // observeEngine copies the engine's gauges and counter deltas.
 func (m *metrics) observeEngine(e *Engine, prev EngineCounters) EngineCounters {
+	if m.server != nil {
+		m.server.observeEngine(e)
+	}
 	m.running.Set(float64(e.Running()))
 	m.waiting.Set(float64(e.Waiting()))
 	kv := e.KVUsage()

@@ -48,6 +48,7 @@ type generation struct {
 	maxTokens    int // explicit, or what is left of the context
 	minTokens    int
 	ignoreEOS    bool
+	details      bool // TGI's parameters.details
 }
 
 // apiError is an error answered with OpenAI's error body.
@@ -100,6 +101,13 @@ func parseGeneration(body []byte, api apiKind, p Profile) (generation, *apiError
 	if err := dec.Decode(&req); err != nil {
 		return generation{}, badRequest("", "invalid JSON body: %v", err)
 	}
+	return settleGeneration(req, api, p)
+}
+
+// settleGeneration validates a decoded request against profile p; the
+// native APIs' requests are translated to an apiRequest and come here too,
+// so every API is held to the same limits.
+func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiError) {
 	if req.Model != "" && req.Model != p.Model {
 		return generation{}, &apiError{status: http.StatusNotFound, typ: "invalid_request_error", param: "model", code: "model_not_found",
 			msg: fmt.Sprintf("The model `%s` does not exist.", req.Model)}

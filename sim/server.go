@@ -40,6 +40,10 @@ type Config struct {
 	// OTLPExportEvery is how often spans are exported (0 means
 	// DefaultOTLPExportEvery).
 	OTLPExportEvery time.Duration
+	// Metrics names the metric set /metrics exports: "vllm" (the
+	// default, also for ""), "tgi", "triton" or "torchserve"
+	// (MetricSets).
+	Metrics string
 }
 
 // Truth is the engine's account of one finished request: queued from
@@ -115,6 +119,9 @@ func New(cfg Config) (*Server, error) {
 		eng: eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
 		epoch: time.Now(), lateness: hdrhistogram.New(1, int64(10*time.Second), 3),
 	}
+	if err := checkMetricSet(cfg.Metrics); err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
 	if !cfg.Faults.IsZero() {
 		if err := cfg.Faults.Validate(); err != nil {
 			return nil, fmt.Errorf("sim: faults: %w", err)
@@ -135,7 +142,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
 	}
-	s.m = newMetrics(s.prof, s.gpu)
+	s.m = newMetrics(s.prof, s.gpu, cfg.Metrics)
 	s.modelJSON = jsonString(s.prof.Model)
 	s.mux = s.routes()
 	go s.loop()
@@ -160,8 +167,13 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 	return s, "http://" + ln.Addr().String() + "/v1", nil
 }
 
-// Handler serves /v1/chat/completions, /v1/completions, /v1/models,
-// /health and /metrics.
+// Handler serves the OpenAI endpoints (/v1/chat/completions,
+// /v1/completions, /v1/embeddings, /v1/models), the native ones (TGI's
+// /generate, /generate_stream and /info; Ollama's /api/chat,
+// /api/generate, /api/version, /api/tags and /api/show; Triton's
+// /v2/models/{model}/generate[_stream], /v2/models/{model} and /v2;
+// TorchServe's /predictions/{model}, /ping and /models/{model}), /health
+// and /metrics.
 func (s *Server) Handler() http.Handler { return s.mux }
 
 // Profile is the profile the server runs, defaults filled in.

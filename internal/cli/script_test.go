@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -23,7 +24,9 @@ import (
 //
 //	sim                    start a simulated server on 127.0.0.1 (port 0,
 //	                       20× speed-up) for this script; $SIM_URL is its
-//	                       base URL, and it closes when the script ends
+//	                       OpenAI base URL, $SIM_ROOT its root (the native
+//	                       APIs' base), $SIM_MODEL its model; it closes
+//	                       when the script ends
 //	exits CODE CMD ARGS…   run CMD and require exit code CODE exactly
 //	                       (stdout and stderr can then be checked)
 //	rundir VAR DIR         require exactly one run directory under DIR and
@@ -54,6 +57,8 @@ func scriptSim(ts *testscript.TestScript, neg bool, args []string) {
 	ts.Check(err)
 	ts.Defer(func() { srv.Close() })
 	ts.Setenv("SIM_URL", url)
+	ts.Setenv("SIM_ROOT", strings.TrimSuffix(url, "/v1")) // the native APIs' base
+	ts.Setenv("SIM_MODEL", srv.Profile().Model)
 }
 
 func scriptExits(ts *testscript.TestScript, neg bool, args []string) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,7 @@ type simFlags struct {
 	seed    uint64
 	speedup float64
 	otlp    string
+	metrics string
 }
 
 func (f *simFlags) bind(c *cobra.Command) {
@@ -27,6 +29,7 @@ func (f *simFlags) bind(c *cobra.Command) {
 	c.Flags().Uint64Var(&f.seed, "sim-seed", 1, "seed of the simulator's faults, output lengths and text")
 	c.Flags().Float64Var(&f.speedup, "speedup", 1, "run the simulated clock this many times faster than real time")
 	c.Flags().StringVar(&f.otlp, "otlp-traces-endpoint", "", "export an OTLP span per request, as vLLM's flag does: http://HOST:PORT (OTLP/HTTP protobuf, /v1/traces) or grpc://HOST:PORT")
+	c.Flags().StringVar(&f.metrics, "metrics-as", "vllm", "the server whose metric names /metrics exports: "+strings.Join(sim.MetricSets, ", "))
 }
 
 // config resolves the flags into a simulator configuration.
@@ -35,7 +38,10 @@ func (f *simFlags) config() (sim.Config, error) {
 	if err != nil {
 		return sim.Config{}, usageError(err)
 	}
-	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup, OTLPTracesEndpoint: f.otlp}
+	cfg := sim.Config{Profile: prof, Seed: f.seed, Speedup: f.speedup, OTLPTracesEndpoint: f.otlp, Metrics: f.metrics}
+	if !slices.Contains(sim.MetricSets, f.metrics) {
+		return sim.Config{}, usageErrorf("--metrics-as: %q, want %s", f.metrics, strings.Join(sim.MetricSets, ", "))
+	}
 	if f.faults != "" {
 		if cfg.Faults, err = sim.ParseFaults(f.faults); err != nil {
 			return sim.Config{}, usageErrorf("--faults: %w", err)

@@ -1,0 +1,44 @@
+package observe
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/inferload/inferload/sim"
+)
+
+// Each native API's environment probe reads what the server says of
+// itself from that server's own endpoints (here the simulator's, which
+// serves them at the real paths).
+func TestProbeNative(t *testing.T) {
+	t.Parallel()
+	srv, v1, err := sim.Start(sim.Config{Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	root, model := strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
+	tests := []struct {
+		api  string
+		want Served
+	}{
+		{"tgi", Served{Version: sim.Version, Models: []ServedModel{{ID: model, MaxContext: srv.Profile().MaxModelLen}}}},
+		{"ollama", Served{Version: sim.Version, Models: []ServedModel{{ID: model}}}},
+		{"triton", Served{Version: sim.Version, Models: []ServedModel{{ID: model, OwnedBy: "ensemble"}}}},
+		{"torchserve", Served{Error: "TorchServe lists its models on the management API (port 8081 by default), which is not probed"}},
+	}
+	for _, tt := range tests {
+		got := ProbeNative(context.Background(), http.DefaultClient, root, tt.api, model, http.Header{})
+		got.Headers = nil
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.api, diff)
+		}
+	}
+	// A server that is not there is an error, never a failure of the run.
+	if got := ProbeNative(context.Background(), http.DefaultClient, "http://127.0.0.1:1", "tgi", model, http.Header{}); got.Error == "" {
+		t.Errorf("probe of a closed port: %+v, want an error", got)
+	}
+}

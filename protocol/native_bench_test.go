@@ -1,0 +1,100 @@
+package protocol
+
+import (
+	"testing"
+	"time"
+)
+
+// One typical streamed object of each native API, as the servers send it.
+const (
+	tgiEvent = `data: {"index":12,"token":{"id":6975,"text":" learning","logprob":-0.0213,"special":false},` +
+		`"generated_text":null,"details":null}` + "\n\n"
+	ollamaLine = `{"model":"llama3.2","created_at":"2024-08-04T08:52:19.385406455-07:00",` +
+		`"message":{"role":"assistant","content":" learning"},"done":false}` + "\n"
+	tritonEvent = `data: {"model_name":"ensemble","model_version":"1","sequence_end":false,"sequence_id":0,` +
+		`"sequence_start":false,"text_output":" learning"}` + "\n\n"
+)
+
+// BenchmarkTGIEventPath is TGI's whole per-token path: SSE parse, ScanTGI
+// and the fold into the trace (timestamp kept), without the network. One
+// op is one token event.
+func BenchmarkTGIEventPath(b *testing.B) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(tgiEvent), left: -1}, time.Now)
+	cl := benchCall()
+	var e TGIEvent
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ev, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanTGI(ev.Data, &e); err != nil || !e.Token {
+			b.Fatal(err)
+		}
+		if err := cl.tgi(&e, ev.At); err != nil {
+			b.Fatal(err)
+		}
+		cl.rewind()
+	}
+}
+
+// benchCall is a call whose trace folds token events as a real one does.
+func benchCall() *call {
+	return &call{req: &Request{}, t: &Trace{Sent: time.Now(), EventsUS: make([]int64, 0, 1024)}}
+}
+
+// rewind empties the trace's kept events (every 1000), so a long
+// benchmark measures the fold, not the folding of a huge tail.
+func (cl *call) rewind() {
+	if len(cl.t.EventsUS) == 1000 {
+		cl.t.EventsUS = cl.t.EventsUS[:0]
+		cl.t.ContentEvents = 0
+	}
+}
+
+// BenchmarkOllamaEventPath is Ollama's per-token path: the NDJSON line
+// reader, ScanOllama and the fold into the trace.
+func BenchmarkOllamaEventPath(b *testing.B) {
+	r := NewLineReader(&repeatReader{pattern: []byte(ollamaLine), left: -1}, time.Now)
+	cl := benchCall()
+	var l OllamaLine
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		line, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanOllama(line.Data, &l); err != nil || !l.Content {
+			b.Fatal(err)
+		}
+		if err := cl.ollama(&l, line.At); err != nil {
+			b.Fatal(err)
+		}
+		cl.rewind()
+	}
+}
+
+// BenchmarkTritonEventPath is the generate extension's per-token path:
+// SSE parse, ScanTriton and the fold into the trace.
+func BenchmarkTritonEventPath(b *testing.B) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(tritonEvent), left: -1}, time.Now)
+	cl := benchCall()
+	var e TritonEvent
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		ev, err := r.Next()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := ScanTriton(ev.Data, &e); err != nil || !e.Content {
+			b.Fatal(err)
+		}
+		if err := cl.triton(&e, ev.At); err != nil {
+			b.Fatal(err)
+		}
+		cl.rewind()
+	}
+}

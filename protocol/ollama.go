@@ -1,0 +1,246 @@
+package protocol
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/inferload/inferload/record"
+)
+
+// OllamaLine is what one Ollama object says: a line of an /api/chat or
+// /api/generate stream ({"model", "created_at", "message": {"role",
+// "content", "thinking"} or "response", "done"}), the final line or a
+// whole reply (done: true, with done_reason, the counts and the
+// durations in nanoseconds), or an error ({"error": "..."}). Byte slices
+// alias the scanned data.
+type OllamaLine struct {
+	// Content is true for a non-empty message.content or response, or a
+	// non-empty message.tool_calls.
+	Content bool
+	// Reasoning is true for a non-empty thinking (message.thinking or, on
+	// /api/generate, the top-level thinking).
+	Reasoning bool
+	// Done is true on the final object; DoneReason is its done_reason
+	// ("stop", "length", "load", "unload").
+	Done       bool
+	DoneReason []byte
+	// Counts is true when prompt_eval_count or eval_count was present:
+	// the usage of the final object.
+	Counts          bool
+	PromptEvalCount int
+	EvalCount       int
+	// The final object's durations, in nanoseconds: total_duration,
+	// load_duration (loading the model, inside the total),
+	// prompt_eval_duration (the prompt: prefill) and eval_duration (the
+	// generation: decode).
+	TotalNS, LoadNS, PromptEvalNS, EvalNS int64
+	// Error is true for an error object; ErrorMessage is its message.
+	Error        bool
+	ErrorMessage []byte
+
+	// what message, response and thinking said, each the last of its
+	// key, combined into Content and Reasoning at the end
+	msgContent, msgThinking, response, thinking bool
+}
+
+// ScanOllama reads data, one JSON object, into l without allocating, with
+// ScanChunk's guarantees.
+func ScanOllama(data []byte, l *OllamaLine) error {
+	*l = OllamaLine{}
+	s := scanner{b: data}
+	if err := s.start(); err != nil {
+		return err
+	}
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		if err = s.ollamaMember(k, l); err != nil {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.Content, l.Reasoning = l.msgContent || l.response, l.msgThinking || l.thinking
+	return s.end()
+}
+
+func (s *scanner) ollamaMember(k []byte, l *OllamaLine) error {
+	var err error
+	var n int
+	switch string(k) {
+	case "message":
+		l.msgContent, l.msgThinking, err = s.ollamaMessage()
+	case "response":
+		var text []byte
+		text, err = s.stringOrSkip()
+		l.response = len(text) > 0
+	case "thinking":
+		var text []byte
+		text, err = s.stringOrSkip()
+		l.thinking = len(text) > 0
+	case "done":
+		l.Done, err = s.boolean()
+	case "done_reason":
+		l.DoneReason, err = s.stringOrSkip()
+	case "prompt_eval_count":
+		l.PromptEvalCount, err = s.count()
+		l.Counts = true
+	case "eval_count":
+		l.EvalCount, err = s.count()
+		l.Counts = true
+	case "total_duration":
+		n, err = s.count()
+		l.TotalNS = int64(n)
+	case "load_duration":
+		n, err = s.count()
+		l.LoadNS = int64(n)
+	case "prompt_eval_duration":
+		n, err = s.count()
+		l.PromptEvalNS = int64(n)
+	case "eval_duration":
+		n, err = s.count()
+		l.EvalNS = int64(n)
+	case "error":
+		l.Error, l.ErrorMessage, err = s.errorValue()
+	default:
+		err = s.skip()
+	}
+	return err
+}
+
+// ollamaMessage reads a message object: whether it carries content
+// (text or tool calls) and thinking.
+func (s *scanner) ollamaMessage() (content, thinking bool, err error) {
+	if s.peek() != '{' {
+		return false, false, s.skip()
+	}
+	var text, tools bool
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		var raw []byte
+		switch string(k) {
+		case "content":
+			raw, err = s.stringOrSkip()
+			text = len(raw) > 0
+		case "thinking":
+			raw, err = s.stringOrSkip()
+			thinking = len(raw) > 0
+		case "tool_calls":
+			tools, err = s.nonEmptyArray()
+		default:
+			err = s.skip()
+		}
+		if err != nil {
+			break
+		}
+	}
+	return text || tools, thinking, err
+}
+
+// readOllamaStream reads an NDJSON reply: one object a line, the last
+// with done: true and the request's counts and durations.
+func (cl *call) readOllamaStream(resp *http.Response) error {
+	lr := cl.c.lines.Get().(*LineReader)
+	lr.Reset(resp.Body)
+	defer cl.c.putLines(lr)
+	defer func() { cl.t.BytesIn = lr.BytesRead() }()
+	var l OllamaLine
+	for {
+		line, err := lr.Next()
+		switch {
+		case err == io.EOF:
+			return cl.endWithout("the final object (done: true)", "application/x-ndjson", resp)
+		case errors.Is(err, ErrEventTooLarge):
+			return cl.tooLarge(err)
+		case err != nil:
+			return err
+		}
+		if err := ScanOllama(line.Data, &l); err != nil {
+			return cl.malformed(err)
+		}
+		if err := cl.ollama(&l, line.At); err != nil {
+			return err
+		}
+		if l.Done {
+			cl.t.SawDone = true
+			cl.t.End = line.At
+			cl.drainLines(lr)
+			return emptyOutput(cl.t)
+		}
+	}
+}
+
+// ollama folds one Ollama object into the trace.
+func (cl *call) ollama(l *OllamaLine, at time.Time) error {
+	if l.Error {
+		return &failure{record.ErrStreamErrorEvent, "error in reply: " + decodeJSONString(l.ErrorMessage)}
+	}
+	if l.Counts {
+		cl.t.UsageReported = true
+		cl.t.PromptTokens, cl.t.CompletionTokens = l.PromptEvalCount, l.EvalCount
+	}
+	if l.Done {
+		cl.t.Timings = ollamaTimings(l)
+		if len(l.DoneReason) > 0 {
+			cl.t.FinishReason = finishReason(l.DoneReason)
+		}
+	}
+	if l.Content || l.Reasoning {
+		return cl.token(at, !l.Content)
+	}
+	return nil
+}
+
+// ollamaTimings maps the final object's durations onto the server
+// timings: prompt_eval_duration is the prefill, eval_duration the decode.
+// Ollama reports no queue; load_duration (loading the model) is neither
+// and is left out (docs/apis.md).
+func ollamaTimings(l *OllamaLine) ServerTimings {
+	if l.PromptEvalNS == 0 && l.EvalNS == 0 {
+		return ServerTimings{}
+	}
+	return ServerTimings{Present: true,
+		PromptN: l.PromptEvalCount, PromptUS: nsToUS(l.PromptEvalNS),
+		PredictedN: l.EvalCount, PredictedUS: nsToUS(l.EvalNS)}
+}
+
+// nsToUS rounds nanoseconds to the nearest microsecond.
+func nsToUS(ns int64) int64 { return (ns + 500) / 1000 }
+
+// applyOllamaBody checks a whole (stream: false) reply.
+func (cl *call) applyOllamaBody(b []byte, at time.Time) error {
+	var l OllamaLine
+	if err := ScanOllama(b, &l); err != nil {
+		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
+	}
+	if err := cl.ollama(&l, at); err != nil {
+		return err
+	}
+	if !l.Done {
+		return &failure{record.ErrStreamIncomplete, "reply body is not the final object (no done: true)"}
+	}
+	return emptyOutput(cl.t)
+}
+
+// putLines returns a line reader to the pool unless it grew too large.
+func (c *OpenAI) putLines(lr *LineReader) {
+	lr.Reset(nil)
+	if lr.BufferSize() <= maxPooledReader {
+		c.lines.Put(lr)
+	}
+}
+
+// drainLines reads what follows the final object so the connection goes
+// back to the pool, bounded as drain is.
+func (cl *call) drainLines(lr *LineReader) {
+	tm := time.AfterFunc(drainAfterDoneGrace, func() { cl.cancel(errDrainTimeout) })
+	defer tm.Stop()
+	limit := lr.BytesRead() + drainAfterDone
+	for lr.BytesRead() < limit {
+		if _, err := lr.Next(); err != nil {
+			return
+		}
+	}
+}

@@ -1,0 +1,69 @@
+package sim
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// nativeRequest is what a native API's request says, translated to the
+// OpenAI request the engine's limits are checked against.
+type nativeRequest struct {
+	req apiRequest
+	api apiKind // apiChat for a conversation, apiCompletions for a prompt
+	// details is TGI's parameters.details: the final event carries them.
+	details bool
+}
+
+// Version is the server version the simulator's native APIs report
+// (TGI's /info, Ollama's /api/version, Triton's /v2).
+const Version = "0.0.0-inferload-sim"
+
+// nativeHandler answers one native API's generation endpoint: parse
+// translates the body, newDialect renders the replies.
+func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeRequest, *apiError),
+	newDialect func(c *call) dialect) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		probe := &call{s: s, w: w, r: r}
+		probe.d = newDialect(probe)
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+		if err != nil {
+			probe.writeError(badRequest("", "reading request body: %v", err))
+			return
+		}
+		nr, aerr := parse(r, body)
+		if aerr == nil {
+			var g generation
+			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
+				g.details = nr.details
+				c := s.newCall(w, r, g)
+				c.d = newDialect(c)
+				c.serve()
+				return
+			}
+		}
+		probe.writeError(aerr)
+	}
+}
+
+// promptJSON is a prompt as the raw JSON an apiRequest holds.
+func promptJSON(p string) json.RawMessage {
+	b, _ := json.Marshal(p)
+	return b
+}
+
+// fullText is the text of a call's first n tokens.
+func (c *call) fullText(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(tokenText(c.words, i))
+	}
+	return b.String()
+}
+
+// appendJSONText appends s as a JSON string.
+func appendJSONText(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}

@@ -1,0 +1,105 @@
+package sim
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+)
+
+// tritonRequest is the part of a generate-extension body the simulator
+// honours: the TensorRT-LLM ensemble's inputs, at the top level or in
+// parameters.
+type tritonRequest struct {
+	TextInput  *string `json:"text_input"`
+	MaxTokens  *int    `json:"max_tokens"`
+	Parameters struct {
+		MaxTokens *int `json:"max_tokens"`
+	} `json:"parameters"`
+}
+
+// parseTriton translates a /v2/models/{model}/generate[_stream] body.
+func parseTriton(stream bool, model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
+	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
+		if m := r.PathValue("model"); m != model {
+			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("Request for unknown model: '%s' is not found", m)}
+		}
+		var t tritonRequest
+		if err := json.Unmarshal(body, &t); err != nil {
+			return nativeRequest{}, badRequest("", "failed to parse the request JSON buffer: %v", err)
+		}
+		if t.TextInput == nil {
+			return nativeRequest{}, badRequest("text_input", "expected 'text_input' in the request")
+		}
+		req := apiRequest{Prompt: promptJSON(*t.TextInput), MaxTokens: t.MaxTokens, Stream: stream}
+		if req.MaxTokens == nil {
+			req.MaxTokens = t.Parameters.MaxTokens
+		}
+		return nativeRequest{req: req, api: apiCompletions}, nil
+	}
+}
+
+// tritonDialect is the generate extension's replies: one SSE data event
+// per response, no end marker; errors as {"error": "..."}.
+type tritonDialect struct {
+	c    *call
+	head []byte // `data: {"model_name":…,…,"text_output":`
+	buf  []byte
+}
+
+func newTritonDialect(c *call) dialect {
+	head := fmt.Appendf(nil, `data: {"model_name":%s,"model_version":"1","sequence_end":false,"sequence_id":0,"sequence_start":false,"text_output":`, c.s.modelJSON)
+	return &tritonDialect{c: c, head: head, buf: make([]byte, 0, 256)}
+}
+
+func (d *tritonDialect) contentType() string { return "text/event-stream; charset=utf-8" }
+func (d *tritonDialect) holdsLast() bool     { return false }
+func (d *tritonDialect) start() []byte       { return nil }
+
+func (d *tritonDialect) token(_ int, text string, broken bool) []byte {
+	b := appendJSONText(append(d.buf[:0], d.head...), text)
+	if !broken {
+		b = append(b, '}')
+	}
+	d.buf = append(b, "\n\n"...)
+	return d.buf
+}
+
+func (d *tritonDialect) errorEvent(msg string) []byte {
+	return append(appendJSONText([]byte(`data: {"error":`), msg), "}\n\n"...)
+}
+
+// end writes nothing: the extension's stream just ends, so missing_done
+// has nothing to leave out.
+func (d *tritonDialect) end(int, string, bool) []byte { return nil }
+
+func (d *tritonDialect) whole(h http.Header, text string, _ int) []byte {
+	h.Set("Content-Type", "application/json")
+	b := append([]byte(nil), d.head[len("data: "):]...)
+	return append(appendJSONText(b, text), '}')
+}
+
+// errorBody is the extension's {"error": "..."}.
+func (d *tritonDialect) errorBody(e *apiError) []byte {
+	return append(appendJSONText([]byte(`{"error":`), e.msg), '}')
+}
+
+// tritonServer answers GET /v2: the server's metadata.
+func (s *Server) tritonServer(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = fmt.Fprintf(w, `{"name":"triton","version":%q,"extensions":["classification","sequence","model_repository","schedule_policy","model_configuration","binary_tensor_data","parameters","statistics","trace","logging","generate"]}`, Version)
+}
+
+// tritonModel answers GET /v2/models/{model}: the model's metadata, the
+// TensorRT-LLM ensemble's inputs and output.
+func (s *Server) tritonModel(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	if r.PathValue("model") != s.prof.Model {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = fmt.Fprintf(w, `{"error":%s}`, jsonString("Request for unknown model: '"+r.PathValue("model")+"' is not found"))
+		return
+	}
+	_, _ = fmt.Fprintf(w, `{"name":%s,"versions":["1"],"platform":"ensemble","inputs":[`+
+		`{"name":"text_input","datatype":"BYTES","shape":[-1,1]},{"name":"max_tokens","datatype":"INT32","shape":[-1,1]},`+
+		`{"name":"stream","datatype":"BOOL","shape":[-1,1]}],"outputs":[{"name":"text_output","datatype":"BYTES","shape":[-1,-1]}]}`,
+		s.modelJSON)
+}
