@@ -75,6 +75,14 @@ type Trace struct {
 	EventsUS []int64
 	// Tail summarises the content events past record.MaxEventsKept.
 	Tail record.EventsTail
+	// Clock says which clock stamped FirstToken and EventsUS: ClockKernel
+	// when every content event carried the kernel's receive stamp, else
+	// ClockUser; empty without a content event.
+	Clock string
+	// ReadLag is the longest read lag of the content events (Event.ReadLag):
+	// how late, at worst, the client read this reply's bytes after the
+	// kernel had them. 0 on the user-space clock, which cannot see it.
+	ReadLag time.Duration
 
 	// Status is the HTTP status code, 0 when no reply arrived.
 	Status int
