@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 )
 
 // Environment is env.json: what ran, where, against what. Fields only
@@ -26,6 +27,11 @@ type Environment struct {
 	ServerGPUs []observe.GPU    `json:"server_gpus,omitempty"`
 	// Declared are the fields the user declared (plan env: or --env).
 	Declared map[string]string `json:"declared,omitempty"`
+	// Clock is the clock token events were stamped with: "kernel" (the
+	// kernel's receive timestamps) or "user" (when the client's read
+	// returned); docs/metrics.md#clocks. summary.json's client_reads says
+	// which clock each request's events actually got.
+	Clock string `json:"clock"`
 }
 
 // TargetEnv describes the target as the plan declared it and as it
@@ -56,6 +62,7 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 			Served: observe.ProbeTarget(ctx, client, p.Target.URL, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
 		Declared: maps.Clone(p.Env), // redacted below: never the plan's own map
+		Clock:    protocol.ClockFor(!p.Target.KernelStamps()),
 	}
 	if p.Observe.GPUs() {
 		e.GPUs = observe.ProbeGPUs(ctx, "")

@@ -111,7 +111,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernel := !opts.UserClock && stampable()
+	kernel := ClockFor(opts.UserClock) == ClockKernel
 	c := &OpenAI{
 		tr:             transport(opts, tlsConf, kernel),
 		kernelClock:    kernel,

@@ -16,6 +16,15 @@ const (
 	ClockUser = "user"
 )
 
+// ClockFor is the clock a client built with OpenAIOptions.UserClock set
+// to userClock stamps its events with on this system (OpenAI.Clock).
+func ClockFor(userClock bool) string {
+	if !userClock && stampable() {
+		return ClockKernel
+	}
+	return ClockUser
+}
+
 // maxReadLag bounds a plausible kernel stamp: a stamp further than this
 // behind the read (or any distance ahead of it) means the wall clock was
 // stepped between the two, so the read falls back to the user-space clock.

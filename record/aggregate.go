@@ -89,6 +89,8 @@ type Aggregate struct {
 	chains chainState
 	// server is where the time went by the server's account (servertime.go).
 	server serverTimeState
+	// reads holds the clocks and read lags (clientreads.go).
+	reads readState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -149,6 +151,9 @@ func (a *Aggregate) Add(r *Result) {
 	a.addTokens(r)
 	a.addLatencies(r)
 	a.server.add(r)
+	if !a.child {
+		a.reads.add(r)
+	}
 }
 
 func (a *Aggregate) addTokens(r *Result) {
@@ -261,6 +266,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
+	s.ClientReads = a.reads.summary()
 	s.Tally = a.tally(drained)
 	return s
 }
