@@ -115,11 +115,22 @@ type arrival struct {
 	kernel bool          // at is a kernel receive stamp
 }
 
+// fresh refuses a kernel stamp older than the request: it is another
+// reply's (a read that carried no stamp left the connection's last one),
+// so the read's own instant, the user-space clock, stands instead.
+func (cl *call) fresh(a arrival) arrival {
+	if a.kernel && a.at.Before(cl.t.Sent) {
+		return arrival{at: a.at.Add(a.lag)}
+	}
+	return a
+}
+
 // token records a content-carrying event that arrived at a. A stream that
 // goes on far past max_tokens fails here instead of being read until a
 // timeout (record.OverrunLimit).
 func (cl *call) token(a arrival, reasoning bool) error {
 	t := cl.t
+	a = cl.fresh(a)
 	at := a.at
 	if t.ContentEvents == 0 {
 		t.FirstToken = at
@@ -188,6 +199,7 @@ func (cl *call) wholeBody(body io.Reader, use func(b []byte, a arrival) error) e
 	defer release()
 	var a arrival
 	a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
+	a = cl.fresh(a)
 	cl.t.BytesIn = int64(len(b))
 	if err != nil {
 		return err
