@@ -32,7 +32,9 @@ import (
 // closed-loop users for scaleSeconds (the first scaleWarmup is warm-up)
 // and reports inferload's TTFT p50 and mean minus the probe's, with the
 // kernel clock and with the user-space one, and the read lag the kernel
-// clock saw. Streams come from INFERLOAD_SCALE_STREAMS (default 16,256,1000).
+// clock saw. Streams come from INFERLOAD_SCALE_STREAMS (default 16,256,1000),
+// the phase's length from INFERLOAD_SCALE_SECONDS (default 14; more gives
+// the probe more samples).
 func BenchmarkTTFTAtScale(b *testing.B) {
 	url := startScaleChild(b, scaleServerEnv, "1", nil)
 	for _, streams := range scaleStreams(b) {
@@ -53,10 +55,17 @@ const (
 	scaleTTFT      = 50 * time.Millisecond
 	scaleITL       = 20 * time.Millisecond
 	scaleTokens    = 32
-	scaleSeconds   = 14 * time.Second
 	scaleWarmup    = 4 * time.Second
 	probeGap       = 10 * time.Millisecond // between the probe's requests
 )
+
+// scaleSeconds is the length of each phase.
+var scaleSeconds = func() time.Duration {
+	if s, err := strconv.Atoi(os.Getenv("INFERLOAD_SCALE_SECONDS")); err == nil && s > int(scaleWarmup/time.Second)+1 {
+		return time.Duration(s) * time.Second
+	}
+	return 14 * time.Second
+}()
 
 func scaleStreams(b *testing.B) []int {
 	spec := os.Getenv("INFERLOAD_SCALE_STREAMS")

@@ -29,7 +29,7 @@ type Environment struct {
 	Declared map[string]string `json:"declared,omitempty"`
 	// Clock is the clock token events were stamped with: "kernel" (the
 	// kernel's receive timestamps) or "user" (when the client's read
-	// returned); docs/metrics.md#clocks. summary.json's client_reads says
+	// returned); docs/metrics.md#two-clocks-for-arrivals. summary.json's client_reads says
 	// which clock each request's events actually got.
 	Clock string `json:"clock"`
 }

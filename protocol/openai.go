@@ -75,7 +75,7 @@ type OpenAIOptions struct {
 	// UserClock stamps token events with the user-space clock (when the
 	// client's read returned) even where the kernel's receive stamps are
 	// available. By default (false) they are used where supported
-	// (Linux): see Clock and docs/metrics.md#clocks.
+	// (Linux): see Clock and docs/metrics.md#two-clocks-for-arrivals.
 	UserClock bool
 }
 

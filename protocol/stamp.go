@@ -3,7 +3,7 @@ package protocol
 import "time"
 
 // The clocks a client's token events can be stamped with (Trace.Clock,
-// docs/metrics.md#clocks).
+// docs/metrics.md#two-clocks-for-arrivals).
 const (
 	// ClockKernel: each event carries the kernel's receive timestamp of the
 	// TCP segment that delivered its final bytes (Linux SO_TIMESTAMPING,

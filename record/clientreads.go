@@ -1,7 +1,7 @@
 package record
 
 // ClockKernel is Result.Clock for a request whose token events all carried
-// the kernel's receive timestamps (docs/metrics.md#clocks); a record
+// the kernel's receive timestamps (docs/metrics.md#two-clocks-for-arrivals); a record
 // without a clock was stamped with the user-space clock.
 const ClockKernel = "kernel"
 

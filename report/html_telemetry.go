@@ -28,7 +28,7 @@ func diagnosisSection(in *HTMLInput) *section {
 		sec.Verdicts = append(sec.Verdicts, v)
 	}
 	if cr := s.ClientReads; cr != nil {
-		sec.Notes = append(sec.Notes, "Token clock: "+ClockLine(cr)+" (docs/metrics.md#clocks).")
+		sec.Notes = append(sec.Notes, "Token clock: "+ClockLine(cr)+" (docs/metrics.md#two-clocks-for-arrivals).")
 	}
 	if len(s.Hints) > 0 {
 		t := table{Caption: "bottleneck hints", Head: []string{"rule", "hint", "figures"}}
