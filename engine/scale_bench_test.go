@@ -29,7 +29,7 @@ import (
 // scaleTTFT after the request and the rest scaleITL apart; a probe, another
 // child process, sends one request at a time on its own connection (kernel
 // clock) and measures the same server meanwhile. Each sub-benchmark runs
-// closed-loop users for scaleSeconds (the first scaleWarmup is warm-up)
+// closed-loop users for scalePhase (the first scaleWarmup is warm-up)
 // and reports inferload's TTFT p50 and mean minus the probe's, with the
 // kernel clock and with the user-space one, and the read lag the kernel
 // clock saw. Streams come from INFERLOAD_SCALE_STREAMS (default 16,256,1000),
@@ -59,8 +59,8 @@ const (
 	probeGap       = 10 * time.Millisecond // between the probe's requests
 )
 
-// scaleSeconds is the length of each phase.
-var scaleSeconds = func() time.Duration {
+// scalePhase is the length of each phase.
+var scalePhase = func() time.Duration {
 	if s, err := strconv.Atoi(os.Getenv("INFERLOAD_SCALE_SECONDS")); err == nil && s > int(scaleWarmup/time.Second)+1 {
 		return time.Duration(s) * time.Second
 	}
@@ -103,7 +103,7 @@ func scaleRun(b *testing.B, url string, streams int, clock string) {
 	cycle := scaleTTFT + scaleTokens*scaleITL
 	users := func(el time.Duration) int { return min(streams, 1+int(int64(streams)*int64(el)/int64(cycle))) }
 	rs := runPhase(b, Config{Client: client, Source: fixedSource{}, Render: render, Concurrency: streams, Users: users,
-		Duration: scaleSeconds, Warmup: scaleWarmup, Grace: 30 * time.Second})
+		Duration: scalePhase, Warmup: scaleWarmup, Grace: 30 * time.Second})
 	own, err := serverTTFT(url)
 	if err != nil {
 		b.Fatal(err)
@@ -270,7 +270,7 @@ func serverTTFT(url string) (float64, error) {
 
 // probe sends one request at a time (probeGap apart) on its own
 // connection, on the kernel clock, over the measured part of a phase
-// (scaleWarmup to scaleSeconds − 1 s), and prints its TTFT as JSON.
+// (scaleWarmup to scalePhase − 1 s), and prints its TTFT as JSON.
 func probe(url string) {
 	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url + "/v1", MaxConns: 1, Headers: map[string]string{"X-Tokens": "1"}})
 	if err != nil {
@@ -281,7 +281,7 @@ func probe(url string) {
 	start := time.Now()
 	var ttft []int64
 	var tr protocol.Trace
-	for time.Since(start) < scaleSeconds-time.Second {
+	for time.Since(start) < scalePhase-time.Second {
 		c.Do(context.Background(), req, &tr)
 		if time.Since(start) > scaleWarmup && tr.Err == record.ErrNone && !tr.FirstToken.IsZero() {
 			ttft = append(ttft, tr.FirstToken.Sub(tr.Sent).Microseconds())
