@@ -56,13 +56,16 @@ type Timeouts struct {
 	Total time.Duration
 }
 
-// Trace is what the client saw of one request. All instants come from Go's
-// monotonic clock.
+// Trace is what the client saw of one request. All instants are on Go's
+// monotonic clock; on the kernel clock (Clock), the arrivals are kernel
+// receive stamps converted to it (fromKernel).
 type Trace struct {
 	// Start is when Do was called (before connecting).
 	Start time.Time
 	// Sent is when the request's first byte was about to be written
-	// (the connection was in hand). Zero if it never got that far.
+	// (the connection was in hand); on a kernel-stamped connection, when
+	// its last byte had been handed to the kernel. Zero if it never got
+	// that far.
 	Sent time.Time
 	// FirstToken is the arrival of the first content-carrying event.
 	FirstToken time.Time
