@@ -13,6 +13,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // lateRead is how late on purpose the client reads each event in
@@ -257,4 +260,73 @@ func BenchmarkStampedRead(b *testing.B) {
 			}
 		})
 	}
+}
+
+// FuzzRxStamp: whatever control data the kernel (or a bug) leaves, the
+// parser never panics or reads past it, and finds a well-formed stamp.
+func FuzzRxStamp(f *testing.F) {
+	f.Fuzz(func(t *testing.T, oob []byte) {
+		// recvmsg fills an aligned buffer; so does the test.
+		words := make([]uint64, (len(oob)+7)/8+1)
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:len(oob)]
+		copy(buf, oob)
+		ns := rxStamp(buf)
+		if len(buf) >= unix.CmsgSpace(3*16) {
+			h := (*unix.Cmsghdr)(unsafe.Pointer(&buf[0]))
+			if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPING && int(h.Len) == unix.CmsgLen(3*16) {
+				ts := (*unix.Timespec)(unsafe.Pointer(&buf[unix.CmsgLen(0)]))
+				if ns != ts.Nano() {
+					t.Fatalf("stamp %d, want %d", ns, ts.Nano())
+				}
+			}
+		}
+	})
+}
+
+// TestRxStamp: the parser on control data whose stamp is known.
+func TestRxStamp(t *testing.T) {
+	good := stampCmsg(1_700_000_000, 123_456_789)
+	for _, tc := range []struct {
+		name string
+		oob  []byte
+		want int64
+	}{
+		// One SCM_TIMESTAMPING message: its first timespec.
+		{"stamp", good, 1_700_000_000_123_456_789},
+		// Nothing came (a read of 0 bytes).
+		{"empty", nil, 0},
+		// Cut short by MSG_CTRUNC.
+		{"truncated", good[:20], 0},
+		// Another message first, then the stamp.
+		{"second", append(otherCmsg(), good...), 1_700_000_000_123_456_789},
+		// A header whose length runs past the data.
+		{"overlong", func() []byte { b := append([]byte(nil), good...); b[0] = 0xff; return b }(), 0},
+	} {
+		words := make([]uint64, len(tc.oob)/8+1)
+		buf := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), len(words)*8)[:len(tc.oob)]
+		copy(buf, tc.oob)
+		if got := rxStamp(buf); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// stampCmsg builds the control message recvmsg gives with a stamp.
+func stampCmsg(sec, nsec int64) []byte {
+	b := make([]byte, unix.CmsgSpace(3*16))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.SOL_SOCKET, unix.SO_TIMESTAMPING
+	h.SetLen(unix.CmsgLen(3 * 16))
+	ts := (*unix.Timespec)(unsafe.Pointer(&b[unix.CmsgLen(0)]))
+	*ts = unix.NsecToTimespec(sec*1e9 + nsec)
+	return b
+}
+
+// otherCmsg is a control message of another kind (4 bytes of data).
+func otherCmsg() []byte {
+	b := make([]byte, unix.CmsgSpace(4))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.SOL_IP, unix.IP_TTL
+	h.SetLen(unix.CmsgLen(4))
+	return b
 }
