@@ -27,7 +27,8 @@ type Evidence struct {
 }
 
 // Diagnose gives a run's summary every verdict on its figures, in this
-// order: s.Warnings (Warnings, then the telemetry's: client saturated,
+// order: s.Warnings (Warnings, then the telemetry's: client saturated (by
+// its telemetry, its late starts or its read lag),
 // host contended, then scrape sources that gave nothing), s.Hints (Hints) and, for a single-phase run,
 // s.Validity (JudgeRun). Call it once the figures are assembled:
 // after record.Aggregate.Summary and observe.Summarize (the client
@@ -37,6 +38,7 @@ type Evidence struct {
 func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
 	reconcileClient(s, ev.Criteria)
+	reconcileReadLag(s)
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
 	s.Warnings = append(s.Warnings, scrapeWarnings(ev.Samples)...)
 	s.Hints = Hints(measured, s, ev.Trend)

@@ -107,7 +107,15 @@ func BenchmarkOpenLoopSendLag(b *testing.B) {
 // BenchmarkTTFTAccuracy: 16 concurrent streams; the server notes when it
 // flushed each first token, the client measures its arrival; the figure is
 // the P99 of the difference (client overhead on TTFT). Target: ≤ 1 ms.
+// clock=kernel stamps arrivals with the kernel's receive timestamps (the
+// default on Linux), clock=user when the client's read returned.
 func BenchmarkTTFTAccuracy(b *testing.B) {
+	for _, clock := range []string{protocol.ClockKernel, protocol.ClockUser} {
+		b.Run("clock="+clock, func(b *testing.B) { ttftAccuracy(b, clock == protocol.ClockUser) })
+	}
+}
+
+func ttftAccuracy(b *testing.B, userClock bool) {
 	var mu sync.Mutex
 	sentAt := map[string]time.Time{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,7 +142,7 @@ func BenchmarkTTFTAccuracy(b *testing.B) {
 				defer wg.Done()
 				for i := range 50 {
 					id := fmt.Sprintf("%d-%d", w, i)
-					c, _ := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1", Headers: map[string]string{"X-Req": id}})
+					c, _ := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1", Headers: map[string]string{"X-Req": id}, UserClock: userClock})
 					var tr protocol.Trace
 					c.Do(context.Background(), &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: 1}, &tr)
 					c.Close()

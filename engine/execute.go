@@ -106,6 +106,10 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 	if !tr.FirstToken.IsZero() {
 		r.TTFTUS = e.offset(tr.FirstToken) - originUS
 	}
+	if tr.Clock == protocol.ClockKernel {
+		r.Clock = record.ClockKernel
+		r.ReadLagUS = tr.ReadLag.Microseconds()
+	}
 	r.E2EUS = e.offset(tr.End) - originUS
 	if p.req.TraceID != ([16]byte{}) {
 		r.TraceID = hex.EncodeToString(p.req.TraceID[:])

@@ -15,5 +15,13 @@ func TestMain(m *testing.M) {
 		serveHolding()
 		return
 	}
+	if os.Getenv(scaleServerEnv) != "" {
+		serveScale()
+		return
+	}
+	if url := os.Getenv(scaleProbeEnv); url != "" {
+		probe(url)
+		return
+	}
 	goleak.VerifyTestMain(m)
 }

@@ -57,6 +57,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		ConnectTimeout: maxConnect(p),
 		TTFTTimeout:    t.Timeouts.TTFT,
 		TotalTimeout:   t.Timeouts.Total,
+		UserClock:      !t.KernelStamps(),
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 )
 
 // Environment is env.json: what ran, where, against what. Fields only
@@ -31,6 +32,11 @@ type Environment struct {
 	// one all the segments of a distributed run share (Options.TraceRun),
 	// so a merged run's ids are recomputed from its records alone.
 	TraceRun string `json:"trace_run,omitempty"`
+	// Clock is the clock token events were stamped with: "kernel" (the
+	// kernel's receive timestamps) or "user" (when the client's read
+	// returned); docs/metrics.md#two-clocks-for-arrivals. summary.json's client_reads says
+	// which clock each request's events actually got.
+	Clock string `json:"clock"`
 }
 
 // TargetEnv describes the target as the plan declared it and as it
@@ -61,6 +67,7 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 			Served: observe.ProbeNative(ctx, client, p.Target.URL, p.Target.API, p.Target.Model, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
 		Declared: maps.Clone(p.Env), // redacted below: never the plan's own map
+		Clock:    protocol.ClockFor(!p.Target.KernelStamps()),
 	}
 	if p.Observe.GPUs() {
 		e.GPUs = observe.ProbeGPUs(ctx, "")

@@ -19,6 +19,7 @@ const (
 	DefaultIncludeUsage   = true
 	DefaultPreflight      = true
 	DefaultTraceContext   = true
+	DefaultKernelStamps   = true
 	DefaultIgnoreEOS      = true
 	DefaultObserveGPU     = true
 	DefaultConnectTimeout = protocol.DefaultConnectTimeout
@@ -103,6 +104,11 @@ func (t *Target) IncludesUsage() bool { return boolOr(t.IncludeUsage, DefaultInc
 // TracesContext reports whether requests carry a traceparent and an
 // x-request-id (target.trace_context, DefaultTraceContext when unset).
 func (t *Target) TracesContext() bool { return boolOr(t.TraceContext, DefaultTraceContext) }
+
+// KernelStamps reports whether token events are stamped with the kernel's
+// receive timestamps where supported (target.kernel_timestamps,
+// DefaultKernelStamps when unset).
+func (t *Target) KernelStamps() bool { return boolOr(t.KernelTimestamps, DefaultKernelStamps) }
 
 // Preflights reports whether a probe request is sent before the load
 // starts (target.preflight, DefaultPreflight when unset).

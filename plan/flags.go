@@ -53,6 +53,7 @@ func (f *Flags) bindTarget() {
 		v := !*noPreflight
 		p.Target.Preflight = &v
 	})
+	bindOptBool(f, "kernel-timestamps", "target.kernel_timestamps", fs.Bool("kernel-timestamps", true, "stamp token events with the kernel's receive timestamps where supported (Linux), so the client's own read delay is not in TTFT/ITL"), func(p *Plan) **bool { return &p.Target.KernelTimestamps })
 	bindOptBool(f, "trace-context", "target.trace_context", fs.Bool("trace-context", true, "send each request's join key (traceparent, x-request-id) and keep it in the record"), func(p *Plan) **bool { return &p.Target.TraceContext })
 	bind(f, "api-key-env", "target.api_key_env", fs.String("api-key-env", "", "environment variable holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyEnv })
 	bind(f, "api-key-file", "target.api_key_file", fs.String("api-key-file", "", "file holding the API key (sent as a Bearer token)"), func(p *Plan) *string { return &p.Target.APIKeyFile })

@@ -66,6 +66,11 @@ type Target struct {
 	// TraceContext sends every request's join key, a W3C traceparent and
 	// an x-request-id, and keeps it in the record (default true).
 	TraceContext *bool `yaml:"trace_context"`
+	// KernelTimestamps stamps token events with the kernel's receive
+	// timestamps where the system gives them (Linux), so the client's own
+	// delay in reading is not in any latency (default true; false keeps
+	// the user-space clock).
+	KernelTimestamps *bool `yaml:"kernel_timestamps"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 )
 
 // The native APIs of the servers inferload measures, beside the OpenAI
@@ -161,11 +160,11 @@ func endpoints(base *url.URL, model string) map[API]endpoint {
 }
 
 // reader reads one API's 2xx reply into the trace: stream for a streamed
-// reply, body for a whole one (given its bytes and the instant the last
+// reply, body for a whole one (given its bytes and when the last
 // arrived).
 type reader struct {
 	stream func(cl *call, resp *http.Response) error
-	body   func(cl *call, b []byte, at time.Time) error
+	body   func(cl *call, b []byte, a arrival) error
 }
 
 // replyReaders maps each generating API to its reply readers (embeddings are

@@ -106,7 +106,9 @@ func runRequests(b *testing.B, c *OpenAI, req *Request, check func(*Trace) bool)
 // timestamped. client-CPU-s/1M-tokens is user+system CPU of this process.
 // flush=token: the server flushes every event, as vLLM and the others do,
 // so the client makes about one read system call per token; flush=4KiB: the
-// server's buffer decides, about 17 events per read.
+// server's buffer decides, about 17 events per read. clock=kernel reads with
+// recvmsg and the kernel's receive stamps (the default on Linux),
+// clock=user with read and time.Now: the pair is the stamps' cost.
 func BenchmarkStreamEndToEnd(b *testing.B) {
 	const tokens = 1000
 	for _, mode := range []struct {
@@ -116,14 +118,16 @@ func BenchmarkStreamEndToEnd(b *testing.B) {
 		{"flush=token", nil},
 		{"flush=4KiB", map[string]any{"batch": true}},
 	} {
-		b.Run(mode.name, func(b *testing.B) {
-			c := newClient(b, startBenchServer(b), nil)
-			req := benchRequest(b, true, tokens, mode.extra)
-			b.ReportAllocs()
-			cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == tokens && len(tr.EventsUS) == tokens })
-			b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
-			b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
-		})
+		for _, clock := range []string{ClockKernel, ClockUser} {
+			b.Run(mode.name+"/clock="+clock, func(b *testing.B) {
+				c := newClient(b, startBenchServer(b), func(o *OpenAIOptions) { o.UserClock = clock == ClockUser })
+				req := benchRequest(b, true, tokens, mode.extra)
+				b.ReportAllocs()
+				cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == tokens && len(tr.EventsUS) == tokens })
+				b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
+				b.ReportMetric(float64(b.N*tokens)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
 	}
 }
 

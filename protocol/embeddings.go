@@ -3,7 +3,6 @@ package protocol
 import (
 	"encoding/json"
 	"io"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -50,7 +49,7 @@ func (cl *call) readEmbeddings(body io.Reader) error {
 }
 
 // applyEmbeddings checks a whole embeddings reply and records its usage.
-func (cl *call) applyEmbeddings(b []byte, at time.Time) error {
+func (cl *call) applyEmbeddings(b []byte, a arrival) error {
 	var r embeddingsReply
 	if err := json.Unmarshal(b, &r); err != nil {
 		return &failure{record.ErrMalformedEvent, "embeddings reply: " + err.Error()}
@@ -65,6 +64,6 @@ func (cl *call) applyEmbeddings(b []byte, at time.Time) error {
 		cl.t.UsageReported = true
 		cl.t.PromptTokens = r.Usage.PromptTokens
 	}
-	cl.t.FirstToken = at
+	cl.t.FirstToken = a.at
 	return nil
 }

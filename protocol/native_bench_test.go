@@ -32,7 +32,7 @@ func BenchmarkTGIEventPath(b *testing.B) {
 		if err := ScanTGI(ev.Data, &e); err != nil || !e.Token {
 			b.Fatal(err)
 		}
-		if err := cl.tgi(&e, ev.At); err != nil {
+		if err := cl.tgi(&e, arrival{at: ev.At}); err != nil {
 			b.Fatal(err)
 		}
 		cl.rewind()
@@ -69,7 +69,7 @@ func BenchmarkOllamaEventPath(b *testing.B) {
 		if err := ScanOllama(line.Data, &l); err != nil || !l.Content {
 			b.Fatal(err)
 		}
-		if err := cl.ollama(&l, line.At); err != nil {
+		if err := cl.ollama(&l, arrival{at: line.At}); err != nil {
 			b.Fatal(err)
 		}
 		cl.rewind()
@@ -92,7 +92,7 @@ func BenchmarkTritonEventPath(b *testing.B) {
 		if err := ScanTriton(ev.Data, &e); err != nil || !e.Content {
 			b.Fatal(err)
 		}
-		if err := cl.triton(&e, ev.At); err != nil {
+		if err := cl.triton(&e, arrival{at: ev.At}); err != nil {
 			b.Fatal(err)
 		}
 		cl.rewind()

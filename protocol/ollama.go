@@ -160,7 +160,7 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 		if err := ScanOllama(line.Data, &l); err != nil {
 			return cl.malformed(err)
 		}
-		if err := cl.ollama(&l, line.At); err != nil {
+		if err := cl.ollama(&l, arrival{at: line.At}); err != nil { // NDJSON lines: the user-space clock
 			return err
 		}
 		if l.Done {
@@ -173,7 +173,7 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 }
 
 // ollama folds one Ollama object into the trace.
-func (cl *call) ollama(l *OllamaLine, at time.Time) error {
+func (cl *call) ollama(l *OllamaLine, a arrival) error {
 	if l.Error {
 		return &failure{record.ErrStreamErrorEvent, "error in reply: " + decodeJSONString(l.ErrorMessage)}
 	}
@@ -188,7 +188,7 @@ func (cl *call) ollama(l *OllamaLine, at time.Time) error {
 		}
 	}
 	if l.Content || l.Reasoning {
-		return cl.token(at, !l.Content)
+		return cl.token(a, !l.Content)
 	}
 	return nil
 }
@@ -210,12 +210,12 @@ func ollamaTimings(l *OllamaLine) ServerTimings {
 func nsToUS(ns int64) int64 { return (ns + 500) / 1000 }
 
 // applyOllamaBody checks a whole (stream: false) reply.
-func (cl *call) applyOllamaBody(b []byte, at time.Time) error {
+func (cl *call) applyOllamaBody(b []byte, a arrival) error {
 	var l OllamaLine
 	if err := ScanOllama(b, &l); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
 	}
-	if err := cl.ollama(&l, at); err != nil {
+	if err := cl.ollama(&l, a); err != nil {
 		return err
 	}
 	if !l.Done {

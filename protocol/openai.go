@@ -76,6 +76,11 @@ type OpenAIOptions struct {
 	// MaxConns caps connections to the target (0: unlimited). Requests over
 	// the cap wait for a connection; Trace.Sent excludes that wait.
 	MaxConns int
+	// UserClock stamps token events with the user-space clock (when the
+	// client's read returned) even where the kernel's receive stamps are
+	// available. By default (false) they are used where supported
+	// (Linux): see Clock and docs/metrics.md#two-clocks-for-arrivals.
+	UserClock bool
 }
 
 // OpenAI is a Client for OpenAI-compatible /chat/completions and
@@ -94,6 +99,7 @@ type OpenAI struct {
 	ttft, total  time.Duration
 	readers      sync.Pool // *SSEReader
 	lines        sync.Pool // *LineReader
+	kernelClock  bool      // connections ask for kernel receive stamps
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -110,12 +116,14 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
+	kernel := ClockFor(opts.UserClock) == ClockKernel
 	c := &OpenAI{
-		tr:     transport(opts, tlsConf),
-		eps:    endpoints(base, opts.Model),
-		redact: record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
-		ttft:   opts.TTFTTimeout,
-		total:  opts.TotalTimeout,
+		tr:          transport(opts, tlsConf, kernel),
+		kernelClock: kernel,
+		eps:         endpoints(base, opts.Model),
+		redact:      record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
+		ttft:        opts.TTFTTimeout,
+		total:       opts.TotalTimeout,
 	}
 	if err := c.buildHeaders(opts); err != nil {
 		return nil, err
@@ -128,6 +136,17 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 func (c *OpenAI) initPools() {
 	c.readers.New = func() any { return NewSSEReader(nil, time.Now) }
 	c.lines.New = func() any { return NewLineReader(nil, time.Now) }
+}
+
+// Clock is the clock this client stamps token events with: ClockKernel
+// where the system gives receive stamps and UserClock is off, else
+// ClockUser. A connection whose socket refuses the option still falls
+// back to ClockUser, which its traces' Clock says.
+func (c *OpenAI) Clock() string {
+	if c.kernelClock {
+		return ClockKernel
+	}
+	return ClockUser
 }
 
 // Close releases idle connections. In-flight requests are not affected.
@@ -198,7 +217,7 @@ func tlsConfig(opts OpenAIOptions) (*tls.Config, error) {
 	return conf, nil
 }
 
-func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
+func transport(opts OpenAIOptions, tlsConf *tls.Config, kernelClock bool) *http.Transport {
 	connect := opts.ConnectTimeout
 	if connect == 0 {
 		connect = DefaultConnectTimeout
@@ -208,11 +227,15 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
 		idle = opts.MaxConns
 	}
 	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	dial := d.DialContext
+	if kernelClock {
+		dial = stampedDial(d)
+	}
 	return &http.Transport{
 		// No proxy from the environment: a load test measures the target,
 		// and a proxy picked up by accident would be measured instead.
 		Proxy:               nil,
-		DialContext:         d.DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     tlsConf,
 		TLSHandshakeTimeout: connect,
 		DisableCompression:  true,
@@ -224,6 +247,31 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config) *http.Transport {
 		MaxConnsPerHost:        opts.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
 	}
+}
+
+// stampedDial dials with d and turns on the connection's kernel receive
+// stamps; a connection that refuses them is used as it is.
+func stampedDial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if sc := newStampConn(conn); sc != nil {
+			return sc, nil
+		}
+		return conn, nil
+	}
+}
+
+// stampConnOf finds the stamped connection under conn (TLS included),
+// nil when it has none.
+func stampConnOf(conn net.Conn) *stampConn {
+	if tc, ok := conn.(*tls.Conn); ok {
+		conn = tc.NetConn()
+	}
+	sc, _ := conn.(*stampConn)
+	return sc
 }
 
 // buildHeaders renders the two header sets once; every request shares one
@@ -383,6 +431,16 @@ type call struct {
 	// is set once a connection is in hand so a late firing is ignored.
 	connect   *time.Timer
 	connected atomic.Bool
+	// sc is the connection's kernel stamps, nil on the user-space clock.
+	sc *stampConn
+}
+
+// rx is the request's source of kernel receive stamps, nil for none.
+func (cl *call) rx() rxSource {
+	if cl.sc == nil {
+		return nil // not a nil *stampConn in a non-nil interface
+	}
+	return cl.sc
 }
 
 // run sends the request and reads the reply into the trace.
@@ -406,7 +464,7 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:
 		body := replyReaders[cl.req.API].body
-		err = cl.wholeBody(resp.Body, func(b []byte, at time.Time) error { return body(cl, b, at) })
+		err = cl.wholeBody(resp.Body, func(b []byte, a arrival) error { return body(cl, b, a) })
 	}
 	if err != nil {
 		cl.fail(err)
@@ -421,8 +479,9 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	if cl.req.EventsCap > cap(t.EventsUS) {
 		t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
 	}
-	ct := &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) {
+	ct := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t.Sent = time.Now()
+		cl.sc = stampConnOf(info.Conn)
 		cl.gotConn()
 	}}
 	body := cl.req.Body
@@ -443,7 +502,28 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 		hr.Body, hr.GetBody = http.NoBody, nil
 	}
 	t.BytesOut = int64(len(body))
-	return cl.c.tr.RoundTrip(hr.WithContext(httptrace.WithClientTrace(cl.ctx, ct)))
+	resp, err := cl.c.tr.RoundTrip(hr.WithContext(httptrace.WithClientTrace(cl.ctx, ct)))
+	cl.sentWhenWritten()
+	return resp, err
+}
+
+// sentWhenWritten moves Trace.Sent, on a stamped connection, to when the
+// request's last byte was handed to the kernel: the server cannot start
+// before then, and the time between taking the connection and writing
+// (net/http writes on its own goroutine, which a busy client runs late)
+// is the client's delay, not the server's. The reply's headers have
+// arrived, so the request was written; a server that replies before
+// reading the whole body leaves an earlier write, still the last one
+// that counted.
+func (cl *call) sentWhenWritten() {
+	if cl.sc == nil {
+		return
+	}
+	if w := cl.sc.wroteNano(); w != 0 {
+		if at := monoAt(w); at.After(cl.t.Sent) {
+			cl.t.Sent = at
+		}
+	}
 }
 
 // gotConn disarms the per-request connect deadline.

@@ -31,7 +31,7 @@ var doneData = []byte("[DONE]")
 // readStream reads an SSE reply, timestamping each content event.
 func (cl *call) readStream(resp *http.Response) error {
 	sse := cl.c.readers.Get().(*SSEReader)
-	sse.Reset(resp.Body)
+	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
 	defer func() { cl.t.BytesIn = sse.BytesRead() }()
 	var ck Chunk
@@ -85,7 +85,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 	}
 	cl.apply(ck)
 	if ck.Content || ck.Reasoning {
-		return cl.token(ev.At, ck.Reasoning)
+		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, ck.Reasoning)
 	}
 	return nil
 }
@@ -108,17 +108,41 @@ func (cl *call) apply(ck *Chunk) {
 	}
 }
 
-// token records a content-carrying event that arrived at at. A stream that
+// arrival is when an event's bytes arrived, and on which clock.
+type arrival struct {
+	at     time.Time
+	lag    time.Duration // the read lag, on the kernel clock
+	kernel bool          // at is a kernel receive stamp
+}
+
+// fresh refuses a kernel stamp older than the request: it is another
+// reply's (a read that carried no stamp left the connection's last one),
+// so the read's own instant, the user-space clock, stands instead.
+func (cl *call) fresh(a arrival) arrival {
+	if a.kernel && a.at.Before(cl.t.Sent) {
+		return arrival{at: a.at.Add(a.lag)}
+	}
+	return a
+}
+
+// token records a content-carrying event that arrived at a. A stream that
 // goes on far past max_tokens fails here instead of being read until a
 // timeout (record.OverrunLimit).
-func (cl *call) token(at time.Time, reasoning bool) error {
+func (cl *call) token(a arrival, reasoning bool) error {
 	t := cl.t
+	a = cl.fresh(a)
+	at := a.at
 	if t.ContentEvents == 0 {
 		t.FirstToken = at
+		t.Clock = ClockKernel
 		if cl.ttft != nil {
 			cl.ttft.Stop()
 		}
 	}
+	if !a.kernel {
+		t.Clock = ClockUser // one event on the user-space clock makes the trace so
+	}
+	t.ReadLag = max(t.ReadLag, a.lag)
 	t.ContentEvents++
 	if reasoning {
 		t.ReasoningEvents++
@@ -170,20 +194,22 @@ func emptyOutput(t *Trace) error {
 // process's budget for whole replies (heldBodies), and hands it to use with
 // the instant its last byte arrived (also the trace's end). The bytes are
 // only valid during use.
-func (cl *call) wholeBody(body io.Reader, use func(b []byte, at time.Time) error) error {
+func (cl *call) wholeBody(body io.Reader, use func(b []byte, a arrival) error) error {
 	b, release, err := readWhole(body, maxBody, &heldBodies)
 	defer release()
-	at := time.Now()
+	var a arrival
+	a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
+	a = cl.fresh(a)
 	cl.t.BytesIn = int64(len(b))
 	if err != nil {
 		return err
 	}
-	cl.t.End = at
-	return use(b, at)
+	cl.t.End = a.at
+	return use(b, a)
 }
 
 // applyBody checks a whole chat or completions reply.
-func (cl *call) applyBody(b []byte, at time.Time) error {
+func (cl *call) applyBody(b []byte, a arrival) error {
 	var ck Chunk
 	if err := ScanChunk(b, &ck); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
@@ -193,7 +219,7 @@ func (cl *call) applyBody(b []byte, at time.Time) error {
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {
-		_ = cl.token(at, ck.Reasoning) // one event never overruns
+		_ = cl.token(a, ck.Reasoning) // one event never overruns
 	}
 	return emptyOutput(cl.t)
 }

@@ -57,13 +57,16 @@ type Timeouts struct {
 	Total time.Duration
 }
 
-// Trace is what the client saw of one request. All instants come from Go's
-// monotonic clock.
+// Trace is what the client saw of one request. All instants are on Go's
+// monotonic clock; on the kernel clock (Clock), the arrivals are kernel
+// receive stamps converted to it (fromKernel).
 type Trace struct {
 	// Start is when Do was called (before connecting).
 	Start time.Time
 	// Sent is when the request's first byte was about to be written
-	// (the connection was in hand). Zero if it never got that far.
+	// (the connection was in hand); on a kernel-stamped connection, when
+	// its last byte had been handed to the kernel. Zero if it never got
+	// that far.
 	Sent time.Time
 	// FirstToken is the arrival of the first content-carrying event.
 	FirstToken time.Time
@@ -76,6 +79,14 @@ type Trace struct {
 	EventsUS []int64
 	// Tail summarises the content events past record.MaxEventsKept.
 	Tail record.EventsTail
+	// Clock says which clock stamped FirstToken and EventsUS: ClockKernel
+	// when every content event carried the kernel's receive stamp, else
+	// ClockUser; empty without a content event.
+	Clock string
+	// ReadLag is the longest read lag of the content events (Event.ReadLag):
+	// how late, at worst, the client read this reply's bytes after the
+	// kernel had them. 0 on the user-space clock, which cannot see it.
+	ReadLag time.Duration
 
 	// Status is the HTTP status code, 0 when no reply arrived.
 	Status int

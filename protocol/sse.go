@@ -42,8 +42,16 @@ type Event struct {
 	Data []byte
 	// At is the monotonic instant right after the Read that delivered the
 	// event's final bytes (its terminating blank line), taken before any
-	// parsing of the payload.
+	// parsing of the payload; on the kernel clock (Kernel true), the
+	// instant the kernel received those bytes instead.
 	At time.Time
+	// ReadLag is how long those bytes waited, after the kernel received
+	// them, before the Read returned them to this reader: the client's own
+	// delay, which the user-space clock adds to every latency. 0 unless
+	// Kernel.
+	ReadLag time.Duration
+	// Kernel is true when At is the kernel's receive stamp (ClockKernel).
+	Kernel bool
 }
 
 // SSEReader reads Server-Sent Events from a stream (WHATWG HTML, "Server-sent
@@ -60,13 +68,16 @@ type Event struct {
 type SSEReader struct {
 	r   io.Reader
 	now func() time.Time
+	src rxSource // the connection's kernel stamps; nil: the user-space clock
 	max int
 
 	buf      []byte
 	pos, end int // unparsed bytes are buf[pos:end]
 	at       time.Time
-	err      error // sticky: the underlying reader's error, or the reader's own
-	empty    int   // consecutive reads that returned nothing
+	lag      time.Duration // at's read lag, when kernel
+	kernel   bool          // at is a kernel stamp
+	err      error         // sticky: the underlying reader's error, or the reader's own
+	empty    int           // consecutive reads that returned nothing
 	read     int64
 	bomDone  bool
 	skipLF   bool // a line ended in CR at the end of the buffer: drop a following LF
@@ -109,6 +120,14 @@ func (s *SSEReader) Reset(r io.Reader) {
 		typ:  s.typ[:0],
 		data: s.data[:0],
 	}
+}
+
+// resetStamped is Reset for a stream whose connection keeps kernel receive
+// stamps (src; nil for none): each read is stamped with the kernel's
+// stamp of the read that delivered its bytes, converted by fromKernel.
+func (s *SSEReader) resetStamped(r io.Reader, src rxSource) {
+	s.Reset(r)
+	s.src = src
 }
 
 // BytesRead returns how many bytes s has read from its stream.
@@ -275,7 +294,7 @@ func (s *SSEReader) spill() {
 
 // dispatch hands out the pending event and starts a new one.
 func (s *SSEReader) dispatch() Event {
-	ev := Event{Type: s.typ, Data: s.data, At: s.at}
+	ev := Event{Type: s.typ, Data: s.data, At: s.at, ReadLag: s.lag, Kernel: s.kernel}
 	if s.dataInBf {
 		ev.Data = s.buf[s.dataOff : s.dataOff+s.dataLen]
 	}
@@ -328,7 +347,7 @@ func (s *SSEReader) fill() error {
 	}
 	n, err := s.r.Read(s.buf[s.end:])
 	if n > 0 { // a read that only reports EOF delivered nothing to stamp
-		s.at = s.now()
+		s.at, s.lag, s.kernel = readStamp(s.now(), s.src)
 	}
 	s.end += n
 	s.read += int64(n)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -135,7 +134,7 @@ func (s *scanner) tgiToken() (bool, error) {
 // sends no [DONE]: the final event ends the stream.
 func (cl *call) readTGIStream(resp *http.Response) error {
 	sse := cl.c.readers.Get().(*SSEReader)
-	sse.Reset(resp.Body)
+	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
 	defer func() { cl.t.BytesIn = sse.BytesRead() }()
 	var e TGIEvent
@@ -158,7 +157,7 @@ func (cl *call) readTGIStream(resp *http.Response) error {
 		if err := ScanTGI(ev.Data, &e); err != nil {
 			return cl.malformed(err)
 		}
-		if err := cl.tgi(&e, ev.At); err != nil {
+		if err := cl.tgi(&e, arrival{ev.At, ev.ReadLag, ev.Kernel}); err != nil {
 			return err
 		}
 		if e.Final {
@@ -171,7 +170,7 @@ func (cl *call) readTGIStream(resp *http.Response) error {
 }
 
 // tgi folds one TGI object into the trace.
-func (cl *call) tgi(e *TGIEvent, at time.Time) error {
+func (cl *call) tgi(e *TGIEvent, a arrival) error {
 	if e.Error {
 		return tgiError(e)
 	}
@@ -186,7 +185,7 @@ func (cl *call) tgi(e *TGIEvent, at time.Time) error {
 		}
 	}
 	if e.Token {
-		return cl.token(at, false)
+		return cl.token(a, false)
 	}
 	return nil
 }
@@ -213,7 +212,7 @@ func tgiError(e *TGIEvent) error {
 // details or, without them, from the x-prompt-tokens and
 // x-generated-tokens headers, and its server timings from TGI's
 // x-queue-time and x-inference-time headers (tgiTimings).
-func (cl *call) applyTGIBody(b []byte, at time.Time) error {
+func (cl *call) applyTGIBody(b []byte, a arrival) error {
 	var e TGIEvent
 	if err := ScanTGI(b, &e); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
@@ -225,9 +224,9 @@ func (cl *call) applyTGIBody(b []byte, at time.Time) error {
 		return &failure{record.ErrMalformedEvent, "reply body has no generated_text"}
 	}
 	cl.tgiHeaders()
-	_ = cl.tgi(&e, at)
+	_ = cl.tgi(&e, a)
 	if e.Text || e.GeneratedTokens > 0 {
-		_ = cl.token(at, false) // one event never overruns
+		_ = cl.token(a, false) // one event never overruns
 	}
 	return emptyOutput(cl.t)
 }

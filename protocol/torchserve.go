@@ -35,10 +35,11 @@ func (cl *call) readTorchServeStream(resp *http.Response) error {
 	for empty := 0; ; {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			at := time.Now()
+			var a arrival
+			a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
 			empty = 0
 			cl.t.BytesIn += int64(n)
-			if terr := cl.token(at, false); terr != nil {
+			if terr := cl.token(a, false); terr != nil {
 				return terr
 			}
 		}
@@ -58,9 +59,9 @@ func (cl *call) readTorchServeStream(resp *http.Response) error {
 
 // applyTorchServeBody checks a whole /predictions reply: any non-empty
 // body is the answer, one content event.
-func (cl *call) applyTorchServeBody(b []byte, at time.Time) error {
+func (cl *call) applyTorchServeBody(b []byte, a arrival) error {
 	if len(b) > 0 {
-		_ = cl.token(at, false) // one event never overruns
+		_ = cl.token(a, false) // one event never overruns
 	}
 	if cl.t.ContentEvents == 0 {
 		return &failure{record.ErrEmptyOutput, "reply body is empty"}

@@ -65,7 +65,7 @@ func (s *scanner) textOutput() (bool, error) {
 // stream cut off cleanly cannot be told from a short answer.
 func (cl *call) readTritonStream(resp *http.Response) error {
 	sse := cl.c.readers.Get().(*SSEReader)
-	sse.Reset(resp.Body)
+	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
 	defer func() { cl.t.BytesIn = sse.BytesRead() }()
 	var e TritonEvent
@@ -89,30 +89,30 @@ func (cl *call) readTritonStream(resp *http.Response) error {
 		if err := ScanTriton(ev.Data, &e); err != nil {
 			return cl.malformed(err)
 		}
-		if err := cl.triton(&e, ev.At); err != nil {
+		if err := cl.triton(&e, arrival{ev.At, ev.ReadLag, ev.Kernel}); err != nil {
 			return err
 		}
 	}
 }
 
 // triton folds one generate-extension object into the trace.
-func (cl *call) triton(e *TritonEvent, at time.Time) error {
+func (cl *call) triton(e *TritonEvent, a arrival) error {
 	if e.Error {
 		return &failure{record.ErrStreamErrorEvent, "error event: " + decodeJSONString(e.ErrorMessage)}
 	}
 	if e.Content {
-		return cl.token(at, false)
+		return cl.token(a, false)
 	}
 	return nil
 }
 
 // applyTritonBody checks a whole /generate reply.
-func (cl *call) applyTritonBody(b []byte, at time.Time) error {
+func (cl *call) applyTritonBody(b []byte, a arrival) error {
 	var e TritonEvent
 	if err := ScanTriton(b, &e); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
 	}
-	if err := cl.triton(&e, at); err != nil {
+	if err := cl.triton(&e, a); err != nil {
 		return err
 	}
 	return emptyOutput(cl.t)

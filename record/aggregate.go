@@ -91,6 +91,8 @@ type Aggregate struct {
 	server serverTimeState
 	// cache splits TTFT by prefix-cache hit (prefixcache.go).
 	cache prefixCacheState
+	// reads holds the clocks and read lags (clientreads.go).
+	reads readState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -151,6 +153,9 @@ func (a *Aggregate) Add(r *Result) {
 	a.addTokens(r)
 	a.addLatencies(r)
 	a.server.add(r)
+	if !a.child {
+		a.reads.add(r)
+	}
 }
 
 func (a *Aggregate) addTokens(r *Result) {
@@ -268,6 +273,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
+	s.ClientReads = a.reads.summary()
 	s.Tally = a.tally(drained)
 	return s
 }

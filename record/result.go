@@ -95,9 +95,16 @@ type Result struct {
 	Late bool `json:"late,omitempty"`
 
 	// TTFTUS is 0 when no content event arrived.
-	TTFTUS   int64   `json:"ttft_us,omitempty"`
-	E2EUS    int64   `json:"e2e_us"`
-	EventsUS []int64 `json:"events_us,omitempty"`
+	TTFTUS int64 `json:"ttft_us,omitempty"`
+	// Clock is ClockKernel when TTFTUS, E2EUS and EventsUS come from the
+	// kernel's receive timestamps; empty for the user-space clock.
+	Clock string `json:"clock,omitempty"`
+	// ReadLagUS is, on the kernel clock, the longest gap between the
+	// kernel receiving one of the reply's content events and the client's
+	// read returning it: the client's own delay (docs/metrics.md#read-lag).
+	ReadLagUS int64   `json:"read_lag_us,omitempty"`
+	E2EUS     int64   `json:"e2e_us"`
+	EventsUS  []int64 `json:"events_us,omitempty"`
 	// EventsTail summarises the content events past the first
 	// MaxEventsKept (events_tail.go); nil for every stream shorter than that.
 	EventsTail *EventsTail `json:"events_tail,omitempty"`

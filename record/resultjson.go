@@ -22,6 +22,8 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendIntOmit(b, `,"queue_delay_us":`, r.QueueDelayUS)
 	b = appendBoolOmit(b, `,"late":true`, r.Late)
 	b = appendIntOmit(b, `,"ttft_us":`, r.TTFTUS)
+	b = appendStrOmit(b, `,"clock":`, r.Clock)
+	b = appendIntOmit(b, `,"read_lag_us":`, r.ReadLagUS)
 	b = appendInt(b, `,"e2e_us":`, r.E2EUS)
 	b = appendEvents(b, r.EventsUS)
 	b = appendTail(b, r.EventsTail)

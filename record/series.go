@@ -38,12 +38,17 @@ type Window struct {
 	TTFTP50MS float64 `json:"ttft_p50_ms"`
 	TTFTP99MS float64 `json:"ttft_p99_ms"`
 	E2EP99MS  float64 `json:"e2e_p99_ms"`
+	// ReadLagP50MS and ReadLagP99MS are the read lag (Result.ReadLagUS)
+	// of the window's kernel-stamped successes; absent without one.
+	ReadLagP50MS float64 `json:"read_lag_p50_ms,omitempty"`
+	ReadLagP99MS float64 `json:"read_lag_p99_ms,omitempty"`
 }
 
 // openWindow is a window still collecting records.
 type openWindow struct {
 	w         Window
 	ttft, e2e *Hist
+	readLag   *Hist
 }
 
 // Series cuts records into per-second windows and emits each window, in
@@ -100,7 +105,7 @@ func (s *Series) window(sec int64) *openWindow {
 	if n := len(s.free); n > 0 {
 		ow, s.free = s.free[n-1], s.free[:n-1]
 	} else {
-		ow = &openWindow{ttft: newHist(windowDigits), e2e: newHist(windowDigits)}
+		ow = &openWindow{ttft: newHist(windowDigits), e2e: newHist(windowDigits), readLag: newHist(windowDigits)}
 	}
 	ow.w = Window{TS: sec}
 	s.open[sec] = ow
@@ -116,6 +121,7 @@ func (s *Series) emitUpTo(end int64) {
 			delete(s.open, s.next)
 			ow.ttft.Reset()
 			ow.e2e.Reset()
+			ow.readLag.Reset()
 			s.free = append(s.free, ow)
 			s.next++
 			continue
@@ -162,6 +168,9 @@ func (ow *openWindow) add(r *Result) {
 	if r.Stream && r.TTFTUS > 0 {
 		ow.ttft.Record(r.TTFTUS)
 	}
+	if r.Clock == ClockKernel {
+		ow.readLag.Record(r.ReadLagUS)
+	}
 }
 
 func (ow *openWindow) finish() Window {
@@ -169,5 +178,9 @@ func (ow *openWindow) finish() Window {
 	w.TTFTP50MS = usToMS(ow.ttft.QuantileUS(0.50))
 	w.TTFTP99MS = usToMS(ow.ttft.QuantileUS(0.99))
 	w.E2EP99MS = usToMS(ow.e2e.QuantileUS(0.99))
+	if ow.readLag.Count() > 0 {
+		w.ReadLagP50MS = usToMS(ow.readLag.QuantileUS(0.50))
+		w.ReadLagP99MS = usToMS(ow.readLag.QuantileUS(0.99))
+	}
 	return w
 }

@@ -89,6 +89,10 @@ type Summary struct {
 	Server *ServerTelemetry `json:"server,omitempty"`
 	// Client is the load generator's own load and saturation verdict.
 	Client *ClientTelemetry `json:"client,omitempty"`
+	// ClientReads is the clock the token events were stamped with and the
+	// client's read lag, from the records; absent without a measured
+	// success that had a content event (record/clientreads.go).
+	ClientReads *ClientReads `json:"client_reads,omitempty"`
 	// Hints are bottleneck hints from the rules in docs/telemetry.md
 	// (analyze.Hints).
 	Hints []Hint `json:"hints,omitempty"`

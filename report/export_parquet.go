@@ -35,6 +35,8 @@ type RecordRow struct {
 	QueueDelayUS      int64          `parquet:"queue_delay_us" json:"queue_delay_us,omitempty"`
 	Late              bool           `parquet:"late" json:"late,omitempty"`
 	TTFTUS            int64          `parquet:"ttft_us" json:"ttft_us,omitempty"`
+	Clock             string         `parquet:"clock,dict" json:"clock,omitempty"`
+	ReadLagUS         int64          `parquet:"read_lag_us" json:"read_lag_us,omitempty"`
 	E2EUS             int64          `parquet:"e2e_us" json:"e2e_us"`
 	EventsUS          []int64        `parquet:"events_us,list" json:"events_us,omitempty"`
 	EventsTail        *EventsTailRow `parquet:"events_tail,optional" json:"events_tail,omitempty"`
@@ -119,6 +121,8 @@ type WindowRow struct {
 	TTFTP50MS          float64 `parquet:"ttft_p50_ms" json:"ttft_p50_ms"`
 	TTFTP99MS          float64 `parquet:"ttft_p99_ms" json:"ttft_p99_ms"`
 	E2EP99MS           float64 `parquet:"e2e_p99_ms" json:"e2e_p99_ms"`
+	ReadLagP50MS       float64 `parquet:"read_lag_p50_ms" json:"read_lag_p50_ms,omitempty"`
+	ReadLagP99MS       float64 `parquet:"read_lag_p99_ms" json:"read_lag_p99_ms,omitempty"`
 }
 
 // RecordRowOf copies r into its Parquet row.
@@ -127,7 +131,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		ID: r.ID, Step: r.Step, Class: r.Class, Expect: r.Expect,
 		Warmup: r.Warmup, OpenLoop: r.OpenLoop, IntendedUS: r.IntendedUS,
 		SendUS: r.SendUS, QueueDelayUS: r.QueueDelayUS, Late: r.Late,
-		TTFTUS: r.TTFTUS, E2EUS: r.E2EUS, EventsUS: r.EventsUS,
+		TTFTUS: r.TTFTUS, E2EUS: r.E2EUS, Clock: r.Clock, ReadLagUS: r.ReadLagUS, EventsUS: r.EventsUS,
 		Stream: r.Stream, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		ReasoningTokens: r.ReasoningTokens, TokenSource: string(r.TokenSource),
 		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens,
@@ -172,6 +176,7 @@ func WindowRowOf(w *record.Window) WindowRow {
 		ExpectedRejections: w.ExpectedRejections, Warmup: w.Warmup,
 		OutputTokens: w.OutputTokens, InputTokens: w.InputTokens,
 		TTFTP50MS: w.TTFTP50MS, TTFTP99MS: w.TTFTP99MS, E2EP99MS: w.E2EP99MS,
+		ReadLagP50MS: w.ReadLagP50MS, ReadLagP99MS: w.ReadLagP99MS,
 	}
 }
 

@@ -192,7 +192,8 @@ func timelineSection(in *HTMLInput) *section {
 	}
 	ws := downsample(in.Series, maxPoints)
 	x := make([]float64, len(ws))
-	var tok, ok, failed, ttft50, ttft99, e2e99 []*float64
+	var tok, ok, failed, ttft50, ttft99, e2e99, lag99 []*float64
+	lagged := false
 	for i, w := range ws {
 		x[i] = w.t
 		if in.Digest != nil {
@@ -203,6 +204,14 @@ func timelineSection(in *HTMLInput) *section {
 		ttft50 = append(ttft50, gap(w.ttftP50))
 		ttft99 = append(ttft99, gap(w.ttftP99))
 		e2e99 = append(e2e99, gap(w.e2eP99))
+		lag99 = append(lag99, gap(w.readLagP99))
+		lagged = lagged || w.readLagP99 > 0
+	}
+	latency := []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
+		{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
+		{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}
+	if lagged { // kernel clock: how late the client read, beside what it measured
+		latency = append(latency, line{Label: "client read lag p99", Values: lag99, Color: "#b279a2"})
 	}
 	return &section{ID: "timeline", Title: "Throughput and failures over time",
 		Help: "Per-second windows (averaged over several seconds on long runs); vertical lines are run events. Output tokens/s on the left axis, counted as they streamed in (as the summary's throughput counts them); requests/s on the right, by completion.",
@@ -210,9 +219,7 @@ func timelineSection(in *HTMLInput) *section {
 			{ID: "time-throughput", Kind: "time", Title: "Throughput", X: x, YLabel: "output tokens/s", Y2Label: "requests/s",
 				Series: throughputLines(tok, ok, failed)},
 			{ID: "time-latency", Kind: "time", Title: "Latency per window", X: x, YLabel: "ms",
-				Series: []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
-					{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
-					{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}},
+				Series: latency},
 		}}
 }
 
@@ -232,6 +239,7 @@ type span struct {
 	t, widthS                float64
 	succeeded, failed        float64
 	ttftP50, ttftP99, e2eP99 float64
+	readLagP99               float64 // the client's, on the kernel clock
 }
 
 // downsample folds consecutive windows into at most n spans: counts add
@@ -249,6 +257,7 @@ func downsample(ws []record.Window, n int) []span {
 			sp.failed += float64(w.Failed)
 			sp.ttftP99 = max(sp.ttftP99, w.TTFTP99MS)
 			sp.e2eP99 = max(sp.e2eP99, w.E2EP99MS)
+			sp.readLagP99 = max(sp.readLagP99, w.ReadLagP99MS)
 			if w.TTFTP50MS > 0 {
 				sp.ttftP50 += w.TTFTP50MS
 				p50n++

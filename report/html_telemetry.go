@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/inferload/inferload/observe"
+	"github.com/inferload/inferload/record"
 )
 
 // diagnosisSection opens the report: whether the load generator kept up
@@ -14,7 +15,7 @@ import (
 // bottleneck hints with the figures behind them.
 func diagnosisSection(in *HTMLInput) *section {
 	s := in.Summary
-	if s.Client == nil && len(s.Hints) == 0 {
+	if s.Client == nil && len(s.Hints) == 0 && s.ClientReads == nil {
 		return nil
 	}
 	sec := &section{ID: "diagnosis", Title: "Diagnosis",
@@ -25,6 +26,9 @@ func diagnosisSection(in *HTMLInput) *section {
 			v.Expr = "CLIENT SATURATED: results may be invalid"
 		}
 		sec.Verdicts = append(sec.Verdicts, v)
+	}
+	if cr := s.ClientReads; cr != nil {
+		sec.Notes = append(sec.Notes, "Token clock: "+ClockLine(cr)+" (docs/metrics.md#two-clocks-for-arrivals).")
 	}
 	if len(s.Hints) > 0 {
 		t := table{Caption: "bottleneck hints", Head: []string{"rule", "hint", "figures"}}
@@ -250,4 +254,15 @@ func foldValue(group []observe.Sample, series string, scale float64) *float64 {
 		return ptr(top * scale)
 	}
 	return ptr(sum / float64(n) * scale)
+}
+
+// ClockLine says which clock stamped the token events and, on the kernel
+// clock, how late the client read them (summary.json client_reads).
+func ClockLine(cr *record.ClientReads) string {
+	line := fmt.Sprintf("%s (%d requests kernel-stamped, %d on the user-space clock)", cr.Clock, cr.Kernel, cr.User)
+	if cr.Kernel == 0 {
+		return line + "; read lag not measured"
+	}
+	l := cr.ReadLag
+	return line + fmt.Sprintf("; read lag p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms", l.P50, l.P90, l.P99, l.Max)
 }

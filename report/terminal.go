@@ -336,6 +336,9 @@ func writeTelemetry(b *bytes.Buffer, s *record.Summary) {
 		}
 		row(b, "Client", s.Client.Verdict)
 	}
+	if s.ClientReads != nil {
+		row(b, "Token clock", ClockLine(s.ClientReads))
+	}
 	if len(s.Hints) == 0 {
 		return
 	}
