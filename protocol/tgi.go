@@ -133,16 +133,35 @@ func (s *scanner) tgiToken() (bool, error) {
 // each, the last with generated_text (and details when asked for). TGI
 // sends no [DONE]: the final event ends the stream.
 func (cl *call) readTGIStream(resp *http.Response) error {
+	var e TGIEvent
+	each := func(data []byte, a arrival) (bool, error) {
+		if err := ScanTGI(data, &e); err != nil {
+			return false, cl.malformed(err)
+		}
+		if err := cl.tgi(&e, a); err != nil {
+			return false, err
+		}
+		return e.Final, nil
+	}
+	return cl.readEventStream(resp, each, func() error {
+		return cl.endWithout("the final event (generated_text)", "text/event-stream", resp)
+	})
+}
+
+// readEventStream reads a native API's SSE reply: each data event (other
+// event types and keep-alives skipped, an error event failing the stream)
+// goes to each with its arrival, which says whether it ended the reply; a
+// clean end of the body before that is atEOF's to judge.
+func (cl *call) readEventStream(resp *http.Response, each func(data []byte, a arrival) (bool, error), atEOF func() error) error {
 	sse := cl.c.readers.Get().(*SSEReader)
 	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
 	defer func() { cl.t.BytesIn = sse.BytesRead() }()
-	var e TGIEvent
 	for {
 		ev, err := sse.Next()
 		switch {
 		case err == io.EOF:
-			return cl.endWithout("the final event (generated_text)", "text/event-stream", resp)
+			return atEOF()
 		case errors.Is(err, ErrEventTooLarge):
 			return cl.tooLarge(err)
 		case err != nil:
@@ -154,13 +173,11 @@ func (cl *call) readTGIStream(resp *http.Response) error {
 			}
 			continue
 		}
-		if err := ScanTGI(ev.Data, &e); err != nil {
-			return cl.malformed(err)
-		}
-		if err := cl.tgi(&e, arrival{ev.At, ev.ReadLag, ev.Kernel}); err != nil {
+		end, err := each(ev.Data, arrival{ev.At, ev.ReadLag, ev.Kernel})
+		if err != nil {
 			return err
 		}
-		if e.Final {
+		if end {
 			cl.t.SawDone = true
 			cl.t.End = ev.At
 			cl.drain(sse)

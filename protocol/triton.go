@@ -1,8 +1,6 @@
 package protocol
 
 import (
-	"errors"
-	"io"
 	"net/http"
 	"time"
 
@@ -64,35 +62,17 @@ func (s *scanner) textOutput() (bool, error) {
 // extension has no end marker: the stream's clean end is the end, so a
 // stream cut off cleanly cannot be told from a short answer.
 func (cl *call) readTritonStream(resp *http.Response) error {
-	sse := cl.c.readers.Get().(*SSEReader)
-	sse.resetStamped(resp.Body, cl.rx())
-	defer cl.c.putReader(sse)
-	defer func() { cl.t.BytesIn = sse.BytesRead() }()
 	var e TritonEvent
-	for {
-		ev, err := sse.Next()
-		switch {
-		case err == io.EOF:
-			cl.t.End = time.Now()
-			return emptyOutput(cl.t)
-		case errors.Is(err, ErrEventTooLarge):
-			return cl.tooLarge(err)
-		case err != nil:
-			return err
+	each := func(data []byte, a arrival) (bool, error) {
+		if err := ScanTriton(data, &e); err != nil {
+			return false, cl.malformed(err)
 		}
-		if skip, err := otherEvent(ev); skip || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		if err := ScanTriton(ev.Data, &e); err != nil {
-			return cl.malformed(err)
-		}
-		if err := cl.triton(&e, arrival{ev.At, ev.ReadLag, ev.Kernel}); err != nil {
-			return err
-		}
+		return false, cl.triton(&e, a)
 	}
+	return cl.readEventStream(resp, each, func() error {
+		cl.t.End = time.Now()
+		return emptyOutput(cl.t)
+	})
 }
 
 // triton folds one generate-extension object into the trace.
