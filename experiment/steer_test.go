@@ -14,11 +14,14 @@ import (
 	"github.com/inferload/inferload/sim"
 )
 
-// steeredRun runs one user for 3 s and, from outside as the live UI
+// steeredRun runs one user for 6 s and, from outside as the live UI
 // would: after 4 results a note and 3 users, after 4 more a pause and a
 // resume. The run must record three stages (1, 3, 3 users) and the note.
+// 6 s leaves the last stage time to finish requests on a busy machine
+// (with 3 s, a slow CI box resumed too late for the third stage to
+// complete any).
 func steeredRun(ctx context.Context, t *testing.T, url string) (*Outcome, error) {
-	p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, duration: 3s}\n", url))
+	p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, duration: 6s}\n", url))
 	s := NewSteering()
 	var n atomic.Int64
 	at4, at8 := make(chan struct{}), make(chan struct{})
