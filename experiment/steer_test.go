@@ -14,36 +14,49 @@ import (
 	"github.com/inferload/inferload/sim"
 )
 
-// steeredRun runs one user for 6 s and, from outside as the live UI
-// would: after 4 results a note and 3 users, after 4 more a pause and a
-// resume. The run must record three stages (1, 3, 3 users) and the note.
-// 6 s leaves the last stage time to finish requests on a busy machine
-// (with 3 s, a slow CI box resumed too late for the third stage to
-// complete any).
+// steeredRun runs one user for 3 s and, from outside as the live UI
+// would: after 4 results a note and 3 users, after 4 results of the
+// second stage a pause and a resume. The run must record three stages
+// (1, 3, 3 users) and the note. Counting the second stage's own results
+// keeps the pause inside it: counting any 4 more let a slow steering
+// goroutine (a busy CI box) change the load and pause within stage 1,
+// which then made only two stages.
 func steeredRun(ctx context.Context, t *testing.T, url string) (*Outcome, error) {
-	p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, duration: 6s}\n", url))
+	p := testPlan(t, fmt.Sprintf(identityHead+"load: {concurrency: 1, duration: 3s}\n", url))
 	s := NewSteering()
-	var n atomic.Int64
+	var n, inStage2 atomic.Int64
 	at4, at8 := make(chan struct{}), make(chan struct{})
-	opts := Options{Steering: s, OnResult: func(*record.Result) {
-		switch n.Add(1) {
-		case 4:
+	opts := Options{Steering: s, OnResult: func(r *record.Result) {
+		if n.Add(1) == 4 {
 			close(at4)
-		case 8:
+		}
+		if r.Step == 2 && inStage2.Add(1) == 4 {
 			close(at8)
 		}
 	}}
-	errs := make(chan error, 1)
+	errs, ran := make(chan error, 1), make(chan struct{})
+	wait := func(c <-chan struct{}, what string) error {
+		select {
+		case <-c:
+			return nil
+		case <-ran:
+			return errors.New("the run ended before " + what)
+		}
+	}
 	go func() {
 		errs <- func() error {
-			<-at4
+			if err := wait(at4, "4 results"); err != nil {
+				return err
+			}
 			if _, err := s.Note("users 1 → 3"); err != nil {
 				return err
 			}
 			if err := s.SetLoad(3); err != nil {
 				return err
 			}
-			<-at8
+			if err := wait(at8, "4 results of stage 2"); err != nil {
+				return err
+			}
 			if err := s.Pause(); err != nil {
 				return err
 			}
@@ -54,6 +67,7 @@ func steeredRun(ctx context.Context, t *testing.T, url string) (*Outcome, error)
 		}()
 	}()
 	out, err := Run(ctx, p, opts)
+	close(ran)
 	if serr := <-errs; serr != nil {
 		t.Errorf("steering: %v", serr)
 	}
