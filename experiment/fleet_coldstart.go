@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/inferload/inferload/analyze"
@@ -157,13 +158,7 @@ func (w *startupWindows) add(r *record.Result, arrival time.Duration) {
 		return
 	}
 	w.n[i]++
-	ok := r.OK()
-	for _, b := range w.slos {
-		if met, judged := b.Judge(r); judged && !met {
-			ok = false
-		}
-	}
-	if ok {
+	if r.OK() && !slices.ContainsFunc(w.slos, func(b record.SLO) bool { return !b.Met(r) }) {
 		w.met[i]++
 	}
 	if r.OK() {

@@ -137,6 +137,7 @@ type fleetRun struct {
 	next     uint64 // the next request index
 	live     map[*fleetSeq]*Sequence
 	emit     func(*FleetOutcome)
+	up       []int // ready's buffer, reused for every arrival
 }
 
 // RunFleet simulates spec and calls emit once per request, in completion
@@ -271,13 +272,13 @@ func (r *fleetRun) arrive(now time.Duration, user int) {
 
 // ready lists the replicas up at now.
 func (r *fleetRun) ready(now time.Duration) []int {
-	up := make([]int, 0, len(r.spec.ReadyAt))
+	r.up = r.up[:0]
 	for i, t := range r.spec.ReadyAt {
 		if t <= now {
-			up = append(up, i)
+			r.up = append(r.up, i)
 		}
 	}
-	return up
+	return r.up
 }
 
 // runStep starts replica k's next step at now, if it has work.
