@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // Fitting a profile to a measured server: the engine's cost model (step
@@ -187,7 +189,10 @@ func PredictSteps(p Profile, steps []FitStep, seed uint64) ([]FitPrediction, err
 }
 
 func predictStep(p Profile, s FitStep, seed uint64) (FitPrediction, error) {
-	var ttft, tpot []time.Duration
+	// The same histograms the calibration table uses (loopStats): HDR,
+	// 3 significant digits, as the summaries being fitted are.
+	hists := newLoopStats()
+	ttft, tpot := hists.ttft, hists.tpot
 	done := 0
 	from, to := s.Warmup, s.Warmup+s.Window
 	request := func(i uint64) FleetRequest {
@@ -203,17 +208,19 @@ func predictStep(p Profile, s FitStep, seed uint64) (FitPrediction, error) {
 				return
 			}
 			done++
-			ttft = append(ttft, o.FirstToken-o.Arrival)
+			_ = ttft.RecordValue((o.FirstToken - o.Arrival).Microseconds())
 			if o.Generated > 1 {
-				tpot = append(tpot, (o.LastToken-o.FirstToken)/time.Duration(o.Generated-1))
+				_ = tpot.RecordValue(((o.LastToken - o.FirstToken) / time.Duration(o.Generated-1)).Microseconds())
 			}
 		})
 	if err != nil {
 		return FitPrediction{}, err
 	}
+	q := func(h *hdrhistogram.Histogram, p float64) time.Duration {
+		return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond
+	}
 	return FitPrediction{Throughput: float64(done) / s.Window.Seconds(),
-		TTFTP50: quantile(ttft, 0.5), TTFTP99: quantile(ttft, 0.99),
-		TPOTP50: quantile(tpot, 0.5), TPOTP99: quantile(tpot, 0.99),
+		TTFTP50: q(ttft, 50), TTFTP99: q(ttft, 99), TPOTP50: q(tpot, 50), TPOTP99: q(tpot, 99),
 		MeanKVUsage: kv.mean(), MaxRunning: kv.maxRunning}, nil
 }
 
@@ -240,17 +247,6 @@ func (m *kvMeter) mean() float64 {
 		return 0
 	}
 	return m.weighted / m.span
-}
-
-// quantile is the nearest-rank quantile of xs (sorted in place); 0 when
-// empty.
-func quantile(xs []time.Duration, q float64) time.Duration {
-	if len(xs) == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	k := int(math.Ceil(q*float64(len(xs)))) - 1
-	return xs[min(max(k, 0), len(xs)-1)]
 }
 
 // unidentified says which limits the steps never reached, so the fitted
