@@ -164,3 +164,42 @@ func TestColdStart(t *testing.T) {
 		t.Error("scaling 3 to 3: want an error")
 	}
 }
+
+// BenchmarkPlanFleet is the whole search of `inferload fleet
+// --peak-users 2000 --think-time 5s --input-tokens 512 --output-tokens 256
+// --slo 'ttft.p99<=2s' --slo 'tpot.p99<=80ms'` (20% headroom, 10 virtual
+// minutes per size): the one-replica estimate and the sizes around the
+// answer.
+func BenchmarkPlanFleet(b *testing.B) {
+	p := testPlan(b, `
+name: fleet
+target: {url: "http://127.0.0.1:1/v1", model: m}
+workload:
+  seed: 1
+  classes:
+    - {name: default, weight: 1, input_tokens: "512", output_tokens: "256"}
+load:
+  concurrency: 2000
+  think_time: 5s
+`)
+	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var slos []record.SLO
+	for _, s := range []string{"ttft.p99<=2s", "tpot.p99<=80ms"} {
+		v, err := record.ParseSLO(s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		slos = append(slos, v)
+	}
+	var got *record.Fleet
+	for range b.N {
+		if got, err = PlanFleet(FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: slos, Headroom: 0.2}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(got.Replicas), "replicas")
+	b.ReportMetric(float64(len(got.Probes)), "sizes")
+}

@@ -50,7 +50,7 @@ func streamServer(t *testing.T, tokens int, gap time.Duration) *httptest.Server 
 	return srv
 }
 
-func testPlan(t *testing.T, yaml string) *plan.Plan {
+func testPlan(t testing.TB, yaml string) *plan.Plan {
 	t.Helper()
 	p, err := plan.Parse("test.yaml", []byte(yaml))
 	if err != nil {

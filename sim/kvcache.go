@@ -21,7 +21,7 @@ type blockPool struct {
 
 	head, tail int32
 	numFree    int
-	cached     map[uint64]int32 // prefix hash -> block holding it
+	cached     *prefixIndex // prefix hash -> block holding it
 }
 
 // newBlockPool returns a pool of n free, empty blocks.
@@ -34,7 +34,7 @@ func newBlockPool(n int) *blockPool {
 		inFree: make([]bool, n),
 		head:   -1,
 		tail:   -1,
-		cached: make(map[uint64]int32),
+		cached: newPrefixIndex(n),
 	}
 	for i := range n {
 		p.pushTail(int32(i))
@@ -88,7 +88,7 @@ func (p *blockPool) allocate(n int, dst []int32) ([]int32, bool) {
 		b := p.head
 		p.unlink(b)
 		if h := p.hash[b]; h != 0 {
-			delete(p.cached, h)
+			p.cached.remove(h)
 			p.hash[b] = 0
 		}
 		p.ref[b] = 1
@@ -112,8 +112,7 @@ func (p *blockPool) release(blocks []int32) {
 
 // lookup returns the block holding prefix hash h, if any.
 func (p *blockPool) lookup(h uint64) (int32, bool) {
-	b, ok := p.cached[h]
-	return b, ok
+	return p.cached.get(h)
 }
 
 // share takes a reference to a cached block, pulling it out of the free
@@ -132,9 +131,7 @@ func (p *blockPool) register(b int32, h uint64) {
 	if h == 0 || p.hash[b] != 0 {
 		return
 	}
-	if _, dup := p.cached[h]; dup {
-		return
+	if p.cached.put(h, b) {
+		p.hash[b] = h
 	}
-	p.cached[h] = b
-	p.hash[b] = h
 }
