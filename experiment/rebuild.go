@@ -27,14 +27,15 @@ type Rebuilt struct {
 // the directory holds (Assemble). A live run finishes with it too, so
 // `inferload report DIR` rewrites the very bytes the run wrote.
 func Rebuild(dir string) (*Rebuilt, error) {
-	rb, err := Assemble(dir)
+	digest := report.NewDigest()
+	rb, err := assemble(dir, digest.Add)
 	if err != nil {
 		return nil, err
 	}
 	if err := rundir.WriteSummary(filepath.Join(dir, rundir.Summary), rb.Summary); err != nil {
 		return nil, err
 	}
-	if err := WriteReport(dir, rb.Summary); err != nil {
+	if err := writeReport(dir, rb.Summary, digest); err != nil {
 		return nil, err
 	}
 	return rb, nil
@@ -56,13 +57,20 @@ func applyThresholds(s *record.Summary, exprs []string) error {
 // WriteReport draws report.html from the run directory's files and s (the
 // summary just computed), so a live run and a rebuild draw the same page.
 // Every record is read once more, into a bounded digest.
-func WriteReport(dir string, s *record.Summary) error {
-	in := &report.HTMLInput{Summary: s, Digest: report.NewDigest()}
-	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
-		in.Digest.Add(r)
-		return nil
-	}); err != nil {
-		return fmt.Errorf("report of %s: %w", dir, err)
+func WriteReport(dir string, s *record.Summary) error { return writeReport(dir, s, nil) }
+
+// writeReport is WriteReport with the records' digest already built
+// (nil: read the records for it).
+func writeReport(dir string, s *record.Summary, digest *report.Digest) error {
+	in := &report.HTMLInput{Summary: s, Digest: digest}
+	if digest == nil {
+		in.Digest = report.NewDigest()
+		if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+			in.Digest.Add(r)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("report of %s: %w", dir, err)
+		}
 	}
 	if _, err := rundir.ReadSeries(filepath.Join(dir, rundir.Series), func(w *record.Window) error {
 		in.Series = append(in.Series, *w)

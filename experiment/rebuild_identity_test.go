@@ -131,6 +131,14 @@ func checkIdentity(t *testing.T, name string, out *Outcome) {
 			t.Errorf("%s: rebuilt %s differs from the live one:\nlive:    %.2000s\nrebuilt: %.2000s", name, f, live[i], rebuilt)
 		}
 	}
+	// Rebuild digests the records in its one read; WriteReport reads them
+	// for the digest itself. Both must draw the same page.
+	if err := WriteReport(out.Dir, out.Summary); err != nil {
+		t.Fatal(err)
+	}
+	if alone, err := os.ReadFile(filepath.Join(out.Dir, rundir.Report)); err != nil || !bytes.Equal(alone, live[1]) {
+		t.Errorf("%s: report.html drawn by WriteReport alone differs from the live one (err %v)", name, err)
+	}
 	s := out.Summary
 	switch {
 	case s.Requests.Succeeded == 0:
