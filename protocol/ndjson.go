@@ -11,9 +11,16 @@ import (
 type Line struct {
 	// Data is the line without its terminator (LF or CRLF).
 	Data []byte
-	// At is the monotonic instant right after the Read that delivered the
-	// line's last byte, taken before any parsing.
+	// At is when the line's last byte arrived: on the user-space clock
+	// the monotonic instant right after the Read that delivered it, taken
+	// before any parsing; on the kernel clock (Kernel true) the kernel's
+	// receive stamp of that Read, as for SSE events (Event.At).
 	At time.Time
+	// ReadLag is how long those bytes waited in the socket before the
+	// read, when Kernel.
+	ReadLag time.Duration
+	// Kernel is true when At is the kernel's receive stamp (ClockKernel).
+	Kernel bool
 }
 
 // LineReader reads the lines of a newline-delimited stream (Ollama's
@@ -24,10 +31,13 @@ type Line struct {
 type LineReader struct {
 	r        io.Reader
 	now      func() time.Time
+	src      rxSource // the connection's kernel stamps; nil: the user-space clock
 	max      int
 	buf      []byte
 	pos, end int
 	at       time.Time
+	lag      time.Duration // at's read lag, when kernel
+	kernel   bool          // at is a kernel stamp
 	err      error
 	empty    int
 	read     int64
@@ -49,6 +59,18 @@ func (l *LineReader) SetMaxLineSize(n int) { l.max = max(n, 64) }
 // Reset makes l read a new stream from r, keeping its buffer.
 func (l *LineReader) Reset(r io.Reader) {
 	*l = LineReader{r: r, now: l.now, max: l.max, buf: l.buf}
+}
+
+// resetStamped is Reset for a stream whose connection keeps kernel receive
+// stamps (src; nil for none), as SSEReader.resetStamped.
+func (l *LineReader) resetStamped(r io.Reader, src rxSource) {
+	l.Reset(r)
+	l.src = src
+}
+
+// line is the Line of data, stamped with the read that completed it.
+func (l *LineReader) line(data []byte) Line {
+	return Line{Data: data, At: l.at, ReadLag: l.lag, Kernel: l.kernel}
 }
 
 // BytesRead returns how many bytes l has read from its stream.
@@ -74,7 +96,7 @@ func (l *LineReader) Next() (Line, error) {
 			if len(bytes.TrimSpace(data)) == 0 {
 				continue
 			}
-			return Line{Data: data, At: l.at}, nil
+			return l.line(data), nil
 		}
 		if l.err != nil {
 			return l.finish()
@@ -100,7 +122,7 @@ func (l *LineReader) finish() (Line, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return Line{}, io.EOF
 	}
-	return Line{Data: data, At: l.at}, nil
+	return l.line(data), nil
 }
 
 // fill reads more, compacting or growing the buffer when it is full.
@@ -121,8 +143,8 @@ func (l *LineReader) fill() error {
 		l.buf = nb
 	}
 	n, err := l.r.Read(l.buf[l.end:])
-	if n > 0 {
-		l.at = l.now()
+	if n > 0 { // a read that only reports EOF delivered nothing to stamp
+		l.at, l.lag, l.kernel = readStamp(l.now(), l.src)
 		l.empty = 0
 	}
 	l.end += n

@@ -143,7 +143,7 @@ func (s *scanner) ollamaMessage() (content, thinking bool, err error) {
 // with done: true and the request's counts and durations.
 func (cl *call) readOllamaStream(resp *http.Response) error {
 	lr := cl.c.lines.Get().(*LineReader)
-	lr.Reset(resp.Body)
+	lr.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putLines(lr)
 	defer func() { cl.t.BytesIn = lr.BytesRead() }()
 	var l OllamaLine
@@ -160,7 +160,7 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 		if err := ScanOllama(line.Data, &l); err != nil {
 			return cl.malformed(err)
 		}
-		if err := cl.ollama(&l, arrival{at: line.At}); err != nil { // NDJSON lines: the user-space clock
+		if err := cl.ollama(&l, arrival{line.At, line.ReadLag, line.Kernel}); err != nil {
 			return err
 		}
 		if l.Done {

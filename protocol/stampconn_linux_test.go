@@ -67,6 +67,16 @@ func steppedServer(t *testing.T, tlsOn bool, n int, next <-chan struct{}, sent c
 // returns an SSE reader on the kernel clock of the connection it used.
 func stampedStream(t *testing.T, srv *httptest.Server) (*SSEReader, *stampConn) {
 	t.Helper()
+	body, sc := stampedBody(t, srv)
+	sse := NewSSEReader(nil, time.Now)
+	sse.resetStamped(body, sc)
+	return sse, sc
+}
+
+// stampedBody opens srv's stream through the client's own transport and
+// returns its body and the connection it used.
+func stampedBody(t *testing.T, srv *httptest.Server) (io.Reader, *stampConn) {
+	t.Helper()
 	c := newClient(t, srv.URL, func(o *OpenAIOptions) { o.Insecure = true })
 	if c.Clock() != ClockKernel {
 		t.Fatalf("Clock() = %q on Linux, want %q", c.Clock(), ClockKernel)
@@ -85,9 +95,29 @@ func stampedStream(t *testing.T, srv *httptest.Server) (*SSEReader, *stampConn) 
 	if sc == nil {
 		t.Fatal("the connection is not a stampConn")
 	}
-	sse := NewSSEReader(nil, time.Now)
-	sse.resetStamped(resp.Body, sc)
-	return sse, sc
+	return resp.Body, sc
+}
+
+// stampedNext reads the next event of a stamped stream, as SSE events or
+// as NDJSON lines (the stepped server's "data: ..." lines serve as lines).
+type stampedNext func() (data []byte, at time.Time, lag time.Duration, kernel bool, err error)
+
+func stampedReader(t *testing.T, srv *httptest.Server, kind string) (stampedNext, *stampConn) {
+	t.Helper()
+	if kind == "sse" {
+		sse, sc := stampedStream(t, srv)
+		return func() ([]byte, time.Time, time.Duration, bool, error) {
+			ev, err := sse.Next()
+			return ev.Data, ev.At, ev.ReadLag, ev.Kernel, err
+		}, sc
+	}
+	body, sc := stampedBody(t, srv)
+	lr := NewLineReader(nil, time.Now)
+	lr.resetStamped(body, sc)
+	return func() ([]byte, time.Time, time.Duration, bool, error) {
+		l, err := lr.Next()
+		return l.Data, l.At, l.ReadLag, l.Kernel, err
+	}, sc
 }
 
 // TestStampedReadsLate proves which read's stamp a body Read's bytes
@@ -100,39 +130,41 @@ func TestStampedReadsLate(t *testing.T) {
 	if !stampable() {
 		t.Fatal("this Linux refuses SO_TIMESTAMPING")
 	}
-	for _, tlsOn := range []bool{false, true} {
-		t.Run(fmt.Sprintf("tls=%v", tlsOn), func(t *testing.T) {
-			const n = 4
-			next, sent := make(chan struct{}, 1), make(chan sentWindow, 1)
-			sse, sc := stampedStream(t, steppedServer(t, tlsOn, n, next, sent))
-			for i := range n {
-				next <- struct{}{}
-				w := <-sent
-				// Late on purpose: the bytes are in the kernel by now.
-				<-time.After(lateRead)
-				ev, err := sse.Next()
-				readAt := time.Now()
-				if err != nil {
-					t.Fatalf("event %d: %v", i, err)
+	for _, kind := range []string{"sse", "ndjson"} {
+		for _, tlsOn := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/tls=%v", kind, tlsOn), func(t *testing.T) {
+				const n = 4
+				next, sent := make(chan struct{}, 1), make(chan sentWindow, 1)
+				read, sc := stampedReader(t, steppedServer(t, tlsOn, n, next, sent), kind)
+				for i := range n {
+					next <- struct{}{}
+					w := <-sent
+					// Late on purpose: the bytes are in the kernel by now.
+					<-time.After(lateRead)
+					data, at, lag, kernel, err := read()
+					readAt := time.Now()
+					if err != nil {
+						t.Fatalf("event %d: %v", i, err)
+					}
+					if !strings.Contains(string(data), fmt.Sprintf("t%d", i)) {
+						t.Fatalf("event %d: got %q", i, data)
+					}
+					if !kernel {
+						t.Fatalf("event %d: not kernel-stamped (rx %d, now %d)", i, sc.rxNano(), time.Now().UnixNano())
+					}
+					if at.Before(w.before.Add(-stampSlack)) || at.After(w.after.Add(stampSlack)) {
+						t.Errorf("event %d: stamped %v after the write began (write took %v), want within it ±%v",
+							i, at.Sub(w.before), w.after.Sub(w.before), stampSlack)
+					}
+					if lag < lateRead-stampSlack {
+						t.Errorf("event %d: read lag %v, want ≥ %v", i, lag, lateRead-stampSlack)
+					}
+					if user := readAt.Sub(at); user < lateRead {
+						t.Errorf("event %d: read %v after its stamp, want ≥ %v", i, user, lateRead)
+					}
 				}
-				if !strings.Contains(string(ev.Data), fmt.Sprintf("t%d", i)) {
-					t.Fatalf("event %d: got %q", i, ev.Data)
-				}
-				if !ev.Kernel {
-					t.Fatalf("event %d: not kernel-stamped (rx %d, now %d)", i, sc.rxNano(), time.Now().UnixNano())
-				}
-				if ev.At.Before(w.before.Add(-stampSlack)) || ev.At.After(w.after.Add(stampSlack)) {
-					t.Errorf("event %d: stamped %v after the write began (write took %v), want within it ±%v",
-						i, ev.At.Sub(w.before), w.after.Sub(w.before), stampSlack)
-				}
-				if ev.ReadLag < lateRead-stampSlack {
-					t.Errorf("event %d: read lag %v, want ≥ %v", i, ev.ReadLag, lateRead-stampSlack)
-				}
-				if user := readAt.Sub(ev.At); user < lateRead {
-					t.Errorf("event %d: read %v after its stamp, want ≥ %v", i, user, lateRead)
-				}
-			}
-		})
+			})
+		}
 	}
 }
 
