@@ -93,6 +93,8 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		ErrorMsg:         tr.ErrMsg,
 		BytesOut:         tr.BytesOut,
 		BytesIn:          tr.BytesIn,
+		Proto:            tr.Proto,
+		NewConn:          tr.NewConn,
 	}
 	originUS := r.SendUS
 	if openLoop {

@@ -58,6 +58,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		TTFTTimeout:    t.Timeouts.TTFT,
 		TotalTimeout:   t.Timeouts.Total,
 		UserClock:      !t.KernelStamps(),
+		HTTP2:          t.HTTP2,
 	})
 }
 

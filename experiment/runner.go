@@ -101,6 +101,10 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 		}
 		return nil, err
 	}
+	// The probe's connection is closed, so the run's own requests open
+	// every connection they use and summary.json's connections count
+	// them all (a kept connection would make one request look reused).
+	client.Close()
 	// A signal during the environment probes (the /v1/models request)
 	// cancels them at once; nothing is measured after it.
 	if r.dir, err = prepareRunDir(ctx, p, opts, d); err != nil {

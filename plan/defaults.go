@@ -107,8 +107,11 @@ func (t *Target) TracesContext() bool { return boolOr(t.TraceContext, DefaultTra
 
 // KernelStamps reports whether token events are stamped with the kernel's
 // receive timestamps where supported (target.kernel_timestamps,
-// DefaultKernelStamps when unset).
-func (t *Target) KernelStamps() bool { return boolOr(t.KernelTimestamps, DefaultKernelStamps) }
+// DefaultKernelStamps when unset). Never on HTTP/2: a connection's reads
+// carry frames of many streams, so a read's stamp is no stream's own.
+func (t *Target) KernelStamps() bool {
+	return t.HTTP2 == "" && boolOr(t.KernelTimestamps, DefaultKernelStamps)
+}
 
 // Preflights reports whether a probe request is sent before the load
 // starts (target.preflight, DefaultPreflight when unset).

@@ -71,6 +71,11 @@ type Target struct {
 	// delay in reading is not in any latency (default true; false keeps
 	// the user-space clock).
 	KernelTimestamps *bool `yaml:"kernel_timestamps"`
+	// HTTP2 speaks HTTP/2 to the target instead of HTTP/1.1: "h2" (over
+	// TLS, by ALPN; an https URL) or "h2c" (cleartext, prior knowledge;
+	// an http URL). Streams then share connections, and token events are
+	// on the user-space clock (docs/plan.md).
+	HTTP2 string `yaml:"http2"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).

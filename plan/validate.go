@@ -97,8 +97,29 @@ func (v *validator) target() {
 	if t.APIKeyEnv != "" && t.APIKeyFile != "" {
 		v.fail("target.api_key_file", "set api_key_env or api_key_file, not both")
 	}
+	v.http2()
 	if t.Insecure && t.CAFile != "" {
 		v.fail("target.ca_file", "has no effect with insecure: true, which skips certificate checks; drop one")
+	}
+}
+
+// http2 checks target.http2 against the URL's scheme.
+func (v *validator) http2() {
+	t := &v.p.Target
+	if t.HTTP2 == "" {
+		return
+	}
+	u, err := url.Parse(t.URL)
+	if err != nil {
+		return // target.url's own error says it
+	}
+	switch {
+	case t.HTTP2 != protocol.HTTP2TLS && t.HTTP2 != protocol.HTTP2Cleartext:
+		v.fail("target.http2", "%q: want h2 (HTTP/2 over TLS, an https URL) or h2c (cleartext HTTP/2 with prior knowledge, an http URL)", t.HTTP2)
+	case t.HTTP2 == protocol.HTTP2TLS && u.Scheme != "https":
+		v.fail("target.http2", "h2 is negotiated over TLS: target.url must be https:// (cleartext HTTP/2 is h2c)")
+	case t.HTTP2 == protocol.HTTP2Cleartext && u.Scheme != "http":
+		v.fail("target.http2", "h2c is cleartext: target.url must be http:// (HTTP/2 over TLS is h2)")
 	}
 }
 

@@ -65,6 +65,9 @@ func TestValidate(t *testing.T) {
 		{"two keys", closedPlan, func(p *Plan) { p.Target.APIKeyEnv, p.Target.APIKeyFile = "K", "k.txt" }, "set api_key_env or api_key_file, not both"},
 		// A CA file is pointless when verification is off.
 		{"ca and insecure", closedPlan, func(p *Plan) { p.Target.CAFile, p.Target.Insecure = "ca.pem", true }, "target.ca_file: has no effect with insecure"},
+		{"h2 over http", closedPlan, func(p *Plan) { p.Target.HTTP2 = "h2" }, "target.http2: h2 is negotiated over TLS"},
+		{"h2c over https", closedPlan, func(p *Plan) { p.Target.URL, p.Target.HTTP2 = "https://127.0.0.1:8000/v1", "h2c" }, "target.http2: h2c is cleartext"},
+		{"unknown http2", closedPlan, func(p *Plan) { p.Target.HTTP2 = "h3" }, `target.http2: "h3": want h2`},
 		// Header names must be tokens.
 		{"bad header", closedPlan, func(p *Plan) { p.Target.Headers = map[string]string{"X Bad": "1"} }, `target.headers.X Bad: "X Bad" is not a valid HTTP header name`},
 		// Header values cannot smuggle a second header.

@@ -81,14 +81,29 @@ type OpenAIOptions struct {
 	// available. By default (false) they are used where supported
 	// (Linux): see Clock and docs/metrics.md#two-clocks-for-arrivals.
 	UserClock bool
+	// HTTP2 speaks HTTP/2 instead of HTTP/1.1: HTTP2TLS (h2, negotiated by
+	// ALPN; an https base URL) or HTTP2Cleartext (h2c with prior
+	// knowledge; an http base URL). Streams then share connections, and
+	// events are stamped on the user-space clock: a connection's reads
+	// carry frames of many streams, so a read's kernel stamp is no
+	// stream's own.
+	HTTP2 string
 }
+
+// The values of OpenAIOptions.HTTP2 (plan target.http2, --http2).
+const (
+	HTTP2TLS       = "h2"
+	HTTP2Cleartext = "h2c"
+)
 
 // OpenAI is a Client for OpenAI-compatible /chat/completions and
 // /completions endpoints, and /embeddings (vLLM, SGLang, TGI, llama.cpp,
 // Ollama, ...), and for the servers' native APIs (APITGI, APIOllama,
 // APITriton, APITorchServe): each request's API picks its endpoint and
-// reply reader, over one connection pool. It speaks HTTP/1.1 with one connection per in-flight request, as these
-// servers are usually benchmarked, and is safe for concurrent use.
+// reply reader, over one connection pool. It speaks HTTP/1.1 with one
+// connection per in-flight request, as these servers are usually
+// benchmarked, or HTTP/2 when OpenAIOptions.HTTP2 asks, and is safe for
+// concurrent use.
 type OpenAI struct {
 	tr           *http.Transport
 	eps          map[API]endpoint
@@ -116,7 +131,10 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
-	kernel := ClockFor(opts.UserClock) == ClockKernel
+	if err := checkHTTP2(opts.HTTP2, base); err != nil {
+		return nil, err
+	}
+	kernel := ClockFor(opts.UserClock || opts.HTTP2 != "") == ClockKernel
 	c := &OpenAI{
 		tr:          transport(opts, tlsConf, kernel),
 		kernelClock: kernel,
@@ -182,6 +200,20 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// checkHTTP2 refuses an HTTP/2 mode the base URL's scheme cannot carry.
+func checkHTTP2(mode string, base *url.URL) error {
+	switch {
+	case mode == "":
+	case mode == HTTP2TLS && base.Scheme != "https":
+		return fmt.Errorf("HTTP/2 %q is negotiated over TLS: the base URL must be https:// (for cleartext HTTP/2 use %q)", mode, HTTP2Cleartext)
+	case mode == HTTP2Cleartext && base.Scheme != "http":
+		return fmt.Errorf("HTTP/2 %q is cleartext: the base URL must be http:// (over TLS use %q)", mode, HTTP2TLS)
+	case mode != HTTP2TLS && mode != HTTP2Cleartext:
+		return fmt.Errorf("HTTP/2 mode %q: want %q (over TLS) or %q (cleartext, prior knowledge)", mode, HTTP2TLS, HTTP2Cleartext)
+	}
+	return nil
+}
+
 func checkDurations(opts OpenAIOptions) error {
 	switch {
 	case opts.ConnectTimeout < 0:
@@ -231,7 +263,7 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config, kernelClock bool) *http.
 	if kernelClock {
 		dial = stampedDial(d)
 	}
-	return &http.Transport{
+	tr := &http.Transport{
 		// No proxy from the environment: a load test measures the target,
 		// and a proxy picked up by accident would be measured instead.
 		Proxy:               nil,
@@ -247,6 +279,14 @@ func transport(opts OpenAIOptions, tlsConf *tls.Config, kernelClock bool) *http.
 		MaxConnsPerHost:        opts.MaxConns,
 		IdleConnTimeout:        90 * time.Second,
 	}
+	if opts.HTTP2 != "" {
+		// Only HTTP/2: a server that does not speak it fails the request
+		// instead of being measured on HTTP/1.1 unnoticed.
+		tr.Protocols = new(http.Protocols)
+		tr.Protocols.SetHTTP2(opts.HTTP2 == HTTP2TLS)
+		tr.Protocols.SetUnencryptedHTTP2(opts.HTTP2 == HTTP2Cleartext)
+	}
+	return tr
 }
 
 // stampedDial dials with d and turns on the connection's kernel receive
@@ -481,6 +521,7 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	}
 	ct := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t.Sent = time.Now()
+		t.NewConn = !info.Reused
 		cl.sc = stampConnOf(info.Conn)
 		cl.gotConn()
 	}}
@@ -504,6 +545,9 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	t.BytesOut = int64(len(body))
 	resp, err := cl.c.tr.RoundTrip(hr.WithContext(httptrace.WithClientTrace(cl.ctx, ct)))
 	cl.sentWhenWritten()
+	if resp != nil {
+		t.Proto = resp.Proto
+	}
 	return resp, err
 }
 

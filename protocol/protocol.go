@@ -127,6 +127,11 @@ type Trace struct {
 	// read (headers excluded).
 	BytesOut int64
 	BytesIn  int64
+	// Proto is the reply's protocol ("HTTP/1.1", "HTTP/2.0"), empty
+	// without a reply; NewConn is true when the request opened a new
+	// connection rather than reusing one (or, on HTTP/2, sharing one).
+	Proto   string
+	NewConn bool
 }
 
 // Reset clears t for reuse, keeping the EventsUS backing array.

@@ -93,6 +93,7 @@ type Aggregate struct {
 	cache prefixCacheState
 	// reads holds the clocks and read lags (clientreads.go).
 	reads readState
+	conns connState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -113,6 +114,7 @@ func (a *Aggregate) Add(r *Result) {
 	a.addCompute(r)
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
 	a.load.add(r)
+	a.conns.add(r)
 	if r.OK() {
 		a.delivered.add(r)
 	}
@@ -274,6 +276,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
 	s.ClientReads = a.reads.summary()
+	s.Connections = a.conns.summary()
 	s.Tally = a.tally(drained)
 	return s
 }

@@ -131,6 +131,11 @@ type Result struct {
 
 	BytesOut int64 `json:"bytes_out,omitempty"`
 	BytesIn  int64 `json:"bytes_in,omitempty"`
+	// Proto is the reply's protocol ("HTTP/1.1", "HTTP/2.0"), empty when
+	// no reply came; NewConn is true when the request (its last attempt)
+	// opened a connection instead of reusing or sharing one.
+	Proto   string `json:"proto,omitempty"`
+	NewConn bool   `json:"new_conn,omitempty"`
 
 	// Attempts are the earlier attempts of a retried request, oldest
 	// first; the record's own fields describe its last attempt. Latencies

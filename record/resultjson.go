@@ -44,6 +44,8 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendStrOmit(b, `,"error_msg":`, r.ErrorMsg)
 	b = appendIntOmit(b, `,"bytes_out":`, r.BytesOut)
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
+	b = appendStrOmit(b, `,"proto":`, r.Proto)
+	b = appendBoolOmit(b, `,"new_conn":true`, r.NewConn)
 	b = appendAttempts(b, r.Attempts)
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	b = appendStrOmit(b, `,"trace_id":`, r.TraceID)

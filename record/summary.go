@@ -93,6 +93,9 @@ type Summary struct {
 	// client's read lag, from the records; absent without a measured
 	// success that had a content event (record/clientreads.go).
 	ClientReads *ClientReads `json:"client_reads,omitempty"`
+	// Connections is how many connections the requests opened and which
+	// protocol answered; nil for records without those fields.
+	Connections *Connections `json:"connections,omitempty"`
 	// Hints are bottleneck hints from the rules in docs/telemetry.md
 	// (analyze.Hints).
 	Hints []Hint `json:"hints,omitempty"`

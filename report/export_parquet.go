@@ -56,6 +56,8 @@ type RecordRow struct {
 	ErrorMsg          string         `parquet:"error_msg" json:"error_msg,omitempty"`
 	BytesOut          int64          `parquet:"bytes_out" json:"bytes_out,omitempty"`
 	BytesIn           int64          `parquet:"bytes_in" json:"bytes_in,omitempty"`
+	Proto             string         `parquet:"proto,dict" json:"proto,omitempty"`
+	NewConn           bool           `parquet:"new_conn" json:"new_conn,omitempty"`
 	Attempts          []AttemptRow   `parquet:"attempts,list" json:"attempts,omitempty"`
 	RetryStop         string         `parquet:"retry_stop,dict" json:"retry_stop,omitempty"`
 	TraceID           string         `parquet:"trace_id" json:"trace_id,omitempty"`
@@ -137,7 +139,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens,
 		PromptTokensSent: r.PromptTokensSent, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS,
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,
-		BytesOut: r.BytesOut, BytesIn: r.BytesIn, RetryStop: r.RetryStop,
+		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn, RetryStop: r.RetryStop,
 		TraceID: r.TraceID, CachedTokens: r.CachedTokens,
 	}
 	if t := r.EventsTail; t != nil {

@@ -15,7 +15,7 @@ import (
 // bottleneck hints with the figures behind them.
 func diagnosisSection(in *HTMLInput) *section {
 	s := in.Summary
-	if s.Client == nil && len(s.Hints) == 0 && s.ClientReads == nil {
+	if s.Client == nil && len(s.Hints) == 0 && s.ClientReads == nil && s.Connections == nil {
 		return nil
 	}
 	sec := &section{ID: "diagnosis", Title: "Diagnosis",
@@ -29,6 +29,9 @@ func diagnosisSection(in *HTMLInput) *section {
 	}
 	if cr := s.ClientReads; cr != nil {
 		sec.Notes = append(sec.Notes, "Token clock: "+ClockLine(cr)+" (docs/metrics.md#two-clocks-for-arrivals).")
+	}
+	if c := s.Connections; c != nil {
+		sec.Notes = append(sec.Notes, "Connections: "+ConnectionsLine(c)+".")
 	}
 	if len(s.Hints) > 0 {
 		t := table{Caption: "bottleneck hints", Head: []string{"rule", "hint", "figures"}}
@@ -265,4 +268,19 @@ func ClockLine(cr *record.ClientReads) string {
 	}
 	l := cr.ReadLag
 	return line + fmt.Sprintf("; read lag p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms", l.P50, l.P90, l.P99, l.Max)
+}
+
+// ConnectionsLine says which protocol answered and how many connections
+// the requests opened (summary.json connections).
+func ConnectionsLine(c *record.Connections) string {
+	line := fmt.Sprintf("%s, %d opened", c.Protocol, c.Opened)
+	if c.Protocol == record.ProtocolMixed {
+		keys := slices.Sorted(maps.Keys(c.Protocols))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = fmt.Sprintf("%s %d", k, c.Protocols[k])
+		}
+		line += " (replies: " + strings.Join(parts, ", ") + ")"
+	}
+	return line
 }

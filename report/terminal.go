@@ -339,6 +339,9 @@ func writeTelemetry(b *bytes.Buffer, s *record.Summary) {
 	if s.ClientReads != nil {
 		row(b, "Token clock", ClockLine(s.ClientReads))
 	}
+	if s.Connections != nil {
+		row(b, "Connections", ConnectionsLine(s.Connections))
+	}
 	if len(s.Hints) == 0 {
 		return
 	}

@@ -162,7 +162,12 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 		s.Close()
 		return nil, "", fmt.Errorf("sim: listen %s: %w", addr, err)
 	}
-	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	s.httpSrv = &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second, Protocols: new(http.Protocols)}
+	// HTTP/1.1, and cleartext HTTP/2 with prior knowledge (h2c), as vLLM
+	// and others serve behind --http2-style options: `inferload run
+	// --http2 h2c` measures multiplexed streams against it.
+	s.httpSrv.Protocols.SetHTTP1(true)
+	s.httpSrv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = s.httpSrv.Serve(ln) }()
 	return s, "http://" + ln.Addr().String() + "/v1", nil
 }
