@@ -239,7 +239,12 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	r.stages++
 	offUS := started.Sub(r.start).Microseconds()
 	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start)
-	acc := newStepAcc(r.p, r.design)
+	// Only a stage of a staged run is a step; a single run's figures come
+	// from the whole run (Assemble), so it folds nothing per stage.
+	var acc *stepAcc
+	if st.Index > 0 {
+		acc = newStepAcc(r.p, r.design)
+	}
 	base := r.stageBase(st.Index)
 	for res := range out {
 		res.ID = r.seg.Global(res.ID)
@@ -249,14 +254,16 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		if r.spans != nil {
 			r.spans.expect(res)
 		}
-		acc.add(res)
+		if acc != nil {
+			acc.add(res)
+		}
 	}
 	stopProgress()
 	r.endUS = r.opts.clock().Now().Sub(r.start).Microseconds()
 	r.stageIssuedUS = eng.StoppedIssuingUS()
 	r.measureUS = offUS + r.stageIssuedUS
 	if st.Index == 0 {
-		return record.Step{}, acc, nil
+		return record.Step{}, nil, nil
 	}
 	mark := record.StageMark{Index: st.Index, Kind: st.Load.Kind, Mode: st.Load.Mode, Target: st.Load.Target,
 		From: st.Load.From, StartUS: offUS, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
