@@ -54,6 +54,8 @@ type HTTPCallOptions struct {
 // its reply yields. It is safe for concurrent use.
 type HTTPCall struct {
 	opts   HTTPCallOptions
+	url    *Template
+	body   *Template
 	redact record.Redactor
 	client *http.Client
 	header http.Header
@@ -62,6 +64,10 @@ type HTTPCall struct {
 // Validate checks opts as NewHTTPCall does, without building a call: a
 // plan validates its http steps with it.
 func (opts HTTPCallOptions) Validate() error {
+	_, _, err := opts.templates()
+	if err != nil {
+		return err
+	}
 	u, err := url.Parse(strings.ReplaceAll(opts.URL, PromptPlaceholder, "x"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("http call: url %q: want an absolute http:// or https:// URL", opts.URL)
@@ -78,6 +84,18 @@ func (opts HTTPCallOptions) Validate() error {
 		}
 	}
 	return nil
+}
+
+// templates parses the URL and body templates (the same placeholders
+// as the http API's, of which only {{prompt}} has a value in a chain).
+func (opts HTTPCallOptions) templates() (u, body *Template, err error) {
+	if u, err = ParseTemplate(opts.URL, EscapeQuery); err != nil {
+		return nil, nil, fmt.Errorf("http call: url: %w", err)
+	}
+	if body, err = ParseTemplate(opts.Body, EscapeJSON); err != nil {
+		return nil, nil, fmt.Errorf("http call: body: %w", err)
+	}
+	return u, body, nil
 }
 
 // NewHTTPCall validates opts and builds the call with its own connection
@@ -104,7 +122,8 @@ func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
 		hdr.Set(k, v)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: defaultIdlePerHost, ForceAttemptHTTP2: false}
-	return &HTTPCall{opts: opts, redact: record.NewRedactor(opts.Secrets), client: &http.Client{Transport: tr}, header: hdr}, nil
+	u, body, _ := opts.templates() // checked by Validate
+	return &HTTPCall{opts: opts, url: u, body: body, redact: record.NewRedactor(opts.Secrets), client: &http.Client{Transport: tr}, header: hdr}, nil
 }
 
 // Close releases idle connections.
@@ -162,10 +181,11 @@ func (h *HTTPCall) do(ctx context.Context, prompt string, t *Trace) (string, err
 
 // request renders the templates for prompt.
 func (h *HTTPCall) request(ctx context.Context, prompt string, t *Trace) (*http.Request, error) {
-	u := strings.ReplaceAll(h.opts.URL, PromptPlaceholder, url.QueryEscape(prompt))
+	f := TemplateFields{Prompt: prompt}
+	u := string(fillRequestID(h.url.Render(f), ""))
 	var body io.Reader
 	if h.opts.Body != "" {
-		b := []byte(strings.ReplaceAll(h.opts.Body, PromptPlaceholder, jsonEscape(prompt)))
+		b := fillRequestID(h.body.Render(f), "")
 		t.BytesOut = int64(len(b))
 		body = bytes.NewReader(b)
 	}
@@ -216,10 +236,4 @@ func (h *HTTPCall) classify(ctx context.Context, err error) (record.ErrorKind, s
 		return record.ErrCanceled, canceledMsg(context.Cause(ctx))
 	}
 	return classifyNet(err)
-}
-
-// jsonEscape returns s escaped for the inside of a JSON string.
-func jsonEscape(s string) string {
-	b := appendJSONString(nil, s)
-	return string(b[1 : len(b)-1])
 }
