@@ -66,7 +66,7 @@ type HTTPAPIOptions struct {
 
 // httpAPI is an HTTPAPIOptions checked and parsed once.
 type httpAPI struct {
-	method, response    string
+	method, response      string
 	text, tokens, errPath jsonPath
 }
 
