@@ -45,8 +45,12 @@ func ExtractText(body []byte, path string) (string, error) {
 // jsonPath is a parsed extraction path (ExtractText's syntax).
 type jsonPath []string
 
-// texts returns the texts root yields for p, none when nothing matches.
+// texts returns the texts root yields for p, none when nothing matches
+// or p is empty (no path: nothing asked for).
 func (p jsonPath) texts(root any) []string {
+	if len(p) == 0 {
+		return nil
+	}
 	var out []string
 	collect(root, p, &out)
 	return out

@@ -74,8 +74,10 @@ func ParseTemplate(src string, escape Escape) (*Template, error) {
 		}
 		name := rest[i : i+j+2]
 		if !isPlaceholderName(name[2 : len(name)-2]) {
-			t.add(rest[:i+2], "")
-			rest = rest[i+2:]
+			// Not a placeholder: keep one brace and look again, so
+			// "{{{prompt}}}" is a brace around a placeholder.
+			t.add(rest[:i+1], "")
+			rest = rest[i+1:]
 			continue
 		}
 		if !slices.Contains(placeholders, name) {
