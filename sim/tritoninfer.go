@@ -99,6 +99,7 @@ func flatStrings(raw json.RawMessage) ([]string, error) {
 	if err := json.Unmarshal(raw, &nested); err != nil {
 		return nil, err
 	}
+	flat = flat[:0] // the failed flat decode may have filled some
 	for _, row := range nested {
 		flat = append(flat, row...)
 	}
