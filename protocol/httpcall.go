@@ -33,13 +33,14 @@ const maxHTTPCallBody = 4 << 20
 type HTTPCallOptions struct {
 	// Method is the HTTP method (default GET, or POST when Body is set).
 	Method string
-	// URL is an absolute http(s) URL; PromptPlaceholder in it is replaced
-	// by the query-escaped prompt.
+	// URL is an absolute http(s) URL, a template (ParseTemplate):
+	// PromptPlaceholder in it is replaced by the query-escaped prompt; the
+	// other placeholders are empty (or 0) in a chain step.
 	URL string
 	// Headers are sent with every call.
 	Headers map[string]string
-	// Body is the request body template; PromptPlaceholder in it is
-	// replaced by the JSON-escaped prompt.
+	// Body is the request body template, as the http API's:
+	// PromptPlaceholder in it is replaced by the JSON-escaped prompt.
 	Body string
 	// Extract picks the text the call yields from a JSON reply, as a
 	// dot-separated path (see ExtractText); empty takes the whole body.

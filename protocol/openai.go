@@ -516,8 +516,8 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 		cl.gotConn()
 	}}
 	body := cl.req.Body
-	if cl.req.API == APIHTTP && cl.c.httpAPI != nil && bytes.Contains(body, []byte(RequestIDPlaceholder)) {
-		body = fillRequestID(body, hex.EncodeToString(cl.req.TraceID[:]))
+	if cl.req.API == APIHTTP && bytes.Contains(body, []byte(RequestIDPlaceholder)) {
+		body = fillRequestID(body, requestID(cl.req))
 	}
 	hr := &http.Request{
 		Method:     cmp.Or(cl.method, http.MethodPost),

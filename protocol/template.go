@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"slices"
@@ -164,6 +165,15 @@ func (t *Template) appendString(b []byte, s string) []byte {
 	}
 	q := appendJSONString(nil, s)
 	return append(b, q[1:len(q)-1]...)
+}
+
+// requestID is the id {{request_id}} stands for: the request's trace id
+// in hex, as x-request-id carries it, or "" when it has none.
+func requestID(req *Request) string {
+	if req.TraceID == ([16]byte{}) {
+		return ""
+	}
+	return hex.EncodeToString(req.TraceID[:])
 }
 
 // fillRequestID replaces RequestIDPlaceholder in a rendered template by

@@ -110,3 +110,17 @@ func isIndex(s string) bool {
 	}
 	return true
 }
+
+// {{request_id}} is the trace id sent as x-request-id, or empty when the
+// request carries none (trace_context: false).
+func TestFillRequestID(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"id":"{{request_id}}"}`)
+	if got := string(fillRequestID(body, requestID(&Request{}))); got != `{"id":""}` {
+		t.Errorf("no trace id: %s", got)
+	}
+	got := string(fillRequestID(body, requestID(&Request{TraceID: [16]byte{15: 0xab}})))
+	if got != `{"id":"000000000000000000000000000000ab"}` {
+		t.Errorf("trace id: %s", got)
+	}
+}
