@@ -46,7 +46,13 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		return nil, err
 	}
 	t := p.Target
+	var httpOpts *protocol.HTTPAPIOptions
+	if p.UsesAPI(protocol.APIHTTP) {
+		httpOpts = t.HTTP.Options()
+	}
 	return protocol.NewOpenAI(protocol.OpenAIOptions{
+		Triton:         t.Triton.Tensors(),
+		HTTP:           httpOpts,
 		BaseURL:        t.URL,
 		Model:          t.Model,
 		APIKey:         key,
@@ -136,16 +142,21 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 	classes := classTargets(p)
 	stream := p.Target.Streams()
 	usage := p.Target.IncludesUsage()
+	tmpl, tmplErr := httpTemplate(p)
 	return func(s workload.Spec) (*protocol.Request, error) {
 		ct, ok := classes[s.Class]
 		if !ok {
 			ct = def
 		}
-		stream := stream && ct.api != protocol.APIEmbeddings // embeddings never stream
+		if ct.api == protocol.APIHTTP && tmplErr != nil {
+			return nil, tmplErr
+		}
+		stream := requestStreams(p, ct.api, stream)
 		body, err := protocol.OpenAIBody{
 			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages), MaxTokens: s.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
 			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
+			Class:             s.Class, InputTokens: s.InputTokens, Template: tmpl, Tensors: p.Target.Triton.Tensors(),
 		}.Render(ct.api)
 		if err != nil {
 			return nil, err
@@ -153,6 +164,29 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
 			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts}, nil
 	}
+}
+
+// httpTemplate parses target.http.body once (nil without one); the plan
+// was validated, so an error here is a plan that skipped validation.
+func httpTemplate(p *plan.Plan) (*protocol.Template, error) {
+	if p.Target.HTTP.Body == "" {
+		return nil, nil
+	}
+	t, err := protocol.ParseTemplate(p.Target.HTTP.Body, protocol.EscapeJSON)
+	if err != nil {
+		return nil, fmt.Errorf("target.http.body: %w", err)
+	}
+	return t, nil
+}
+
+// requestStreams is whether a request of api is sent and read as a
+// stream: as target.stream says for the APIs that can stream, never for
+// those that answer in one body, and by its response mode for http.
+func requestStreams(p *plan.Plan, api protocol.API, stream bool) bool {
+	if api == protocol.APIHTTP {
+		return p.Target.HTTP.Options().Streams()
+	}
+	return stream && api.Streams()
 }
 
 // engineConfig wires a plan into one engine phase, loading its datasets

@@ -63,7 +63,7 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 	e := Environment{
 		Client: observe.HostInfo(version),
 		Target: TargetEnv{URL: stripUserinfo(p.Target.URL), API: p.Target.API,
-			Model: p.Target.Model, Stream: p.Target.Streams(),
+			Model: p.Target.Model, Stream: requestStreams(p, protocol.API(p.Target.API), p.Target.Streams()),
 			Served: observe.ProbeNative(ctx, client, p.Target.URL, p.Target.API, p.Target.Model, probeHeaders(p, env))},
 		GPUs:     observe.GPUState{Backend: "none", Reason: "GPU sampling is off (observe.gpu: false)"},
 		Declared: maps.Clone(p.Env), // redacted below: never the plan's own map

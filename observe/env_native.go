@@ -12,7 +12,8 @@ import (
 )
 
 // ProbeNative describes a server spoken to by its native API (api is
-// "tgi", "ollama", "triton" or "torchserve"; base is the server's root)
+// "tgi", "ollama", "triton", "triton-infer" or "torchserve"; base is the
+// server's root)
 // from the endpoints that server has for it: TGI's GET /info, Ollama's
 // GET /api/version and /api/tags, Triton's GET /v2 and
 // /v2/models/{model}. TorchServe lists its models on the management API
@@ -52,7 +53,7 @@ func ProbeNative(ctx context.Context, client *http.Client, base, api, model stri
 		for _, m := range tags.Models {
 			sv.Models = append(sv.Models, ServedModel{ID: m.Name})
 		}
-	case "triton":
+	case "triton", "triton-infer":
 		var server struct {
 			Version string `json:"version"`
 		}
@@ -69,6 +70,8 @@ func ProbeNative(ctx context.Context, client *http.Client, base, api, model stri
 		if meta.Name != "" {
 			sv.Models = []ServedModel{{ID: meta.Name, OwnedBy: meta.Platform}}
 		}
+	case "http":
+		sv = Served{Error: "a templated http API's service has no known metadata endpoint: not probed"}
 	case "torchserve":
 		sv = g.get("/ping", &struct{}{})
 		if sv.Error == "" {

@@ -1,8 +1,10 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
+	"strings"
 
 	"github.com/inferload/inferload/protocol"
 )
@@ -42,6 +44,8 @@ func (v *validator) apis() {
 			v.fail("target.model", "required by the %s API (%s): its endpoint's path names the model", api, used[api])
 		}
 	}
+	_, usesHTTP := used[protocol.APIHTTP]
+	v.httpAPI(usesHTTP)
 	switch {
 	case openai != "" && native != "":
 		v.fail(used[native], "%s is a native API whose base URL is the server's root, but %s (%s) is an OpenAI API "+
@@ -61,6 +65,54 @@ func (v *validator) defaultAPIUsed() bool {
 	}
 	for _, c := range v.p.Workload.Classes {
 		if c.API == "" && len(c.Chain) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Options converts target.http for protocol.NewOpenAI.
+func (h *HTTPAPI) Options() *protocol.HTTPAPIOptions {
+	return &protocol.HTTPAPIOptions{Method: h.Method, Path: h.Path, Response: h.Response,
+		Text: h.Text, Tokens: h.Tokens, Error: h.Error}
+}
+
+// Tensors converts target.triton for the protocol.
+func (t *TritonTensors) Tensors() protocol.TritonTensors {
+	return protocol.TritonTensors{Input: t.Input, Output: t.Output}
+}
+
+// httpAPI checks target.http when some request uses the http API: it
+// needs a body template that parses (or none, for a GET) and options the
+// client accepts. Set without the http API, it is a mistake to name.
+func (v *validator) httpAPI(used bool) {
+	h := &v.p.Target.HTTP
+	if !used {
+		if *h != (HTTPAPI{}) {
+			v.fail("target.http", "is set but no request uses the http API (target.api or a class's api: http)")
+		}
+		return
+	}
+	if err := h.Options().Validate(); err != nil {
+		v.fail("target.http", "%v", err)
+	}
+	if _, err := protocol.ParseTemplate(h.Body, protocol.EscapeJSON); err != nil {
+		v.fail("target.http.body", "%v", err)
+	}
+	if h.Body == "" && !strings.EqualFold(h.Method, "GET") {
+		v.fail("target.http.body", "required with method %s: the body template, e.g. '{\"text\": \"{{prompt}}\"}'", cmp.Or(strings.ToUpper(h.Method), "POST"))
+	}
+}
+
+// UsesAPI reports whether some request of the plan is sent with api:
+// target.api (unless every class overrides it) or a class's.
+func (p *Plan) UsesAPI(api protocol.API) bool {
+	v := validator{p: p}
+	if protocol.API(p.Target.API) == api && (len(p.Workload.Classes) == 0 || v.defaultAPIUsed()) {
+		return true
+	}
+	for _, c := range p.Workload.Classes {
+		if protocol.API(c.API) == api && len(c.Chain) == 0 {
 			return true
 		}
 	}

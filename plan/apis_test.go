@@ -34,6 +34,45 @@ func TestValidateNativeAPIs(t *testing.T) {
 			p.Target.URL = "http://127.0.0.1:8080"
 			p.Workload.Classes = []Class{{Name: "c", Weight: 1, API: "torchserve"}}
 		}, "target.model: required by the torchserve API (workload.classes[0].api)"},
+		// triton-infer's path names the model; target.triton is optional.
+		{"triton-infer no model", func(p *Plan) { p.Target.API, p.Target.URL = "triton-infer", "http://127.0.0.1:8000" },
+			"target.model: required by the triton-infer API (target.api)"},
+		{"triton-infer", func(p *Plan) {
+			p.Target.API, p.Target.URL, p.Target.Model = "triton-infer", "http://127.0.0.1:8000", "bert"
+			p.Target.Triton = TritonTensors{Input: "INPUT_TEXT", Output: "LOGITS"}
+		}, ""},
+		// http takes any base URL, /v1 included, and a body template.
+		{"http", func(p *Plan) {
+			p.Target.API, p.Target.URL = "http", "http://127.0.0.1:9000/v1"
+			p.Target.HTTP = HTTPAPI{Path: "/classify", Body: `{"text":"{{prompt}}"}`, Response: "sse", Text: "label"}
+		}, ""},
+		// A GET needs no body.
+		{"http get", func(p *Plan) {
+			p.Target.API, p.Target.URL, p.Target.HTTP = "http", "http://127.0.0.1:9000", HTTPAPI{Method: "GET", Response: "none"}
+		}, ""},
+		// A POST does.
+		{"http no body", func(p *Plan) { p.Target.API, p.Target.URL = "http", "http://127.0.0.1:9000" },
+			`target.http.body: required with method POST`},
+		// A mistyped placeholder.
+		{"http placeholder", func(p *Plan) {
+			p.Target.API, p.Target.URL, p.Target.HTTP.Body = "http", "http://127.0.0.1:9000", `{"t":"{{promt}}"}`
+		}, `target.http.body: template: unknown placeholder {{promt}}`},
+		// A response mode that does not exist.
+		{"http response", func(p *Plan) {
+			p.Target.API, p.Target.URL, p.Target.HTTP = "http", "http://127.0.0.1:9000", HTTPAPI{Body: "x", Response: "grpc"}
+		}, `target.http: http API: response "grpc": want none, json, sse, ndjson, chunked`},
+		// A bad dot path names its field.
+		{"http path", func(p *Plan) {
+			p.Target.API, p.Target.URL, p.Target.HTTP = "http", "http://127.0.0.1:9000", HTTPAPI{Body: "x", Tokens: "usage..n"}
+		}, `target.http: http API: tokens: extract path "usage..n": empty part`},
+		// target.http without the http API is a mistake.
+		{"http unused", func(p *Plan) { p.Target.HTTP.Path = "/x" },
+			"target.http: is set but no request uses the http API"},
+		// A class may use http while the target is chat... but not on one base URL.
+		{"http class mix", func(p *Plan) {
+			p.Target.URL, p.Target.HTTP.Body = "http://127.0.0.1:8080", "x"
+			p.Workload.Classes = []Class{{Name: "a", Weight: 1}, {Name: "b", Weight: 1, API: "http"}}
+		}, "http is a native API whose base URL is the server's root"},
 		// One base URL cannot serve chat (/v1) and tgi (root).
 		{"mix", func(p *Plan) {
 			p.Target.URL = "http://127.0.0.1:8080"

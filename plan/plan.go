@@ -90,8 +90,42 @@ type Target struct {
 	// Insecure skips TLS certificate verification.
 	Insecure bool     `yaml:"insecure"`
 	Timeouts Timeouts `yaml:"timeouts"`
+	// Triton names the tensors of the triton-infer API.
+	Triton TritonTensors `yaml:"triton"`
+	// HTTP is the templated http API's request and how its reply is read.
+	HTTP HTTPAPI `yaml:"http"`
 	// Retry is the client's retry policy (plan/retry.go); off by default.
 	Retry Retry `yaml:"retry"`
+}
+
+// TritonTensors names a triton-infer model's tensors (its config.pbtxt,
+// or GET /v2/models/{model}).
+type TritonTensors struct {
+	// Input is the BYTES input tensor the prompt goes into (default TEXT).
+	Input string `yaml:"input"`
+	// Output is the output tensor asked for and checked (default: none
+	// asked for by name, the reply's first).
+	Output string `yaml:"output"`
+}
+
+// HTTPAPI is the templated http API (protocol.HTTPAPIOptions): target.url
+// is the service's base, Path is joined to it.
+type HTTPAPI struct {
+	// Method is GET, POST (default) or PUT.
+	Method string `yaml:"method"`
+	// Path is joined to target.url, e.g. /classify.
+	Path string `yaml:"path"`
+	// Body is the request body template, with {{prompt}},
+	// {{input_tokens}}, {{max_tokens}}, {{class}} and {{request_id}}.
+	Body string `yaml:"body"`
+	// Response is none, json (default), sse, ndjson or chunked.
+	Response string `yaml:"response"`
+	// Text, Tokens and Error are dot paths into the reply (or each
+	// streamed object): the output text, an output token count and an
+	// error message.
+	Text   string `yaml:"text"`
+	Tokens string `yaml:"tokens"`
+	Error  string `yaml:"error"`
 }
 
 // Timeouts bound each request. Zero means the default.

@@ -34,6 +34,12 @@ type apiInfo struct {
 	root bool
 	// modelInPath: the endpoint's path names the model (target.model).
 	modelInPath bool
+	// whole: the reply is one body, never a stream (embeddings,
+	// tensors).
+	whole bool
+	// anyPath: the base URL may hold any path (the templated API's
+	// service is wherever the user says).
+	anyPath bool
 	// example is the base URL shape, for error messages.
 	example string
 }
@@ -45,11 +51,13 @@ var apiInfos = []struct {
 }{
 	{APIChat, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APICompletions, apiInfo{example: "http://127.0.0.1:8000/v1"}},
-	{APIEmbeddings, apiInfo{example: "http://127.0.0.1:8000/v1"}},
+	{APIEmbeddings, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
 	{APITorchServe, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8080"}},
+	{APITritonInfer, apiInfo{root: true, modelInPath: true, whole: true, example: "http://127.0.0.1:8000"}},
+	{APIHTTP, apiInfo{root: true, anyPath: true, example: "http://127.0.0.1:9000"}},
 }
 
 func infoOf(api API) (apiInfo, bool) {
@@ -99,6 +107,15 @@ func (a API) NeedsModel() bool {
 	return info.modelInPath
 }
 
+// Streams reports whether api's replies can stream: false for those that
+// always answer in one body (embeddings, triton-infer), whose requests
+// are sent without asking for a stream. The http API streams or not by
+// its response mode (HTTPAPIOptions.Streams).
+func (a API) Streams() bool {
+	info, _ := infoOf(a)
+	return !info.whole
+}
+
 // CheckAPIURL checks that raw is a base URL of the shape api expects: an
 // OpenAI API's .../v1 given to a native API, or a native path prefix
 // (/v2, /api, /generate, /predictions) left in it, gets an error naming
@@ -109,7 +126,7 @@ func CheckAPIURL(api API, raw string) error {
 		return err
 	}
 	info, ok := infoOf(api)
-	if !ok || !info.root {
+	if !ok || !info.root || info.anyPath {
 		return nil
 	}
 	path := strings.TrimRight(u.Path, "/")
@@ -127,12 +144,13 @@ func CheckAPIURL(api API, raw string) error {
 // read-only by every request.
 type endpoint struct {
 	plain, stream *url.URL
+	method        string // "" for POST
 }
 
 // endpoints builds every API's URLs under base; model names the model for
 // the APIs whose path holds it (an empty model leaves them unset, and a
 // request to them fails at once with a clear message).
-func endpoints(base *url.URL, model string) map[API]endpoint {
+func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API]endpoint {
 	if base.Path == "" {
 		root := *base
 		root.Path = "/" // JoinPath would make a relative "generate" of ""
@@ -140,21 +158,30 @@ func endpoints(base *url.URL, model string) map[API]endpoint {
 	}
 	same := func(path string) endpoint {
 		u := base.JoinPath(path)
-		return endpoint{u, u}
+		return endpoint{plain: u, stream: u}
 	}
 	eps := map[API]endpoint{
 		APIChat:        same("chat/completions"),
 		APICompletions: same("completions"),
 		APIEmbeddings:  same("embeddings"),
-		APITGI:         {base.JoinPath("generate"), base.JoinPath("generate_stream")},
+		APITGI:         {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:      same("api/chat"),
+	}
+	if h != nil {
+		ep := endpoint{plain: base, stream: base, method: h.method}
+		if p := strings.TrimPrefix(httpPath, "/"); p != "" {
+			ep.plain = base.JoinPath(p)
+			ep.stream = ep.plain
+		}
+		eps[APIHTTP] = ep
 	}
 	if model != "" {
 		// One path segment each, escaped: a name like org/model must not
 		// become two segments.
 		m := url.PathEscape(model)
-		eps[APITriton] = endpoint{base.JoinPath("v2/models", m, "generate"), base.JoinPath("v2/models", m, "generate_stream")}
+		eps[APITriton] = endpoint{plain: base.JoinPath("v2/models", m, "generate"), stream: base.JoinPath("v2/models", m, "generate_stream")}
 		eps[APITorchServe] = same("predictions/" + m)
+		eps[APITritonInfer] = same("v2/models/" + m + "/infer")
 	}
 	return eps
 }
@@ -167,8 +194,8 @@ type reader struct {
 	body   func(cl *call, b []byte, a arrival) error
 }
 
-// replyReaders maps each generating API to its reply readers (embeddings are
-// read apart: they never stream).
+// replyReaders maps each generating API to its reply readers (embeddings,
+// triton-infer and http are read apart: readWhole, readHTTP).
 var replyReaders = map[API]reader{
 	APIChat:        {(*call).readStream, (*call).applyBody},
 	APICompletions: {(*call).readStream, (*call).applyBody},
@@ -181,3 +208,7 @@ var replyReaders = map[API]reader{
 // errNoModel fails a request to an API whose path needs the model when the
 // client was built without one.
 var errNoModel = errors.New("needs the model's name in its path: set target.model")
+
+// errNoHTTP fails a request to the http API when the client was built
+// without its options.
+var errNoHTTP = errors.New("needs its request template: set target.http")

@@ -51,9 +51,11 @@ func TestRouteRefusals(t *testing.T) {
 	defer srv.Close()
 	c := newClient(t, srv.URL, nil) // no model
 	for api, want := range map[API]string{
-		APITriton:     "API triton needs the model's name in its path: set target.model",
-		APITorchServe: "API torchserve needs the model's name in its path",
-		"grpc":        `API "grpc" is not spoken by this client (want chat, completions, embeddings, tgi, ollama, triton or torchserve)`,
+		APITriton:      "API triton needs the model's name in its path: set target.model",
+		APITorchServe:  "API torchserve needs the model's name in its path",
+		APITritonInfer: "API triton-infer needs the model's name in its path",
+		APIHTTP:        "API http needs its request template: set target.http",
+		"grpc":         `API "grpc" is not spoken by this client (want chat, completions, embeddings, tgi, ollama, triton, torchserve, triton-infer or http)`,
 	} {
 		tr := doTrace(t, c, &Request{API: api, Body: []byte("{}")})
 		if tr.Err != record.ErrOther || !strings.Contains(tr.ErrMsg, want) || !tr.Sent.IsZero() {

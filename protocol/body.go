@@ -32,6 +32,14 @@ type OpenAIBody struct {
 	// IgnoreEOS asks the server (vLLM, SGLang, llama.cpp) to generate
 	// exactly MaxTokens tokens; sent only when true.
 	IgnoreEOS bool
+	// Class, InputTokens and Template serve the http API: Template is its
+	// body (nil: no body), rendered with Prompt (or the conversation),
+	// InputTokens, MaxTokens and Class as its placeholders' values.
+	Class       string
+	InputTokens int
+	Template    *Template
+	// Tensors names the triton-infer API's tensors.
+	Tensors TritonTensors
 	// Extra fields are merged in last and may override any of the above
 	// (temperature, top_p, min_tokens, ...). If Extra overrides "stream",
 	// the Request's Stream flag must say the same.
@@ -50,6 +58,14 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 		m["prompt"] = b.Prompt
 	case APIEmbeddings:
 		return encodeBody(b.renderEmbeddings())
+	case APITritonInfer:
+		return encodeBody(b.renderTritonInfer())
+	case APIHTTP:
+		if b.Template == nil {
+			return nil, nil
+		}
+		return b.Template.Render(TemplateFields{Prompt: b.flatPrompt(), InputTokens: b.InputTokens,
+			MaxTokens: b.MaxTokens, Class: b.Class}), nil
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)

@@ -217,7 +217,7 @@ func (cl *call) httpError(resp *http.Response) error {
 	msg := fmt.Sprintf("HTTP %d", resp.StatusCode)
 	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
 		msg += ": " + redirectText(resp)
-	} else if text := errorText(body); text != "" {
+	} else if text := cl.c.httpErrorText(body); text != "" {
 		msg += ": " + text
 	}
 	return &failure{kind, msg}

@@ -3,7 +3,9 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,22 +31,47 @@ func ExtractText(body []byte, path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var root any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
+	root, err := decodeReply(body)
+	if err != nil {
 		return "", fmt.Errorf("extract %q: reply is not JSON: %v", path, err)
 	}
-	var out []string
-	collect(root, segs, &out)
+	out := segs.texts(root)
 	if len(out) == 0 {
 		return "", fmt.Errorf("extract %q: the reply has no such field", path)
 	}
 	return strings.Join(out, "\n\n"), nil
 }
 
+// jsonPath is a parsed extraction path (ExtractText's syntax).
+type jsonPath []string
+
+// texts returns the texts root yields for p, none when nothing matches
+// or p is empty (no path: nothing asked for).
+func (p jsonPath) texts(root any) []string {
+	if len(p) == 0 {
+		return nil
+	}
+	var out []string
+	collect(root, p, &out)
+	return out
+}
+
+// decodeReply decodes one JSON value, keeping numbers as written.
+func decodeReply(body []byte) (any, error) {
+	var root any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&root); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("more than one JSON value")
+	}
+	return root, nil
+}
+
 // parseExtract splits and checks an extraction path.
-func parseExtract(path string) ([]string, error) {
+func parseExtract(path string) (jsonPath, error) {
 	if path == "" {
 		return nil, nil
 	}

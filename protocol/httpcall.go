@@ -33,13 +33,14 @@ const maxHTTPCallBody = 4 << 20
 type HTTPCallOptions struct {
 	// Method is the HTTP method (default GET, or POST when Body is set).
 	Method string
-	// URL is an absolute http(s) URL; PromptPlaceholder in it is replaced
-	// by the query-escaped prompt.
+	// URL is an absolute http(s) URL, a template (ParseTemplate):
+	// PromptPlaceholder in it is replaced by the query-escaped prompt; the
+	// other placeholders are empty (or 0) in a chain step.
 	URL string
 	// Headers are sent with every call.
 	Headers map[string]string
-	// Body is the request body template; PromptPlaceholder in it is
-	// replaced by the JSON-escaped prompt.
+	// Body is the request body template, as the http API's:
+	// PromptPlaceholder in it is replaced by the JSON-escaped prompt.
 	Body string
 	// Extract picks the text the call yields from a JSON reply, as a
 	// dot-separated path (see ExtractText); empty takes the whole body.
@@ -54,6 +55,8 @@ type HTTPCallOptions struct {
 // its reply yields. It is safe for concurrent use.
 type HTTPCall struct {
 	opts   HTTPCallOptions
+	url    *Template
+	body   *Template
 	redact record.Redactor
 	client *http.Client
 	header http.Header
@@ -62,6 +65,10 @@ type HTTPCall struct {
 // Validate checks opts as NewHTTPCall does, without building a call: a
 // plan validates its http steps with it.
 func (opts HTTPCallOptions) Validate() error {
+	_, _, err := opts.templates()
+	if err != nil {
+		return err
+	}
 	u, err := url.Parse(strings.ReplaceAll(opts.URL, PromptPlaceholder, "x"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("http call: url %q: want an absolute http:// or https:// URL", opts.URL)
@@ -78,6 +85,18 @@ func (opts HTTPCallOptions) Validate() error {
 		}
 	}
 	return nil
+}
+
+// templates parses the URL and body templates (the same placeholders
+// as the http API's, of which only {{prompt}} has a value in a chain).
+func (opts HTTPCallOptions) templates() (u, body *Template, err error) {
+	if u, err = ParseTemplate(opts.URL, EscapeQuery); err != nil {
+		return nil, nil, fmt.Errorf("http call: url: %w", err)
+	}
+	if body, err = ParseTemplate(opts.Body, EscapeJSON); err != nil {
+		return nil, nil, fmt.Errorf("http call: body: %w", err)
+	}
+	return u, body, nil
 }
 
 // NewHTTPCall validates opts and builds the call with its own connection
@@ -104,7 +123,8 @@ func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
 		hdr.Set(k, v)
 	}
 	tr := &http.Transport{MaxIdleConnsPerHost: defaultIdlePerHost, ForceAttemptHTTP2: false}
-	return &HTTPCall{opts: opts, redact: record.NewRedactor(opts.Secrets), client: &http.Client{Transport: tr}, header: hdr}, nil
+	u, body, _ := opts.templates() // checked by Validate
+	return &HTTPCall{opts: opts, url: u, body: body, redact: record.NewRedactor(opts.Secrets), client: &http.Client{Transport: tr}, header: hdr}, nil
 }
 
 // Close releases idle connections.
@@ -162,10 +182,11 @@ func (h *HTTPCall) do(ctx context.Context, prompt string, t *Trace) (string, err
 
 // request renders the templates for prompt.
 func (h *HTTPCall) request(ctx context.Context, prompt string, t *Trace) (*http.Request, error) {
-	u := strings.ReplaceAll(h.opts.URL, PromptPlaceholder, url.QueryEscape(prompt))
+	f := TemplateFields{Prompt: prompt}
+	u := string(fillRequestID(h.url.Render(f), ""))
 	var body io.Reader
 	if h.opts.Body != "" {
-		b := []byte(strings.ReplaceAll(h.opts.Body, PromptPlaceholder, jsonEscape(prompt)))
+		b := fillRequestID(h.body.Render(f), "")
 		t.BytesOut = int64(len(b))
 		body = bytes.NewReader(b)
 	}
@@ -216,10 +237,4 @@ func (h *HTTPCall) classify(ctx context.Context, err error) (record.ErrorKind, s
 		return record.ErrCanceled, canceledMsg(context.Cause(ctx))
 	}
 	return classifyNet(err)
-}
-
-// jsonEscape returns s escaped for the inside of a JSON string.
-func jsonEscape(s string) string {
-	b := appendJSONString(nil, s)
-	return string(b[1 : len(b)-1])
 }

@@ -76,6 +76,11 @@ type OpenAIOptions struct {
 	// MaxConns caps connections to the target (0: unlimited). Requests over
 	// the cap wait for a connection; Trace.Sent excludes that wait.
 	MaxConns int
+	// Triton names the tensors of APITritonInfer requests.
+	Triton TritonTensors
+	// HTTP, when not nil, is what APIHTTP requests send and how their
+	// replies are read; without it the client does not speak APIHTTP.
+	HTTP *HTTPAPIOptions
 	// UserClock stamps token events with the user-space clock (when the
 	// client's read returned) even where the kernel's receive stamps are
 	// available. By default (false) they are used where supported
@@ -115,6 +120,8 @@ type OpenAI struct {
 	readers      sync.Pool // *SSEReader
 	lines        sync.Pool // *LineReader
 	kernelClock  bool      // connections ask for kernel receive stamps
+	tensors      TritonTensors
+	httpAPI      *httpAPI // nil without OpenAIOptions.HTTP
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -134,11 +141,21 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	if err := checkHTTP2(opts.HTTP2, base); err != nil {
 		return nil, err
 	}
+	var h *httpAPI
+	httpPath := ""
+	if opts.HTTP != nil {
+		if h, err = opts.HTTP.parse(); err != nil {
+			return nil, err
+		}
+		httpPath = opts.HTTP.Path
+	}
 	kernel := ClockFor(opts.UserClock || opts.HTTP2 != "") == ClockKernel
 	c := &OpenAI{
 		tr:          transport(opts, tlsConf, kernel),
 		kernelClock: kernel,
-		eps:         endpoints(base, opts.Model),
+		eps:         endpoints(base, opts.Model, h, httpPath),
+		tensors:     opts.Triton,
+		httpAPI:     h,
 		redact:      record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:        opts.TTFTTimeout,
 		total:       opts.TotalTimeout,
@@ -414,6 +431,7 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 		})
 		defer cl.connect.Stop()
 	}
+	cl.method = c.eps[req.API].method
 	cl.run(u, hdr)
 }
 
@@ -440,10 +458,17 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 		return nil, nil, fmt.Errorf("API %q is not spoken by this client (want %s)", req.API, APINames())
 	}
 	ep, ok := c.eps[req.API]
-	if !ok {
+	switch {
+	case !ok && req.API == APIHTTP:
+		return nil, nil, fmt.Errorf("API %s %w", req.API, errNoHTTP)
+	case !ok:
 		return nil, nil, fmt.Errorf("API %s %w", req.API, errNoModel)
+	case req.API == APIHTTP && c.httpAPI.response == ResponseSSE:
+		return ep.plain, c.streamHeader, nil
+	case req.API == APIHTTP:
+		return ep.plain, c.plainHeader, nil
 	}
-	if req.Stream && req.API != APIEmbeddings {
+	if req.Stream && req.API.Streams() {
 		return ep.stream, c.streamHeader, nil
 	}
 	return ep.plain, c.plainHeader, nil
@@ -473,6 +498,8 @@ type call struct {
 	connected atomic.Bool
 	// sc is the connection's kernel stamps, nil on the user-space clock.
 	sc *stampConn
+	// method is the endpoint's HTTP method, "" for POST.
+	method string
 }
 
 // rx is the request's source of kernel receive stamps, nil for none.
@@ -500,6 +527,10 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = unaskedEncoding(resp)
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
+	case cl.req.API == APITritonInfer:
+		err = cl.wholeBody(resp.Body, cl.applyTritonInfer)
+	case cl.req.API == APIHTTP:
+		err = cl.readHTTP(resp)
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:
@@ -526,8 +557,11 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 		cl.gotConn()
 	}}
 	body := cl.req.Body
+	if cl.req.API == APIHTTP && bytes.Contains(body, []byte(RequestIDPlaceholder)) {
+		body = fillRequestID(body, requestID(cl.req))
+	}
 	hr := &http.Request{
-		Method:     http.MethodPost,
+		Method:     cmp.Or(cl.method, http.MethodPost),
 		URL:        u,
 		Proto:      "HTTP/1.1",
 		ProtoMajor: 1,

@@ -11,7 +11,7 @@ func (c *OpenAI) WithBaseURL(baseURL string) (*OpenAI, error) {
 	}
 	o := &OpenAI{
 		tr:           c.tr,
-		eps:          endpoints(base, ""),
+		eps:          endpoints(base, "", nil, ""),
 		streamHeader: c.streamHeader,
 		plainHeader:  c.plainHeader,
 		redact:       c.redact,

@@ -33,6 +33,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /api/show", s.ollamaShow)
 	mux.HandleFunc("POST /v2/models/{model}/generate", s.tracked(s.nativeHandler(parseTriton(false, s.prof.Model), newTritonDialect)))
 	mux.HandleFunc("POST /v2/models/{model}/generate_stream", s.tracked(s.nativeHandler(parseTriton(true, s.prof.Model), newTritonDialect)))
+	mux.HandleFunc("POST /v2/models/{model}/infer", s.tracked(s.nativeHandler(parseTritonInfer(s.prof.Model), newTritonInferDialect)))
 	mux.HandleFunc("GET /v2/models/{model}", s.tritonModel)
 	mux.HandleFunc("GET /v2", s.tritonServer)
 	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })

@@ -14,6 +14,8 @@ type nativeRequest struct {
 	api apiKind // apiChat for a conversation, apiCompletions for a prompt
 	// details is TGI's parameters.details: the final event carries them.
 	details bool
+	// infer is a v2 /infer request's id and batch, nil for the others.
+	infer *inferCall
 }
 
 // Version is the server version the simulator's native APIs report
@@ -36,7 +38,7 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 		if aerr == nil {
 			var g generation
 			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
-				g.details = nr.details
+				g.details, g.infer = nr.details, nr.infer
 				c := s.newCall(w, r, g)
 				c.d = newDialect(c)
 				c.serve()

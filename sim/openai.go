@@ -48,7 +48,8 @@ type generation struct {
 	maxTokens    int // explicit, or what is left of the context
 	minTokens    int
 	ignoreEOS    bool
-	details      bool // TGI's parameters.details
+	details      bool       // TGI's parameters.details
+	infer        *inferCall // a v2 /infer request's id and batch
 }
 
 // apiError is an error answered with OpenAI's error body.

@@ -176,7 +176,8 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 // /v1/completions, /v1/embeddings, /v1/models), the native ones (TGI's
 // /generate, /generate_stream and /info; Ollama's /api/chat,
 // /api/generate, /api/version, /api/tags and /api/show; Triton's
-// /v2/models/{model}/generate[_stream], /v2/models/{model} and /v2;
+// /v2/models/{model}/generate[_stream], /v2/models/{model}/infer (a
+// classification model's tensors), /v2/models/{model} and /v2;
 // TorchServe's /predictions/{model}, /ping and /models/{model}), /health
 // and /metrics.
 func (s *Server) Handler() http.Handler { return s.mux }

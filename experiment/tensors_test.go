@@ -1,0 +1,110 @@
+package experiment
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/sim"
+)
+
+// A triton-infer run against the simulator's classifier: every request
+// succeeds with E2E only (nothing streamed, no output tokens), env.json
+// names the model from its metadata, and each fault a whole reply can
+// show is classified. Not parallel, as the native API runs.
+func TestTritonInferRun(t *testing.T) {
+	tests := []struct {
+		faults string
+		want   record.ErrorKind
+	}{
+		{"", record.ErrNone},
+		{"status503=1", record.ErrHTTP5xx},
+		{"status400=1", record.ErrHTTP4xx},
+		{"reset=1", record.ErrConnReset},
+		{"malformed=1", record.ErrMalformedEvent},
+		{"error_event=1", record.ErrHTTP5xx},
+	}
+	for _, tt := range tests {
+		t.Run(tt.faults, func(t *testing.T) {
+			faults, err := sim.ParseFaults(tt.faults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := testPlan(t, fmt.Sprintf(`
+target: {url: %s, api: triton-infer, model: tiny-sim, preflight: false, triton: {output: LABEL}}
+load: {concurrency: 2, requests: 6, grace: 5s}
+workload: {input_tokens: "uniform(16,64)", output_tokens: "1", ignore_eos: false}
+`, rootURL(tinySim(t, faults))))
+			res, err := Run(context.Background(), p, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := res.Summary
+			if tt.want != record.ErrNone {
+				if s.Requests.Failed != 6 || s.Errors[string(tt.want)] != 6 {
+					t.Errorf("requests %+v errors %v: want all 6 classified %s", s.Requests, s.Errors, tt.want)
+				}
+				return
+			}
+			if s.Requests.Succeeded != 6 || s.Metrics.E2E.Count != 6 || s.Metrics.TTFT.Count != 0 || s.Tokens.OutputTotal != 0 {
+				t.Errorf("requests %+v, E2E n %d, TTFT n %d, output tokens %d: want 6 ok, E2E only, no output",
+					s.Requests, s.Metrics.E2E.Count, s.Metrics.TTFT.Count, s.Tokens.OutputTotal)
+			}
+			env := readEnv(t, res.Dir)
+			if env.Target.Stream || len(env.Target.Served.Models) != 1 || env.Target.Served.Models[0].ID != "tiny-sim" {
+				t.Errorf("env.json target %+v: want stream false and the model from /v2/models", env.Target)
+			}
+			expectRebuildIdentical(t, res.Dir)
+		})
+	}
+}
+
+// The http API templating the simulator's TGI stream gives the same
+// figures as the tgi API: one user, so both runs see the same draws.
+func TestHTTPAPIRunMatchesTGI(t *testing.T) {
+	run := func(target string) *Outcome {
+		p := testPlan(t, fmt.Sprintf(`
+target: {url: %s, model: tiny-sim, %s}
+load: {concurrency: 1, requests: 8}
+workload: {input_tokens: "uniform(16,64)", output_tokens: "12", seed: 3}
+`, rootURL(tinySim(t, sim.Faults{})), target))
+		res, err := Run(context.Background(), p, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	tgi := run(`api: tgi`).Summary
+	res := run(`api: http, http: {path: /generate_stream, response: sse, text: token.text, tokens: details.generated_tokens, error: error,
+    body: '{"inputs":"{{prompt}}","parameters":{"max_new_tokens":{{max_tokens}},"details":true}}'}`)
+	got := res.Summary
+	if got.Requests.Succeeded != 8 || tgi.Requests.Succeeded != 8 {
+		t.Fatalf("http %+v %v; tgi %+v %v: want 8 ok each", got.Requests, got.Errors, tgi.Requests, tgi.Errors)
+	}
+	if got.Tokens.OutputTotal != tgi.Tokens.OutputTotal || got.Tokens.UsageReported != 8 || got.Metrics.TTFT.Count != 8 ||
+		got.Metrics.ITL.Count != tgi.Metrics.ITL.Count {
+		t.Errorf("http: output %d, usage %d, TTFT n %d, ITL n %d; tgi: output %d, ITL n %d",
+			got.Tokens.OutputTotal, got.Tokens.UsageReported, got.Metrics.TTFT.Count, got.Metrics.ITL.Count,
+			tgi.Tokens.OutputTotal, tgi.Metrics.ITL.Count)
+	}
+	expectRebuildIdentical(t, res.Dir)
+}
+
+// readEnv reads a run's env.json.
+func readEnv(t *testing.T, dir string) Environment {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env Environment
+	if err := json.Unmarshal(raw, &env); err != nil {
+		t.Fatal(err)
+	}
+	return env
+}

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The classification model's /infer: a good request gets a label a text
+// (its id echoed), a mismatched tensor Triton's 400 {"error"}.
+func TestTritonInferShapes(t *testing.T) {
+	t.Parallel()
+	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	root, model := strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
+	path := "/v2/models/" + model + "/infer"
+	tests := []struct {
+		name, path, body string
+		status           int
+		contains         []string
+	}{
+		// One text: one label, the id echoed.
+		{"one", path, `{"id":"r1","inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":["great film"]}]}`, 200,
+			[]string{`{"id":"r1","model_name":`, `"outputs":[{"name":"LABEL","datatype":"BYTES","shape":[1,1],"data":["`}},
+		// A batch of three, data nested by row: three labels.
+		{"batch", path, `{"inputs":[{"name":"TEXT","shape":[3,1],"datatype":"BYTES","data":[["a"],["b"],["c"]]}],"outputs":[{"name":"LABEL"}]}`, 200,
+			[]string{`"shape":[3,1],"data":["`}},
+		// A wrong input name.
+		{"input", path, `{"inputs":[{"name":"PROMPT","shape":[1,1],"datatype":"BYTES","data":["a"]}]}`, 400,
+			[]string{`{"error":"unexpected inference input 'PROMPT' for model`}},
+		// A wrong output name.
+		{"output", path, `{"inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":["a"]}],"outputs":[{"name":"P"}]}`, 400,
+			[]string{`{"error":"unexpected inference output 'P' for model`}},
+		// A wrong datatype.
+		{"datatype", path, `{"inputs":[{"name":"TEXT","shape":[1,1],"datatype":"INT32","data":[1]}]}`, 400,
+			[]string{`expects 'BYTES'`}},
+		// No texts.
+		{"empty", path, `{"inputs":[{"name":"TEXT","shape":[0,1],"datatype":"BYTES","data":[]}]}`, 400,
+			[]string{`want a non-empty array of strings`}},
+		// Not JSON.
+		{"json", path, `{"inputs":`, 400, []string{`failed to parse the request JSON`}},
+		// An unknown model.
+		{"model", "/v2/models/nope/infer", `{}`, 400, []string{`{"error":"Request for unknown model: 'nope' is not found"}`}},
+	}
+	for _, tt := range tests {
+		resp, err := http.Post(root+tt.path, "application/json", strings.NewReader(tt.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.status {
+			t.Errorf("%s: HTTP %d, want %d: %s", tt.name, resp.StatusCode, tt.status, b)
+		}
+		for _, want := range tt.contains {
+			if !strings.Contains(string(b), want) {
+				t.Errorf("%s: reply lacks %q:\n%s", tt.name, want, b)
+			}
+		}
+	}
+}
+
+// The classifier's compute grows with the input's length and with the
+// batch: the engine's prefill over every token, in simulated time (the
+// server's own truth, so no wall-clock noise).
+func TestTritonInferCostGrows(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	prefill := map[string]time.Duration{}
+	done := make(chan struct{}, 8)
+	cfg := Config{Profile: mustProfile(t, "tiny"), Seed: 1, OnFinish: func(id string, tr Truth) {
+		mu.Lock()
+		prefill[id] = tr.Prefill
+		mu.Unlock()
+		done <- struct{}{}
+	}}
+	srv, v1, err := Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	url := strings.TrimSuffix(v1, "/v1") + "/v2/models/" + srv.Profile().Model + "/infer"
+	short := `"` + strings.Repeat("word ", 16) + `"`
+	long := `"` + strings.Repeat("word ", 256) + `"`
+	for _, c := range []struct{ id, data string }{
+		{"short", short}, {"long", long}, {"batch8", strings.Repeat(short+",", 7) + short},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(
+			fmt.Sprintf(`{"inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":[%s]}]}`, c.data)))
+		req.Header.Set("X-Request-Id", c.id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s: HTTP %d", c.id, resp.StatusCode)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: never finished", c.id)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !(prefill["short"] < prefill["long"] && prefill["short"] < prefill["batch8"]) {
+		t.Errorf("prefill short %v, long %v, batch of 8 %v: want the short one cheapest", prefill["short"], prefill["long"], prefill["batch8"])
+	}
+}
+
+// With Triton's metric names, /infer requests are counted as Triton
+// counts them: nv_inference_request_success and the cumulative durations.
+func TestTritonInferMetrics(t *testing.T) {
+	t.Parallel()
+	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1, Metrics: "triton"}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	root := strings.TrimSuffix(v1, "/v1")
+	body := `{"inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":["fine"]}]}`
+	for range 2 {
+		resp, err := http.Post(root+"/v2/models/"+srv.Profile().Model+"/infer", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	resp, err := http.Get(root + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	want := fmt.Sprintf(`nv_inference_request_success{model=%q,version="1"} 2`, srv.Profile().Model)
+	if !strings.Contains(string(b), want) {
+		t.Errorf("/metrics lacks %s:\n%s", want, b)
+	}
+}
