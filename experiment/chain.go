@@ -84,11 +84,11 @@ func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep) engine.Rendere
 	maps.Copy(extra, p.Target.Body)
 	maps.Copy(extra, c.Body)
 	maps.Copy(extra, s.Body)
-	stream := p.Target.Streams() && api != protocol.APIEmbeddings
+	stream := p.Target.Streams() && api.Streams()
 	usage := p.Target.IncludesUsage()
 	return func(spec workload.Spec) (*protocol.Request, error) {
 		body, err := protocol.OpenAIBody{
-			Model: model, Prompt: spec.Prompt, Messages: chatMessages(spec.Messages), MaxTokens: spec.MaxTokens,
+			Model: model, Prompt: spec.Prompt, Messages: chatMessages(spec.Messages, spec.Images), Images: images(spec.Images), MaxTokens: spec.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: spec.IgnoreEOS, Extra: extra,
 		}.Render(api)
 		if err != nil {

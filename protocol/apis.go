@@ -36,6 +36,8 @@ type apiInfo struct {
 	modelInPath bool
 	// example is the base URL shape, for error messages.
 	example string
+	// once: the API never streams; one JSON reply answers each request.
+	once bool
 }
 
 // apiInfos lists every API, in the order error messages name them.
@@ -45,7 +47,8 @@ var apiInfos = []struct {
 }{
 	{APIChat, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APICompletions, apiInfo{example: "http://127.0.0.1:8000/v1"}},
-	{APIEmbeddings, apiInfo{example: "http://127.0.0.1:8000/v1"}},
+	{APIEmbeddings, apiInfo{example: "http://127.0.0.1:8000/v1", once: true}},
+	{APIImages, apiInfo{example: "http://127.0.0.1:8000/v1", once: true}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
@@ -90,6 +93,13 @@ func (a API) Known() bool {
 func (a API) Native() bool {
 	info, _ := infoOf(a)
 	return info.root
+}
+
+// Streams reports whether api can stream its reply: embeddings and image
+// generation answer in one JSON body whatever the plan asks.
+func (a API) Streams() bool {
+	info, ok := infoOf(a)
+	return ok && !info.once
 }
 
 // NeedsModel reports whether api's endpoint path names the model, so a
@@ -146,6 +156,7 @@ func endpoints(base *url.URL, model string) map[API]endpoint {
 		APIChat:        same("chat/completions"),
 		APICompletions: same("completions"),
 		APIEmbeddings:  same("embeddings"),
+		APIImages:      same("images/generations"),
 		APITGI:         {base.JoinPath("generate"), base.JoinPath("generate_stream")},
 		APIOllama:      same("api/chat"),
 	}
@@ -167,8 +178,8 @@ type reader struct {
 	body   func(cl *call, b []byte, a arrival) error
 }
 
-// replyReaders maps each generating API to its reply readers (embeddings are
-// read apart: they never stream).
+// replyReaders maps each generating API to its reply readers (embeddings
+// and images are read apart: they never stream).
 var replyReaders = map[API]reader{
 	APIChat:        {(*call).readStream, (*call).applyBody},
 	APICompletions: {(*call).readStream, (*call).applyBody},

@@ -403,7 +403,7 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 	if !ok {
 		return nil, nil, fmt.Errorf("API %s %w", req.API, errNoModel)
 	}
-	if req.Stream && req.API != APIEmbeddings {
+	if req.Stream && req.API.Streams() {
 		return ep.stream, c.streamHeader, nil
 	}
 	return ep.plain, c.plainHeader, nil
@@ -460,6 +460,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = unaskedEncoding(resp)
 	case cl.req.API == APIEmbeddings:
 		err = cl.readEmbeddings(resp.Body)
+	case cl.req.API == APIImages:
+		err = cl.readImages(resp.Body)
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:

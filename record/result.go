@@ -131,6 +131,11 @@ type Result struct {
 
 	BytesOut int64 `json:"bytes_out,omitempty"`
 	BytesIn  int64 `json:"bytes_in,omitempty"`
+	// Images is how many images the request sent (multimodal chat), and
+	// ImageSize the largest one's size ("1920x1080", or "unknown" for an
+	// http URL); BytesOut is then mostly image bytes.
+	Images    int    `json:"images,omitempty"`
+	ImageSize string `json:"image_size,omitempty"`
 
 	// Attempts are the earlier attempts of a retried request, oldest
 	// first; the record's own fields describe its last attempt. Latencies

@@ -44,6 +44,8 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendStrOmit(b, `,"error_msg":`, r.ErrorMsg)
 	b = appendIntOmit(b, `,"bytes_out":`, r.BytesOut)
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
+	b = appendIntOmit(b, `,"images":`, int64(r.Images))
+	b = appendStrOmit(b, `,"image_size":`, r.ImageSize)
 	b = appendAttempts(b, r.Attempts)
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	b = appendStrOmit(b, `,"trace_id":`, r.TraceID)
