@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, tgi, ollama, triton or torchserve`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, tgi, ollama, triton or torchserve`},
 		// Only English and Chinese prose exist.
 		{"bad language", closedPlan, func(p *Plan) { p.Workload.Language = "fr" }, `workload.language: language "fr" is not supported; want en or zh`},
 		// A class's language is checked too.

@@ -53,7 +53,7 @@ func TestRouteRefusals(t *testing.T) {
 	for api, want := range map[API]string{
 		APITriton:     "API triton needs the model's name in its path: set target.model",
 		APITorchServe: "API torchserve needs the model's name in its path",
-		"grpc":        `API "grpc" is not spoken by this client (want chat, completions, embeddings, tgi, ollama, triton or torchserve)`,
+		"grpc":        `API "grpc" is not spoken by this client (want chat, completions, embeddings, images, tgi, ollama, triton or torchserve)`,
 	} {
 		tr := doTrace(t, c, &Request{API: api, Body: []byte("{}")})
 		if tr.Err != record.ErrOther || !strings.Contains(tr.ErrMsg, want) || !tr.Sent.IsZero() {
