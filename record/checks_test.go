@@ -19,7 +19,7 @@ func TestTokenChecksCauses(t *testing.T) {
 		a.Add(rec("mismatch", c+c/5, c))                      // a tokenizer 20% off
 		a.Add(rec("exact", c, c))                             // the exact tokenizer, completions without BOS
 		a.Add(rec("fixed", 560, 512))                         // one length, 48 more: cannot be a template
-		vision := rec("vision", c+2125, c) // a 1080p image's tokens: the server's to count
+		vision := rec("vision", c+2125, c)                    // a 1080p image's tokens: the server's to count
 		vision.Images, vision.ImageSize = 1, "1920x1080"
 		a.Add(vision)
 		bad := rec("bad_input", 9000, 1)

@@ -102,7 +102,7 @@ func TestImagePartErrors(t *testing.T) {
 	t.Parallel()
 	_, url, client := newTestServer(t, nil)
 	for _, img := range []string{
-		"data:image/png;base64,@@@@",       // not base64
+		"data:image/png;base64,@@@@",         // not base64
 		"data:image/png;base64,iVBORw0KGgo=", // a PNG cut short
 		"ftp://example.com/a.png",            // nothing a server fetches
 		"data:image/png,rawbytes",            // not base64-encoded
