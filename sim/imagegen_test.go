@@ -132,7 +132,7 @@ func TestImagesQueueFull(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- do(map[string]any{"size": "1024x1024", "steps": 10}).Err // ~230 ms each
+			errs <- do(map[string]any{"size": "1024x1024", "steps": 40}).Err // ~860 ms each
 		}()
 	}
 	wg.Wait()

@@ -84,7 +84,7 @@ func TestSyntheticImages(t *testing.T) {
 		decode func([]byte) (image.Image, error)
 	}{
 		{ImageConfig{Count: 1, Width: 64, Height: 64, Format: ImageJPEG}, func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }},
-		{ImageConfig{Count: 2, Width: 1920, Height: 1080}, func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }}, // "" is JPEG
+		{ImageConfig{Count: 2, Width: 320, Height: 180}, func(b []byte) (image.Image, error) { return jpeg.Decode(bytes.NewReader(b)) }}, // "" is JPEG
 		{ImageConfig{Count: 1, Width: 33, Height: 17, Format: ImagePNG}, func(b []byte) (image.Image, error) { return png.Decode(bytes.NewReader(b)) }},
 	} {
 		a, err := SyntheticImages(7, tt.cfg)
