@@ -96,6 +96,9 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		Proto:            tr.Proto,
 		NewConn:          tr.NewConn,
 	}
+	if im, ok := p.spec.LargestImage(); ok {
+		r.Images, r.ImageSize = p.spec.ImageCount(), im.SizeLabel()
+	}
 	originUS := r.SendUS
 	if openLoop {
 		r.OpenLoop = true

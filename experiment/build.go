@@ -153,7 +153,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 		}
 		stream := requestStreams(p, ct.api, stream)
 		body, err := protocol.OpenAIBody{
-			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages), MaxTokens: s.MaxTokens,
+			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages, s.Images), Images: images(s.Images), MaxTokens: s.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
 			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
 			Class:             s.Class, InputTokens: s.InputTokens, Template: tmpl, Tensors: p.Target.Triton.Tensors(),
@@ -232,14 +232,29 @@ func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (e
 	return cfg, nil
 }
 
-// chatMessages converts a dataset conversation for the protocol.
-func chatMessages(ms []workload.ChatMessage) []protocol.ChatMessage {
+// chatMessages converts a dataset conversation for the protocol; extra
+// (a class's synthetic images) joins the last message, the prompt.
+func chatMessages(ms []workload.ChatMessage, extra []workload.Image) []protocol.ChatMessage {
 	if len(ms) == 0 {
 		return nil
 	}
 	out := make([]protocol.ChatMessage, len(ms))
 	for k, m := range ms {
-		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content}
+		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content, Images: images(m.Images)}
+	}
+	last := &out[len(out)-1]
+	last.Images = append(last.Images, images(extra)...)
+	return out
+}
+
+// images converts a spec's images for the protocol.
+func images(ims []workload.Image) []protocol.Image {
+	if len(ims) == 0 {
+		return nil
+	}
+	out := make([]protocol.Image, len(ims))
+	for k, im := range ims {
+		out[k] = protocol.Image{URL: im.URL, Detail: im.Detail}
 	}
 	return out
 }

@@ -88,7 +88,7 @@ func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep) engine.Rendere
 	usage := p.Target.IncludesUsage()
 	return func(spec workload.Spec) (*protocol.Request, error) {
 		body, err := protocol.OpenAIBody{
-			Model: model, Prompt: spec.Prompt, Messages: chatMessages(spec.Messages), MaxTokens: spec.MaxTokens,
+			Model: model, Prompt: spec.Prompt, Messages: chatMessages(spec.Messages, spec.Images), Images: images(spec.Images), MaxTokens: spec.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: spec.IgnoreEOS, Extra: extra,
 		}.Render(api)
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -113,7 +114,31 @@ func (f *workloadFiles) attach(p *plan.Plan, cfg *workload.MixConfig) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", paths[k], err)
 		}
+		if err := imagesSendable(d, refs[k].Path, classAPI(p, k)); err != nil {
+			return fmt.Errorf("%s: %w", paths[k], err)
+		}
 		cfg.Classes[k].Dataset = d
+	}
+	return nil
+}
+
+// classAPI is the API the k-th class's requests go to (the target's for
+// the single default class).
+func classAPI(p *plan.Plan, k int) protocol.API {
+	if k < len(p.Workload.Classes) && p.Workload.Classes[k].API != "" {
+		return protocol.API(p.Workload.Classes[k].API)
+	}
+	return protocol.API(p.Target.API)
+}
+
+// imagesSendable fails when a dataset holds an image its class's API
+// cannot send: sending the text alone would measure another request.
+func imagesSendable(d *workload.Dataset, path string, api protocol.API) error {
+	if api == protocol.APIChat {
+		return nil
+	}
+	if line := d.FirstImageLine(); line > 0 {
+		return fmt.Errorf("dataset %s line %d: has an image_url part, which the %s API cannot send (images go in chat messages: use api: chat)", path, line, api)
 	}
 	return nil
 }

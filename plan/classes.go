@@ -65,6 +65,7 @@ func (v *validator) workload() {
 		v.length("workload.output_tokens", w.OutputTokens)
 		v.prefix("workload.shared_prefix", w.SharedPrefix)
 		v.dataset("workload.dataset", w.Dataset)
+		v.images("workload.images", w.Images, v.p.Target.API)
 	} else {
 		v.flatWithClasses()
 		v.classes()
@@ -90,6 +91,7 @@ func (v *validator) flatWithClasses() {
 		"workload.output_tokens": w.OutputTokens != "",
 		"workload.shared_prefix": w.SharedPrefix != (SharedPrefix{}),
 		"workload.dataset":       w.Dataset != (Dataset{}),
+		"workload.images":        w.Images != (Images{}),
 	} {
 		if set {
 			v.fail(path, "has no effect with workload.classes: set it in each class instead")
@@ -121,6 +123,7 @@ func (v *validator) classes() {
 			v.fail(path+".api", "%q is not an API: want %s", c.API, protocol.APINames())
 		}
 		v.language(path+".language", c.Language)
+		v.images(path+".images", c.Images, cmp.Or(c.API, v.p.Target.API))
 		v.turns(path, c)
 		v.chain(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
@@ -201,6 +204,36 @@ func (v *validator) badInput() {
 	}
 }
 
+// images checks a synthetic images section for requests sent to api.
+func (v *validator) images(path string, im Images, api string) {
+	if im == (Images{}) {
+		return
+	}
+	if _, err := im.workload(); err != nil {
+		v.fail(path, "%v", err)
+		return
+	}
+	if im.Count > 0 && api != string(protocol.APIChat) {
+		v.fail(path, "images are sent as image_url parts of a chat message: the %s API cannot send them (use api: chat)", api)
+	}
+}
+
+// workload converts the section, checking its size and format.
+func (im Images) workload() (workload.ImageConfig, error) {
+	if im.Count == 0 {
+		if im.Size != "" || im.Format != "" {
+			return workload.ImageConfig{}, fmt.Errorf("count: set it (1 or more) to send the images size and format describe")
+		}
+		return workload.ImageConfig{}, nil
+	}
+	w, h, err := workload.ParseImageSize(im.Size)
+	if err != nil {
+		return workload.ImageConfig{}, fmt.Errorf("size: %w", err)
+	}
+	cfg := workload.ImageConfig{Count: im.Count, Width: w, Height: h, Format: im.Format}
+	return cfg, cfg.Validate()
+}
+
 func (sp SharedPrefix) workload() workload.SharedPrefix {
 	return workload.SharedPrefix{Tokens: sp.Tokens, Fraction: sp.Fraction, Groups: sp.Groups}
 }
@@ -218,6 +251,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 	if len(w.Classes) == 0 {
 		c, err := classConfig(workload.DefaultClass, 1, w.InputTokens, w.OutputTokens, ignoreEOS, w.SharedPrefix)
 		c.Language = w.Language
+		if err == nil {
+			c.Images, err = w.Images.workload()
+		}
 		cfg.Classes = []workload.ClassConfig{c}
 		return cfg, err
 	}
@@ -228,6 +264,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		}
 		c.Turns = pc.Turns
 		c.Language = cmp.Or(pc.Language, w.Language)
+		if c.Images, err = pc.Images.workload(); err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d].images: %w", k, err)
+		}
 		cfg.Classes = append(cfg.Classes, c)
 	}
 	return cfg, nil

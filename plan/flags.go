@@ -60,7 +60,7 @@ func (f *Flags) bindTarget() {
 	fs := f.fs
 	bind(f, "url", "target.url", fs.String("url", "", "API base URL, e.g. http://127.0.0.1:8000/v1 (required)"), func(p *Plan) *string { return &p.Target.URL })
 	bind(f, "model", "target.model", fs.String("model", "", "model name sent in each request"), func(p *Plan) *string { return &p.Target.Model })
-	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, or a server's native API: tgi, ollama, triton, torchserve or triton-infer (KServe v2 tensors), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
+	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, triton, torchserve or triton-infer (KServe v2 tensors), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
 	f.bindAPIOptions()
 	bindOptBool(f, "stream", "target.stream", fs.Bool("stream", true, "ask for a streamed (SSE) reply"), func(p *Plan) **bool { return &p.Target.Stream })
 	bindOptBool(f, "include-usage", "target.include_usage", fs.Bool("include-usage", true, "ask a stream to end with token usage (stream_options.include_usage)"), func(p *Plan) **bool { return &p.Target.IncludeUsage })
@@ -137,6 +137,9 @@ func (f *Flags) bindClasses() {
 	bind(f, "tokenizer", "workload.tokenizer", fs.String("tokenizer", "", "tokenizer for prompt lengths: cl100k_base (default), o200k_base or a tokenizer.json path"), func(p *Plan) *string { return &p.Workload.Tokenizer })
 	bind(f, "dataset", "workload.dataset.path", fs.String("dataset", "", "file of prompts (ShareGPT JSON, OpenAI chat JSONL, prompt JSONL or CSV) for the default class"), func(p *Plan) *string { return &p.Workload.Dataset.Path })
 	bind(f, "dataset-format", "workload.dataset.format", fs.String("dataset-format", "", "dataset format: sharegpt, openai-jsonl, jsonl or csv (default: guessed)"), func(p *Plan) *string { return &p.Workload.Dataset.Format })
+	bind(f, "image-count", "workload.images.count", fs.Int("image-count", 0, "synthetic images sent with every chat prompt (0: none); see --image-size and --image-format"), func(p *Plan) *int { return &p.Workload.Images.Count })
+	bind(f, "image-size", "workload.images.size", fs.String("image-size", "", "size of each synthetic image, WIDTHxHEIGHT in pixels, e.g. 1920x1080"), func(p *Plan) *string { return &p.Workload.Images.Size })
+	bind(f, "image-format", "workload.images.format", fs.String("image-format", "", "format of the synthetic images: jpeg (default) or png"), func(p *Plan) *string { return &p.Workload.Images.Format })
 	bind(f, "dataset-sample", "workload.dataset.sample", fs.Int("dataset-sample", 0, "keep this many dataset entries, preserving the length distribution (0: all)"), func(p *Plan) *int { return &p.Workload.Dataset.Sample })
 	bind(f, "dataset-min-input-tokens", "workload.dataset.min_input_tokens", fs.Int("dataset-min-input-tokens", 0, "drop dataset entries with shorter prompts"), func(p *Plan) *int { return &p.Workload.Dataset.MinInputTokens })
 	bind(f, "dataset-max-input-tokens", "workload.dataset.max_input_tokens", fs.Int("dataset-max-input-tokens", 0, "drop dataset entries with longer prompts"), func(p *Plan) *int { return &p.Workload.Dataset.MaxInputTokens })

@@ -263,6 +263,9 @@ type Workload struct {
 	Language string `yaml:"language"`
 	// Dataset, when its path is set, supplies the default class's prompts.
 	Dataset Dataset `yaml:"dataset"`
+	// Images adds synthetic images to every request (chat API only);
+	// with classes, set it per class instead.
+	Images Images `yaml:"images"`
 	// SLO is every class's service-level objective unless the class sets
 	// its own bounds; goodput counts requests that met it.
 	SLO record.SLO `yaml:"slo"`
@@ -281,6 +284,15 @@ type Dataset struct {
 	// (0: no bound).
 	MinInputTokens int `yaml:"min_input_tokens"`
 	MaxInputTokens int `yaml:"max_input_tokens"`
+}
+
+// Images asks for Count synthetic images of Size ("1920x1080") in Format
+// (jpeg, the default, or png) in every request, sent as image_url data
+// URIs. They are rendered once, from the seed, before the run starts.
+type Images struct {
+	Count  int    `yaml:"count"`
+	Size   string `yaml:"size"`
+	Format string `yaml:"format"`
 }
 
 // Class is one request class of workload.classes.
@@ -306,6 +318,9 @@ type Class struct {
 	SharedPrefix SharedPrefix `yaml:"shared_prefix"`
 	// Dataset, when its path is set, supplies the class's prompts.
 	Dataset Dataset `yaml:"dataset"`
+	// Images adds synthetic images to each of the class's requests (chat
+	// API only).
+	Images Images `yaml:"images"`
 	// Turns, above 1, makes each closed-loop user hold conversations of
 	// Turns requests whose history grows per turn (default 0: single
 	// requests).

@@ -41,7 +41,26 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, tgi, ollama, triton, torchserve, triton-infer or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, tgi, ollama, triton, torchserve, triton-infer or http`},
+		// Synthetic images go in chat messages.
+		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
+		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},
+		{"images no count", closedPlan, func(p *Plan) { p.Workload.Images = Images{Size: "64x64"} }, "workload.images: count: set it"},
+		{"images bad format", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "64x64", Format: "webp"} }, `images.format "webp": want jpeg or png`},
+		// Another API would have to drop them.
+		{"images completions", closedPlan, func(p *Plan) {
+			p.Target.API = "completions"
+			p.Workload.Images = Images{Count: 1, Size: "64x64"}
+		}, "workload.images: images are sent as image_url parts of a chat message: the completions API cannot send them"},
+		// A class's images follow the class's API.
+		{"class images on images api", closedPlan, func(p *Plan) {
+			p.Workload.Classes = []Class{{Name: "gen", Weight: 1, API: "images", Images: Images{Count: 1, Size: "64x64"}}}
+		}, "workload.classes[0].images: images are sent as image_url parts of a chat message: the images API cannot send them"},
+		// The flat images do nothing beside classes.
+		{"flat images with classes", closedPlan, func(p *Plan) {
+			p.Workload.Classes = []Class{{Name: "a", Weight: 1}}
+			p.Workload.Images = Images{Count: 1, Size: "64x64"}
+		}, "workload.images: has no effect with workload.classes"},
 		// Only English and Chinese prose exist.
 		{"bad language", closedPlan, func(p *Plan) { p.Workload.Language = "fr" }, `workload.language: language "fr" is not supported; want en or zh`},
 		// A class's language is checked too.

@@ -34,7 +34,7 @@ type apiInfo struct {
 	root bool
 	// modelInPath: the endpoint's path names the model (target.model).
 	modelInPath bool
-	// whole: the reply is one body, never a stream (embeddings,
+	// whole: the reply is one body, never a stream (embeddings, images,
 	// tensors).
 	whole bool
 	// anyPath: the base URL may hold any path (the templated API's
@@ -52,6 +52,7 @@ var apiInfos = []struct {
 	{APIChat, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APICompletions, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APIEmbeddings, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIImages, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
@@ -108,7 +109,7 @@ func (a API) NeedsModel() bool {
 }
 
 // Streams reports whether api's replies can stream: false for those that
-// always answer in one body (embeddings, triton-infer), whose requests
+// always answer in one body (embeddings, images, triton-infer), whose requests
 // are sent without asking for a stream. The http API streams or not by
 // its response mode (HTTPAPIOptions.Streams).
 func (a API) Streams() bool {
@@ -164,6 +165,7 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		APIChat:        same("chat/completions"),
 		APICompletions: same("completions"),
 		APIEmbeddings:  same("embeddings"),
+		APIImages:      same("images/generations"),
 		APITGI:         {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:      same("api/chat"),
 	}
@@ -195,7 +197,8 @@ type reader struct {
 }
 
 // replyReaders maps each generating API to its reply readers (embeddings,
-// triton-infer and http are read apart: readWhole, readHTTP).
+// images, triton-infer and http are read apart: readWhole, readImages,
+// readHTTP).
 var replyReaders = map[API]reader{
 	APIChat:        {(*call).readStream, (*call).applyBody},
 	APICompletions: {(*call).readStream, (*call).applyBody},

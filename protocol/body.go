@@ -17,6 +17,10 @@ type OpenAIBody struct {
 	// earlier turns, then the user message) and replaces Prompt for the
 	// chat API; the completions API always sends Prompt.
 	Messages []ChatMessage
+	// Images are sent with Prompt as image_url content parts when
+	// Messages is empty (a message carries its own). Only the chat API
+	// sends images: Render fails for any other with images to send.
+	Images []Image
 	// MaxTokens is sent as "max_tokens" (or the API's own name for it)
 	// when positive, or always with ExplicitMaxTokens.
 	MaxTokens int
@@ -50,6 +54,9 @@ type OpenAIBody struct {
 // described in renderNative). Keys are sorted, so the same body
 // always renders to the same bytes.
 func (b OpenAIBody) Render(api API) ([]byte, error) {
+	if api != APIChat && b.hasImages() {
+		return nil, fmt.Errorf("render body: the %s API cannot send images (only chat sends image_url parts)", api)
+	}
 	m := make(map[string]any, 6+len(b.Extra))
 	switch api {
 	case APIChat:
@@ -66,6 +73,8 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 		}
 		return b.Template.Render(TemplateFields{Prompt: b.flatPrompt(), InputTokens: b.InputTokens,
 			MaxTokens: b.MaxTokens, Class: b.Class}), nil
+	case APIImages:
+		return encodeBody(b.renderImages())
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)
@@ -104,17 +113,92 @@ func encodeBody(m map[string]any) ([]byte, error) {
 
 // ChatMessage is one message of a chat conversation.
 type ChatMessage struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
+	Role    string
+	Content string
+	// Images, when set, make the content an array of parts: Content as a
+	// "text" part (when not empty), then one "image_url" part per image.
+	Images []Image
 }
 
-// chatMessages is the conversation to send: Messages, or Prompt as the one
-// user message.
+// Image is one image_url content part.
+type Image struct {
+	// URL is a data URI (data:image/jpeg;base64,...) or an http(s) URL.
+	URL string
+	// Detail is the part's "detail" ("low", "high", "auto"); empty leaves
+	// it out.
+	Detail string
+}
+
+// textPart and imagePart are the OpenAI content parts a message sends.
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type imagePart struct {
+	Type     string `json:"type"`
+	ImageURL struct {
+		URL    string `json:"url"`
+		Detail string `json:"detail,omitempty"`
+	} `json:"image_url"`
+}
+
+// MarshalJSON renders {"role", "content"}: content is a string for a
+// text-only message, else an array of content parts.
+func (m ChatMessage) MarshalJSON() ([]byte, error) {
+	if len(m.Images) == 0 {
+		return marshalPlain(struct {
+			Role    string `json:"role"`
+			Content string `json:"content"`
+		}{m.Role, m.Content})
+	}
+	parts := make([]any, 0, len(m.Images)+1)
+	if m.Content != "" {
+		parts = append(parts, textPart{"text", m.Content})
+	}
+	for _, img := range m.Images {
+		p := imagePart{Type: "image_url"}
+		p.ImageURL.URL, p.ImageURL.Detail = img.URL, img.Detail
+		parts = append(parts, p)
+	}
+	return marshalPlain(struct {
+		Role    string `json:"role"`
+		Content []any  `json:"content"`
+	}{m.Role, parts})
+}
+
+// marshalPlain is json.Marshal without HTML escaping: a MarshalJSON that
+// escaped '<' would change prompts that encodeBody keeps as they are.
+func marshalPlain(v any) ([]byte, error) {
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+// chatMessages is the conversation to send: Messages, or Prompt (with
+// Images) as the one user message.
 func (b OpenAIBody) chatMessages() []ChatMessage {
 	if len(b.Messages) > 0 {
 		return b.Messages
 	}
-	return []ChatMessage{{Role: "user", Content: b.Prompt}}
+	return []ChatMessage{{Role: "user", Content: b.Prompt, Images: b.Images}}
+}
+
+// hasImages reports whether the body has an image to send.
+func (b OpenAIBody) hasImages() bool {
+	if len(b.Messages) == 0 {
+		return len(b.Images) > 0
+	}
+	for _, m := range b.Messages {
+		if len(m.Images) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // sendMaxTokens reports whether the body carries MaxTokens.

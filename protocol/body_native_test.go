@@ -22,7 +22,7 @@ func TestRenderNative(t *testing.T) {
 		// TorchServe: what the LLM example handlers read.
 		{APITorchServe, OpenAIBody{Prompt: "hi", MaxTokens: 8}, `{"max_new_tokens":8,"prompt":"hi","stream":false}`},
 		// A conversation is flattened for the APIs that take one text.
-		{APITriton, OpenAIBody{Messages: []ChatMessage{{"system", "be brief"}, {"user", "hi"}}}, `{"stream":false,"text_input":"be brief\n\nhi"}`},
+		{APITriton, OpenAIBody{Messages: []ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}}, `{"stream":false,"text_input":"be brief\n\nhi"}`},
 		// Bad input sends a zero cap in the API's own field.
 		{APITGI, OpenAIBody{Prompt: "", ExplicitMaxTokens: true}, `{"inputs":"","parameters":{"details":true,"max_new_tokens":0}}`},
 	}

@@ -531,6 +531,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = cl.wholeBody(resp.Body, cl.applyTritonInfer)
 	case cl.req.API == APIHTTP:
 		err = cl.readHTTP(resp)
+	case cl.req.API == APIImages:
+		err = cl.readImages(resp.Body)
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:

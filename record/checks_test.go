@@ -19,6 +19,9 @@ func TestTokenChecksCauses(t *testing.T) {
 		a.Add(rec("mismatch", c+c/5, c))                      // a tokenizer 20% off
 		a.Add(rec("exact", c, c))                             // the exact tokenizer, completions without BOS
 		a.Add(rec("fixed", 560, 512))                         // one length, 48 more: cannot be a template
+		vision := rec("vision", c+2125, c)                    // a 1080p image's tokens: the server's to count
+		vision.Images, vision.ImageSize = 1, "1920x1080"
+		a.Add(vision)
 		bad := rec("bad_input", 9000, 1)
 		bad.Expect = ExpectRejection
 		a.Add(bad)
@@ -44,6 +47,6 @@ func TestTokenChecksCauses(t *testing.T) {
 		t.Errorf("bad_input checks %+v, want none", ck)
 	}
 	if s.Checks.InputTokensCompared != 150 {
-		t.Errorf("run compared %d prompts, want 150 (bad input left out)", s.Checks.InputTokensCompared)
+		t.Errorf("run compared %d prompts, want 150 (bad input and image requests left out)", s.Checks.InputTokensCompared)
 	}
 }

@@ -136,6 +136,11 @@ type Result struct {
 	// opened a connection instead of reusing or sharing one.
 	Proto   string `json:"proto,omitempty"`
 	NewConn bool   `json:"new_conn,omitempty"`
+	// Images is how many images the request sent (multimodal chat), and
+	// ImageSize the largest one's size ("1920x1080", or "unknown" for an
+	// http URL); BytesOut is then mostly image bytes.
+	Images    int    `json:"images,omitempty"`
+	ImageSize string `json:"image_size,omitempty"`
 
 	// Attempts are the earlier attempts of a retried request, oldest
 	// first; the record's own fields describe its last attempt. Latencies

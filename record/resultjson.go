@@ -46,6 +46,8 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
 	b = appendStrOmit(b, `,"proto":`, r.Proto)
 	b = appendBoolOmit(b, `,"new_conn":true`, r.NewConn)
+	b = appendIntOmit(b, `,"images":`, int64(r.Images))
+	b = appendStrOmit(b, `,"image_size":`, r.ImageSize)
 	b = appendAttempts(b, r.Attempts)
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	b = appendStrOmit(b, `,"trace_id":`, r.TraceID)

@@ -58,6 +58,8 @@ type RecordRow struct {
 	BytesIn           int64          `parquet:"bytes_in" json:"bytes_in,omitempty"`
 	Proto             string         `parquet:"proto,dict" json:"proto,omitempty"`
 	NewConn           bool           `parquet:"new_conn" json:"new_conn,omitempty"`
+	Images            int            `parquet:"images" json:"images,omitempty"`
+	ImageSize         string         `parquet:"image_size,dict" json:"image_size,omitempty"`
 	Attempts          []AttemptRow   `parquet:"attempts,list" json:"attempts,omitempty"`
 	RetryStop         string         `parquet:"retry_stop,dict" json:"retry_stop,omitempty"`
 	TraceID           string         `parquet:"trace_id" json:"trace_id,omitempty"`
@@ -139,7 +141,8 @@ func RecordRowOf(r *record.Result) RecordRow {
 		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens,
 		PromptTokensSent: r.PromptTokensSent, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS,
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,
-		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn, RetryStop: r.RetryStop,
+		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn,
+		Images: r.Images, ImageSize: r.ImageSize, RetryStop: r.RetryStop,
 		TraceID: r.TraceID, CachedTokens: r.CachedTokens,
 	}
 	if t := r.EventsTail; t != nil {

@@ -22,6 +22,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/chat/completions", s.tracked(s.generate(apiChat)))
 	mux.HandleFunc("POST /v1/completions", s.tracked(s.generate(apiCompletions)))
 	mux.HandleFunc("POST /v1/embeddings", s.tracked(s.embeddings))
+	mux.HandleFunc("POST /v1/images/generations", s.tracked(s.images))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /generate", s.tracked(s.nativeHandler(parseTGI(false), newTGIDialect)))
 	mux.HandleFunc("POST /generate_stream", s.tracked(s.nativeHandler(parseTGI(true), newTGIDialect)))

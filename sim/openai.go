@@ -152,7 +152,8 @@ func hashPrompt(h *PromptHasher, req *apiRequest, api apiKind) *apiError {
 }
 
 // addContent handles a chat message's content: a string, null, or an array
-// of parts of which the "text" ones count.
+// of parts of which the "text" ones count and the "image_url" ones cost
+// tokens by resolution (vision.go).
 func addContent(h *PromptHasher, raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -162,16 +163,18 @@ func addContent(h *PromptHasher, raw json.RawMessage) error {
 		h.AddText(s)
 		return nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return fmt.Errorf("content must be a string or an array of parts")
 	}
-	for _, p := range parts {
-		if p.Type == "text" {
+	for k, p := range parts {
+		switch p.Type {
+		case "text":
 			h.AddText(p.Text)
+		case "image_url":
+			if err := addImage(h, p.ImageURL); err != nil {
+				return fmt.Errorf("part %d: %w", k, err)
+			}
 		}
 	}
 	return nil

@@ -83,6 +83,7 @@ type Server struct {
 	handlers   sync.WaitGroup
 
 	arrivals  atomic.Uint64
+	imageGen  imageGen // the image-generation model (imagegen.go)
 	epoch     time.Time
 	modelJSON []byte
 
@@ -116,7 +117,8 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		prof: eng.Profile(), faults: eng.Profile().Faults, seed: cfg.Seed, speedup: cfg.Speedup, onFinish: cfg.OnFinish,
-		eng: eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
+		imageGen: imageGen{slots: make(chan struct{}, imageGenSlots)},
+		eng:      eng, cmds: make(chan command, 256), done: make(chan struct{}), stopped: make(chan struct{}),
 		epoch: time.Now(), lateness: hdrhistogram.New(1, int64(10*time.Second), 3),
 	}
 	if err := checkMetricSet(cfg.Metrics); err != nil {
@@ -173,7 +175,8 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 }
 
 // Handler serves the OpenAI endpoints (/v1/chat/completions,
-// /v1/completions, /v1/embeddings, /v1/models), the native ones (TGI's
+// /v1/completions, /v1/embeddings, /v1/images/generations, /v1/models),
+// the native ones (TGI's
 // /generate, /generate_stream and /info; Ollama's /api/chat,
 // /api/generate, /api/version, /api/tags and /api/show; Triton's
 // /v2/models/{model}/generate[_stream], /v2/models/{model}/infer (a

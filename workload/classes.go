@@ -39,6 +39,8 @@ type ClassConfig struct {
 	// requests each, whose history grows per turn (see Mix.Session). It
 	// only takes effect in a closed loop; 0 or 1 is single requests.
 	Turns int
+	// Images adds synthetic images to each request (zero: none).
+	Images ImageConfig
 }
 
 // MixConfig configures a Mix.
@@ -104,6 +106,20 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 // classSource builds what draws a class's requests: its dataset, or
 // synthetic text.
 func classSource(seed uint64, c ClassConfig) (Source, error) {
+	src, err := textSource(seed, c)
+	if err != nil || c.Images.Count == 0 {
+		return src, err
+	}
+	variants, err := SyntheticImages(seed, c.Images)
+	if err != nil {
+		return nil, err
+	}
+	return &withImages{src: src, seed: seed, count: c.Images.Count, variants: variants}, nil
+}
+
+// textSource builds what draws a class's text: its dataset, or synthetic
+// prose.
+func textSource(seed uint64, c ClassConfig) (Source, error) {
 	if c.Dataset != nil {
 		return newDatasetSource(seed, c)
 	}

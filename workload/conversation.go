@@ -100,7 +100,10 @@ func (s *mixSession) next(i uint64) Spec {
 	spec.Index, spec.Turn = i, s.turn
 	user := spec.Messages
 	if len(user) == 0 {
-		user = []ChatMessage{{Role: "user", Content: spec.Prompt}}
+		// The turn's images join its message, so later turns resend them
+		// with the history, as a chat client does.
+		user = []ChatMessage{{Role: "user", Content: spec.Prompt, Images: spec.Images}}
+		spec.Images = nil
 	}
 	spec.Messages = append(slices.Clip(s.history), user...)
 	spec.InputTokens += s.histTok

@@ -56,6 +56,8 @@ type DatasetOptions struct {
 type ChatMessage struct {
 	Role    string
 	Content string
+	// Images are the message's image_url parts, sent after Content.
+	Images []Image
 }
 
 // DatasetEntry is one request of a dataset.
@@ -64,7 +66,7 @@ type DatasetEntry struct {
 	Prompt string
 	// Messages is the conversation up to and including Prompt for chat
 	// datasets whose entries carry more than one message (a system prompt,
-	// earlier turns); nil when Prompt is the whole input.
+	// earlier turns) or images; nil when Prompt is the whole input.
 	Messages []ChatMessage
 	// InputTokens is the length of the input: Prompt, or the contents of
 	// all Messages, without chat-template tokens.
@@ -151,6 +153,19 @@ func (d *Dataset) Len() int { return len(d.entries) }
 
 // Entry returns entry i, 0 <= i < Len().
 func (d *Dataset) Entry(i int) DatasetEntry { return d.entries[i] }
+
+// FirstImageLine returns the line of the first entry that holds an image,
+// 0 when none does: an API that cannot send images names it in its error.
+func (d *Dataset) FirstImageLine() int {
+	for _, e := range d.entries {
+		for _, m := range e.Messages {
+			if len(m.Images) > 0 {
+				return e.Line
+			}
+		}
+	}
+	return 0
+}
 
 // Profile describes the entries kept.
 func (d *Dataset) Profile() DatasetProfile { return d.profile }

@@ -226,11 +226,11 @@ func parseOpenAILine(line []byte) (rawEntry, error) {
 	msgs := make([]ChatMessage, len(l.Messages))
 	lastUser := -1
 	for i, m := range l.Messages {
-		text, err := messageText(m.Content)
+		text, images, err := messageContent(m.Content)
 		if err != nil {
 			return rawEntry{}, fmt.Errorf("field messages.%d.content: %w", i, err)
 		}
-		msgs[i] = ChatMessage{Role: m.Role, Content: text}
+		msgs[i] = ChatMessage{Role: m.Role, Content: text, Images: images}
 		if m.Role == "user" {
 			lastUser = i
 		}
@@ -239,7 +239,7 @@ func parseOpenAILine(line []byte) (rawEntry, error) {
 		return rawEntry{}, errors.New("field messages: no message with role \"user\"")
 	}
 	e := rawEntry{prompt: msgs[lastUser].Content, messages: msgs[:lastUser+1]}
-	if lastUser == 0 {
+	if lastUser == 0 && len(msgs[0].Images) == 0 {
 		e.messages = nil // the prompt is the whole input
 	}
 	if lastUser+1 < len(msgs) && msgs[lastUser+1].Role == "assistant" {
@@ -250,30 +250,40 @@ func parseOpenAILine(line []byte) (rawEntry, error) {
 	return e, err
 }
 
-// messageText returns a message's text: a string, null, or the text parts
-// of an array of content parts (images and audio are left out).
-func messageText(raw json.RawMessage) (string, error) {
+// messageContent returns a message's text and images: a string, null, or
+// an array of content parts. Text parts are joined; image_url parts are
+// kept and sent; any other part (input_audio, file, ...) is an error, as
+// no API inferload speaks can send it and dropping it would measure a
+// different request than the dataset holds.
+func messageContent(raw json.RawMessage) (string, []Image, error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
+		return s, nil, nil
 	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
+	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("want a string or an array of content parts")
+		return "", nil, errors.New("want a string or an array of content parts")
 	}
 	var b strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
+	var images []Image
+	for k, p := range parts {
+		switch p.Type {
+		case "text":
 			b.WriteString(p.Text)
+		case "image_url":
+			im, err := partImage(p)
+			if err != nil {
+				return "", nil, fmt.Errorf("part %d: %w", k, err)
+			}
+			images = append(images, im)
+		default:
+			return "", nil, fmt.Errorf("part %d: type %q cannot be sent: inferload sends text and image_url parts only", k, p.Type)
 		}
 	}
-	return b.String(), nil
+	return b.String(), images, nil
 }
 
 // firstLength returns the first of two optional lengths that is set,

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -44,12 +45,13 @@ func TestLoadDatasetFormats(t *testing.T) {
 		}, 2},
 		// OpenAI chat: max_tokens or the assistant reply sets the output;
 		// a system message makes the input two messages (4 tokens); text
-		// parts are joined and images left out; a batch API line's body is
-		// read; the blank line 3 is not an entry.
+		// parts are joined and an image keeps its message (line 4: one
+		// message, sent with its image_url part); a batch API line's body
+		// is read; the blank line 3 is not an entry.
 		{"chat.jsonl", "", []entrySummary{
 			{"hello world", 0, 2, 64, 1},
 			{"hello world", 2, 4, 4, 2},
-			{"hello world", 0, 2, 8, 4},
+			{"hello world", 1, 2, 8, 4},
 			{"the cat", 0, 2, 16, 5},
 		}, 0},
 		// Plain prompts: output_tokens, its alias max_tokens, or none (0).
@@ -88,8 +90,8 @@ func TestLoadDatasetChatMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ChatMessage{{"system", "be brief"}, {"user", "hello world"}}
-	if got := d.Entry(1).Messages; !slices.Equal(got, want) {
+	want := []ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hello world"}}
+	if got := d.Entry(1).Messages; !reflect.DeepEqual(got, want) {
 		t.Errorf("messages = %+v, want %+v (the reply is not input)", got, want)
 	}
 }
@@ -314,7 +316,7 @@ func TestDatasetProfileString(t *testing.T) {
 // FuzzDataset feeds arbitrary bytes to every parser: none may panic or
 // hang, and every entry they return must point at a line of the input.
 func FuzzDataset(f *testing.F) {
-	for _, name := range []string{"sharegpt.json", "chat.jsonl", "prompts.jsonl", "prompts.csv"} {
+	for _, name := range []string{"sharegpt.json", "chat.jsonl", "images.jsonl", "prompts.jsonl", "prompts.csv"} {
 		data, err := os.ReadFile(filepath.Join("testdata/dataset", name))
 		if err != nil {
 			f.Fatal(err)

@@ -16,6 +16,10 @@ type Spec struct {
 	// (a dataset entry with a system prompt or earlier turns). The
 	// completions API sends Prompt alone.
 	Messages []ChatMessage
+	// Images are sent with Prompt, after its text, as image_url parts
+	// (synthetic images; a dataset's are in Messages). Shared read-only
+	// between specs: never modify them.
+	Images []Image
 	// InputTokens is the prompt length the generator aimed for, in tokens.
 	InputTokens int
 	// MaxTokens is the output length asked for.

@@ -1,0 +1,71 @@
+package protocol
+
+import (
+	"encoding/json"
+	"io"
+
+	"github.com/inferload/inferload/record"
+)
+
+// APIImages is OpenAI's image generation, POST {base}/images/generations:
+// one non-streaming JSON reply whose data holds each image as b64_json or
+// a url. Like embeddings it has no tokens: the reply's arrival is both
+// the first "token" and the end, so TTFT equals the end-to-end latency
+// and E2E is the figure to read.
+const APIImages API = "images"
+
+// imagesReply is the part of an image generation reply the client checks.
+// The images stay raw: the client only needs to know they came.
+type imagesReply struct {
+	Data []struct {
+		B64JSON json.RawMessage `json:"b64_json"`
+		URL     json.RawMessage `json:"url"`
+	} `json:"data"`
+	Error json.RawMessage `json:"error"`
+}
+
+// renderImages builds an image generation body: the prompt, the model,
+// n = 1 and Extra (size, quality, steps, a LoRA name, ... passed through
+// as they are, and able to override n). Streaming, max_tokens and
+// ignore_eos mean nothing to this API and are left out.
+func (b OpenAIBody) renderImages() map[string]any {
+	m := make(map[string]any, 3+len(b.Extra))
+	m["prompt"] = b.Prompt
+	m["n"] = 1
+	if b.Model != "" {
+		m["model"] = b.Model
+	}
+	for k, v := range b.Extra {
+		m[k] = v
+	}
+	return m
+}
+
+// readImages reads an image generation reply.
+func (cl *call) readImages(body io.Reader) error {
+	return cl.wholeBody(body, cl.applyImages)
+}
+
+// applyImages checks a whole image generation reply: an error in it, or
+// no image at all, fails the request, so a server that answers 200 with
+// nothing useful is not counted as a success.
+func (cl *call) applyImages(b []byte, a arrival) error {
+	var r imagesReply
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &failure{record.ErrMalformedEvent, "images reply: " + err.Error()}
+	}
+	if len(r.Error) > 0 && string(r.Error) != "null" {
+		return streamError("error in reply: ", b)
+	}
+	if len(r.Data) == 0 || (!present(r.Data[0].B64JSON) && !present(r.Data[0].URL)) {
+		return &failure{record.ErrEmptyOutput, "images reply has no image (neither b64_json nor url)"}
+	}
+	cl.t.FirstToken = a.at
+	return nil
+}
+
+// present reports whether a raw JSON member holds a non-empty value.
+func present(raw json.RawMessage) bool {
+	s := string(raw)
+	return s != "" && s != "null" && s != `""`
+}
