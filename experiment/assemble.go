@@ -48,7 +48,7 @@ func Assemble(dir string) (*Rebuilt, error) {
 		return nil, err
 	}
 	n := 0
-	stats, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	stats, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		n++
 		if join != nil {
 			join.Apply(r)

@@ -58,7 +58,7 @@ func applyThresholds(s *record.Summary, exprs []string) error {
 // Every record is read once more, into a bounded digest.
 func WriteReport(dir string, s *record.Summary) error {
 	in := &report.HTMLInput{Summary: s, Digest: report.NewDigest()}
-	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		in.Digest.Add(r)
 		return nil
 	}); err != nil {

@@ -101,7 +101,7 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 func exportCSV(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsCSVFrom(w, filepath.Join(dir, rundir.Records))
+		return report.RecordsCSVFrom(w, rundir.RecordsFile(dir))
 	case whatSeries:
 		return report.SeriesCSVFrom(w, filepath.Join(dir, rundir.Series))
 	}
@@ -112,7 +112,7 @@ func exportCSV(w io.Writer, dir, what string) error {
 func exportParquet(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsParquetFrom(w, filepath.Join(dir, rundir.Records))
+		return report.RecordsParquetFrom(w, rundir.RecordsFile(dir))
 	case whatSeries:
 		return report.SeriesParquetFrom(w, filepath.Join(dir, rundir.Series))
 	}
