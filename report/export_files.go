@@ -23,6 +23,23 @@ func RecordsCSVFrom(w io.Writer, recordsPath string) error {
 	return c.Flush()
 }
 
+// RecordsJSONLFrom streams a run's records file (compressed or plain) to
+// w as plain JSON lines with absolute event offsets (events_us): the
+// uncompressed records.jsonl of earlier runs, byte for byte the lines
+// they held, for jq and every tool that reads JSON lines.
+func RecordsJSONLFrom(w io.Writer, recordsPath string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	if _, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
+		line = append(record.AppendResultJSON(line[:0], r), '\n')
+		_, err := bw.Write(line)
+		return err
+	}); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
 // SeriesCSVFrom streams a series.jsonl file to w as CSV.
 func SeriesCSVFrom(w io.Writer, seriesPath string) error {
 	c := NewSeriesCSV(w)
