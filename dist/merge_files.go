@@ -46,7 +46,7 @@ func startStream(sh *shard, stop <-chan struct{}) *recordStream {
 // advance takes the stream's next record into head (nil at its end).
 func (s *recordStream) advance() { s.head = <-s.ch }
 
-// mergeRecords writes every segment's records into one records.jsonl in
+// mergeRecords writes every segment's records into one records file in
 // completion order (each segment's file is; a k-way merge keeps it so, as
 // soak windows want), and the per-second series.jsonl from them. It
 // returns how many segments ended in a cut-short line.

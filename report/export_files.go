@@ -12,7 +12,7 @@ import (
 	"github.com/inferload/inferload/rundir"
 )
 
-// RecordsCSVFrom streams a records.jsonl file to w as CSV, in file order,
+// RecordsCSVFrom streams a records file (either form) to w as CSV, in file order,
 // without holding the records in memory. A last line cut short by a killed
 // run is skipped, as everywhere else records are read.
 func RecordsCSVFrom(w io.Writer, recordsPath string) error {
@@ -91,7 +91,7 @@ func WriteFile(path string, fill func(io.Writer) error) (err error) {
 	return nil
 }
 
-// RecordsParquetFrom streams a records.jsonl file to w as Parquet
+// RecordsParquetFrom streams a records file (either form) to w as Parquet
 // (RecordRow), in file order, holding at most a row group in memory.
 func RecordsParquetFrom(w io.Writer, recordsPath string) error {
 	p := NewParquetWriter[RecordRow](w, "records")
