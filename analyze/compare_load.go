@@ -28,7 +28,7 @@ func LoadRun(dir string) (*RunSamples, error) {
 	var d deliveries
 	var lastDone int64
 	n := 0
-	_, err = rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	_, err = rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		rs.Add(r)
 		d.add(r)
 		lastDone = max(lastDone, r.DoneUS())
@@ -36,7 +36,7 @@ func LoadRun(dir string) (*RunSamples, error) {
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w (no %s)", dir, ErrNotRunDir, rundir.Records)
+		return nil, fmt.Errorf("%s: %w (no %s or %s)", dir, ErrNotRunDir, rundir.Records, rundir.RecordsPlain)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading records of %s: %w", dir, err)

@@ -22,7 +22,7 @@ import (
 // are the merged run's own.
 var collectedFiles = map[string]bool{
 	rundir.Plan: true, rundir.Experiment: true, rundir.Env: true,
-	rundir.Records: true, rundir.Events: true, rundir.Telemetry: true, rundir.Spans: true, rundir.Segment: true,
+	rundir.Records: true, rundir.RecordsPlain: true, rundir.Events: true, rundir.Telemetry: true, rundir.Spans: true, rundir.Segment: true,
 }
 
 // CollectorConfig sets up a collector.

@@ -61,10 +61,21 @@ func (c *Collector) feed(i int, name string, data []byte, held func() []byte) {
 		}
 		return
 	}
-	if name != rundir.Records && name != rundir.Events && name != rundir.Telemetry {
-		return
+	if st.partial == nil {
+		st.partial = map[string][]byte{}
 	}
-	buf := append(st.partial[name], data...)
+	switch name {
+	case rundir.Records:
+		c.feedFrames(i, st, data)
+	case rundir.RecordsPlain, rundir.Events, rundir.Telemetry:
+		st.partial[name] = c.feedLines(i, st, name, append(st.partial[name], data...))
+	}
+}
+
+// feedLines passes on each whole line of buf and returns the rest: a
+// line still arriving, copied, or nothing when it is already too long to
+// be a line a segment wrote.
+func (c *Collector) feedLines(i int, st *feedState, name string, buf []byte) []byte {
 	for {
 		nl := bytes.IndexByte(buf, '\n')
 		if nl < 0 {
@@ -77,12 +88,25 @@ func (c *Collector) feed(i int, name string, data []byte, held func() []byte) {
 		}
 	}
 	if len(buf) > maxPartial {
-		buf = nil
+		return nil
 	}
-	if st.partial == nil {
-		st.partial = map[string][]byte{}
+	return append([]byte(nil), buf...)
+}
+
+// feedFrames passes on the records of each whole zstd frame of a
+// compressed records file that has arrived, and holds a frame still
+// arriving. Segments upload whole frames of whole lines, so anything
+// else (a frame that does not decode) is dropped here and left to the
+// merge, which names it.
+func (c *Collector) feedFrames(i int, st *feedState, data []byte) {
+	buf := append(st.partial[rundir.Records], data...)
+	lines, used, err := rundir.DecodeFrames(nil, buf)
+	c.feedLines(i, st, rundir.Records, lines)
+	rest := buf[used:]
+	if err != nil || len(rest) > rundir.MaxFrameBytes {
+		rest = nil
 	}
-	st.partial[name] = append([]byte(nil), buf...)
+	st.partial[rundir.Records] = append([]byte(nil), rest...)
 }
 
 // feedLine decodes one line and passes it on; a line that does not decode
@@ -90,7 +114,7 @@ func (c *Collector) feed(i int, name string, data []byte, held func() []byte) {
 func (c *Collector) feedLine(i int, st *feedState, name string, line []byte) {
 	f := c.cfg.Feed
 	switch name {
-	case rundir.Records:
+	case rundir.Records, rundir.RecordsPlain:
 		var r record.Result
 		if json.Unmarshal(line, &r) != nil || f.Record == nil {
 			return

@@ -69,9 +69,9 @@ func TestFeedShiftsLinesOntoTheLiveClock(t *testing.T) {
 	events := fmt.Sprintf(`{"time_us":0,"kind":"run_start","message":%q}`+"\n"+`{"time_us":500000,"kind":"note","message":"hi"}`+"\n", segStart.Format(time.RFC3339Nano))
 	put(rundir.Events, 0, events)
 	lines := `{"id":1,"send_us":1000,"e2e_us":2000}` + "\n" + "not json\n" + `{"id":2,"send_us":3000,"e2e_us":1000}` + "\n"
-	cut := strings.Index(lines, "not") - 5 // inside the first line
-	put(rundir.Records, 0, lines[:cut])
-	put(rundir.Records, cut, lines[cut:])
+	cut := strings.Index(lines, "not") - 5   // inside the first line
+	put(rundir.RecordsPlain, 0, lines[:cut]) // a segment of a build before records were compressed
+	put(rundir.RecordsPlain, cut, lines[cut:])
 
 	got.mu.Lock()
 	defer got.mu.Unlock()
@@ -193,5 +193,55 @@ func TestUploaderHeartbeat(t *testing.T) {
 	}
 	if st := c.Status()[1]; !st.Done || st.Bytes[rundir.Records] != 0 {
 		t.Errorf("segment 1 %+v: want done with no record bytes", st)
+	}
+}
+
+// TestFeedDecodesCompressedRecords: a compressed records file uploaded in
+// pieces cut inside its frames reaches the Feed record by record, in
+// order, each frame once it has arrived whole.
+func TestFeedDecodesCompressedRecords(t *testing.T) {
+	t.Parallel()
+	var ids []uint64
+	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now, Feed: &Feed{
+		Record: func(_ int, r *record.Result) { ids = append(ids, r.ID) }, // calls for one segment come one at a time
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), rundir.Records)
+	w, err := rundir.NewJSONLWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id := uint64(1); id <= 6; id++ {
+		if err := w.Write(&record.Result{ID: id, EventsUS: []int64{10, 20, 35}}); err != nil {
+			t.Fatal(err)
+		}
+		if id%3 == 0 {
+			if err := w.Flush(); err != nil { // two frames of three records
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	z, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rundir.CompleteFrames(z[:len(z)-1])
+	cuts := []int{0, first - 3, first + 5, len(z)} // inside frame 1, inside frame 2, the end
+	wantAfter := []int{0, 3, 6}
+	for k := range 3 {
+		c.feed(0, rundir.Records, z[cuts[k]:cuts[k+1]], nil)
+		if len(ids) != wantAfter[k] {
+			t.Fatalf("after piece %d: records %v, want %d", k+1, ids, wantAfter[k])
+		}
+	}
+	for k, id := range ids {
+		if id != uint64(k+1) {
+			t.Fatalf("records %v, want 1 to 6 in order", ids)
+		}
 	}
 }

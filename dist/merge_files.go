@@ -30,7 +30,7 @@ func startStream(sh *shard, stop <-chan struct{}) *recordStream {
 	go func() {
 		defer close(s.done)
 		defer close(s.ch)
-		s.st, s.err = rundir.ReadRecords(filepath.Join(sh.dir, rundir.Records), func(r *record.Result) error {
+		s.st, s.err = rundir.ReadRecords(rundir.RecordsFile(sh.dir), func(r *record.Result) error {
 			r.Shift(sh.offsetUS)
 			select {
 			case s.ch <- r:
@@ -46,7 +46,7 @@ func startStream(sh *shard, stop <-chan struct{}) *recordStream {
 // advance takes the stream's next record into head (nil at its end).
 func (s *recordStream) advance() { s.head = <-s.ch }
 
-// mergeRecords writes every segment's records into one records.jsonl in
+// mergeRecords writes every segment's records into one records file in
 // completion order (each segment's file is; a k-way merge keeps it so, as
 // soak windows want), and the per-second series.jsonl from them. It
 // returns how many segments ended in a cut-short line.
@@ -76,7 +76,7 @@ func mergeRecords(out string, shards []*shard) (int, error) {
 
 // writeMerged drains the streams, earliest completion first.
 func writeMerged(out string, streams []*recordStream) error {
-	records, err := rundir.NewJSONLWriter(filepath.Join(out, rundir.Records))
+	records, err := rundir.NewJSONLWriter(rundir.RecordsFile(out))
 	if err != nil {
 		return err
 	}

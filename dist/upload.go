@@ -154,8 +154,9 @@ func (u *Uploader) pass(ctx context.Context) error {
 }
 
 // file uploads name's bytes beyond what the collector holds, up to the
-// last newline (a line still being written waits for the next pass), at
-// most maxUpload at a time.
+// last newline, or the last whole frame of a compressed file (a line or
+// frame still being written waits for the next pass), at most maxUpload
+// at a time.
 func (u *Uploader) file(ctx context.Context, name string) error {
 	from := u.sent[name]
 	chunk, err := readFrom(filepath.Join(u.dir, name), from, maxUpload)
@@ -165,8 +166,11 @@ func (u *Uploader) file(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	if strings.HasSuffix(name, ".jsonl") {
+	switch {
+	case strings.HasSuffix(name, ".jsonl"):
 		chunk = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
+	case strings.HasSuffix(name, ".zst"):
+		chunk = chunk[:rundir.CompleteFrames(chunk)] // a frame being written waits too
 	}
 	if len(chunk) == 0 && name != rundir.Records {
 		return nil

@@ -53,7 +53,7 @@ func assemble(dir string, also func(*record.Result)) (*Rebuilt, error) {
 		return nil, err
 	}
 	n := 0
-	stats, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	stats, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		n++
 		if also != nil {
 			also(r)

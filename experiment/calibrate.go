@@ -3,7 +3,6 @@ package experiment
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -83,7 +82,7 @@ func fitStepsOf(dir string) ([]sim.FitStep, error) {
 	}
 	s := built.Summary
 	reqs := map[int][]sim.FitRequest{}
-	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
 			reqs[r.Step] = append(reqs[r.Step], sim.FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
 		}

@@ -65,7 +65,7 @@ func writeReport(dir string, s *record.Summary, digest *report.Digest) error {
 	in := &report.HTMLInput{Summary: s, Digest: digest}
 	if digest == nil {
 		in.Digest = report.NewDigest()
-		if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+		if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 			in.Digest.Add(r)
 			return nil
 		}); err != nil {

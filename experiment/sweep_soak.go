@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	"github.com/inferload/inferload/analyze"
@@ -37,7 +36,7 @@ func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outc
 // soakOf is a soak's windows and drift, from the run's records.
 func soakOf(dir string, p *plan.Plan, s *record.Summary, o *SoakOptions) (*record.Soak, error) {
 	n := soakWindowCount(s.WindowS, o.Window)
-	windows, err := soakWindows(filepath.Join(dir, rundir.Records), p.Load.Warmup.Microseconds(), o.Window, n)
+	windows, err := soakWindows(rundir.RecordsFile(dir), p.Load.Warmup.Microseconds(), o.Window, n)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -20,7 +19,7 @@ type WriteFailure struct {
 	Dir string
 	Err error // the first write error
 	// Finished is every request that finished; Missing how many of their
-	// records are not in records.jsonl (read back after the failure).
+	// records are not in the records file (read back after the failure).
 	Finished, Missing int64
 	// Summary is from the live aggregate, not from the run directory.
 	Summary *record.Summary
@@ -42,7 +41,7 @@ func (r *runner) writeFailure(err error, interrupted bool) *WriteFailure {
 	finished := r.rec.finished
 	r.rec.mu.Unlock()
 	var onDisk int64
-	_, _ = rundir.ReadRecords(filepath.Join(r.dir, rundir.Records), func(*record.Result) error {
+	_, _ = rundir.ReadRecords(rundir.RecordsFile(r.dir), func(*record.Result) error {
 		onDisk++
 		return nil
 	})

@@ -65,7 +65,8 @@ const (
 	TokensCounted TokenSource = "counted"
 )
 
-// Result is one request as it happened: one line of records.jsonl.
+// Result is one request as it happened: one line of the run's records
+// (records.jsonl.zst, where EventsUS is written as deltas: events_delta.go).
 //
 // Time offsets are microseconds. SendUS and IntendedUS are measured from the
 // run's start on the monotonic clock. Latencies (TTFTUS, E2EUS) are measured

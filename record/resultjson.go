@@ -11,6 +11,19 @@ import (
 // record of a run goes through here. TestAppendResultJSONMatches fails if a
 // field is added to Result and not here.
 func AppendResultJSON(b []byte, r *Result) []byte {
+	return appendResult(b, r, false)
+}
+
+// AppendCompactResultJSON is AppendResultJSON with the event offsets
+// written as deltas under "events_dus" (appendEventDeltas) in place of
+// "events_us": the form compressed record files hold, since gaps of a few
+// thousand microseconds repeat where absolute offsets never do. Result's
+// UnmarshalJSON reads either form back to the same absolute EventsUS.
+func AppendCompactResultJSON(b []byte, r *Result) []byte {
+	return appendResult(b, r, true)
+}
+
+func appendResult(b []byte, r *Result, deltas bool) []byte {
 	b = strconv.AppendUint(append(b, `{"id":`...), r.ID, 10)
 	b = appendIntOmit(b, `,"step":`, int64(r.Step))
 	b = appendStrOmit(b, `,"class":`, r.Class)
@@ -25,7 +38,11 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 	b = appendStrOmit(b, `,"clock":`, r.Clock)
 	b = appendIntOmit(b, `,"read_lag_us":`, r.ReadLagUS)
 	b = appendInt(b, `,"e2e_us":`, r.E2EUS)
-	b = appendEvents(b, r.EventsUS)
+	if deltas {
+		b = appendEventDeltas(b, r.EventsUS)
+	} else {
+		b = appendEvents(b, r.EventsUS)
+	}
 	b = appendTail(b, r.EventsTail)
 	b = append(b, `,"stream":`...)
 	b = strconv.AppendBool(b, r.Stream)

@@ -12,7 +12,7 @@ import (
 	"github.com/inferload/inferload/rundir"
 )
 
-// RecordsCSVFrom streams a records.jsonl file to w as CSV, in file order,
+// RecordsCSVFrom streams a records file (either form) to w as CSV, in file order,
 // without holding the records in memory. A last line cut short by a killed
 // run is skipped, as everywhere else records are read.
 func RecordsCSVFrom(w io.Writer, recordsPath string) error {
@@ -21,6 +21,23 @@ func RecordsCSVFrom(w io.Writer, recordsPath string) error {
 		return err
 	}
 	return c.Flush()
+}
+
+// RecordsJSONLFrom streams a run's records file (compressed or plain) to
+// w as plain JSON lines with absolute event offsets (events_us): the
+// uncompressed records.jsonl of earlier runs, byte for byte the lines
+// they held, for jq and every tool that reads JSON lines.
+func RecordsJSONLFrom(w io.Writer, recordsPath string) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var line []byte
+	if _, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
+		line = append(record.AppendResultJSON(line[:0], r), '\n')
+		_, err := bw.Write(line)
+		return err
+	}); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // SeriesCSVFrom streams a series.jsonl file to w as CSV.
@@ -74,7 +91,7 @@ func WriteFile(path string, fill func(io.Writer) error) (err error) {
 	return nil
 }
 
-// RecordsParquetFrom streams a records.jsonl file to w as Parquet
+// RecordsParquetFrom streams a records file (either form) to w as Parquet
 // (RecordRow), in file order, holding at most a row group in memory.
 func RecordsParquetFrom(w io.Writer, recordsPath string) error {
 	p := NewParquetWriter[RecordRow](w, "records")

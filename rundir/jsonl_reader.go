@@ -29,7 +29,8 @@ type ReadStats struct {
 	Truncated int
 }
 
-// ReadRecords streams the records of a records.jsonl file to fn, in file
+// ReadRecords streams the records of a records file (records.jsonl.zst or
+// the plain records.jsonl of older runs: RecordsFile finds it) to fn, in file
 // order. Each call gets a fresh *Result that fn may keep. A cut-short last
 // line is counted in ReadStats.Truncated and skipped; a corrupt line
 // anywhere else is an error naming its line number. An error from fn stops
@@ -62,7 +63,26 @@ func readJSONL[T any](path string, fn func(*T) error) (ReadStats, error) {
 		return ReadStats{}, fmt.Errorf("read JSON lines: %w", err)
 	}
 	defer f.Close()
-	return decodeJSONL(path, f, fn)
+	return decodeFile(path, f, fn)
+}
+
+// decodeFile reads a JSON-lines file in either form: plain, or compressed
+// (a run of zstd frames, told by its magic number whatever the file's
+// name). A compressed file cut inside its last frame (the writer was
+// killed between flushes) is read up to that frame and counted in
+// ReadStats.Truncated; the lines of the cut frame are not counted in Lines.
+func decodeFile[T any](name string, r io.Reader, fn func(*T) error) (ReadStats, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	if head, _ := br.Peek(4); !IsZstd(head) {
+		return decodeJSONL(name, br, fn)
+	}
+	fr := newFrameReader(br)
+	defer fr.Close()
+	st, err := decodeJSONL(name, fr, fn)
+	if err == nil && fr.truncated {
+		st.Truncated = 1
+	}
+	return st, err
 }
 
 // decodeJSONL is readJSONL over any reader; name labels errors.

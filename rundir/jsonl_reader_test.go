@@ -147,16 +147,51 @@ func TestReadSummaryErrors(t *testing.T) {
 	}
 }
 
-// FuzzReadRecords: whatever bytes a records file holds, reading and
+// compressedSeed is a two-frame compressed records file.
+func compressedSeed(f *testing.F) []byte {
+	path := filepath.Join(f.TempDir(), Records)
+	w, err := NewJSONLWriter(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, r := range sampleRecords(9, 5) {
+		if err := w.Write(&r); err != nil {
+			f.Fatal(err)
+		}
+		if i == 4 {
+			_ = w.Flush()
+		}
+	}
+	if err := w.Close(); err != nil {
+		f.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return b
+}
+
+// FuzzReadRecords: whatever bytes a records file holds, plain or
+// compressed, finding its frames, reading and
 // aggregating them never panics or hangs, and the summary always encodes
 // (no NaN or infinity can reach summary.json).
 func FuzzReadRecords(f *testing.F) {
 	f.Add([]byte(`{"id":1,"send_us":5,"e2e_us":9,"stream":true,"ttft_us":3,"events_us":[3,5,9],"output_tokens":3}` + "\n"))
 	f.Add([]byte(`{"id":1,"e2e_us":-9,"error":"http_5xx"}` + "\n" + `{"id":2,"se`))
+	z := compressedSeed(f)
+	f.Add(z)
+	f.Add(z[:len(z)-3])
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agg := record.NewAggregate()
 		series := record.NewSeries(func(record.Window) {})
-		st, err := decodeJSONL("fuzz", bytes.NewReader(data), func(r *record.Result) error {
+		if n := CompleteFrames(data); n < 0 || n > len(data) {
+			t.Fatalf("CompleteFrames = %d of %d bytes", n, len(data))
+		}
+		if _, n, _ := DecodeFrames(nil, data); n < 0 || n > len(data) {
+			t.Fatalf("DecodeFrames used %d of %d bytes", n, len(data))
+		}
+		st, err := decodeFile("fuzz", bytes.NewReader(data), func(r *record.Result) error {
 			agg.Add(r)
 			series.Add(r)
 			return nil

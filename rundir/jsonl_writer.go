@@ -8,8 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/inferload/inferload/record"
 )
@@ -25,6 +28,12 @@ const writerBufSize = 64 << 10
 // maxKeptLine is the largest line buffer kept for reuse between writes.
 const maxKeptLine = 1 << 20
 
+// frameTarget is how much input a compressed file's frame takes before
+// the writer ends it even between flushes: enough history that records
+// compress well, small enough that a reader, the uploader and the
+// collector hold one frame in memory at a time.
+const frameTarget = 4 << 20
+
 // ErrWriterClosed is returned by Write after Close.
 var ErrWriterClosed = errors.New("record: writer closed")
 
@@ -33,12 +42,18 @@ var ErrWriterClosed = errors.New("record: writer closed")
 // second by a background goroutine, and on Flush and Close, so a process
 // killed with SIGKILL loses at most the last second of lines (and may leave
 // the last line cut short, which the readers tolerate).
+//
+// A path ending in ".zst" is written compressed: each flush ends a zstd
+// frame (zstd_frames.go), so the file up to the last flush always
+// decodes, and records take the compact form (record.AppendCompactResultJSON).
 type JSONLWriter struct {
 	path string
 
 	mu      sync.Mutex
 	f       *os.File
 	buf     *bufio.Writer
+	zenc    *zstd.Encoder // nil for a plain file
+	frameIn int           // bytes written into the zstd frame not yet ended
 	line    []byte        // one encoded line; reused so a line allocates nothing
 	scratch bytes.Buffer  // where enc encodes values other than *Result
 	enc     *json.Encoder // encodes into scratch
@@ -70,6 +85,19 @@ func newJSONLWriter(path string, every time.Duration, onFlush func()) (*JSONLWri
 		done:    make(chan struct{}),
 		onFlush: onFlush,
 	}
+	if strings.HasSuffix(path, ".zst") {
+		// Concurrency 1 encodes in the caller, starting no goroutines: a
+		// run's records are a few MB/s at most, and its CPUs belong to the
+		// load. The fastest level compresses records as well as the
+		// default does (BENCHMARKS.md, "Record size") at less CPU.
+		w.zenc, err = zstd.NewWriter(f, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(frameTarget),
+			zstd.WithEncoderLevel(zstd.SpeedFastest))
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("open record log: %w", err)
+		}
+		w.buf.Reset(w.zenc)
+	}
 	w.enc = json.NewEncoder(&w.scratch)
 	go w.flushEvery(every)
 	return w, nil
@@ -100,6 +128,11 @@ func (w *JSONLWriter) Write(v any) error {
 	if _, err := w.buf.Write(line); err != nil {
 		w.err = ioError(w.path, "write", err)
 	}
+	if w.zenc != nil {
+		if w.frameIn += len(line); w.frameIn >= frameTarget {
+			_ = w.flushLocked() // kept in w.err
+		}
+	}
 	if cap(w.line) > maxKeptLine {
 		w.line = nil // one giant record should not pin its buffer for the run
 	}
@@ -110,7 +143,11 @@ func (w *JSONLWriter) Write(v any) error {
 // bulk of every run, take a reflection-free path with identical output.
 func (w *JSONLWriter) encodeLine(v any) ([]byte, error) {
 	if r, ok := v.(*record.Result); ok && r != nil {
-		w.line = append(record.AppendResultJSON(w.line[:0], r), '\n')
+		if w.zenc != nil {
+			w.line = append(record.AppendCompactResultJSON(w.line[:0], r), '\n')
+		} else {
+			w.line = append(record.AppendResultJSON(w.line[:0], r), '\n')
+		}
 		return w.line, nil
 	}
 	w.scratch.Reset()
@@ -120,7 +157,8 @@ func (w *JSONLWriter) encodeLine(v any) ([]byte, error) {
 	return w.scratch.Bytes(), nil
 }
 
-// Flush hands buffered lines to the OS now.
+// Flush hands buffered lines to the OS now, ending a compressed file's
+// frame.
 func (w *JSONLWriter) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -133,6 +171,16 @@ func (w *JSONLWriter) flushLocked() error {
 	}
 	if err := w.buf.Flush(); err != nil {
 		w.err = ioError(w.path, "flush", err)
+		return w.err
+	}
+	if w.zenc != nil && w.frameIn > 0 {
+		// Close ends the frame and writes it out; Reset starts the next,
+		// which is written only once a line comes for it.
+		if err := w.zenc.Close(); err != nil {
+			w.err = ioError(w.path, "flush", err)
+		}
+		w.zenc.Reset(w.f)
+		w.frameIn = 0
 	}
 	return w.err
 }
@@ -158,7 +206,7 @@ func (w *JSONLWriter) flushEvery(every time.Duration) {
 			return
 		case <-t.C:
 			w.mu.Lock()
-			if w.buf.Buffered() > 0 {
+			if w.buf.Buffered() > 0 || w.frameIn > 0 {
 				_ = w.flushLocked() // kept in w.err for the next Write
 			}
 			if w.onFlush != nil {

@@ -20,14 +20,23 @@ const killChildEnv = "RECORD_TEST_KILL_CHILD"
 // fast as it can and reports each background flush; once a flush of many
 // records is reported the child is killed with SIGKILL. Every record
 // flushed before the kill must read back, a cut-short last line is
-// tolerated, and nothing is corrupt.
+// tolerated, and nothing is corrupt. Both forms: a plain file and a
+// compressed one, whose flushes end frames.
 func TestWriterSurvivesSIGKILL(t *testing.T) {
 	if path := os.Getenv(killChildEnv); path != "" {
 		writeUntilKilled(path)
 		return
 	}
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "records.jsonl")
+	for _, name := range []string{RecordsPlain, Records} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			killMidRun(t, filepath.Join(t.TempDir(), name))
+		})
+	}
+}
+
+func killMidRun(t *testing.T, path string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWriterSurvivesSIGKILL$")
 	cmd.Env = append(os.Environ(), killChildEnv+"="+path)
 	stdout, err := cmd.StdoutPipe()

@@ -204,7 +204,7 @@ func killAndRebuild(t *testing.T, cmd *exec.Cmd, runDir string) record.Summary {
 // waitForRecords polls the child's records until it has at least n lines.
 func waitForRecords(t *testing.T, out string, n int) string {
 	t.Helper()
-	return waitForFile(t, out, "records.jsonl", func(b []byte) bool { return bytes.Count(b, []byte("\n")) >= n })
+	return waitForFile(t, out, rundir.Records, func(b []byte) bool { return recordLines(b) >= n })
 }
 
 // A SIGKILL loses at most the last second: the records flushed so far are
@@ -288,4 +288,14 @@ func TestSIGTERMStopsGracefully(t *testing.T) {
 	if !s.Interrupted || s.Requests.Succeeded < 20 || s.Requests.Failed != 0 {
 		t.Errorf("summary %+v interrupted=%v: want >= 20 successes, no failures, interrupted", s.Requests, s.Interrupted)
 	}
+}
+
+// recordLines counts the whole records in the bytes of a records file
+// read while its writer runs: the lines of its whole frames when
+// compressed, its whole lines when plain.
+func recordLines(b []byte) int {
+	if rundir.IsZstd(b) {
+		b, _, _ = rundir.DecodeFrames(nil, b)
+	}
+	return bytes.Count(b, []byte("\n"))
 }

@@ -3,7 +3,6 @@
 package cli
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
 )
@@ -205,8 +205,8 @@ thresholds: ["requests.total <= 600"]
 		shards[i], _ = startChildVia(t, lab.exec(segNS[i]), []string{"INFERLOAD_COLLECTOR_TOKEN=" + token}, "run", "-f", planFile,
 			"--segment", fmt.Sprintf("%d/3", i), "--no-preflight", "--collector", url, "--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
 	}
-	gathered := func(i int) string { return filepath.Join(work, "gathered", fmt.Sprint("segment-", i), "records.jsonl") }
-	killed := waitForFile(t, filepath.Join(work, "shard-2"), "records.jsonl", func(b []byte) bool { return bytes.Count(b, []byte("\n")) >= 200 })
+	gathered := func(i int) string { return filepath.Join(work, "gathered", fmt.Sprint("segment-", i), rundir.Records) }
+	killed := waitForFile(t, filepath.Join(work, "shard-2"), rundir.Records, func(b []byte) bool { return recordLines(b) >= 200 })
 	waitForPath(t, gathered(2))
 	if err := shards[2].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -235,7 +235,7 @@ thresholds: ["requests.total <= 600"]
 	bySeg := make([][]*record.Result, 3)
 	var total int
 	for i := range 2 {
-		local := readRecords(t, filepath.Join(runDirIn(t, filepath.Join(work, fmt.Sprint("shard-", i))), "records.jsonl"))
+		local := readRecords(t, filepath.Join(runDirIn(t, filepath.Join(work, fmt.Sprint("shard-", i))), rundir.Records))
 		bySeg[i] = readRecords(t, gathered(i))
 		served.mu.Lock()
 		atSim := served.n[segAddr[i]]
@@ -244,7 +244,7 @@ thresholds: ["requests.total <= 600"]
 			t.Errorf("segment %d/3: %d records, the collector %d, the simulator served its address %d: want all equal", i, len(local), len(bySeg[i]), atSim)
 		}
 	}
-	local2, got2 := checkLostTail(t, filepath.Join(killed, "records.jsonl"), gathered(2), killedAt)
+	local2, got2 := checkLostTail(t, filepath.Join(killed, rundir.Records), gathered(2), killedAt)
 	bySeg[2] = got2
 	served.mu.Lock()
 	if n := served.n[segAddr[2]]; n < len(local2) {
@@ -254,7 +254,7 @@ thresholds: ["requests.total <= 600"]
 	for _, rs := range bySeg {
 		total += len(rs)
 	}
-	merged := readRecords(t, filepath.Join(runDirIn(t, filepath.Join(work, "merged")), "records.jsonl"))
+	merged := readRecords(t, filepath.Join(runDirIn(t, filepath.Join(work, "merged")), rundir.Records))
 	if len(merged) != total || sum.Requests.Total != int64(total) {
 		t.Errorf("merged %d records, summary %d requests; the segments sent %d", len(merged), sum.Requests.Total, total)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestCollectAcrossProcesses runs a distributed run as a cluster would,
@@ -51,8 +52,8 @@ thresholds: ["requests.succeeded <= 30"]
 			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q"))
 	}
 	// Killed mid-run, once the collector holds some of its records.
-	killed := waitForFile(t, filepath.Join(work, "shard-2"), "records.jsonl", func(b []byte) bool { return bytes.Count(b, []byte("\n")) >= 50 })
-	waitForPath(t, filepath.Join(work, "gathered", "segment-2", "records.jsonl"))
+	killed := waitForFile(t, filepath.Join(work, "shard-2"), rundir.Records, func(b []byte) bool { return recordLines(b) >= 50 })
+	waitForPath(t, filepath.Join(work, "gathered", "segment-2", rundir.Records))
 	if err := shards[2].Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ thresholds: ["requests.succeeded <= 30"]
 	if !s.Interrupted || len(s.Thresholds) != 1 || s.Thresholds[0].Passed {
 		t.Errorf("merged interrupted %v, thresholds %+v: want a killed run whose threshold failed", s.Interrupted, s.Thresholds)
 	}
-	checkLostTail(t, filepath.Join(killed, "records.jsonl"), filepath.Join(work, "gathered", "segment-2", "records.jsonl"), killedAt)
+	checkLostTail(t, filepath.Join(killed, rundir.Records), filepath.Join(work, "gathered", "segment-2", rundir.Records), killedAt)
 }
 
 // checkLostTail checks what a killed segment lost: the collector holds a
@@ -119,7 +120,11 @@ func waitForPath(t *testing.T, path string) []byte {
 func readRecords(t *testing.T, path string) []*record.Result {
 	t.Helper()
 	var out []*record.Result
-	for line := range bytes.Lines(mustRead(t, path)) {
+	b := mustRead(t, path)
+	if rundir.IsZstd(b) {
+		b, _, _ = rundir.DecodeFrames(nil, b) // the whole frames: a killed writer's last is cut
+	}
+	for line := range bytes.Lines(b) {
 		var r record.Result
 		if err := json.Unmarshal(line, &r); err != nil {
 			break // a line cut by the kill

@@ -48,12 +48,13 @@ var (
 
 func newExportCmd(st *State) *cobra.Command {
 	var csvWhat, parquetWhat, influxURL string
-	var junit, influx bool
+	var junit, influx, jsonl bool
 	c := &cobra.Command{
 		Use:   "export RUN_DIR",
-		Short: "Print a run directory's records or series as CSV or Parquet, its thresholds as JUnit XML, or its series as InfluxDB line protocol",
+		Short: "Print a run directory's records as JSON lines, its records or series as CSV or Parquet, its thresholds as JUnit XML, or its series as InfluxDB line protocol",
 		Long: `Export what a run directory holds to other tools, on stdout:
 
+  inferload export runs/X --jsonl > records.jsonl       every record as a plain JSON line
   inferload export runs/X --csv records > records.csv   one row per request
   inferload export runs/X --csv series  > series.csv    one row per second
   inferload export runs/X --parquet records > records.parquet   every record field, token offsets as a list
@@ -68,21 +69,24 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 	}
 	c.Flags().StringVar(&csvWhat, "csv", "", "print records or series as CSV")
 	c.Flags().StringVar(&parquetWhat, "parquet", "", "print records or series as Parquet (zstd)")
+	c.Flags().BoolVar(&jsonl, "jsonl", false, "print the records as plain JSON lines, event offsets absolute (events_us)")
 	c.Flags().BoolVar(&junit, "junit", false, "print the thresholds' verdicts as JUnit XML")
 	c.Flags().BoolVar(&influx, "influx", false, "print the series as InfluxDB line protocol")
 	c.Flags().StringVar(&influxURL, "influx-url", "", "post the series as line protocol to this InfluxDB write URL")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		chosen := 0
-		for _, on := range []bool{csvWhat != "", parquetWhat != "", junit, influx, influxURL != ""} {
+		for _, on := range []bool{jsonl, csvWhat != "", parquetWhat != "", junit, influx, influxURL != ""} {
 			if on {
 				chosen++
 			}
 		}
 		if chosen != 1 {
-			return usageErrorf("choose exactly one of --csv records|series, --parquet records|series, --junit, --influx, --influx-url")
+			return usageErrorf("choose exactly one of --jsonl, --csv records|series, --parquet records|series, --junit, --influx, --influx-url")
 		}
 		dir := args[0]
 		switch {
+		case jsonl:
+			return report.RecordsJSONLFrom(st.Stdout, rundir.RecordsFile(dir))
 		case csvWhat != "":
 			return exportCSV(st.Stdout, dir, csvWhat)
 		case parquetWhat != "":
@@ -101,7 +105,7 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 func exportCSV(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsCSVFrom(w, filepath.Join(dir, rundir.Records))
+		return report.RecordsCSVFrom(w, rundir.RecordsFile(dir))
 	case whatSeries:
 		return report.SeriesCSVFrom(w, filepath.Join(dir, rundir.Series))
 	}
@@ -112,7 +116,7 @@ func exportCSV(w io.Writer, dir, what string) error {
 func exportParquet(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsParquetFrom(w, filepath.Join(dir, rundir.Records))
+		return report.RecordsParquetFrom(w, rundir.RecordsFile(dir))
 	case whatSeries:
 		return report.SeriesParquetFrom(w, filepath.Join(dir, rundir.Series))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -74,7 +75,11 @@ func TestRunWritesExports(t *testing.T) {
 		t.Fatalf("exit %d, want %d (one threshold fails); stderr %s", code, ExitThresholds, stderr)
 	}
 	dir := runDirIn(t, out)
-	records := countLines(t, filepath.Join(dir, rundir.Records))
+	st, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(*record.Result) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := st.Values
 	windows := countLines(t, filepath.Join(dir, rundir.Series))
 	f, err := os.Open(filepath.Join(dir, "records.csv"))
 	if err != nil {
