@@ -350,7 +350,13 @@ func (c *call) serveJSON() {
 	for i := range n {
 		text.WriteString(tokenText(c.words, i))
 	}
-	body := c.d.whole(c.w.Header(), text.String(), n)
+	c.writeWhole(c.d.whole(c.w.Header(), text.String(), n), c.writeError)
+}
+
+// writeWhole writes a whole (non-streamed) reply, or the request's fault
+// in its place: a reset, a stall before it, half the body, or an error
+// reply written by errorReply in the API's own shape.
+func (c *call) writeWhole(body []byte, errorReply func(*apiError)) {
 	switch c.fault.Kind {
 	case FaultReset:
 		c.reset()
@@ -362,7 +368,7 @@ func (c *call) serveJSON() {
 	case FaultMalformed:
 		body = body[:len(body)/2]
 	case FaultErrorEvent:
-		c.writeError(&apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: faultMsg})
+		errorReply(&apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: faultMsg})
 		return
 	}
 	_, _ = c.w.Write(body)

@@ -187,23 +187,8 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 
 // finishImages writes the reply, or the request's fault in its place.
 func (c *call) finishImages(job imageJob) {
-	body := imagesBody(job, time.Now().Unix())
-	switch c.fault.Kind {
-	case FaultReset:
-		c.reset()
-		return
-	case FaultStall:
-		if !c.pause(c.fault.Delay) {
-			return
-		}
-	case FaultMalformed:
-		body = body[:len(body)/2]
-	case FaultErrorEvent:
-		writeAPIError(c.w, &apiError{status: http.StatusInternalServerError, typ: "server_error", code: "internal_error", msg: faultMsg})
-		return
-	}
 	c.w.Header().Set("Content-Type", "application/json")
-	_, _ = c.w.Write(body)
+	c.writeWhole(imagesBody(job, time.Now().Unix()), func(e *apiError) { writeAPIError(c.w, e) })
 }
 
 // tinyPNG is every generated image: an 8×8 PNG, so the reply is cheap to
