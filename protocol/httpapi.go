@@ -158,10 +158,11 @@ func (cl *call) readHTTPEvents(resp *http.Response) error {
 }
 
 // readHTTPLines reads an NDJSON reply, one object a line, to the body's
-// end. Lines are stamped on the user-space clock, as Ollama's are.
+// end. Lines carry the kernel's receive stamps where the connection has
+// them, as Ollama's do.
 func (cl *call) readHTTPLines(resp *http.Response) error {
 	lr := cl.c.lines.Get().(*LineReader)
-	lr.Reset(resp.Body)
+	lr.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putLines(lr)
 	defer func() { cl.t.BytesIn = lr.BytesRead() }()
 	for {
@@ -175,7 +176,7 @@ func (cl *call) readHTTPLines(resp *http.Response) error {
 		case err != nil:
 			return err
 		}
-		if err := cl.httpObject(line.Data, arrival{at: line.At}); err != nil {
+		if err := cl.httpObject(line.Data, arrival{line.At, line.ReadLag, line.Kernel}); err != nil {
 			return err
 		}
 	}
