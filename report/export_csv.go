@@ -20,6 +20,7 @@ var RecordsCSVHeader = []string{
 	"stream", "input_tokens", "output_tokens", "reasoning_tokens", "token_source",
 	"prompt_tokens_sent", "max_tokens", "finish_reason",
 	"status", "error", "error_msg", "bytes_out", "bytes_in",
+	"proto", "new_conn", "images", "image_size",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -57,6 +58,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		b(r.Stream), itoa(r.InputTokens), itoa(r.OutputTokens), itoa(r.ReasoningTokens), string(r.TokenSource),
 		itoa(r.PromptTokensSent), itoa(r.MaxTokens), cellText(r.FinishReason),
 		itoa(r.Status), string(r.Error), cellText(r.ErrorMsg), i64(r.BytesOut, 10), i64(r.BytesIn, 10),
+		r.Proto, b(r.NewConn), itoa(r.Images), r.ImageSize,
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)
