@@ -28,6 +28,7 @@ var nativeAPIs = []struct {
 }{
 	{"tgi", nil, true},
 	{"ollama", nil, true},
+	{"ollama-generate", nil, true},
 	// The generate extension has no end marker: a stream that ends early
 	// but cleanly is a (short) success.
 	{"triton", map[string]record.ErrorKind{"missing_done=1/stream=true": record.ErrNone}, false},

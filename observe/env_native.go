@@ -12,7 +12,8 @@ import (
 )
 
 // ProbeNative describes a server spoken to by its native API (api is
-// "tgi", "ollama", "triton", "triton-infer" or "torchserve"; base is the
+// "tgi", "ollama", "ollama-generate", "triton", "triton-infer" or
+// "torchserve"; base is the
 // server's root)
 // from the endpoints that server has for it: TGI's GET /info, Ollama's
 // GET /api/version and /api/tags, Triton's GET /v2 and
@@ -36,7 +37,7 @@ func ProbeNative(ctx context.Context, client *http.Client, base, api, model stri
 			sv.Version = info.Version
 			sv.Models = []ServedModel{{ID: info.ModelID, MaxContext: info.MaxTotalTokens}}
 		}
-	case "ollama":
+	case "ollama", "ollama-generate":
 		var version struct {
 			Version string `json:"version"`
 		}

@@ -18,6 +18,10 @@ const (
 	// APIOllama is Ollama's own chat API: POST {base}/api/chat, answered
 	// with one JSON object or, streaming, newline-delimited JSON.
 	APIOllama API = "ollama"
+	// APIOllamaGenerate is Ollama's completion API: POST {base}/api/generate
+	// with the prompt as one text, answered as /api/chat is, the text
+	// under "response".
+	APIOllamaGenerate API = "ollama-generate"
 	// APITriton is Triton's (KServe v2) generate extension: POST
 	// {base}/v2/models/{model}/generate, or .../generate_stream (SSE).
 	APITriton API = "triton"
@@ -55,6 +59,7 @@ var apiInfos = []struct {
 	{APIImages, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
+	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
 	{APITorchServe, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8080"}},
 	{APITritonInfer, apiInfo{root: true, modelInPath: true, whole: true, example: "http://127.0.0.1:8000"}},
@@ -162,12 +167,13 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		return endpoint{plain: u, stream: u}
 	}
 	eps := map[API]endpoint{
-		APIChat:        same("chat/completions"),
-		APICompletions: same("completions"),
-		APIEmbeddings:  same("embeddings"),
-		APIImages:      same("images/generations"),
-		APITGI:         {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
-		APIOllama:      same("api/chat"),
+		APIChat:           same("chat/completions"),
+		APICompletions:    same("completions"),
+		APIEmbeddings:     same("embeddings"),
+		APIImages:         same("images/generations"),
+		APITGI:            {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
+		APIOllama:         same("api/chat"),
+		APIOllamaGenerate: same("api/generate"),
 	}
 	if h != nil {
 		ep := endpoint{plain: base, stream: base, method: h.method}
@@ -200,12 +206,13 @@ type reader struct {
 // images, triton-infer and http are read apart: readWhole, readImages,
 // readHTTP).
 var replyReaders = map[API]reader{
-	APIChat:        {(*call).readStream, (*call).applyBody},
-	APICompletions: {(*call).readStream, (*call).applyBody},
-	APITGI:         {(*call).readTGIStream, (*call).applyTGIBody},
-	APIOllama:      {(*call).readOllamaStream, (*call).applyOllamaBody},
-	APITriton:      {(*call).readTritonStream, (*call).applyTritonBody},
-	APITorchServe:  {(*call).readTorchServeStream, (*call).applyTorchServeBody},
+	APIChat:           {(*call).readStream, (*call).applyBody},
+	APICompletions:    {(*call).readStream, (*call).applyBody},
+	APITGI:            {(*call).readTGIStream, (*call).applyTGIBody},
+	APIOllama:         {(*call).readOllamaStream, (*call).applyOllamaBody},
+	APIOllamaGenerate: {(*call).readOllamaStream, (*call).applyOllamaBody},
+	APITriton:         {(*call).readTritonStream, (*call).applyTritonBody},
+	APITorchServe:     {(*call).readTorchServeStream, (*call).applyTorchServeBody},
 }
 
 // errNoModel fails a request to an API whose path needs the model when the

@@ -22,7 +22,9 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		maps.Copy(params, b.Extra)
 		return map[string]any{"inputs": b.flatPrompt(), "parameters": params}, true
 	case APIOllama:
-		return b.renderOllama(), true
+		return b.renderOllama("messages", b.chatMessages()), true
+	case APIOllamaGenerate:
+		return b.renderOllama("prompt", b.flatPrompt()), true
 	case APITriton:
 		// The generate extension maps JSON members onto the model's
 		// inputs: text_input, max_tokens and stream are the names of the
@@ -47,10 +49,12 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 	return nil, false
 }
 
-// renderOllama builds an /api/chat body: num_predict lives in options,
-// merged into any options Extra brings.
-func (b OpenAIBody) renderOllama() map[string]any {
-	m := map[string]any{"messages": b.chatMessages(), "stream": b.Stream}
+// renderOllama builds an /api/chat body (input "messages") or an
+// /api/generate one (input "prompt", the text as it is, templated by the
+// server): num_predict lives in options, merged into any options Extra
+// brings.
+func (b OpenAIBody) renderOllama(key string, input any) map[string]any {
+	m := map[string]any{key: input, "stream": b.Stream}
 	if b.Model != "" {
 		m["model"] = b.Model
 	}

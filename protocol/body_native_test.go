@@ -17,6 +17,11 @@ func TestRenderNative(t *testing.T) {
 		// Ollama: chat messages, num_predict merged into the plan's options.
 		{APIOllama, OpenAIBody{Model: "m", Prompt: "hi", MaxTokens: 8, Extra: map[string]any{"options": map[string]any{"temperature": 0}, "keep_alive": "5m"}},
 			`{"keep_alive":"5m","messages":[{"role":"user","content":"hi"}],"model":"m","options":{"num_predict":8,"temperature":0},"stream":false}`},
+		// Ollama's /api/generate: the prompt as one text, the same options.
+		{APIOllamaGenerate, OpenAIBody{Model: "m", Prompt: "hi", MaxTokens: 8, Stream: true},
+			`{"model":"m","options":{"num_predict":8},"prompt":"hi","stream":true}`},
+		{APIOllamaGenerate, OpenAIBody{Model: "m", Messages: []ChatMessage{{Role: "system", Content: "be brief"}, {Role: "user", Content: "hi"}}},
+			`{"model":"m","prompt":"be brief\n\nhi","stream":false}`},
 		// Triton: the TensorRT-LLM ensemble's inputs at the top level.
 		{APITriton, OpenAIBody{Prompt: "hi", MaxTokens: 8, Stream: true}, `{"max_tokens":8,"stream":true,"text_input":"hi"}`},
 		// TorchServe: what the LLM example handlers read.
