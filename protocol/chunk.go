@@ -58,8 +58,13 @@ type Chunk struct {
 // value that is not an object, or trailing bytes give an error; ScanChunk
 // never panics and runs in time linear in len(data).
 func ScanChunk(data []byte, c *Chunk) error {
-	*c = Chunk{}
 	s := scanner{b: data}
+	return s.chunk(c)
+}
+
+// chunk is ScanChunk on s's data.
+func (s *scanner) chunk(c *Chunk) error {
+	*c = Chunk{}
 	s.ws()
 	if s.peek() != '{' {
 		return s.fail("chunk is not a JSON object")
@@ -85,6 +90,12 @@ type scanner struct {
 	i     int
 	depth int
 	kb    [64]byte // room to decode an escaped key
+	// outputs counts the values that made a chunk carry output (non-empty
+	// content, reasoning or text strings, non-empty tool_calls); out is the
+	// raw contents' span of the last such string. chunkShape learns from
+	// a chunk whose output was one string.
+	outputs int
+	out     [2]int
 }
 
 // SyntaxError describes malformed JSON found by ScanChunk.
@@ -523,7 +534,7 @@ func (s *scanner) choice() (part, []byte, error) {
 		case "message":
 			message, err = s.part()
 		case "text":
-			text, err = s.stringOrSkip()
+			text, err = s.outputString()
 		case "finish_reason":
 			finish, err = s.stringOrSkip()
 		default:
@@ -555,13 +566,15 @@ func (s *scanner) part() (part, error) {
 		}
 		switch string(decodeKey(k, esc, s.kb[:0])) {
 		case "content":
-			content, err = s.stringOrSkip()
+			content, err = s.outputString()
 		case "reasoning_content":
-			reasoningContent, err = s.stringOrSkip()
+			reasoningContent, err = s.outputString()
 		case "reasoning":
-			reasoning, err = s.stringOrSkip()
+			reasoning, err = s.outputString()
 		case "tool_calls":
-			tools, err = s.nonEmptyArray()
+			if tools, err = s.nonEmptyArray(); tools {
+				s.outputs++
+			}
 		default:
 			err = s.skip()
 		}
@@ -672,6 +685,18 @@ func (s *scanner) stringOrSkip() ([]byte, error) {
 	raw, _, err := s.str()
 	if raw == nil && err == nil {
 		raw = s.b[s.i:s.i]
+	}
+	return raw, err
+}
+
+// outputString is stringOrSkip for a value that is output when it is a
+// non-empty string (content, reasoning, text): it counts it and notes its
+// span for chunkShape.
+func (s *scanner) outputString() ([]byte, error) {
+	raw, err := s.stringOrSkip()
+	if len(raw) > 0 && err == nil {
+		s.outputs++
+		s.out = [2]int{s.i - 1 - len(raw), s.i - 1} // s.i is past the closing quote
 	}
 	return raw, err
 }

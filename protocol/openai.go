@@ -119,6 +119,7 @@ type OpenAI struct {
 	ttft, total  time.Duration
 	readers      sync.Pool // *SSEReader
 	lines        sync.Pool // *LineReader
+	shapes       sync.Pool // *chunkShape
 	kernelClock  bool      // connections ask for kernel receive stamps
 	tensors      TritonTensors
 	httpAPI      *httpAPI // nil without OpenAIOptions.HTTP
@@ -171,6 +172,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 func (c *OpenAI) initPools() {
 	c.readers.New = func() any { return NewSSEReader(nil, time.Now) }
 	c.lines.New = func() any { return NewLineReader(nil, time.Now) }
+	c.shapes.New = func() any { return new(chunkShape) }
 }
 
 // Clock is the clock this client stamps token events with: ClockKernel

@@ -34,6 +34,9 @@ func (cl *call) readStream(resp *http.Response) error {
 	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
 	defer func() { cl.t.BytesIn = sse.BytesRead() }()
+	shape := cl.c.shapes.Get().(*chunkShape)
+	shape.reset()
+	defer cl.c.putShape(shape)
 	var ck Chunk
 	for {
 		ev, err := sse.Next()
@@ -50,7 +53,7 @@ func (cl *call) readStream(resp *http.Response) error {
 			cl.drain(sse)
 			return emptyOutput(cl.t)
 		}
-		if err := cl.event(ev, &ck); err != nil {
+		if err := cl.event(ev, shape, &ck); err != nil {
 			return err
 		}
 	}
@@ -63,8 +66,15 @@ func (c *OpenAI) putReader(sse *SSEReader) {
 	}
 }
 
-// event folds one SSE event into the trace.
-func (cl *call) event(ev Event, ck *Chunk) error {
+func (c *OpenAI) putShape(sh *chunkShape) {
+	if cap(sh.prefix)+cap(sh.suffix) <= maxPooledReader {
+		c.shapes.Put(sh)
+	}
+}
+
+// event folds one SSE event into the trace; shape is the stream's
+// (chunkShape).
+func (cl *call) event(ev Event, shape *chunkShape, ck *Chunk) error {
 	t := cl.t
 	switch string(ev.Type) {
 	case "", "message":
@@ -76,7 +86,7 @@ func (cl *call) event(ev Event, ck *Chunk) error {
 	if len(bytes.TrimSpace(ev.Data)) == 0 {
 		return nil // an empty data line is a keep-alive
 	}
-	if err := ScanChunk(ev.Data, ck); err != nil {
+	if err := shape.scan(ev.Data, ck); err != nil {
 		return &failure{record.ErrMalformedEvent,
 			fmt.Sprintf("event after %d content events: %v", t.ContentEvents, err)}
 	}
