@@ -48,8 +48,20 @@ var errBothEventForms = errors.New("record has both events_us and events_dus")
 // UnmarshalJSON reads a record line in either form: offsets absolute under
 // "events_us" (plain records.jsonl, `inferload export --jsonl`) or as
 // deltas under "events_dus" (records.jsonl.zst). EventsUS is absolute
-// either way, so nothing that reads records knows which it was.
+// either way, so nothing that reads records knows which it was. A line is
+// a whole record: it replaces all of r. Lines as our writer writes them
+// take decodeResult's path, the rest encoding/json's; both read alike.
 func (r *Result) UnmarshalJSON(b []byte) error {
+	*r = Result{}
+	if decodeResult(b, r) {
+		return nil
+	}
+	*r = Result{}
+	return r.decodeJSON(b)
+}
+
+// decodeJSON is UnmarshalJSON through encoding/json alone.
+func (r *Result) decodeJSON(b []byte) error {
 	type plain Result // no methods: decodes field by field as before
 	v := struct {
 		*plain

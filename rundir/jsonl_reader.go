@@ -102,7 +102,7 @@ func decodeJSONL[T any](name string, r io.Reader, fn func(*T) error) (ReadStats,
 		}
 		st.Lines++
 		v := new(T)
-		if err := json.Unmarshal(line, v); err != nil {
+		if err := unmarshal(line, v); err != nil {
 			if !complete {
 				st.Truncated = 1 // the writer died mid-line: expected, not corrupt
 				return st, nil
@@ -114,6 +114,16 @@ func decodeJSONL[T any](name string, r io.Reader, fn func(*T) error) (ReadStats,
 			return st, fmt.Errorf("%s line %d: %w", name, lineNo, err)
 		}
 	}
+}
+
+// unmarshal decodes a line into v. A type with its own UnmarshalJSON (a
+// record) gets the line directly: json.Unmarshal would first check the
+// whole line's syntax, then the method decodes it (and checks it) again.
+func unmarshal(line []byte, v any) error {
+	if u, ok := v.(json.Unmarshaler); ok {
+		return u.UnmarshalJSON(bytes.TrimSpace(line))
+	}
+	return json.Unmarshal(line, v)
 }
 
 // readLine returns the next line without its newline; complete is false for
