@@ -57,6 +57,15 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 	if api != APIChat && b.hasImages() {
 		return nil, fmt.Errorf("render body: the %s API cannot send images (only chat sends image_url parts)", api)
 	}
+	if out, ok := b.renderPlain(api); ok {
+		return out, nil
+	}
+	return b.renderMap(api)
+}
+
+// renderMap is Render through a map of the body's fields and
+// encoding/json: every body renderPlain does not write.
+func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 	m := make(map[string]any, 6+len(b.Extra))
 	switch api {
 	case APIChat:

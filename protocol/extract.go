@@ -142,8 +142,3 @@ func appendJSONValue(b []byte, v any) []byte {
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
-
-// appendJSONString quotes s as a JSON string.
-func appendJSONString(b []byte, s string) []byte {
-	return appendJSONValue(b, s)
-}
