@@ -120,7 +120,12 @@ func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec wor
 func (e *Engine) chainStep(ctx context.Context, run *chainRun, s *ChainStep) *protocol.Trace {
 	tr := &protocol.Trace{}
 	if s.HTTP != nil {
-		text := s.HTTP.Do(ctx, run.spec.Prompt, tr)
+		f := protocol.TemplateFields{Prompt: run.spec.Prompt, InputTokens: run.spec.InputTokens,
+			MaxTokens: run.spec.MaxTokens, Class: run.spec.Class}
+		if len(run.spec.Images) > 0 {
+			f.Image = run.spec.Images[0].URL
+		}
+		text := s.HTTP.Do(ctx, f, run.trace, len(run.steps), tr)
 		if tr.Err == record.ErrNone && text != "" {
 			run.spec = withRetrieved(run.spec, text)
 		}

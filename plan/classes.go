@@ -213,8 +213,26 @@ func (v *validator) images(path string, im Images, api string) {
 		v.fail(path, "%v", err)
 		return
 	}
-	if im.Count > 0 && api != string(protocol.APIChat) {
-		v.fail(path, "images are sent as image_url parts of a chat message: the %s API cannot send them (use api: chat)", api)
+	switch {
+	case im.Count == 0 || api == string(protocol.APIChat):
+	case api == string(protocol.APIHTTP):
+		v.templateImages(path)
+	default:
+		v.fail(path, "images are sent as image_url parts of a chat message or in an http template's %s: the %s API cannot send them (use api: chat or http)",
+			protocol.ImagePlaceholder, api)
+	}
+}
+
+// templateImages checks that the http API's body template has a place for
+// the images a section sends.
+func (v *validator) templateImages(path string) {
+	t, err := protocol.ParseTemplate(v.p.Target.HTTP.Body, protocol.EscapeJSON)
+	if err != nil {
+		return // target.http reports it
+	}
+	if !t.Has(protocol.ImagePlaceholder) && !t.Has(protocol.ImageURLPlaceholder) {
+		v.fail(path, "the http API sends images only through its body template: target.http.body has no %s (base64) or %s (data URI)",
+			protocol.ImagePlaceholder, protocol.ImageURLPlaceholder)
 	}
 }
 

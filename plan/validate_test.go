@@ -51,11 +51,23 @@ func TestValidate(t *testing.T) {
 		{"images completions", closedPlan, func(p *Plan) {
 			p.Target.API = "completions"
 			p.Workload.Images = Images{Count: 1, Size: "64x64"}
-		}, "workload.images: images are sent as image_url parts of a chat message: the completions API cannot send them"},
+		}, "workload.images: images are sent as image_url parts of a chat message or in an http template's {{image}}: the completions API cannot send them"},
+		// The http API sends them through its body template, which must
+		// have a place for them.
+		{"images http template", closedPlan, func(p *Plan) {
+			p.Target.API, p.Target.URL = "http", "http://127.0.0.1:9000/classify"
+			p.Target.HTTP = HTTPAPI{Body: `{"image":"{{image}}"}`, Response: "json"}
+			p.Workload.Images = Images{Count: 1, Size: "64x64"}
+		}, ""},
+		{"images http no place", closedPlan, func(p *Plan) {
+			p.Target.API, p.Target.URL = "http", "http://127.0.0.1:9000/classify"
+			p.Target.HTTP = HTTPAPI{Body: `{"q":"{{prompt}}"}`, Response: "json"}
+			p.Workload.Images = Images{Count: 1, Size: "64x64"}
+		}, "workload.images: the http API sends images only through its body template: target.http.body has no {{image}}"},
 		// A class's images follow the class's API.
 		{"class images on images api", closedPlan, func(p *Plan) {
 			p.Workload.Classes = []Class{{Name: "gen", Weight: 1, API: "images", Images: Images{Count: 1, Size: "64x64"}}}
-		}, "workload.classes[0].images: images are sent as image_url parts of a chat message: the images API cannot send them"},
+		}, "workload.classes[0].images: images are sent as image_url parts of a chat message or in an http template's {{image}}: the images API cannot send them"},
 		// The flat images do nothing beside classes.
 		{"flat images with classes", closedPlan, func(p *Plan) {
 			p.Workload.Classes = []Class{{Name: "a", Weight: 1}}

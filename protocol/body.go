@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -54,13 +55,64 @@ type OpenAIBody struct {
 // described in renderNative). Keys are sorted, so the same body
 // always renders to the same bytes.
 func (b OpenAIBody) Render(api API) ([]byte, error) {
-	if api != APIChat && b.hasImages() {
-		return nil, fmt.Errorf("render body: the %s API cannot send images (only chat sends image_url parts)", api)
+	if api != APIChat && api != APIHTTP && b.hasImages() {
+		return nil, fmt.Errorf("render body: the %s API cannot send images (chat sends image_url parts, http a template's {{image}})", api)
 	}
 	if out, ok := b.renderPlain(api); ok {
 		return out, nil
 	}
 	return b.renderMap(api)
+}
+
+// renderTemplate renders the http API's body template. The request's
+// first image fills {{image}} and {{image_url}}; an image the template has
+// no place for, or one {{image}} cannot carry, is an error rather than a
+// request sent without it.
+func (b OpenAIBody) renderTemplate() ([]byte, error) {
+	img, n := b.firstImage()
+	if b.Template == nil {
+		if n > 0 {
+			return nil, errors.New("render body: the http API has no body template: its images cannot be sent")
+		}
+		return nil, nil
+	}
+	if n > 0 {
+		if !b.Template.Has(ImagePlaceholder) && !b.Template.Has(ImageURLPlaceholder) {
+			return nil, fmt.Errorf("render body: %d image(s) to send but the http API's body template has no %s or %s", n, ImagePlaceholder, ImageURLPlaceholder)
+		}
+		if _, ok := ImageData(img); !ok && b.Template.Has(ImagePlaceholder) {
+			return nil, fmt.Errorf("render body: %s needs a base64 data URI, not %.40q (use %s)", ImagePlaceholder, img, ImageURLPlaceholder)
+		}
+	}
+	return b.Template.Render(TemplateFields{Prompt: b.flatPrompt(), InputTokens: b.InputTokens,
+		MaxTokens: b.MaxTokens, Class: b.Class, Image: img}), nil
+}
+
+// firstImage returns the URL of the body's first image and how many it
+// has.
+func (b OpenAIBody) firstImage() (string, int) {
+	var first string
+	n := 0
+	for _, imgs := range b.imageLists() {
+		if n == 0 && len(imgs) > 0 {
+			first = imgs[0].URL
+		}
+		n += len(imgs)
+	}
+	return first, n
+}
+
+// imageLists is every list of images the body sends: Images with Prompt,
+// or each message's when Messages is set (Images is then not sent).
+func (b OpenAIBody) imageLists() [][]Image {
+	if len(b.Messages) == 0 {
+		return [][]Image{b.Images}
+	}
+	out := make([][]Image, len(b.Messages))
+	for i, m := range b.Messages {
+		out[i] = m.Images
+	}
+	return out
 }
 
 // renderMap is Render through a map of the body's fields and
@@ -77,11 +129,7 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 	case APITritonInfer:
 		return encodeBody(b.renderTritonInfer())
 	case APIHTTP:
-		if b.Template == nil {
-			return nil, nil
-		}
-		return b.Template.Render(TemplateFields{Prompt: b.flatPrompt(), InputTokens: b.InputTokens,
-			MaxTokens: b.MaxTokens, Class: b.Class}), nil
+		return b.renderTemplate()
 	case APIImages:
 		return encodeBody(b.renderImages())
 	default:
@@ -199,15 +247,8 @@ func (b OpenAIBody) chatMessages() []ChatMessage {
 
 // hasImages reports whether the body has an image to send.
 func (b OpenAIBody) hasImages() bool {
-	if len(b.Messages) == 0 {
-		return len(b.Images) > 0
-	}
-	for _, m := range b.Messages {
-		if len(m.Images) > 0 {
-			return true
-		}
-	}
-	return false
+	_, n := b.firstImage()
+	return n > 0
 }
 
 // sendMaxTokens reports whether the body carries MaxTokens.

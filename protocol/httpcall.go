@@ -130,16 +130,18 @@ func NewHTTPCall(opts HTTPCallOptions) (*HTTPCall, error) {
 // Close releases idle connections.
 func (h *HTTPCall) Close() { h.client.CloseIdleConnections() }
 
-// Do sends the call for prompt and describes it in t as a model call would
-// be: Start, Sent, End, Status, BytesOut and BytesIn, and on failure Err
-// (the same taxonomy) and ErrMsg. It returns the extracted text ("" on
-// failure). The reply's arrival is its FirstToken.
-func (h *HTTPCall) Do(ctx context.Context, prompt string, t *Trace) string {
+// Do sends the call with f filling its templates and describes it in t as
+// a model call would be: Start, Sent, End, Status, BytesOut and BytesIn,
+// and on failure Err (the same taxonomy) and ErrMsg. A trace that is not
+// zero is sent as a model call sends it (traceparent with attempt's span,
+// x-request-id) and fills {{request_id}}. It returns the extracted text
+// ("" on failure). The reply's arrival is its FirstToken.
+func (h *HTTPCall) Do(ctx context.Context, f TemplateFields, trace [16]byte, attempt int, t *Trace) string {
 	t.Reset()
 	t.Start = time.Now()
 	ctx, cancel := context.WithTimeoutCause(ctx, h.opts.Timeout, errTotalTimeout)
 	defer cancel()
-	text, err := h.do(ctx, prompt, t)
+	text, err := h.do(ctx, f, &Request{TraceID: trace, Attempt: attempt}, t)
 	t.End = time.Now()
 	if err != nil {
 		t.Err, t.ErrMsg = h.classify(ctx, err)
@@ -150,8 +152,8 @@ func (h *HTTPCall) Do(ctx context.Context, prompt string, t *Trace) string {
 }
 
 // do sends the request and reads the reply.
-func (h *HTTPCall) do(ctx context.Context, prompt string, t *Trace) (string, error) {
-	req, err := h.request(ctx, prompt, t)
+func (h *HTTPCall) do(ctx context.Context, f TemplateFields, ids *Request, t *Trace) (string, error) {
+	req, err := h.request(ctx, f, ids, t)
 	if err != nil {
 		return "", &failure{record.ErrOther, err.Error()}
 	}
@@ -180,13 +182,14 @@ func (h *HTTPCall) do(ctx context.Context, prompt string, t *Trace) (string, err
 	return text, nil
 }
 
-// request renders the templates for prompt.
-func (h *HTTPCall) request(ctx context.Context, prompt string, t *Trace) (*http.Request, error) {
-	f := TemplateFields{Prompt: prompt}
-	u := string(fillRequestID(h.url.Render(f), ""))
+// request renders the templates with f and the request id of ids (its
+// TraceID and Attempt only).
+func (h *HTTPCall) request(ctx context.Context, f TemplateFields, ids *Request, t *Trace) (*http.Request, error) {
+	id := requestID(ids)
+	u := string(fillRequestID(h.url.Render(f), id))
 	var body io.Reader
 	if h.opts.Body != "" {
-		b := fillRequestID(h.body.Render(f), "")
+		b := fillRequestID(h.body.Render(f), id)
 		t.BytesOut = int64(len(b))
 		body = bytes.NewReader(b)
 	}
@@ -198,6 +201,9 @@ func (h *HTTPCall) request(ctx context.Context, prompt string, t *Trace) (*http.
 		return nil, fmt.Errorf("http call: %w", err)
 	}
 	req.Header = h.header.Clone()
+	if id != "" {
+		req.Header = traceHeader(req.Header, ids)
+	}
 	if host := req.Header.Get("Host"); host != "" {
 		req.Host = host
 	}

@@ -124,7 +124,7 @@ func TestHTTPCall(t *testing.T) {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
 		var tr Trace
-		got := call.Do(context.Background(), prompt, &tr)
+		got := call.Do(context.Background(), TemplateFields{Prompt: prompt}, [16]byte{}, 0, &tr)
 		call.Close()
 		if got != tt.want || tr.Err != tt.wantErr || tr.Status != tt.wantStatus {
 			t.Errorf("%s: got %q err %q (%s) status %d; want %q err %q status %d",
@@ -190,5 +190,35 @@ func TestWithBaseURL(t *testing.T) {
 	}
 	if _, err := c.WithBaseURL("not a url"); err == nil {
 		t.Error("a bad base URL was accepted")
+	}
+}
+
+// TestHTTPCallFields: a chain step's templates get the request's class,
+// lengths and id, and the id goes out as a model call's does.
+func TestHTTPCallFields(t *testing.T) {
+	t.Parallel()
+	got := make(chan http.Header, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		b, _ := io.ReadAll(r.Body)
+		_, _ = w.Write(b)
+	}))
+	t.Cleanup(srv.Close)
+	call, err := NewHTTPCall(HTTPCallOptions{URL: srv.URL + "/r?id={{request_id}}", Method: "POST",
+		Body: `{"c":"{{class}}","n":{{input_tokens}},"m":{{max_tokens}},"id":"{{request_id}}"}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer call.Close()
+	trace := [16]byte{0xab, 15: 0x01}
+	var tr Trace
+	text := call.Do(context.Background(), TemplateFields{Prompt: "p", Class: "long", InputTokens: 900, MaxTokens: 64}, trace, 1, &tr)
+	const id = "ab000000000000000000000000000001"
+	if want := `{"c":"long","n":900,"m":64,"id":"` + id + `"}`; text != want {
+		t.Errorf("body %s (%s), want %s", text, tr.ErrMsg, want)
+	}
+	h := <-got
+	if h.Get("X-Request-Id") != id || h.Get("Traceparent") != record.TraceParent(trace, 1) {
+		t.Errorf("x-request-id %q traceparent %q", h.Get("X-Request-Id"), h.Get("Traceparent"))
 	}
 }

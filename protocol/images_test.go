@@ -100,14 +100,58 @@ func TestChatImagesRender(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil || string(v.Messages[0]) != `{"role":"system","content":"a<b"}` {
 		t.Errorf("system message %s (%v)", v.Messages[0], err)
 	}
-	// Every other API refuses images rather than dropping them.
+	// Every other API refuses images rather than dropping them (http
+	// sends them only through its template: TestHTTPTemplateImages).
 	for _, api := range APIs() {
-		if api == APIChat {
+		if api == APIChat || api == APIHTTP {
 			continue
 		}
 		_, err := OpenAIBody{Model: "m", Prompt: "p", Images: []Image{img}}.Render(api)
 		if err == nil || !strings.Contains(err.Error(), "cannot send images") {
 			t.Errorf("%s: err = %v, want a refusal", api, err)
+		}
+	}
+}
+
+// TestHTTPTemplateImages: the http API sends a request's first image
+// through its template's {{image}} or {{image_url}}, and refuses images it
+// has no place for instead of sending the request without them.
+func TestHTTPTemplateImages(t *testing.T) {
+	t.Parallel()
+	img := Image{URL: "data:image/jpeg;base64,/9j/AAAA"}
+	tmpl := func(src string) *Template {
+		tm, err := ParseTemplate(src, EscapeJSON)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tm
+	}
+	tests := []struct {
+		name string
+		body OpenAIBody
+		want string // the body, or the error's text
+	}{
+		{"base64 field", OpenAIBody{Prompt: "cat?", Images: []Image{img, {URL: "data:image/png;base64,iVBO"}},
+			Template: tmpl(`{"q":"{{prompt}}","image":"{{image}}"}`)}, `{"q":"cat?","image":"/9j/AAAA"}`},
+		{"data URI field", OpenAIBody{Messages: []ChatMessage{{Role: "user", Content: "x", Images: []Image{img}}},
+			Template: tmpl(`{"url":"{{image_url}}"}`)}, `{"url":"data:image/jpeg;base64,/9j/AAAA"}`},
+		{"no image: empty fields", OpenAIBody{Prompt: "p", Template: tmpl(`{"image":"{{image}}"}`)}, `{"image":""}`},
+		{"no place for it", OpenAIBody{Prompt: "p", Images: []Image{img}, Template: tmpl(`{"q":"{{prompt}}"}`)},
+			"1 image(s) to send but the http API's body template has no {{image}} or {{image_url}}"},
+		{"a URL is not base64", OpenAIBody{Prompt: "p", Images: []Image{{URL: "https://h/a.jpg"}}, Template: tmpl(`{"i":"{{image}}"}`)},
+			"{{image}} needs a base64 data URI"},
+		{"no template", OpenAIBody{Prompt: "p", Images: []Image{img}}, "has no body template"},
+	}
+	for _, tt := range tests {
+		got, err := tt.body.Render(APIHTTP)
+		if err != nil {
+			if !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("%s: err = %v, want %q", tt.name, err, tt.want)
+			}
+			continue
+		}
+		if string(got) != tt.want {
+			t.Errorf("%s: body %s, want %s", tt.name, got, tt.want)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"cmp"
 	"encoding/hex"
 	"fmt"
 	"net/url"
@@ -9,19 +10,23 @@ import (
 	"strings"
 )
 
-// The placeholders a request template may hold. PromptPlaceholder is the
-// only one an HTTP chain step knows a value for; the others are empty (or
-// 0) there. RequestIDPlaceholder is filled when the request is sent, with
-// the hex trace id also sent as x-request-id.
+// The placeholders a request template may hold (docs/apis.md, "Templated
+// HTTP"). RequestIDPlaceholder is filled when the request is sent, with
+// the hex trace id also sent as x-request-id. ImagePlaceholder and
+// ImageURLPlaceholder carry the request's image (its first, when a class
+// sends several): the base64 data alone, or the whole data URI.
 const (
 	InputTokensPlaceholder = "{{input_tokens}}"
 	MaxTokensPlaceholder   = "{{max_tokens}}"
 	ClassPlaceholder       = "{{class}}"
 	RequestIDPlaceholder   = "{{request_id}}"
+	ImagePlaceholder       = "{{image}}"
+	ImageURLPlaceholder    = "{{image_url}}"
 )
 
 // placeholders lists every placeholder a template may hold.
-var placeholders = []string{PromptPlaceholder, InputTokensPlaceholder, MaxTokensPlaceholder, ClassPlaceholder, RequestIDPlaceholder}
+var placeholders = []string{PromptPlaceholder, InputTokensPlaceholder, MaxTokensPlaceholder, ClassPlaceholder,
+	RequestIDPlaceholder, ImagePlaceholder, ImageURLPlaceholder}
 
 // TemplateFields are the values a template's placeholders are replaced by.
 type TemplateFields struct {
@@ -29,6 +34,27 @@ type TemplateFields struct {
 	InputTokens int
 	MaxTokens   int
 	Class       string
+	// Image is the request's image as a data URI (data:image/jpeg;base64,…)
+	// or a URL; ImagePlaceholder needs a base64 data URI (ImageData).
+	Image string
+	// RequestID, when known at rendering, fills RequestIDPlaceholder;
+	// empty keeps the placeholder for fillRequestID.
+	RequestID string
+}
+
+// ImageData returns the base64 payload of a data URI, the value
+// ImagePlaceholder stands for; ok is false for anything else (an http(s)
+// URL, a data URI that is not base64).
+func ImageData(uri string) (data string, ok bool) {
+	rest, ok := strings.CutPrefix(uri, "data:")
+	if !ok {
+		return "", false
+	}
+	meta, data, ok := strings.Cut(rest, ",")
+	if !ok || !strings.HasSuffix(meta, ";base64") {
+		return "", false
+	}
+	return data, true
 }
 
 // Escape says how a template's string values are written: inside a JSON
@@ -135,8 +161,9 @@ func (t *Template) Has(p string) bool {
 func (t *Template) String() string { return t.src }
 
 // Render returns the template with its placeholders replaced by f's
-// values. RequestIDPlaceholder is kept as written: the request's id is
-// only known when it is sent (fillRequestID).
+// values. RequestIDPlaceholder is kept as written when f has no RequestID:
+// a body rendered before it is due learns its id when sent
+// (fillRequestID).
 func (t *Template) Render(f TemplateFields) []byte {
 	var b []byte
 	for _, p := range t.parts {
@@ -152,7 +179,12 @@ func (t *Template) Render(f TemplateFields) []byte {
 		case MaxTokensPlaceholder:
 			b = strconv.AppendInt(b, int64(f.MaxTokens), 10)
 		case RequestIDPlaceholder:
-			b = append(b, RequestIDPlaceholder...)
+			b = append(b, cmp.Or(f.RequestID, RequestIDPlaceholder)...)
+		case ImageURLPlaceholder:
+			b = t.appendString(b, f.Image)
+		case ImagePlaceholder:
+			data, _ := ImageData(f.Image) // checked where the image is chosen (OpenAIBody.Render)
+			b = t.appendString(b, data)
 		}
 	}
 	return b

@@ -9,7 +9,7 @@ import (
 
 func TestTemplateRender(t *testing.T) {
 	t.Parallel()
-	f := TemplateFields{Prompt: "a \"b\"\n<c> & d", InputTokens: 12, MaxTokens: 3, Class: "long"}
+	f := TemplateFields{Prompt: "a \"b\"\n<c> & d", InputTokens: 12, MaxTokens: 3, Class: "long", Image: "data:image/png;base64,iVBO+/=="}
 	tests := []struct {
 		src    string
 		escape Escape
@@ -20,6 +20,8 @@ func TestTemplateRender(t *testing.T) {
 			`{"t":"a \"b\"\n<c> & d","n":12,"m":3,"c":"long"}`},
 		// The request id is left for the send to fill.
 		{`{"id":"{{request_id}}"}`, EscapeJSON, `{"id":"{{request_id}}"}`},
+		// The image: its base64 data, or the whole data URI.
+		{`{"b64":"{{image}}","url":"{{image_url}}"}`, EscapeJSON, `{"b64":"iVBO+/==","url":"data:image/png;base64,iVBO+/=="}`},
 		// A URL query-escapes.
 		{`http://h/s?q={{prompt}}&c={{class}}`, EscapeQuery, `http://h/s?q=a+%22b%22%0A%3Cc%3E+%26+d&c=long`},
 		// Braces that are not a placeholder's name are literal text.
@@ -39,12 +41,36 @@ func TestTemplateRender(t *testing.T) {
 			t.Errorf("%s:\n got  %s\n want %s", tt.src, got, tt.want)
 		}
 	}
+	// A request id known when rendering (a chain step) is written at once.
+	tm, _ := ParseTemplate(`{"id":"{{request_id}}"}`, EscapeJSON)
+	if got := string(tm.Render(TemplateFields{RequestID: "00ab"})); got != `{"id":"00ab"}` {
+		t.Errorf("request id: %s", got)
+	}
+}
+
+func TestImageData(t *testing.T) {
+	t.Parallel()
+	for uri, want := range map[string]string{
+		"data:image/jpeg;base64,/9j/4AA=": "/9j/4AA=",
+		"data:;base64,":                   "",
+		"data:image/png,rawbytes":         "!",
+		"https://example.com/a.png":       "!",
+		"data:image/png;base64":           "!",
+	} {
+		got, ok := ImageData(uri)
+		if !ok {
+			got = "!"
+		}
+		if got != want {
+			t.Errorf("ImageData(%q) = %q, want %q", uri, got, want)
+		}
+	}
 }
 
 // An unknown placeholder is an error naming the known ones.
 func TestTemplateUnknownPlaceholder(t *testing.T) {
 	t.Parallel()
-	for _, src := range []string{`{"q":"{{promt}}"}`, `{{image}}`} {
+	for _, src := range []string{`{"q":"{{promt}}"}`, `{{images}}`} {
 		_, err := ParseTemplate(src, EscapeJSON)
 		if err == nil || !strings.Contains(err.Error(), "unknown placeholder") || !strings.Contains(err.Error(), "{{max_tokens}}") {
 			t.Errorf("%s: %v", src, err)
