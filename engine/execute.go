@@ -132,7 +132,11 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		tail := tr.Tail
 		r.EventsTail = &tail
 	}
-	fillTokens(r, tr)
+	if !p.req.API.Generates() {
+		// No tokens were asked for: the length checks do not apply.
+		r.MaxTokens, r.IgnoreEOS = 0, false
+	}
+	fillTokens(r, tr, p.req.API.Generates())
 	return r
 }
 
@@ -143,10 +147,19 @@ func newEvents(hint int) []int64 {
 }
 
 // fillTokens prefers the server's usage over our own count, and says which.
-func fillTokens(r *record.Result, tr *protocol.Trace) {
+// A reply that is not generated text (generates false) without usage has
+// none (record.TokensNone): there was nothing to count.
+func fillTokens(r *record.Result, tr *protocol.Trace, generates bool) {
 	r.InputTokens = r.PromptTokensSent
 	if tr.UsageReported && tr.PromptTokens > 0 {
 		r.InputTokens = tr.PromptTokens
+	}
+	if !generates {
+		r.TokenSource = record.TokensNone
+		if tr.UsageReported {
+			r.TokenSource = record.TokensUsage // embeddings' prompt_tokens: the input is the figure
+		}
+		return
 	}
 	if tr.UsageReported && record.PlausibleUsage(tr.CompletionTokens, tr.ContentEvents, r.MaxTokens) {
 		r.TokenSource = record.TokensUsage

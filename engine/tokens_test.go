@@ -24,7 +24,7 @@ func TestFillTokensRefusesImplausibleUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := &record.Result{MaxTokens: 64, PromptTokensSent: 9}
-		fillTokens(r, &protocol.Trace{UsageReported: true, CompletionTokens: tt.usage, ContentEvents: tt.events, PromptTokens: 11})
+		fillTokens(r, &protocol.Trace{UsageReported: true, CompletionTokens: tt.usage, ContentEvents: tt.events, PromptTokens: 11}, true)
 		if r.OutputTokens != tt.wantOut || r.TokenSource != tt.wantSource || r.UsageImplausible != tt.implausible || r.InputTokens != 11 {
 			t.Errorf("usage %d, %d events: output %d (%s), implausible %v, input %d; want %d (%s), %v, 11",
 				tt.usage, tt.events, r.OutputTokens, r.TokenSource, r.UsageImplausible, r.InputTokens, tt.wantOut, tt.wantSource, tt.implausible)
@@ -32,5 +32,23 @@ func TestFillTokensRefusesImplausibleUsage(t *testing.T) {
 		if tt.implausible && r.UsageOutputTokens != tt.usage {
 			t.Errorf("the server's %d was not kept: %d", tt.usage, r.UsageOutputTokens)
 		}
+	}
+}
+
+// TestFillTokensNonGenerating: a reply that is not generated text
+// (embeddings, images, tensors) is never "counted": with usage the server's
+// figures stand, without it the source is "none", so no
+// counted-tokens warning can fire for it.
+func TestFillTokensNonGenerating(t *testing.T) {
+	t.Parallel()
+	r := &record.Result{PromptTokensSent: 9}
+	fillTokens(r, &protocol.Trace{ContentEvents: 1}, false)
+	if r.TokenSource != record.TokensNone || r.OutputTokens != 0 || r.InputTokens != 9 {
+		t.Errorf("no usage: source %q output %d input %d, want none, 0, 9", r.TokenSource, r.OutputTokens, r.InputTokens)
+	}
+	r = &record.Result{PromptTokensSent: 9}
+	fillTokens(r, &protocol.Trace{ContentEvents: 1, UsageReported: true, PromptTokens: 12}, false)
+	if r.TokenSource != record.TokensUsage || r.InputTokens != 12 {
+		t.Errorf("usage: source %q input %d, want usage, 12", r.TokenSource, r.InputTokens)
 	}
 }

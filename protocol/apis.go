@@ -122,6 +122,15 @@ func (a API) Streams() bool {
 	return !info.whole
 }
 
+// Generates reports whether api's reply is generated text counted in
+// tokens, so that max_tokens, ignore_eos and the output token figures
+// apply to it: false for embeddings, images and triton-infer, which answer
+// with vectors, pictures or tensors.
+func (a API) Generates() bool {
+	info, _ := infoOf(a)
+	return !info.whole
+}
+
 // CheckAPIURL checks that raw is a base URL of the shape api expects: an
 // OpenAI API's .../v1 given to a native API, or a native path prefix
 // (/v2, /api, /generate, /predictions) left in it, gets an error naming

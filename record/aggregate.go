@@ -164,9 +164,11 @@ func (a *Aggregate) addTokens(r *Result) {
 	a.inTok += int64(inputTokens(r))
 	a.outTok += int64(r.OutputTokens)
 	a.reasoningTok += int64(r.ReasoningTokens)
-	if r.TokenSource == TokensUsage {
+	switch r.TokenSource {
+	case TokensUsage:
 		a.usage++
-	} else {
+	case TokensNone:
+	default:
 		a.counted++
 	}
 	if r.UsageImplausible {
@@ -339,7 +341,7 @@ func (a *Aggregate) errorCounts() map[string]int64 {
 
 func (a *Aggregate) tokenSource() string {
 	switch {
-	case a.succeeded == 0:
+	case a.usage == 0 && a.counted == 0: // nothing succeeded, or nothing generated tokens
 		return SourceNone
 	case a.counted == 0:
 		return SourceUsage

@@ -157,6 +157,13 @@ var aggregateCases = []struct {
 	recs: []Result{aggBase, withRes(aggBase, func(r *Result) { r.TokenSource = "" })},
 	want: map[string]any{"tokens.source": "mixed", "tokens.usage_reported": 1.0, "tokens.counted": 1.0},
 }, {
+	// Replies that are not generated text (images) have nothing to
+	// count: no source, so no counted-tokens warning.
+	name: "token source not generated",
+	info: closedInfo,
+	recs: []Result{withRes(aggBase, func(r *Result) { r.TokenSource, r.OutputTokens = TokensNone, 0 })},
+	want: map[string]any{"tokens.source": "none", "tokens.usage_reported": 0.0, "tokens.counted": 0.0},
+}, {
 	// Only failures: no success to take a source from.
 	name: "token source none",
 	info: closedInfo,

@@ -63,6 +63,10 @@ const (
 	// TokensCounted: no usage came back; the count is the number of
 	// content-carrying stream events (or 0 for a non-streaming reply without usage).
 	TokensCounted TokenSource = "counted"
+	// TokensNone: the reply is not generated text (embeddings, images,
+	// tensors) and no usage came back: there was nothing to count. Records
+	// from before it have "" or "counted" there, read as counted.
+	TokensNone TokenSource = "none"
 )
 
 // Result is one request as it happened: one line of the run's records

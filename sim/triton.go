@@ -89,8 +89,10 @@ func (s *Server) tritonServer(w http.ResponseWriter, _ *http.Request) {
 	_, _ = fmt.Fprintf(w, `{"name":"triton","version":%q,"extensions":["classification","sequence","model_repository","schedule_policy","model_configuration","binary_tensor_data","parameters","statistics","trace","logging","generate"]}`, Version)
 }
 
-// tritonModel answers GET /v2/models/{model}: the model's metadata, the
-// TensorRT-LLM ensemble's inputs and output.
+// tritonModel answers GET /v2/models/{model}: the model's metadata. The
+// simulated model answers both the generate extension (a TensorRT-LLM
+// ensemble's text_input, max_tokens, stream -> text_output) and /infer (a
+// classifier's TEXT -> LABEL), so it lists both sets of tensors.
 func (s *Server) tritonModel(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if r.PathValue("model") != s.prof.Model {
@@ -100,6 +102,7 @@ func (s *Server) tritonModel(w http.ResponseWriter, r *http.Request) {
 	}
 	_, _ = fmt.Fprintf(w, `{"name":%s,"versions":["1"],"platform":"ensemble","inputs":[`+
 		`{"name":"text_input","datatype":"BYTES","shape":[-1,1]},{"name":"max_tokens","datatype":"INT32","shape":[-1,1]},`+
-		`{"name":"stream","datatype":"BOOL","shape":[-1,1]}],"outputs":[{"name":"text_output","datatype":"BYTES","shape":[-1,-1]}]}`,
-		s.modelJSON)
+		`{"name":"stream","datatype":"BOOL","shape":[-1,1]},{"name":%q,"datatype":"BYTES","shape":[-1,1]}],`+
+		`"outputs":[{"name":"text_output","datatype":"BYTES","shape":[-1,-1]},{"name":%q,"datatype":"BYTES","shape":[-1,1]}]}`,
+		s.modelJSON, inferInput, inferOutput)
 }

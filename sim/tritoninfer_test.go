@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -145,5 +147,45 @@ func TestTritonInferMetrics(t *testing.T) {
 	want := fmt.Sprintf(`nv_inference_request_success{model=%q,version="1"} 2`, srv.Profile().Model)
 	if !strings.Contains(string(b), want) {
 		t.Errorf("/metrics lacks %s:\n%s", want, b)
+	}
+}
+
+// TestTritonModelMetadata: GET /v2/models/{m} lists the tensors the
+// simulated model answers on both endpoints, the generate ensemble's and
+// the classifier's, so a client that checks its tensor names finds them.
+func TestTritonModelMetadata(t *testing.T) {
+	t.Parallel()
+	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	resp, err := http.Get(strings.TrimSuffix(v1, "/v1") + "/v2/models/" + srv.Profile().Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var meta struct {
+		Name            string
+		Inputs, Outputs []struct{ Name, Datatype string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&meta); err != nil || meta.Name != srv.Profile().Model {
+		t.Fatalf("metadata %+v: %v", meta, err)
+	}
+	names := func(ts []struct{ Name, Datatype string }) (out []string) {
+		for _, x := range ts {
+			out = append(out, x.Name)
+		}
+		return out
+	}
+	for _, want := range []string{"text_input", "max_tokens", "stream", inferInput} {
+		if !slices.Contains(names(meta.Inputs), want) {
+			t.Errorf("inputs %v lack %s", names(meta.Inputs), want)
+		}
+	}
+	for _, want := range []string{"text_output", inferOutput} {
+		if !slices.Contains(names(meta.Outputs), want) {
+			t.Errorf("outputs %v lack %s", names(meta.Outputs), want)
+		}
 	}
 }
