@@ -199,3 +199,45 @@ func mustClient(t *testing.T, p *plan.Plan) *protocol.OpenAI {
 func testSpec() workload.Spec {
 	return workload.Spec{Class: "rag", Prompt: "q", InputTokens: 1, MaxTokens: 8}
 }
+
+// TestChainWithSimulatedSearch: the cookbook's RAG chain against one
+// simulator, its Qdrant-style search included: every chain succeeds, the
+// search step is its own row, and the passages it retrieved reach the
+// answer's prompt (the server counts far more input than the question).
+func TestChainWithSimulatedSearch(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	root := strings.TrimSuffix(url, "/v1")
+	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(`
+target: {url: %s}
+load: {concurrency: 2, requests: 8, grace: 10s}
+workload:
+  classes:
+    - name: rag
+      weight: 1
+      input_tokens: 16
+      output_tokens: 8
+      chain:
+        - {api: embeddings}
+        - name: search
+          http:
+            method: POST
+            url: %s/collections/docs/points/search
+            body: '{"query": "{{prompt}}", "limit": 2}'
+            extract: result.*.payload.text
+        - {api: chat, name: answer}
+`, url, root)), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	rag := s.Chains["rag"]
+	if rag == nil || rag.Chains != 8 || rag.Failed != 0 || len(rag.Steps) != 3 || rag.Steps[1].Name != "search" {
+		t.Fatalf("chains %+v, errors %v", rag, s.Errors)
+	}
+	// Two 96-word passages beside a 16-token question: over 190 input
+	// tokens a request.
+	if in := s.Tokens.InputTotal / s.Requests.Succeeded; in < 190 {
+		t.Errorf("%d input tokens a request: the passages did not reach the prompt", in)
+	}
+}

@@ -41,6 +41,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /predictions/{model}", s.tracked(s.nativeHandler(parseTorchServe(s.prof.Model), newTorchServeDialect)))
 	mux.HandleFunc("GET /ping", s.torchServePing)
 	mux.HandleFunc("GET /models/{model}", s.torchServeModel)
+	mux.HandleFunc("POST /collections/{collection}/points/search", s.tracked(s.vectorSearch))
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	return mux
