@@ -44,7 +44,7 @@ func llmRequest(model, prompt string, maxTokens int32, stream bool) *tritonpb.Mo
 		return &tritonpb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dtype, Shape: []int64{1, 1}}
 	}
 	return &tritonpb.ModelInferRequest{ModelName: model, Id: "r1",
-		Inputs: []*tritonpb.ModelInferRequest_InferInputTensor{in("text_input", "BYTES"), in("max_tokens", "INT32"), in("stream", "BOOL")},
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{in("text_input", "BYTES"), in("max_tokens", "INT32"), in("stream", "BOOL")},
 		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, prompt), tritonpb.AppendInt32(nil, maxTokens), tritonpb.AppendBool(nil, stream)},
 	}
 }
