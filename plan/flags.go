@@ -60,7 +60,7 @@ func (f *Flags) bindTarget() {
 	fs := f.fs
 	bind(f, "url", "target.url", fs.String("url", "", "API base URL, e.g. http://127.0.0.1:8000/v1 (required)"), func(p *Plan) *string { return &p.Target.URL })
 	bind(f, "model", "target.model", fs.String("model", "", "model name sent in each request"), func(p *Plan) *string { return &p.Target.Model })
-	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, ollama-generate, triton, torchserve or triton-infer (KServe v2 tensors), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
+	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, ollama-generate, triton, torchserve, triton-infer (KServe v2 tensors) or triton-grpc (Triton's KServe v2 gRPC, --url http://host:8001), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
 	f.bindAPIOptions()
 	bindOptBool(f, "stream", "target.stream", fs.Bool("stream", true, "ask for a streamed (SSE) reply"), func(p *Plan) **bool { return &p.Target.Stream })
 	bindOptBool(f, "include-usage", "target.include_usage", fs.Bool("include-usage", true, "ask a stream to end with token usage (stream_options.include_usage)"), func(p *Plan) **bool { return &p.Target.IncludeUsage })

@@ -67,6 +67,8 @@ func (b OpenAIBody) Render(api API) ([]byte, error) {
 		return encodeBody(b.renderEmbeddings())
 	case APITritonInfer:
 		return encodeBody(b.renderTritonInfer())
+	case APITritonGRPC:
+		return b.renderTritonGRPC()
 	case APIHTTP:
 		if b.Template == nil {
 			return nil, nil

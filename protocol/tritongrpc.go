@@ -1,0 +1,123 @@
+package protocol
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inferload/inferload/internal/tritonpb"
+)
+
+// APITritonGRPC is Triton's KServe v2 gRPC protocol for LLM models:
+// ModelInfer (one response with the whole text) or, streaming,
+// ModelStreamInfer (one response per token from a decoupled model, then
+// an empty one marked triton_final_response). The base URL is the gRPC
+// port as http://host:port (cleartext HTTP/2, Triton's default) or
+// https://host:port (TLS); the model is named in each request.
+const APITritonGRPC API = "triton-grpc"
+
+// The tensors of a triton-grpc request and reply: those of Triton's
+// TensorRT-LLM ensemble and vLLM backend, which most LLM models on Triton
+// follow.
+const (
+	tritonTextInput  = "text_input"  // BYTES [1,1]: the prompt
+	tritonMaxTokens  = "max_tokens"  // INT32 [1,1]
+	tritonStream     = "stream"      // BOOL [1,1]
+	tritonTextOutput = "text_output" // BYTES: the generated text
+)
+
+// renderTritonGRPC builds a ModelInferRequest, marshalled once here so
+// that sending it costs no encoding: the prompt, max_tokens (when sent)
+// and stream as raw input tensors, text_output asked for by name, and
+// Extra as the request's parameters (a bool, number or string each).
+// Streaming also asks for Triton's empty final response, so the client
+// sees where the request's stream ends.
+func (b OpenAIBody) renderTritonGRPC() ([]byte, error) {
+	if b.Model == "" {
+		return nil, fmt.Errorf("render body: the %s API names the model in each request: set target.model", APITritonGRPC)
+	}
+	tensor := func(name, dtype string) *tritonpb.ModelInferRequest_InferInputTensor {
+		return &tritonpb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dtype, Shape: []int64{1, 1}}
+	}
+	r := &tritonpb.ModelInferRequest{
+		ModelName:        b.Model,
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{tensor(tritonTextInput, "BYTES")},
+		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: tritonTextOutput}},
+		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, b.flatPrompt())},
+	}
+	if b.sendMaxTokens() {
+		r.Inputs = append(r.Inputs, tensor(tritonMaxTokens, "INT32"))
+		r.RawInputContents = append(r.RawInputContents, tritonpb.AppendInt32(nil, int32(b.MaxTokens)))
+	}
+	r.Inputs = append(r.Inputs, tensor(tritonStream, "BOOL"))
+	r.RawInputContents = append(r.RawInputContents, tritonpb.AppendBool(nil, b.Stream))
+	params, err := grpcParams(b.Extra)
+	if err != nil {
+		return nil, err
+	}
+	if b.Stream {
+		params[tritonpb.ParamEnableEmptyFinal] = &tritonpb.InferParameter{ParameterChoice: &tritonpb.InferParameter_BoolParam{BoolParam: true}}
+	}
+	if len(params) > 0 {
+		r.Parameters = params
+	}
+	out, err := proto.MarshalOptions{Deterministic: true}.Marshal(r)
+	if err != nil {
+		return nil, fmt.Errorf("render body: %w", err)
+	}
+	return out, nil
+}
+
+// grpcParams turns body fields (target.body) into request parameters,
+// which hold one bool, integer, number or string each.
+func grpcParams(extra map[string]any) (map[string]*tritonpb.InferParameter, error) {
+	params := make(map[string]*tritonpb.InferParameter, len(extra)+1)
+	for _, k := range slices.Sorted(maps.Keys(extra)) {
+		p := &tritonpb.InferParameter{}
+		switch v := extra[k].(type) {
+		case bool:
+			p.ParameterChoice = &tritonpb.InferParameter_BoolParam{BoolParam: v}
+		case int:
+			p.ParameterChoice = &tritonpb.InferParameter_Int64Param{Int64Param: int64(v)}
+		case int64:
+			p.ParameterChoice = &tritonpb.InferParameter_Int64Param{Int64Param: v}
+		case uint64:
+			p.ParameterChoice = &tritonpb.InferParameter_Uint64Param{Uint64Param: v}
+		case float64:
+			p.ParameterChoice = &tritonpb.InferParameter_DoubleParam{DoubleParam: v}
+		case string:
+			p.ParameterChoice = &tritonpb.InferParameter_StringParam{StringParam: v}
+		default:
+			return nil, fmt.Errorf("render body: field %q is a %T: the %s API sends body fields as request parameters, "+
+				"which hold a bool, number or string", k, v, APITritonGRPC)
+		}
+		params[k] = p
+	}
+	return params, nil
+}
+
+// textOutput reports whether a response's text_output holds text: a
+// non-empty element, in raw form or as bytes_contents. A response
+// without text_output (the empty final one) holds none; a raw tensor
+// whose element runs past its end is malformed.
+func textOutput(r *tritonpb.ModelInferResponse) (bool, error) {
+	for k, out := range r.GetOutputs() {
+		if out.GetName() != tritonTextOutput {
+			continue
+		}
+		if raw := r.GetRawOutputContents(); k < len(raw) {
+			content := false
+			err := tritonpb.EachBytes(raw[k], func(e []byte) { content = content || len(e) > 0 })
+			return content, err
+		}
+		for _, e := range out.GetContents().GetBytesContents() {
+			if len(e) > 0 {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	return false, nil
+}
