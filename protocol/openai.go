@@ -188,7 +188,7 @@ func (c *OpenAI) Clock() string {
 
 // Close releases idle connections. In-flight HTTP requests are not
 // affected; triton-grpc requests in flight fail, as their one connection
-// closes.
+// closes. The client stays usable: later requests open new connections.
 func (c *OpenAI) Close() {
 	c.tr.CloseIdleConnections()
 	c.grpc.close()

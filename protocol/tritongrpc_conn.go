@@ -3,7 +3,6 @@ package protocol
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -31,16 +30,12 @@ type grpcConn struct {
 	md      metadata.MD // headers and the API key, sent with every call
 	badURL  error       // the base URL cannot name a gRPC server
 
-	mu     sync.Mutex
-	conn   *grpc.ClientConn
-	closed bool
+	mu   sync.Mutex
+	conn *grpc.ClientConn // nil until the first call, and after close
 	// dialed is set by each new TCP connection and taken by the next call
 	// to get its headers out (Trace.NewConn).
 	dialed atomic.Bool
 }
-
-// errGRPCClosed fails a triton-grpc request sent after Close.
-var errGRPCClosed = errors.New("client is closed")
 
 // newGRPCConn prepares the gRPC connection to base: cleartext for http,
 // TLS (tlsConf) for https. Nothing is dialled yet.
@@ -116,10 +111,7 @@ func (g *grpcConn) client() (*grpc.ClientConn, error) {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	switch {
-	case g.closed:
-		return nil, errGRPCClosed
-	case g.conn == nil:
+	if g.conn == nil {
 		conn, err := grpc.NewClient(g.target, g.dialOpt...)
 		if err != nil {
 			return nil, fmt.Errorf("gRPC client: %w", err)
@@ -129,13 +121,15 @@ func (g *grpcConn) client() (*grpc.ClientConn, error) {
 	return g.conn, nil
 }
 
-// close closes the connection; requests in flight fail.
+// close closes the connection, failing the calls in flight on it; the
+// next call makes a new one, as an HTTP request after Close opens a new
+// connection.
 func (g *grpcConn) close() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.closed = true
 	if g.conn != nil {
 		_ = g.conn.Close()
+		g.conn = nil
 	}
 }
 

@@ -52,6 +52,11 @@ func TestTritonGRPCAgainstSim(t *testing.T) {
 				got.Status, got.Proto, got.NewConn, got.Clock, got.BytesOut, got.BytesIn)
 		}
 	}
+	// Close ends the connection; the client stays usable, on a new one.
+	c.Close()
+	if got := do(t, c, grpcRequest(t, model, 2, true)); got.Err != record.ErrNone || !got.NewConn {
+		t.Errorf("after Close: %s %q, new connection %v: want a success on a new one", got.Err, got.ErrMsg, got.NewConn)
+	}
 	// An unknown model is the server's NotFound, a rejection like HTTP's 4xx.
 	got := do(t, c, grpcRequest(t, "bert", 4, true))
 	if got.Err != record.ErrHTTP4xx || !strings.Contains(got.ErrMsg, "gRPC NotFound: Request for unknown model: 'bert'") {
