@@ -108,9 +108,7 @@ func textOutput(r *tritonpb.ModelInferResponse) (bool, error) {
 			continue
 		}
 		if raw := r.GetRawOutputContents(); k < len(raw) {
-			content := false
-			err := tritonpb.EachBytes(raw[k], func(e []byte) { content = content || len(e) > 0 })
-			return content, err
+			return tritonpb.AnyBytes(raw[k])
 		}
 		for _, e := range out.GetContents().GetBytesContents() {
 			if len(e) > 0 {

@@ -42,7 +42,8 @@ type tritonGRPC struct {
 // newGRPCServer builds the gRPC server the HTTP server hands gRPC
 // requests to (grpcHandler).
 func (s *Server) newGRPCServer() *grpc.Server {
-	g := grpc.NewServer()
+	// Close waits for the handlers, which end as soon as the server closes.
+	g := grpc.NewServer(grpc.WaitForHandlers(true))
 	tritonpb.RegisterGRPCInferenceServiceServer(g, &tritonGRPC{s: s})
 	return g
 }

@@ -52,6 +52,25 @@ func EachBytes(raw []byte, each func(elem []byte)) error {
 	return nil
 }
 
+// AnyBytes reports whether a raw BYTES tensor holds a non-empty element;
+// a truncated element is an error, as for EachBytes.
+func AnyBytes(raw []byte) (bool, error) {
+	found := false
+	for len(raw) > 0 {
+		if len(raw) < 4 {
+			return found, ErrTruncated
+		}
+		n := binary.LittleEndian.Uint32(raw)
+		raw = raw[4:]
+		if uint64(n) > uint64(len(raw)) {
+			return found, ErrTruncated
+		}
+		found = found || n > 0
+		raw = raw[n:]
+	}
+	return found, nil
+}
+
 // AppendInt32 appends one INT32 element in raw form (little-endian).
 func AppendInt32(dst []byte, v int32) []byte {
 	return binary.LittleEndian.AppendUint32(dst, uint32(v))
