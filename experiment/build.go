@@ -181,10 +181,14 @@ func httpTemplate(p *plan.Plan) (*protocol.Template, error) {
 
 // requestStreams is whether a request of api is sent and read as a
 // stream: as target.stream says for the APIs that can stream, never for
-// those that answer in one body, and by its response mode for http.
+// those that answer in one body (triton-grpc too when it speaks to a
+// tensor model, target.triton.input), and by its response mode for http.
 func requestStreams(p *plan.Plan, api protocol.API, stream bool) bool {
-	if api == protocol.APIHTTP {
+	switch {
+	case api == protocol.APIHTTP:
 		return p.Target.HTTP.Options().Streams()
+	case api == protocol.APITritonGRPC && p.Target.Triton.Input != "":
+		return false
 	}
 	return stream && api.Streams()
 }

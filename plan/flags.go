@@ -45,8 +45,8 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 // http API.
 func (f *Flags) bindAPIOptions() {
 	fs := f.fs
-	bind(f, "triton-input", "target.triton.input", fs.String("triton-input", "", "triton-infer: the BYTES input tensor the prompt goes into (default TEXT)"), func(p *Plan) *string { return &p.Target.Triton.Input })
-	bind(f, "triton-output", "target.triton.output", fs.String("triton-output", "", "triton-infer: the output tensor asked for and checked (default: the reply's first)"), func(p *Plan) *string { return &p.Target.Triton.Output })
+	bind(f, "triton-input", "target.triton.input", fs.String("triton-input", "", "triton-infer, and triton-grpc to a tensor model: the BYTES input tensor the prompt goes into (triton-infer's default TEXT)"), func(p *Plan) *string { return &p.Target.Triton.Input })
+	bind(f, "triton-output", "target.triton.output", fs.String("triton-output", "", "triton-infer, and triton-grpc with --triton-input: the output tensor asked for and checked (default: the reply's first)"), func(p *Plan) *string { return &p.Target.Triton.Output })
 	bind(f, "http-method", "target.http.method", fs.String("http-method", "", "http API: GET, POST (default) or PUT"), func(p *Plan) *string { return &p.Target.HTTP.Method })
 	bind(f, "http-path", "target.http.path", fs.String("http-path", "", "http API: path joined to --url, e.g. /classify"), func(p *Plan) *string { return &p.Target.HTTP.Path })
 	bind(f, "http-body", "target.http.body", fs.String("http-body", "", `http API: body template, e.g. '{"text":"{{prompt}}"}' ({{prompt}}, {{input_tokens}}, {{max_tokens}}, {{class}}, {{request_id}})`), func(p *Plan) *string { return &p.Target.HTTP.Body })

@@ -76,7 +76,8 @@ type OpenAIOptions struct {
 	// MaxConns caps connections to the target (0: unlimited). Requests over
 	// the cap wait for a connection; Trace.Sent excludes that wait.
 	MaxConns int
-	// Triton names the tensors of APITritonInfer requests.
+	// Triton names the tensors of APITritonInfer requests, and of
+	// APITritonGRPC ones to a tensor model (Triton.Input set).
 	Triton TritonTensors
 	// HTTP, when not nil, is what APIHTTP requests send and how their
 	// replies are read; without it the client does not speak APIHTTP.

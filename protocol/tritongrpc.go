@@ -4,10 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	"github.com/inferload/inferload/internal/tritonpb"
+	"github.com/inferload/inferload/record"
 )
 
 // APITritonGRPC is Triton's KServe v2 gRPC protocol for LLM models:
@@ -15,7 +17,9 @@ import (
 // ModelStreamInfer (one response per token from a decoupled model, then
 // an empty one marked triton_final_response). The base URL is the gRPC
 // port as http://host:port (cleartext HTTP/2, Triton's default) or
-// https://host:port (TLS); the model is named in each request.
+// https://host:port (TLS); the model is named in each request. With
+// OpenAIOptions.Triton.Input set it speaks to a tensor model instead, as
+// APITritonInfer does over HTTP: ModelInfer only, no content event.
 const APITritonGRPC API = "triton-grpc"
 
 // The tensors of a triton-grpc request and reply: those of Triton's
@@ -29,35 +33,26 @@ const (
 )
 
 // renderTritonGRPC builds a ModelInferRequest, marshalled once here so
-// that sending it costs no encoding: the prompt, max_tokens (when sent)
-// and stream as raw input tensors, text_output asked for by name, and
-// Extra as the request's parameters (a bool, number or string each).
-// Streaming also asks for Triton's empty final response, so the client
-// sees where the request's stream ends.
+// that sending it costs no encoding: an LLM model's (generateRequest) or,
+// when Tensors.Input is set, a tensor model's (tensorRequest), with Extra
+// as the request's parameters (a bool, number or string each). Streaming
+// also asks for Triton's empty final response, so the client sees where
+// the request's stream ends.
 func (b OpenAIBody) renderTritonGRPC() ([]byte, error) {
 	if b.Model == "" {
 		return nil, fmt.Errorf("render body: the %s API names the model in each request: set target.model", APITritonGRPC)
 	}
-	tensor := func(name, dtype string) *tritonpb.ModelInferRequest_InferInputTensor {
-		return &tritonpb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dtype, Shape: []int64{1, 1}}
+	var r *tritonpb.ModelInferRequest
+	if b.Tensors.Input != "" {
+		r = b.tensorRequest()
+	} else {
+		r = b.generateRequest()
 	}
-	r := &tritonpb.ModelInferRequest{
-		ModelName:        b.Model,
-		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{tensor(tritonTextInput, "BYTES")},
-		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: tritonTextOutput}},
-		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, b.flatPrompt())},
-	}
-	if b.sendMaxTokens() {
-		r.Inputs = append(r.Inputs, tensor(tritonMaxTokens, "INT32"))
-		r.RawInputContents = append(r.RawInputContents, tritonpb.AppendInt32(nil, int32(b.MaxTokens)))
-	}
-	r.Inputs = append(r.Inputs, tensor(tritonStream, "BOOL"))
-	r.RawInputContents = append(r.RawInputContents, tritonpb.AppendBool(nil, b.Stream))
 	params, err := grpcParams(b.Extra)
 	if err != nil {
 		return nil, err
 	}
-	if b.Stream {
+	if b.Stream && b.Tensors.Input == "" {
 		params[tritonpb.ParamEnableEmptyFinal] = &tritonpb.InferParameter{ParameterChoice: &tritonpb.InferParameter_BoolParam{BoolParam: true}}
 	}
 	if len(params) > 0 {
@@ -68,6 +63,44 @@ func (b OpenAIBody) renderTritonGRPC() ([]byte, error) {
 		return nil, fmt.Errorf("render body: %w", err)
 	}
 	return out, nil
+}
+
+// grpcTensor is a [1, 1] input tensor.
+func grpcTensor(name, dtype string) *tritonpb.ModelInferRequest_InferInputTensor {
+	return &tritonpb.ModelInferRequest_InferInputTensor{Name: name, Datatype: dtype, Shape: []int64{1, 1}}
+}
+
+// generateRequest is an LLM model's request: text_input, max_tokens (when
+// sent) and stream, text_output asked for.
+func (b OpenAIBody) generateRequest() *tritonpb.ModelInferRequest {
+	r := &tritonpb.ModelInferRequest{
+		ModelName:        b.Model,
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{grpcTensor(tritonTextInput, "BYTES")},
+		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: tritonTextOutput}},
+		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, b.flatPrompt())},
+	}
+	if b.sendMaxTokens() {
+		r.Inputs = append(r.Inputs, grpcTensor(tritonMaxTokens, "INT32"))
+		r.RawInputContents = append(r.RawInputContents, tritonpb.AppendInt32(nil, int32(b.MaxTokens)))
+	}
+	r.Inputs = append(r.Inputs, grpcTensor(tritonStream, "BOOL"))
+	r.RawInputContents = append(r.RawInputContents, tritonpb.AppendBool(nil, b.Stream))
+	return r
+}
+
+// tensorRequest is a tensor model's request, as triton-infer's over HTTP:
+// the prompt as a [1, 1] BYTES tensor in Tensors.Input, the output asked
+// for by name when one is set; no max_tokens or stream.
+func (b OpenAIBody) tensorRequest() *tritonpb.ModelInferRequest {
+	r := &tritonpb.ModelInferRequest{
+		ModelName:        b.Model,
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{grpcTensor(b.Tensors.Input, "BYTES")},
+		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, b.flatPrompt())},
+	}
+	if b.Tensors.Output != "" {
+		r.Outputs = []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: b.Tensors.Output}}
+	}
+	return r
 }
 
 // grpcParams turns body fields (target.body) into request parameters,
@@ -96,6 +129,47 @@ func grpcParams(extra map[string]any) (map[string]*tritonpb.InferParameter, erro
 		params[k] = p
 	}
 	return params, nil
+}
+
+// tensorOutput checks a tensor model's response as applyTritonInfer
+// checks /infer's: the output named want (or the first) must hold data.
+func tensorOutput(r *tritonpb.ModelInferResponse, want string) error {
+	outs := r.GetOutputs()
+	if len(outs) == 0 {
+		return &failure{record.ErrEmptyOutput, "infer response has no output tensor"}
+	}
+	k := 0
+	if want != "" {
+		names := make([]string, len(outs))
+		for k = range outs {
+			names[k] = outs[k].GetName()
+			if names[k] == want {
+				break
+			}
+		}
+		if names[k] != want {
+			return &failure{record.ErrEmptyOutput, "infer response has no output tensor " + want +
+				" (it holds " + strings.Join(names, ", ") + "): check target.triton.output"}
+		}
+	}
+	if raw := r.GetRawOutputContents(); k < len(raw) && len(raw[k]) > 0 {
+		if outs[k].GetDatatype() == "BYTES" {
+			if _, err := tritonpb.AnyBytes(raw[k]); err != nil {
+				return &failure{record.ErrMalformedEvent, "output tensor " + outs[k].GetName() + ": " + err.Error()}
+			}
+		}
+		return nil
+	}
+	if hasContents(outs[k].GetContents()) {
+		return nil
+	}
+	return &failure{record.ErrEmptyOutput, "output tensor " + outs[k].GetName() + " has no data"}
+}
+
+// hasContents reports whether typed tensor contents hold an element.
+func hasContents(c *tritonpb.InferTensorContents) bool {
+	return len(c.GetBoolContents())+len(c.GetIntContents())+len(c.GetInt64Contents())+len(c.GetUintContents())+
+		len(c.GetUint64Contents())+len(c.GetFp32Contents())+len(c.GetFp64Contents())+len(c.GetBytesContents()) > 0
 }
 
 // textOutput reports whether a response's text_output holds text: a

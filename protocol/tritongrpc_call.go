@@ -34,9 +34,12 @@ func (cl *call) runGRPC() {
 			"x-request-id", hex.EncodeToString(cl.req.TraceID[:]))
 	}
 	cl.t.BytesOut = int64(len(cl.req.Body))
-	if cl.req.Stream {
+	switch {
+	case cl.c.tensors.Input != "":
+		err = cl.grpcTensors(ctx, conn)
+	case cl.req.Stream:
 		err = cl.grpcStream(ctx, conn)
-	} else {
+	default:
 		err = cl.grpcUnary(ctx, conn)
 	}
 	if err != nil {
@@ -62,6 +65,25 @@ func (cl *call) grpcUnary(ctx context.Context, conn *grpc.ClientConn) error {
 		return err
 	}
 	return emptyOutput(cl.t)
+}
+
+// grpcTensors calls ModelInfer for a tensor model: like triton-infer's
+// reply, the response's arrival is the first "token" and the end, with no
+// content event (its output is a tensor, not generated tokens).
+func (cl *call) grpcTensors(ctx context.Context, conn *grpc.ClientConn) error {
+	var r tritonpb.ModelInferResponse
+	err := conn.Invoke(ctx, tritonpb.GRPCInferenceService_ModelInfer_FullMethodName, rawBody(cl.req.Body), &r)
+	at := time.Now()
+	if err != nil {
+		return err
+	}
+	cl.replied(&r)
+	cl.t.End = at
+	if err := tensorOutput(&r, cl.c.tensors.Output); err != nil {
+		return err
+	}
+	cl.t.FirstToken = at
+	return nil
 }
 
 // grpcStream calls ModelStreamInfer with the one request and reads its

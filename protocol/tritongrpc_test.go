@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"errors"
 	"net"
 	"strings"
 	"testing"
@@ -60,6 +61,76 @@ func TestRenderTritonGRPC(t *testing.T) {
 	_ = proto.Unmarshal(raw, &got)
 	if len(got.GetInputs()) != 2 || got.GetInputs()[1].GetName() != "stream" || string(got.GetRawInputContents()[1]) != "\x00" || got.GetParameters() != nil {
 		t.Errorf("plain request: %v", &got)
+	}
+}
+
+// With target.triton.input set, the request is a tensor model's: the
+// prompt in that BYTES input, the output asked for by name, nothing else.
+func TestRenderTritonGRPCTensors(t *testing.T) {
+	t.Parallel()
+	raw, err := OpenAIBody{Model: "bert", Prompt: "fine", MaxTokens: 9, Stream: true,
+		Tensors: TritonTensors{Input: "TEXT", Output: "LABEL"}}.Render(APITritonGRPC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got tritonpb.ModelInferRequest
+	if err := proto.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := &tritonpb.ModelInferRequest{ModelName: "bert",
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{{Name: "TEXT", Datatype: "BYTES", Shape: []int64{1, 1}}},
+		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: "LABEL"}},
+		RawInputContents: [][]byte{{4, 0, 0, 0, 'f', 'i', 'n', 'e'}},
+	}
+	if diff := cmp.Diff(want, &got, protocmp.Transform()); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+}
+
+// A tensor model's response: the output named (or the first) must hold
+// data, as for triton-infer's /infer reply.
+func TestTensorOutput(t *testing.T) {
+	t.Parallel()
+	label := func(raw []byte, contents *tritonpb.InferTensorContents) *tritonpb.ModelInferResponse {
+		r := &tritonpb.ModelInferResponse{Outputs: []*tritonpb.ModelInferResponse_InferOutputTensor{
+			{Name: "LABEL", Datatype: "BYTES", Contents: contents}}}
+		if raw != nil {
+			r.RawOutputContents = [][]byte{raw}
+		}
+		return r
+	}
+	good := tritonpb.AppendBytes(nil, "positive")
+	tests := []struct {
+		name string
+		r    *tritonpb.ModelInferResponse
+		want string
+		err  record.ErrorKind
+	}{
+		// A raw label, the output named or not.
+		{"named", label(good, nil), "LABEL", record.ErrNone},
+		{"first", label(good, nil), "", record.ErrNone},
+		// Typed contents count too.
+		{"typed", label(nil, &tritonpb.InferTensorContents{BytesContents: [][]byte{[]byte("x")}}), "", record.ErrNone},
+		// The named output missing: the response's outputs are named.
+		{"missing", label(good, nil), "PROBS", record.ErrEmptyOutput},
+		// No data, or no outputs at all.
+		{"empty", label(nil, nil), "", record.ErrEmptyOutput},
+		{"none", &tritonpb.ModelInferResponse{}, "", record.ErrEmptyOutput},
+		// A raw BYTES element running past the tensor.
+		{"cut", label(good[:len(good)-1], nil), "", record.ErrMalformedEvent},
+	}
+	for _, tt := range tests {
+		err := tensorOutput(tt.r, tt.want)
+		var f *failure
+		switch {
+		case tt.err == record.ErrNone && err != nil:
+			t.Errorf("%s: %v", tt.name, err)
+		case tt.err != record.ErrNone && (!errors.As(err, &f) || f.kind != tt.err):
+			t.Errorf("%s: %v, want %s", tt.name, err, tt.err)
+		}
+	}
+	if err := tensorOutput(label(good, nil), "PROBS"); !strings.Contains(err.Error(), "(it holds LABEL): check target.triton.output") {
+		t.Errorf("missing output: %v", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -25,10 +26,18 @@ type rpc struct {
 // newCall does for the HTTP APIs; streamRPC is whether it came on
 // ModelStreamInfer, the only RPC that can stream tokens.
 func (s *Server) newRPC(ctx context.Context, req *tritonpb.ModelInferRequest, streamRPC bool) (*rpc, error) {
-	in, aerr := parseTritonGRPC(req, s.prof.Model, streamRPC)
+	var in apiRequest
+	var infer *inferCall
+	var aerr *apiError
+	if classifies(req) {
+		in, infer, aerr = parseTritonGRPCInfer(req, s.prof.Model)
+	} else {
+		in, aerr = parseTritonGRPC(req, s.prof.Model, streamRPC)
+	}
 	var g generation
 	if aerr == nil {
 		g, aerr = settleGeneration(in, apiCompletions, s.prof)
+		g.infer = infer
 	}
 	if aerr != nil {
 		return nil, grpcStatus(aerr)
@@ -41,6 +50,49 @@ func (s *Server) newRPC(ctx context.Context, req *tritonpb.ModelInferRequest, st
 		return ""
 	}
 	return &rpc{call: s.drawCall(g, first("x-request-id"), first("traceparent")), ctx: ctx, req: req}, nil
+}
+
+// classifies reports whether a request is for the classification model
+// (its input TEXT, as on /v2/models/{model}/infer) rather than the LLM.
+func classifies(req *tritonpb.ModelInferRequest) bool {
+	in := req.GetInputs()
+	return len(in) > 0 && in[0].GetName() == inferInput
+}
+
+// parseTritonGRPCInfer reads a classification request: each element of
+// TEXT is one row of the batch, as for /infer (parseTritonInfer).
+func parseTritonGRPCInfer(req *tritonpb.ModelInferRequest, model string) (apiRequest, *inferCall, *apiError) {
+	if req.GetModelName() != model {
+		return apiRequest{}, nil, &apiError{status: http.StatusNotFound, msg: unknownModel(req.GetModelName())}
+	}
+	for _, o := range req.GetOutputs() {
+		if o.GetName() != inferOutput {
+			return apiRequest{}, nil, badRequest("", "unexpected inference output '%s' for model '%s'", o.GetName(), model)
+		}
+	}
+	if len(req.GetInputs()) != 1 {
+		return apiRequest{}, nil, badRequest("", "expected 1 inputs but got %d inputs for model '%s'", len(req.GetInputs()), model)
+	}
+	in := req.GetInputs()[0]
+	if in.GetDatatype() != "BYTES" {
+		return apiRequest{}, nil, badRequest("", "inference input '%s' data-type is '%s', but model '%s' expects 'BYTES'", in.GetName(), in.GetDatatype(), model)
+	}
+	var texts []string
+	if raw := req.GetRawInputContents(); len(raw) > 0 {
+		if err := tritonpb.EachBytes(raw[0], func(e []byte) { texts = append(texts, string(e)) }); err != nil {
+			return apiRequest{}, nil, badRequest("", "input '%s': %v", in.GetName(), err)
+		}
+	} else {
+		for _, b := range in.GetContents().GetBytesContents() {
+			texts = append(texts, string(b))
+		}
+	}
+	if len(texts) == 0 {
+		return apiRequest{}, nil, badRequest("", "input '%s' has no data", in.GetName())
+	}
+	one := 1
+	return apiRequest{Prompt: promptJSON(strings.Join(texts, "\n")), MaxTokens: &one, IgnoreEOS: true},
+		&inferCall{id: req.GetId(), batch: len(texts)}, nil
 }
 
 // parseTritonGRPC reads the LLM model's inputs (text_input, and the
@@ -227,16 +279,27 @@ func (c *rpc) whole() (*tritonpb.ModelInferResponse, error) {
 }
 
 // response is one ModelInferResponse carrying text as the text_output
-// tensor in raw form; broken cuts its last byte, so the element's length
-// runs past the tensor (the malformed fault).
+// tensor in raw form, or the classifier's LABEL tensor; broken cuts its
+// last byte, so the element's length runs past the tensor (the malformed
+// fault).
 func (c *rpc) response(text string, broken bool) *tritonpb.ModelInferResponse {
-	raw := tritonpb.AppendBytes(make([]byte, 0, 4+len(text)), text)
+	name, rows := grpcTextOutput, 1
+	var raw []byte
+	if in := c.g.infer; in != nil {
+		// The classifier's labels, one a row, as /infer picks them.
+		name, rows = inferOutput, in.batch
+		for i := range in.batch {
+			raw = tritonpb.AppendBytes(raw, inferLabels[(c.words+uint64(i))%uint64(len(inferLabels))])
+		}
+	} else {
+		raw = tritonpb.AppendBytes(make([]byte, 0, 4+len(text)), text)
+	}
 	if broken {
 		raw = raw[:len(raw)-1]
 	}
 	return &tritonpb.ModelInferResponse{
 		ModelName: c.s.prof.Model, ModelVersion: "1", Id: c.req.GetId(),
-		Outputs:           []*tritonpb.ModelInferResponse_InferOutputTensor{{Name: grpcTextOutput, Datatype: "BYTES", Shape: []int64{1, 1}}},
+		Outputs:           []*tritonpb.ModelInferResponse_InferOutputTensor{{Name: name, Datatype: "BYTES", Shape: []int64{int64(rows), 1}}},
 		RawOutputContents: [][]byte{raw},
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +106,29 @@ func TestTritonGRPCServes(t *testing.T) {
 	if tokens != 4 || finals != 1 {
 		t.Errorf("stream: %d token responses, %d final: want 4 and 1", tokens, finals)
 	}
+	// The classifier: a batch of two texts in TEXT, a label a row in LABEL.
+	cls := &tritonpb.ModelInferRequest{ModelName: model, Id: "c1",
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{{Name: "TEXT", Datatype: "BYTES", Shape: []int64{2, 1}}},
+		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: "LABEL"}},
+		RawInputContents: [][]byte{tritonpb.AppendBytes(tritonpb.AppendBytes(nil, "great"), "awful")},
+	}
+	r, err = c.ModelInfer(ctx, cls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := 0
+	_ = tritonpb.EachBytes(r.GetRawOutputContents()[0], func(e []byte) {
+		if slices.Contains(inferLabels[:], string(e)) {
+			labels++
+		}
+	})
+	if out := r.GetOutputs()[0]; out.GetName() != "LABEL" || !slices.Equal(out.GetShape(), []int64{2, 1}) || labels != 2 || r.GetId() != "c1" {
+		t.Errorf("classifier: %v, %d labels: want LABEL [2 1] with 2 labels, id c1", r, labels)
+	}
+	cls.Outputs[0].Name = "SCORES"
+	if _, err := c.ModelInfer(ctx, cls); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "unexpected inference output 'SCORES'") {
+		t.Errorf("classifier, wrong output: %v", err)
+	}
 	md, err := c.ModelMetadata(ctx, &tritonpb.ModelMetadataRequest{Name: model})
 	if err != nil || md.GetInputs()[0].GetName() != "text_input" || md.GetOutputs()[0].GetName() != "text_output" {
 		t.Errorf("ModelMetadata: %v, %v", md, err)
@@ -121,7 +145,7 @@ func TestTritonGRPCServes(t *testing.T) {
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if want := fmt.Sprintf(`nv_inference_request_success{model=%q,version="1"} 2`, model); !strings.Contains(string(b), want) {
+	if want := fmt.Sprintf(`nv_inference_request_success{model=%q,version="1"} 3`, model); !strings.Contains(string(b), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
 }
