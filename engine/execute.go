@@ -132,11 +132,11 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		tail := tr.Tail
 		r.EventsTail = &tail
 	}
-	if !p.req.API.Generates() {
+	if !p.req.Generates() {
 		// No tokens were asked for: the length checks do not apply.
 		r.MaxTokens, r.IgnoreEOS = 0, false
 	}
-	fillTokens(r, tr, p.req.API.Generates())
+	fillTokens(r, tr, p.req.Generates())
 	return r
 }
 

@@ -152,17 +152,18 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			return nil, tmplErr
 		}
 		stream := requestStreams(p, ct.api, stream)
-		body, err := protocol.OpenAIBody{
+		ob := protocol.OpenAIBody{
 			Model: p.Target.Model, Prompt: s.Prompt, Messages: chatMessages(s.Messages, s.Images), Images: images(s.Images), MaxTokens: s.MaxTokens,
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
 			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
 			Class:             s.Class, InputTokens: s.InputTokens, Template: tmpl, Tensors: p.Target.Triton.Tensors(),
-		}.Render(ct.api)
+		}
+		body, err := ob.Render(ct.api)
 		if err != nil {
 			return nil, err
 		}
 		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
-			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts}, nil
+			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts, NoTokens: !ob.Generates(ct.api)}, nil
 	}
 }
 
@@ -181,10 +182,14 @@ func httpTemplate(p *plan.Plan) (*protocol.Template, error) {
 
 // requestStreams is whether a request of api is sent and read as a
 // stream: as target.stream says for the APIs that can stream, never for
-// those that answer in one body, and by its response mode for http.
+// those that answer in one body (triton-grpc too when it speaks to a
+// tensor model, target.triton.input), and by its response mode for http.
 func requestStreams(p *plan.Plan, api protocol.API, stream bool) bool {
-	if api == protocol.APIHTTP {
+	switch {
+	case api == protocol.APIHTTP:
 		return p.Target.HTTP.Options().Streams()
+	case api == protocol.APITritonGRPC && p.Target.Triton.Input != "":
+		return false
 	}
 	return stream && api.Streams()
 }

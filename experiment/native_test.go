@@ -32,6 +32,9 @@ var nativeAPIs = []struct {
 	// The generate extension has no end marker: a stream that ends early
 	// but cleanly is a (short) success.
 	{"triton", map[string]record.ErrorKind{"missing_done=1/stream=true": record.ErrNone}, false},
+	// Over gRPC, as over HTTP: a stream that ends without its final
+	// response but cleanly is a (short) success.
+	{"triton-grpc", map[string]record.ErrorKind{"missing_done=1/stream=true": record.ErrNone}, false},
 	// TorchServe's output is opaque: nothing malformed can be seen, and a
 	// failure mid-stream cuts the chunked body.
 	{"torchserve", map[string]record.ErrorKind{
@@ -67,7 +70,7 @@ func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 
 // Every native API's client, against the simulator speaking that API,
 // classifies every fault the simulator injects, streaming or not. Not
-// parallel: its 48 runs go before the parallel tests start, so they never
+// parallel: its runs go before the parallel tests start, so they never
 // starve this package's timing-sensitive tests on a small machine.
 func TestNativeAPIFaultsAreClassified(t *testing.T) {
 	for _, a := range nativeAPIs {

@@ -13,11 +13,22 @@ import (
 	"github.com/inferload/inferload/sim"
 )
 
-// A triton-infer run against the simulator's classifier: every request
-// succeeds with E2E only (nothing streamed, no output tokens), env.json
-// names the model from its metadata, and each fault a whole reply can
-// show is classified. Not parallel, as the native API runs.
+// A triton-infer run against the simulator's classifier, and a
+// triton-grpc one naming its tensors: every request succeeds with E2E
+// only (nothing streamed, no output tokens), env.json names the model
+// from its metadata, and each fault a whole reply can show is classified.
+// Not parallel, as the native API runs.
 func TestTritonInferRun(t *testing.T) {
+	for api, target := range map[string]string{
+		"triton-infer": "api: triton-infer, triton: {output: LABEL}",
+		"triton-grpc":  "api: triton-grpc, triton: {input: TEXT, output: LABEL}",
+	} {
+		t.Run(api, func(t *testing.T) { tensorRun(t, target) })
+	}
+}
+
+// tensorRun is TestTritonInferRun for one target's API and tensors.
+func tensorRun(t *testing.T, target string) {
 	tests := []struct {
 		faults string
 		want   record.ErrorKind
@@ -36,10 +47,10 @@ func TestTritonInferRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := testPlan(t, fmt.Sprintf(`
-target: {url: %s, api: triton-infer, model: tiny-sim, preflight: false, triton: {output: LABEL}}
+target: {url: %s, model: tiny-sim, preflight: false, %s}
 load: {concurrency: 2, requests: 6, grace: 5s}
 workload: {input_tokens: "uniform(16,64)", output_tokens: "1", ignore_eos: false}
-`, rootURL(tinySim(t, faults))))
+`, rootURL(tinySim(t, faults)), target))
 			res, err := Run(context.Background(), p, Options{})
 			if err != nil {
 				t.Fatal(err)

@@ -12,12 +12,11 @@ import (
 )
 
 // ProbeNative describes a server spoken to by its native API (api is
-// "tgi", "ollama", "ollama-generate", "triton", "triton-infer" or
-// "torchserve"; base is the
-// server's root)
+// "tgi", "ollama", "ollama-generate", "triton", "triton-infer",
+// "triton-grpc" or "torchserve"; base is the server's root)
 // from the endpoints that server has for it: TGI's GET /info, Ollama's
 // GET /api/version and /api/tags, Triton's GET /v2 and
-// /v2/models/{model}. TorchServe lists its models on the management API
+// /v2/models/{model} (over gRPC, ServerMetadata and ModelMetadata). TorchServe lists its models on the management API
 // (another port), which is not probed: its GET /ping is. Failure is
 // recorded, never returned. Any other api is ProbeTarget's.
 func ProbeNative(ctx context.Context, client *http.Client, base, api, model string, headers http.Header) Served {
@@ -71,6 +70,8 @@ func ProbeNative(ctx context.Context, client *http.Client, base, api, model stri
 		if meta.Name != "" {
 			sv.Models = []ServedModel{{ID: meta.Name, OwnedBy: meta.Platform}}
 		}
+	case "triton-grpc":
+		sv = probeTritonGRPC(ctx, client, base, model, headers)
 	case "http":
 		sv = Served{Error: "a templated http API's service has no known metadata endpoint: not probed"}
 	case "torchserve":

@@ -28,6 +28,7 @@ func TestProbeNative(t *testing.T) {
 		{"tgi", Served{Version: sim.Version, Models: []ServedModel{{ID: model, MaxContext: srv.Profile().MaxModelLen}}}},
 		{"ollama", Served{Version: sim.Version, Models: []ServedModel{{ID: model}}}},
 		{"triton", Served{Version: sim.Version, Models: []ServedModel{{ID: model, OwnedBy: "ensemble"}}}},
+		{"triton-grpc", Served{Version: sim.Version, Models: []ServedModel{{ID: model, OwnedBy: "ensemble"}}}},
 		{"torchserve", Served{Error: "TorchServe lists its models on the management API (port 8081 by default), which is not probed"}},
 	}
 	for _, tt := range tests {
@@ -38,7 +39,13 @@ func TestProbeNative(t *testing.T) {
 		}
 	}
 	// A server that is not there is an error, never a failure of the run.
-	if got := ProbeNative(context.Background(), http.DefaultClient, "http://127.0.0.1:1", "tgi", model, http.Header{}); got.Error == "" {
-		t.Errorf("probe of a closed port: %+v, want an error", got)
+	for _, api := range []string{"tgi", "triton-grpc"} {
+		if got := ProbeNative(context.Background(), http.DefaultClient, "http://127.0.0.1:1", api, model, http.Header{}); got.Error == "" {
+			t.Errorf("%s probe of a closed port: %+v, want an error", api, got)
+		}
+	}
+	// A model the gRPC server does not serve is its NotFound.
+	if got := ProbeNative(context.Background(), http.DefaultClient, root, "triton-grpc", "bert", http.Header{}); !strings.Contains(got.Error, "ModelMetadata: NotFound") {
+		t.Errorf("unknown model: %+v", got)
 	}
 }

@@ -41,7 +41,11 @@ func (v *validator) apis() {
 			openai = api
 		}
 		if api.NeedsModel() && t.Model == "" {
-			v.fail("target.model", "required by the %s API (%s): its endpoint's path names the model", api, used[api])
+			why := "its endpoint's path names the model"
+			if api == protocol.APITritonGRPC {
+				why = "each request names the model"
+			}
+			v.fail("target.model", "required by the %s API (%s): %s", api, used[api], why)
 		}
 	}
 	_, usesHTTP := used[protocol.APIHTTP]

@@ -45,8 +45,8 @@ func BindFlags(fs *pflag.FlagSet) *Flags {
 // http API.
 func (f *Flags) bindAPIOptions() {
 	fs := f.fs
-	bind(f, "triton-input", "target.triton.input", fs.String("triton-input", "", "triton-infer: the BYTES input tensor the prompt goes into (default TEXT)"), func(p *Plan) *string { return &p.Target.Triton.Input })
-	bind(f, "triton-output", "target.triton.output", fs.String("triton-output", "", "triton-infer: the output tensor asked for and checked (default: the reply's first)"), func(p *Plan) *string { return &p.Target.Triton.Output })
+	bind(f, "triton-input", "target.triton.input", fs.String("triton-input", "", "triton-infer, and triton-grpc to a tensor model: the BYTES input tensor the prompt goes into (triton-infer's default TEXT)"), func(p *Plan) *string { return &p.Target.Triton.Input })
+	bind(f, "triton-output", "target.triton.output", fs.String("triton-output", "", "triton-infer, and triton-grpc with --triton-input: the output tensor asked for and checked (default: the reply's first)"), func(p *Plan) *string { return &p.Target.Triton.Output })
 	bind(f, "http-method", "target.http.method", fs.String("http-method", "", "http API: GET, POST (default) or PUT"), func(p *Plan) *string { return &p.Target.HTTP.Method })
 	bind(f, "http-path", "target.http.path", fs.String("http-path", "", "http API: path joined to --url, e.g. /classify"), func(p *Plan) *string { return &p.Target.HTTP.Path })
 	bind(f, "http-body", "target.http.body", fs.String("http-body", "", `http API: body template, e.g. '{"text":"{{prompt}}"}' ({{prompt}}, {{input_tokens}}, {{max_tokens}}, {{class}}, {{request_id}})`), func(p *Plan) *string { return &p.Target.HTTP.Body })
@@ -60,7 +60,7 @@ func (f *Flags) bindTarget() {
 	fs := f.fs
 	bind(f, "url", "target.url", fs.String("url", "", "API base URL, e.g. http://127.0.0.1:8000/v1 (required)"), func(p *Plan) *string { return &p.Target.URL })
 	bind(f, "model", "target.model", fs.String("model", "", "model name sent in each request"), func(p *Plan) *string { return &p.Target.Model })
-	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, ollama-generate, triton, torchserve or triton-infer (KServe v2 tensors), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
+	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, ollama-generate, triton, torchserve, triton-infer (KServe v2 tensors) or triton-grpc (Triton's KServe v2 gRPC, --url http://host:8001), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
 	f.bindAPIOptions()
 	bindOptBool(f, "stream", "target.stream", fs.Bool("stream", true, "ask for a streamed (SSE) reply"), func(p *Plan) **bool { return &p.Target.Stream })
 	bindOptBool(f, "include-usage", "target.include_usage", fs.Bool("include-usage", true, "ask a stream to end with token usage (stream_options.include_usage)"), func(p *Plan) **bool { return &p.Target.IncludeUsage })

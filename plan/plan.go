@@ -90,7 +90,8 @@ type Target struct {
 	// Insecure skips TLS certificate verification.
 	Insecure bool     `yaml:"insecure"`
 	Timeouts Timeouts `yaml:"timeouts"`
-	// Triton names the tensors of the triton-infer API.
+	// Triton names the tensors of the triton-infer API, and of triton-grpc
+	// to a tensor model (Input set).
 	Triton TritonTensors `yaml:"triton"`
 	// HTTP is the templated http API's request and how its reply is read.
 	HTTP HTTPAPI `yaml:"http"`

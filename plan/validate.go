@@ -81,7 +81,11 @@ func (v *validator) target() {
 	if t.URL == "" {
 		v.fail("target.url", "required: the API base URL, e.g. http://127.0.0.1:8000/v1")
 	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1", redactURL(t.URL))
+		hint := ""
+		if err == nil {
+			hint = protocol.GRPCSchemeHint(u.Scheme)
+		}
+		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1%s", redactURL(t.URL), hint)
 	} else if u.RawQuery != "" || u.ForceQuery {
 		// The query is not printed: it is where a key given by mistake
 		// would be, and this message goes to terminals and CI logs.

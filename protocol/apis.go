@@ -63,6 +63,7 @@ var apiInfos = []struct {
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
 	{APITorchServe, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8080"}},
 	{APITritonInfer, apiInfo{root: true, modelInPath: true, whole: true, example: "http://127.0.0.1:8000"}},
+	{APITritonGRPC, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8001"}},
 	{APIHTTP, apiInfo{root: true, anyPath: true, example: "http://127.0.0.1:9000"}},
 }
 
@@ -145,6 +146,10 @@ func CheckAPIURL(api API, raw string) error {
 		return nil
 	}
 	path := strings.TrimRight(u.Path, "/")
+	if api == APITritonGRPC && path != "" {
+		return fmt.Errorf("base URL %q: the %s API takes the gRPC server's address only (e.g. %s), not a path: "+
+			"the RPC names the service and method", u.Redacted(), api, info.example)
+	}
 	for _, bad := range []string{"/v1", "/v2", "/api", "/generate", "/generate_stream", "/predictions"} {
 		if strings.HasSuffix(path, bad) || strings.Contains(path, bad+"/") {
 			return fmt.Errorf("base URL %q: the %s API takes the server's root (e.g. %s), not a path ending in %s: "+

@@ -128,6 +128,8 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return encodeBody(b.renderEmbeddings())
 	case APITritonInfer:
 		return encodeBody(b.renderTritonInfer())
+	case APITritonGRPC:
+		return b.renderTritonGRPC()
 	case APIHTTP:
 		return b.renderTemplate()
 	case APIImages:

@@ -3,6 +3,10 @@ package protocol
 import (
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/inferload/inferload/internal/tritonpb"
 )
 
 // One typical streamed object of each native API, as the servers send it.
@@ -96,5 +100,31 @@ func BenchmarkTritonEventPath(b *testing.B) {
 			b.Fatal(err)
 		}
 		cl.rewind()
+	}
+}
+
+// BenchmarkTritonGRPCResponse is the client's work per streamed token over
+// gRPC past the transport: decoding one ModelStreamInferResponse into the
+// reused message (protobuf allocates its fields afresh each time) and
+// reading its text_output.
+func BenchmarkTritonGRPCResponse(b *testing.B) {
+	msg, err := proto.Marshal(&tritonpb.ModelStreamInferResponse{InferResponse: &tritonpb.ModelInferResponse{
+		ModelName: "ensemble", ModelVersion: "1",
+		Outputs:           []*tritonpb.ModelInferResponse_InferOutputTensor{{Name: "text_output", Datatype: "BYTES", Shape: []int64{1, 1}}},
+		RawOutputContents: [][]byte{tritonpb.AppendBytes(nil, " token")},
+	}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m tritonpb.ModelStreamInferResponse
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if err := (rawCodec{}).Unmarshal(msg, &m); err != nil {
+			b.Fatal(err)
+		}
+		if ok, err := textOutput(m.GetInferResponse()); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
 	}
 }

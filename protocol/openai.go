@@ -76,7 +76,8 @@ type OpenAIOptions struct {
 	// MaxConns caps connections to the target (0: unlimited). Requests over
 	// the cap wait for a connection; Trace.Sent excludes that wait.
 	MaxConns int
-	// Triton names the tensors of APITritonInfer requests.
+	// Triton names the tensors of APITritonInfer requests, and of
+	// APITritonGRPC ones to a tensor model (Triton.Input set).
 	Triton TritonTensors
 	// HTTP, when not nil, is what APIHTTP requests send and how their
 	// replies are read; without it the client does not speak APIHTTP.
@@ -123,6 +124,7 @@ type OpenAI struct {
 	kernelClock  bool      // connections ask for kernel receive stamps
 	tensors      TritonTensors
 	httpAPI      *httpAPI // nil without OpenAIOptions.HTTP
+	grpc         *grpcConn
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -157,6 +159,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		eps:         endpoints(base, opts.Model, h, httpPath),
 		tensors:     opts.Triton,
 		httpAPI:     h,
+		grpc:        newGRPCConn(base, opts, tlsConf),
 		redact:      record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:        opts.TTFTTimeout,
 		total:       opts.TotalTimeout,
@@ -186,8 +189,13 @@ func (c *OpenAI) Clock() string {
 	return ClockUser
 }
 
-// Close releases idle connections. In-flight requests are not affected.
-func (c *OpenAI) Close() { c.tr.CloseIdleConnections() }
+// Close releases idle connections. In-flight HTTP requests are not
+// affected; triton-grpc requests in flight fail, as their one connection
+// closes. The client stays usable: later requests open new connections.
+func (c *OpenAI) Close() {
+	c.tr.CloseIdleConnections()
+	c.grpc.close()
+}
 
 // CheckBaseURL reports whether raw is a base URL NewOpenAI accepts, without
 // building a client: a plan validates its URLs with it.
@@ -208,7 +216,7 @@ func parseBaseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("base URL: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("base URL %q: scheme must be http or https", u.Redacted())
+		return nil, fmt.Errorf("base URL %q: scheme must be http or https%s", u.Redacted(), GRPCSchemeHint(u.Scheme))
 	}
 	if u.Host == "" {
 		return nil, fmt.Errorf("base URL %q: no host", u.Redacted())
@@ -217,6 +225,19 @@ func parseBaseURL(raw string) (*url.URL, error) {
 		return nil, fmt.Errorf("base URL %q: must not have a query or fragment", u.Redacted())
 	}
 	return u, nil
+}
+
+// GRPCSchemeHint is what an error about a base URL's scheme adds when the
+// scheme is a gRPC one (grpc://, grpcs://): how the triton-grpc API's
+// URL is written instead. Empty for any other scheme.
+func GRPCSchemeHint(scheme string) string {
+	switch strings.ToLower(scheme) {
+	case "grpc":
+		return " (a gRPC server without TLS is http://host:port)"
+	case "grpcs":
+		return " (a gRPC server over TLS is https://host:port)"
+	}
+	return ""
 }
 
 // checkHTTP2 refuses an HTTP/2 mode the base URL's scheme cannot carry.
@@ -459,6 +480,9 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 	if !req.API.Known() {
 		return nil, nil, fmt.Errorf("API %q is not spoken by this client (want %s)", req.API, APINames())
 	}
+	if req.API == APITritonGRPC {
+		return nil, nil, nil // the gRPC connection's (runGRPC)
+	}
 	ep, ok := c.eps[req.API]
 	switch {
 	case !ok && req.API == APIHTTP:
@@ -514,6 +538,10 @@ func (cl *call) rx() rxSource {
 
 // run sends the request and reads the reply into the trace.
 func (cl *call) run(u *url.URL, hdr http.Header) {
+	if cl.req.API == APITritonGRPC {
+		cl.runGRPC()
+		return
+	}
 	resp, err := cl.send(u, hdr)
 	if err != nil {
 		cl.fail(err)
@@ -551,9 +579,7 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 // waiting for a pooled connection counts as server latency.
 func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 	t := cl.t
-	if cl.req.EventsCap > cap(t.EventsUS) {
-		t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
-	}
+	cl.reserveEvents()
 	ct := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
 		t.Sent = time.Now()
 		t.NewConn = !info.Reused
@@ -587,6 +613,13 @@ func (cl *call) send(u *url.URL, hdr http.Header) (*http.Response, error) {
 		t.Proto = resp.Proto
 	}
 	return resp, err
+}
+
+// reserveEvents gives the trace room for the events the request expects.
+func (cl *call) reserveEvents() {
+	if cl.req.EventsCap > cap(cl.t.EventsUS) {
+		cl.t.EventsUS = make([]int64, 0, min(cl.req.EventsCap, maxEventsCap))
+	}
 }
 
 // sentWhenWritten moves Trace.Sent, on a stamped connection, to when the

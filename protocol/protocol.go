@@ -42,7 +42,17 @@ type Request struct {
 	// Attempt is the 0-based try of a retried request, so each attempt is
 	// its own span.
 	Attempt int
+	// NoTokens marks a request whose reply is not generated text although
+	// its API can give text (triton-grpc asking a tensor model): like
+	// embeddings, images and triton-infer (API.Generates), max_tokens,
+	// ignore_eos and output tokens do not apply. OpenAIBody.Generates
+	// decides it.
+	NoTokens bool
 }
+
+// Generates reports whether req's reply is generated text counted in
+// tokens.
+func (req *Request) Generates() bool { return req.API.Generates() && !req.NoTokens }
 
 // Timeouts is a per-request override of a client's timeouts. A zero field
 // keeps the client's value for that bound.

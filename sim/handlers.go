@@ -37,6 +37,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v2/models/{model}/infer", s.tracked(s.nativeHandler(parseTritonInfer(s.prof.Model), newTritonInferDialect)))
 	mux.HandleFunc("GET /v2/models/{model}", s.tritonModel)
 	mux.HandleFunc("GET /v2", s.tritonServer)
+	mux.HandleFunc("POST "+grpcPath, s.tracked(s.grpcHandler))
 	mux.HandleFunc("GET /v2/health/ready", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("POST /predictions/{model}", s.tracked(s.nativeHandler(parseTorchServe(s.prof.Model), newTorchServeDialect)))
 	mux.HandleFunc("GET /ping", s.torchServePing)
@@ -112,8 +113,16 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 // newCall draws everything random about a request from the seed and its
 // arrival number, in a fixed order, so runs are reproducible.
 func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *call {
+	c := s.drawCall(g, r.Header.Get("X-Request-Id"), r.Header.Get("Traceparent"))
+	c.w, c.r = w, r
+	return c
+}
+
+// drawCall is newCall for any transport: requestID and traceParent are
+// the request's join keys (x-request-id, traceparent).
+func (s *Server) drawCall(g generation, requestID, traceParent string) *call {
 	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
-	c := &call{s: s, w: w, r: r, g: g, created: time.Now().Unix()}
+	c := &call{s: s, g: g, created: time.Now().Unix()}
 	c.fault = s.faults.Pick(rng.Float64())
 	out, reason := s.outputLength(g, rng)
 	c.faultAt = rng.IntN(out)
@@ -123,7 +132,7 @@ func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *
 		prefix = "cmpl-"
 	}
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
-	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: r.Header.Get("X-Request-Id"), traceParent: r.Header.Get("Traceparent")}
+	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: requestID, traceParent: traceParent}
 	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
 	return c
 }

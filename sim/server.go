@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"google.golang.org/grpc"
 )
 
 // Config configures a Server. Its zero value runs the default profile
@@ -71,6 +72,7 @@ type Server struct {
 	m        *metrics
 	gpu      *gpuCollector
 	mux      *http.ServeMux
+	grpcSrv  *grpc.Server // Triton's gRPC API, served through mux
 
 	cmds      chan command
 	done      chan struct{}
@@ -146,6 +148,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.m = newMetrics(s.prof, s.gpu, cfg.Metrics)
 	s.modelJSON = jsonString(s.prof.Model)
+	s.grpcSrv = s.newGRPCServer()
 	s.mux = s.routes()
 	go s.loop()
 	return s, nil
@@ -181,7 +184,8 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 // /api/generate, /api/version, /api/tags and /api/show; Triton's
 // /v2/models/{model}/generate[_stream], /v2/models/{model}/infer (a
 // classification model's tensors), /v2/models/{model} and /v2;
-// TorchServe's /predictions/{model}, /ping and /models/{model}), /health
+// TorchServe's /predictions/{model}, /ping and /models/{model}), Triton's
+// gRPC service (/inference.GRPCInferenceService/, over HTTP/2), /health
 // and /metrics.
 func (s *Server) Handler() http.Handler { return s.mux }
 
@@ -202,6 +206,7 @@ func (s *Server) Close() {
 			_ = s.httpSrv.Close()
 			s.handlers.Wait()
 		}
+		s.grpcSrv.Stop()
 		if s.spans != nil {
 			s.spans.close() // after the last request finished: its span goes too
 		}

@@ -1,0 +1,191 @@
+package protocol
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/stats"
+	"google.golang.org/protobuf/proto"
+)
+
+// grpcConn is a client's one gRPC connection (a grpc.ClientConn, which
+// multiplexes every triton-grpc request over one HTTP/2 connection as
+// HTTP/2 mode does), made on the first triton-grpc request so that
+// clients that never send one start no gRPC machinery.
+type grpcConn struct {
+	target  string
+	dialOpt []grpc.DialOption
+	md      metadata.MD // headers and the API key, sent with every call
+	badURL  error       // the base URL cannot name a gRPC server
+
+	mu   sync.Mutex
+	conn *grpc.ClientConn // nil until the first call, and after close
+	// dialed is set by each new TCP connection and taken by the next call
+	// to get its headers out (Trace.NewConn).
+	dialed atomic.Bool
+}
+
+// newGRPCConn prepares the gRPC connection to base: cleartext for http,
+// TLS (tlsConf) for https. Nothing is dialled yet.
+func newGRPCConn(base *url.URL, opts OpenAIOptions, tlsConf *tls.Config) *grpcConn {
+	g := &grpcConn{md: grpcMetadata(opts)}
+	if p := strings.TrimRight(base.Path, "/"); p != "" {
+		g.badURL = fmt.Errorf("base URL %q: the %s API takes the gRPC server's address only, e.g. http://127.0.0.1:8001 "+
+			"(the path is the RPC's): drop %s", base.Redacted(), APITritonGRPC, p)
+	}
+	host := base.Host
+	if base.Port() == "" {
+		port := "80"
+		if base.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(base.Hostname(), port)
+	}
+	g.target = "passthrough:///" + host
+	creds := insecure.NewCredentials()
+	if base.Scheme == "https" {
+		creds = credentials.NewTLS(tlsConf)
+	}
+	connect := opts.ConnectTimeout
+	if connect == 0 {
+		connect = DefaultConnectTimeout
+	}
+	d := &net.Dialer{Timeout: connect, KeepAlive: 30 * time.Second}
+	g.dialOpt = []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		// No proxy from the environment, as for HTTP (transport).
+		grpc.WithNoProxy(),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			conn, err := d.DialContext(ctx, "tcp", addr)
+			if err == nil {
+				g.dialed.Store(true)
+			}
+			return conn, err
+		}),
+		// A target that comes back is found within a second or so, not
+		// after gRPC's default backoff of up to two minutes.
+		grpc.WithConnectParams(grpc.ConnectParams{MinConnectTimeout: connect,
+			Backoff: backoff.Config{BaseDelay: 100 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second}}),
+		grpc.WithStatsHandler(sentStamper{}),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(rawCodec{})),
+	}
+	if h, ok := opts.Headers["Host"]; ok {
+		g.dialOpt = append(g.dialOpt, grpc.WithAuthority(h))
+	}
+	return g
+}
+
+// grpcMetadata is the headers every call sends: the user's (less those
+// HTTP/2 and gRPC own) and the API key as a bearer token.
+func grpcMetadata(opts OpenAIOptions) metadata.MD {
+	md := metadata.MD{}
+	for k, v := range opts.Headers {
+		switch strings.ToLower(k) {
+		case "host", "content-type", "accept", "connection", "te", "user-agent":
+			continue // the authority, or set by gRPC itself
+		}
+		md.Set(k, v)
+	}
+	if opts.APIKey != "" {
+		md.Set("authorization", "Bearer "+opts.APIKey)
+	}
+	return md
+}
+
+// client is the connection, made on first use.
+func (g *grpcConn) client() (*grpc.ClientConn, error) {
+	if g.badURL != nil {
+		return nil, g.badURL
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conn == nil {
+		conn, err := grpc.NewClient(g.target, g.dialOpt...)
+		if err != nil {
+			return nil, fmt.Errorf("gRPC client: %w", err)
+		}
+		g.conn = conn
+	}
+	return g.conn, nil
+}
+
+// close closes the connection, failing the calls in flight on it; the
+// next call makes a new one, as an HTTP request after Close opens a new
+// connection.
+func (g *grpcConn) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.conn != nil {
+		_ = g.conn.Close()
+		g.conn = nil
+	}
+}
+
+// rawBody is a request body marshalled before it was due (Request.Body).
+type rawBody []byte
+
+// rawCodec sends a rawBody as it is and reads replies as protobuf: the
+// "proto" codec, so calls carry Content-Type application/grpc+proto.
+type rawCodec struct{}
+
+func (rawCodec) Marshal(v any) ([]byte, error) {
+	if b, ok := v.(rawBody); ok {
+		return b, nil
+	}
+	m, ok := v.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("cannot marshal %T", v)
+	}
+	return proto.Marshal(m)
+}
+
+func (rawCodec) Unmarshal(data []byte, v any) error {
+	m, ok := v.(proto.Message)
+	if !ok {
+		return fmt.Errorf("cannot unmarshal into %T", v)
+	}
+	return proto.Unmarshal(data, m)
+}
+
+func (rawCodec) Name() string { return "proto" }
+
+// callKey carries a request's call in its RPC's context, for sentStamper.
+type callKey struct{}
+
+// sentStamper stamps Trace.Sent when a call's headers go out: gRPC has a
+// connection in hand then, so, as with HTTP, neither dialing nor waiting
+// for the connection counts as the server's time. It runs on the
+// caller's goroutine, inside Invoke or NewStream.
+type sentStamper struct{}
+
+func (sentStamper) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+
+func (sentStamper) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	if _, ok := s.(*stats.OutHeader); !ok {
+		return
+	}
+	if cl, ok := ctx.Value(callKey{}).(*call); ok {
+		cl.t.Sent = time.Now()
+		cl.t.NewConn = cl.c.grpc.dialed.Swap(false)
+		cl.gotConn()
+	}
+}
+
+func (sentStamper) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context { return ctx }
+
+func (sentStamper) HandleConn(context.Context, stats.ConnStats) {}
+
+// grpcProto is Trace.Proto of a gRPC call: HTTP/2, as net/http names it.
+const grpcProto = "HTTP/2.0"
