@@ -86,8 +86,14 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.Timeouts.TTFT, err = time.ParseDuration(value)
 	case "timeout":
 		c.Timeouts.Total, err = time.ParseDuration(value)
+	case "images":
+		c.Images.Count, err = strconv.Atoi(value)
+	case "image_size":
+		c.Images.Size = value
+	case "image_format":
+		c.Images.Format = value
 	default:
-		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, turns, connect_timeout, ttft_timeout or timeout; body fields only in a plan file)")
+		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, turns, connect_timeout, ttft_timeout, timeout, images, image_size or image_format; body fields only in a plan file)")
 	}
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)

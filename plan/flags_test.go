@@ -174,6 +174,7 @@ func TestClassFlag(t *testing.T) {
 	fl := newFlags(t, "--url", "http://127.0.0.1:1/v1", "--concurrency", "2",
 		"--class", "name=chat,weight=7,input_tokens=uniform(64,256),output=128,prefix_tokens=50,prefix_groups=2",
 		"--class", "name=doc, weight=1, input=2048, api=completions, ignore_eos=false, ttft_timeout=2s, timeout=1m, connect_timeout=3s",
+		"--class", "name=photo,weight=1,images=2,image_size=1920x1080,image_format=png",
 		"--length-buckets", "100,1000", "--bad-input-fraction", "0.1", "--max-context", "4096")
 	p, err := Load("", fl, nil)
 	if err != nil {
@@ -186,6 +187,7 @@ func TestClassFlag(t *testing.T) {
 			SharedPrefix: SharedPrefix{Tokens: 50, Fraction: 1, Groups: 2}},
 		{Name: "doc", Weight: 1, InputTokens: "2048", OutputTokens: "128", API: "completions", IgnoreEOS: ptr(false),
 			Timeouts: Timeouts{Connect: 3 * time.Second, TTFT: 2 * time.Second, Total: time.Minute}},
+		{Name: "photo", Weight: 1, InputTokens: "512", OutputTokens: "128", Images: Images{Count: 2, Size: "1920x1080", Format: "png"}},
 	}
 	if diff := cmp.Diff(want, p.Workload.Classes); diff != "" {
 		t.Errorf("classes (-want +got):\n%s", diff)
@@ -214,6 +216,7 @@ func TestClassFlagErrors(t *testing.T) {
 		{"name=a,weight=heavy", `weight: "heavy" is not valid`}, // not a number
 		{"name=a,colour=red", "colour: unknown key"},            // unknown key
 		{"name=a,weight", "want key=value"},                     // a key without value
+		{"name=a,images=two", `images: "two" is not valid`},     // not a count
 	}
 	for _, tt := range tests {
 		fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
