@@ -3,7 +3,7 @@
 # each body whole and parses nothing), against one `inferload sim` on
 # 127.0.0.1 paced so that every stream gets one token per step.
 #
-#   scripts/client-vs-hey.sh [paced|bulk] [requests]
+#   scripts/client-vs-hey.sh [paced|bulk] [requests] [rounds]
 #
 # paced: a 10 ms step (one token every 10 ms per stream, each its own
 #        read, as a real server streams);
@@ -14,12 +14,16 @@
 # directory and the report. INFERLOAD_CPUPROFILE=FILE profiles inferload's
 # run (pprof). hey is installed from the Go module proxy into
 # a temporary GOBIN (never by the tests). BENCHMARKS.md has the results.
+# rounds (default 1) runs the pair that many times, hey and inferload
+# alternating against the same simulator, and ends with the median ratio:
+# on a shared VM one pair's ratio moves by ±30% from run to run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-paced}
 profile=${INFERLOAD_CPUPROFILE:-}
 unset INFERLOAD_CPUPROFILE # the simulator and hey are not profiled
 requests=${2:-1920}
+rounds=${3:-1}
 streams=128
 tokens=200
 case $mode in
@@ -55,15 +59,24 @@ cpu() { /usr/bin/time -f '%U %S' -o "$work/time" "$@" >"$work/out" 2>&1 || { cat
 
 body=$(printf '{"model":"tiny-sim","messages":[{"role":"user","content":"%s"}],"max_tokens":%d,"ignore_eos":true,"stream":true,"stream_options":{"include_usage":true}}' \
 	"$(printf 'word %.0s' $(seq 64))" $tokens)
-hey_cpu=$(cpu "$work/bin/hey" -n "$requests" -c $streams -m POST -T application/json -d "$body" "http://127.0.0.1:$port/v1/chat/completions")
-hey_size=$(awk '/Size\/request:/ {print $2}' "$work/out")
-grep -q '\[200\]' "$work/out" || { cat "$work/out" >&2; echo "hey: not every request succeeded" >&2; exit 1; }
-
-il_cpu=$(INFERLOAD_CPUPROFILE=$profile cpu "$work/bin/inferload" run --url "http://127.0.0.1:$port/v1" --model tiny-sim --concurrency $streams \
-	--requests "$requests" --input-tokens 64 --output-tokens $tokens --gpu=false --out "$work/runs" --name vs-hey)
-
 per_m() { awk -v c="$1" -v n="$((requests * tokens))" 'BEGIN {printf "%.1f", c / n * 1e6}'; }
-echo "mode=$mode streams=$streams requests=$requests tokens/request=$tokens (hey read $hey_size bytes/request)"
-echo "hey:       $hey_cpu CPU-s, $(per_m "$hey_cpu") CPU-s per 1M tokens"
-echo "inferload: $il_cpu CPU-s, $(per_m "$il_cpu") CPU-s per 1M tokens"
-awk -v a="$il_cpu" -v b="$hey_cpu" 'BEGIN {printf "ratio inferload/hey: %.2f\n", a / b}'
+ratios=()
+for round in $(seq "$rounds"); do
+	hey_cpu=$(cpu "$work/bin/hey" -n "$requests" -c $streams -m POST -T application/json -d "$body" "http://127.0.0.1:$port/v1/chat/completions")
+	hey_size=$(awk '/Size\/request:/ {print $2}' "$work/out")
+	grep -q '\[200\]' "$work/out" || { cat "$work/out" >&2; echo "hey: not every request succeeded" >&2; exit 1; }
+
+	il_cpu=$(INFERLOAD_CPUPROFILE=$profile cpu "$work/bin/inferload" run --url "http://127.0.0.1:$port/v1" --model tiny-sim --concurrency $streams \
+		--requests "$requests" --input-tokens 64 --output-tokens $tokens --gpu=false --out "$work/runs" --name vs-hey)
+
+	ratio=$(awk -v a="$il_cpu" -v b="$hey_cpu" 'BEGIN {printf "%.2f", a / b}')
+	ratios+=("$ratio")
+	echo "mode=$mode round=$round/$rounds streams=$streams requests=$requests tokens/request=$tokens (hey read $hey_size bytes/request)"
+	echo "hey:       $hey_cpu CPU-s, $(per_m "$hey_cpu") CPU-s per 1M tokens"
+	echo "inferload: $il_cpu CPU-s, $(per_m "$il_cpu") CPU-s per 1M tokens"
+	echo "ratio inferload/hey: $ratio"
+done
+if [ "$rounds" -gt 1 ]; then
+	printf '%s\n' "${ratios[@]}" | sort -n | awk '{r[NR] = $1} END {m = (NR % 2) ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+		printf "median ratio over %d rounds: %.2f (min %.2f, max %.2f)\n", NR, m, r[1], r[NR]}'
+fi
