@@ -159,16 +159,9 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, aerr)
 		return
 	}
-	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
-	c := &call{s: s, w: w, r: r, fault: s.faults.Pick(rng.Float64())}
-	switch c.fault.Kind {
-	case FaultStatus:
-		writeAPIError(w, statusFault(c.fault.Status))
+	c, ok := s.wholeCall(w, r)
+	if !ok {
 		return
-	case FaultSlowFirstByte:
-		if !c.pause(c.fault.Delay) {
-			return
-		}
 	}
 	ok, full := s.imageGen.acquire(r, s.done, s.prof.QueueLimit)
 	if full {
@@ -183,6 +176,23 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c.finishImages(job)
+}
+
+// wholeCall starts a request answered in one body outside the engine
+// (images, vector search): it picks the request's fault and plays those
+// that come before any work, a status fault (answered at once) and a slow
+// first byte. ok is false when the request is over.
+func (s *Server) wholeCall(w http.ResponseWriter, r *http.Request) (c *call, ok bool) {
+	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
+	c = &call{s: s, w: w, r: r, fault: s.faults.Pick(rng.Float64())}
+	switch c.fault.Kind {
+	case FaultStatus:
+		writeAPIError(w, statusFault(c.fault.Status))
+		return c, false
+	case FaultSlowFirstByte:
+		return c, c.pause(c.fault.Delay)
+	}
+	return c, true
 }
 
 // finishImages writes the reply, or the request's fault in its place.

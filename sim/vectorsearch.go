@@ -60,16 +60,9 @@ func (s *Server) vectorSearch(w http.ResponseWriter, r *http.Request) {
 		writeSearchError(w, http.StatusBadRequest, fmt.Sprintf("Validation error in JSON body: limit must be 1 to %d, got %d", searchMaxLimit, limit))
 		return
 	}
-	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
-	c := &call{s: s, w: w, r: r, fault: s.faults.Pick(rng.Float64())}
-	switch c.fault.Kind {
-	case FaultStatus:
-		writeAPIError(w, statusFault(c.fault.Status))
+	c, ok := s.wholeCall(w, r)
+	if !ok {
 		return
-	case FaultSlowFirstByte:
-		if !c.pause(c.fault.Delay) {
-			return
-		}
 	}
 	cost := searchBase + time.Duration(limit)*searchPerHit
 	if !c.pause(time.Duration(float64(cost) / s.speedup)) {
