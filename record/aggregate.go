@@ -191,7 +191,12 @@ func (a *Aggregate) addLatencies(r *Result) {
 	if r.OpenLoop {
 		a.queue.Record(r.QueueDelayUS)
 	}
-	r.EachGap(a.itl.RecordN)
+	if a.child {
+		// A run's ITL is its classes' merged (runITL): every gap is
+		// recorded into its class's and its bucket's histograms, not a
+		// third time here.
+		r.EachGap(a.itl.RecordN)
+	}
 	// A non-streamed reply arrives whole: its "first token" is its end, so
 	// TTFT and TPOT would describe the transport, not generation.
 	if !r.Stream {
@@ -354,10 +359,26 @@ func (a *Aggregate) tokenSource() string {
 
 func (a *Aggregate) clamped() int64 {
 	var n int64
-	for _, h := range []*Hist{a.ttft, a.itl, a.tpot, a.e2e, a.queue, a.failedE2E} {
+	for _, h := range []*Hist{a.ttft, a.runITL(), a.tpot, a.e2e, a.queue, a.failedE2E} {
 		n += h.Clamped()
 	}
 	return n
+}
+
+// runITL is the aggregate's ITL histogram: a child's own, or a run's, the
+// merge of its classes' (they partition its records, and a merge is
+// exact). Recording each gap into the run, its class and its
+// input-length bucket cost three histogram updates a token; this leaves
+// two.
+func (a *Aggregate) runITL() *Hist {
+	if a.child {
+		return a.itl
+	}
+	h := NewHist()
+	for _, c := range a.split.classes {
+		h.Merge(c.itl)
+	}
+	return h
 }
 
 // relDiff is (got − want) ÷ want, 0 when want is 0.

@@ -133,7 +133,7 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 		FailureRate: a.failureRate(),
 		Errors:      a.errorCounts(),
 		Metrics: Metrics{
-			TTFT: a.ttft.Stats(), ITL: a.itl.Stats(), TPOT: a.tpot.Stats(),
+			TTFT: a.ttft.Stats(), ITL: a.runITL().Stats(), TPOT: a.tpot.Stats(),
 			E2E: a.e2e.Stats(), QueueDelay: a.queue.Stats(),
 		},
 		FailedE2E: a.failedE2E.Stats(),
