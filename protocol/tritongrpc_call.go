@@ -53,15 +53,11 @@ func (cl *call) runGRPC() {
 // grpcUnary calls ModelInfer: the response's arrival is the only content
 // event, as for a whole HTTP reply.
 func (cl *call) grpcUnary(ctx context.Context, conn *grpc.ClientConn) error {
-	var r tritonpb.ModelInferResponse
-	err := conn.Invoke(ctx, tritonpb.GRPCInferenceService_ModelInfer_FullMethodName, rawBody(cl.req.Body), &r)
-	at := time.Now()
+	r, at, err := cl.modelInfer(ctx, conn)
 	if err != nil {
 		return err
 	}
-	cl.replied(&r)
-	cl.t.End = at
-	if err := cl.tritonResponse(&r, arrival{at: at}); err != nil {
+	if err := cl.tritonResponse(r, arrival{at: at}); err != nil {
 		return err
 	}
 	return emptyOutput(cl.t)
@@ -71,19 +67,29 @@ func (cl *call) grpcUnary(ctx context.Context, conn *grpc.ClientConn) error {
 // reply, the response's arrival is the first "token" and the end, with no
 // content event (its output is a tensor, not generated tokens).
 func (cl *call) grpcTensors(ctx context.Context, conn *grpc.ClientConn) error {
-	var r tritonpb.ModelInferResponse
-	err := conn.Invoke(ctx, tritonpb.GRPCInferenceService_ModelInfer_FullMethodName, rawBody(cl.req.Body), &r)
-	at := time.Now()
+	r, at, err := cl.modelInfer(ctx, conn)
 	if err != nil {
 		return err
 	}
-	cl.replied(&r)
-	cl.t.End = at
-	if err := tensorOutput(&r, cl.c.tensors.Output); err != nil {
+	if err := tensorOutput(r, cl.c.tensors.Output); err != nil {
 		return err
 	}
 	cl.t.FirstToken = at
 	return nil
+}
+
+// modelInfer calls ModelInfer with the request's body and notes the reply
+// and its arrival (the trace's end).
+func (cl *call) modelInfer(ctx context.Context, conn *grpc.ClientConn) (*tritonpb.ModelInferResponse, time.Time, error) {
+	var r tritonpb.ModelInferResponse
+	err := conn.Invoke(ctx, tritonpb.GRPCInferenceService_ModelInfer_FullMethodName, rawBody(cl.req.Body), &r)
+	at := time.Now()
+	if err != nil {
+		return nil, at, err
+	}
+	cl.replied(&r)
+	cl.t.End = at
+	return &r, at, nil
 }
 
 // grpcStream calls ModelStreamInfer with the one request and reads its
