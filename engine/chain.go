@@ -87,6 +87,10 @@ type chainRun struct {
 	req   *protocol.Request
 	steps []record.ChainStep
 	bytes [2]int64 // out, in over all steps
+	// newConn: some step opened a connection (the record's new_conn: a
+	// chain whose first step opened the pool's connection and whose last
+	// reused it still opened one).
+	newConn bool
 	// trace is the chain's join key (zero with trace context off): every
 	// model call sends it, each as its own span (the step's index in place
 	// of the attempt number), so a server's spans of the chain share it.
@@ -135,6 +139,7 @@ func (e *Engine) chainStep(ctx context.Context, run *chainRun, s *ChainStep) *pr
 	}
 	run.bytes[0] += tr.BytesOut
 	run.bytes[1] += tr.BytesIn
+	run.newConn = run.newConn || tr.NewConn
 	run.steps = append(run.steps, e.stepRecord(s, run.req, tr))
 	return tr
 }
@@ -200,6 +205,7 @@ func (e *Engine) chainResult(i uint64, run *chainRun, intended time.Duration, op
 	}
 	r := e.result(i, prepared{spec: run.spec, req: req}, &tr, intended, openLoop)
 	r.BytesOut, r.BytesIn = run.bytes[0], run.bytes[1]
+	r.NewConn = run.newConn
 	r.Chain = run.steps
 	if run.trace != ([16]byte{}) {
 		r.TraceID = hex.EncodeToString(run.trace[:]) // also when the chain ended in an HTTP step

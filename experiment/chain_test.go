@@ -235,6 +235,11 @@ workload:
 	if rag == nil || rag.Chains != 8 || rag.Failed != 0 || len(rag.Steps) != 3 || rag.Steps[1].Name != "search" {
 		t.Fatalf("chains %+v, errors %v", rag, s.Errors)
 	}
+	// The embeddings step opens the model pool's connections and the
+	// answer step reuses them: the chains still opened connections.
+	if c := s.Connections; c == nil || c.Opened < 1 || c.Opened > 2 {
+		t.Errorf("connections %+v, want 1 or 2 opened (2 users)", c)
+	}
 	// Two 96-word passages beside a 16-token question: over 190 input
 	// tokens a request.
 	if in := s.Tokens.InputTotal / s.Requests.Succeeded; in < 190 {
