@@ -21,7 +21,7 @@ type tritonRequest struct {
 func parseTriton(stream bool, model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
 	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
 		if m := r.PathValue("model"); m != model {
-			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("Request for unknown model: '%s' is not found", m)}
+			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
 		}
 		var t tritonRequest
 		if err := json.Unmarshal(body, &t); err != nil {
@@ -89,20 +89,42 @@ func (s *Server) tritonServer(w http.ResponseWriter, _ *http.Request) {
 	_, _ = fmt.Fprintf(w, `{"name":"triton","version":%q,"extensions":["classification","sequence","model_repository","schedule_policy","model_configuration","binary_tensor_data","parameters","statistics","trace","logging","generate"]}`, Version)
 }
 
-// tritonModel answers GET /v2/models/{model}: the model's metadata. The
-// simulated model answers both the generate extension (a TensorRT-LLM
-// ensemble's text_input, max_tokens, stream -> text_output) and /infer (a
-// classifier's TEXT -> LABEL), so it lists both sets of tensors.
+// tritonTensor is one tensor of the simulated model's metadata.
+type tritonTensor struct {
+	Name     string  `json:"name"`
+	Datatype string  `json:"datatype"`
+	Shape    []int64 `json:"shape"`
+}
+
+// tritonInputs and tritonOutputs are the simulated model's tensors, as its
+// metadata lists them over HTTP (GET /v2/models/{model}) and gRPC
+// (ModelMetadata). The model answers both the generate extension (a
+// TensorRT-LLM ensemble's text_input, max_tokens, stream -> text_output)
+// and /infer (a classifier's TEXT -> LABEL), so it lists both sets.
+var (
+	tritonInputs = []tritonTensor{{grpcTextInput, "BYTES", []int64{-1, 1}}, {grpcMaxTokens, "INT32", []int64{-1, 1}},
+		{grpcStream, "BOOL", []int64{-1, 1}}, {inferInput, "BYTES", []int64{-1, 1}}}
+	tritonOutputs = []tritonTensor{{grpcTextOutput, "BYTES", []int64{-1, -1}}, {inferOutput, "BYTES", []int64{-1, 1}}}
+)
+
+// unknownModel is Triton's message for a model it does not serve.
+func unknownModel(name string) string {
+	return fmt.Sprintf("Request for unknown model: '%s' is not found", name)
+}
+
+// tritonModel answers GET /v2/models/{model}: the model's metadata.
 func (s *Server) tritonModel(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	if r.PathValue("model") != s.prof.Model {
 		w.WriteHeader(http.StatusBadRequest)
-		_, _ = fmt.Fprintf(w, `{"error":%s}`, jsonString("Request for unknown model: '"+r.PathValue("model")+"' is not found"))
+		_, _ = fmt.Fprintf(w, `{"error":%s}`, jsonString(unknownModel(r.PathValue("model"))))
 		return
 	}
-	_, _ = fmt.Fprintf(w, `{"name":%s,"versions":["1"],"platform":"ensemble","inputs":[`+
-		`{"name":"text_input","datatype":"BYTES","shape":[-1,1]},{"name":"max_tokens","datatype":"INT32","shape":[-1,1]},`+
-		`{"name":"stream","datatype":"BOOL","shape":[-1,1]},{"name":%q,"datatype":"BYTES","shape":[-1,1]}],`+
-		`"outputs":[{"name":"text_output","datatype":"BYTES","shape":[-1,-1]},{"name":%q,"datatype":"BYTES","shape":[-1,1]}]}`,
-		s.modelJSON, inferInput, inferOutput)
+	_ = json.NewEncoder(w).Encode(struct {
+		Name     string         `json:"name"`
+		Versions []string       `json:"versions"`
+		Platform string         `json:"platform"`
+		Inputs   []tritonTensor `json:"inputs"`
+		Outputs  []tritonTensor `json:"outputs"`
+	}{s.prof.Model, []string{"1"}, "ensemble", tritonInputs, tritonOutputs})
 }

@@ -3,7 +3,6 @@ package sim
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"sync/atomic"
@@ -15,9 +14,8 @@ import (
 	"github.com/inferload/inferload/internal/tritonpb"
 )
 
-// The simulated LLM model's tensors on the gRPC API: the TensorRT-LLM
-// ensemble's (and the vLLM backend's) names, as GET /v2/models/{model}
-// describes them.
+// The simulated LLM model's tensors: the TensorRT-LLM ensemble's (and the
+// vLLM backend's) names, as its metadata lists them (tritonInputs).
 const (
 	grpcTextInput  = "text_input"
 	grpcMaxTokens  = "max_tokens"
@@ -133,24 +131,23 @@ func (g *tritonGRPC) ServerMetadata(context.Context, *tritonpb.ServerMetadataReq
 			"system_shared_memory", "cuda_shared_memory", "binary_tensor_data", "parameters", "statistics", "trace", "logging"}}, nil
 }
 
-// ModelMetadata describes the model as GET /v2/models/{model} does: the
-// TensorRT-LLM ensemble's inputs and output.
+// ModelMetadata describes the model as GET /v2/models/{model} does
+// (tritonInputs, tritonOutputs).
 func (g *tritonGRPC) ModelMetadata(_ context.Context, r *tritonpb.ModelMetadataRequest) (*tritonpb.ModelMetadataResponse, error) {
 	if r.GetName() != g.s.prof.Model {
 		return nil, status.Error(codes.NotFound, unknownModel(r.GetName()))
 	}
-	t := func(name, dtype string, shape ...int64) *tritonpb.ModelMetadataResponse_TensorMetadata {
-		return &tritonpb.ModelMetadataResponse_TensorMetadata{Name: name, Datatype: dtype, Shape: shape}
-	}
 	return &tritonpb.ModelMetadataResponse{Name: g.s.prof.Model, Versions: []string{"1"}, Platform: "ensemble",
-		Inputs:  []*tritonpb.ModelMetadataResponse_TensorMetadata{t(grpcTextInput, "BYTES", -1, 1), t(grpcMaxTokens, "INT32", -1, 1), t(grpcStream, "BOOL", -1, 1)},
-		Outputs: []*tritonpb.ModelMetadataResponse_TensorMetadata{t(grpcTextOutput, "BYTES", -1, -1)},
-	}, nil
+		Inputs: grpcTensors(tritonInputs), Outputs: grpcTensors(tritonOutputs)}, nil
 }
 
-// unknownModel is Triton's message for a model it does not serve.
-func unknownModel(name string) string {
-	return fmt.Sprintf("Request for unknown model: '%s' is not found", name)
+// grpcTensors is a tensor list in ModelMetadata's form.
+func grpcTensors(ts []tritonTensor) []*tritonpb.ModelMetadataResponse_TensorMetadata {
+	out := make([]*tritonpb.ModelMetadataResponse_TensorMetadata, len(ts))
+	for i, t := range ts {
+		out[i] = &tritonpb.ModelMetadataResponse_TensorMetadata{Name: t.Name, Datatype: t.Datatype, Shape: t.Shape}
+	}
+	return out
 }
 
 // ModelInfer answers with the whole text in one response.

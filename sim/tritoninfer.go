@@ -47,7 +47,7 @@ type inferRequest struct {
 func parseTritonInfer(model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
 	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
 		if m := r.PathValue("model"); m != model {
-			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("Request for unknown model: '%s' is not found", m)}
+			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
 		}
 		var t inferRequest
 		if err := json.Unmarshal(body, &t); err != nil {

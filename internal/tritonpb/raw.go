@@ -56,19 +56,8 @@ func EachBytes(raw []byte, each func(elem []byte)) error {
 // a truncated element is an error, as for EachBytes.
 func AnyBytes(raw []byte) (bool, error) {
 	found := false
-	for len(raw) > 0 {
-		if len(raw) < 4 {
-			return found, ErrTruncated
-		}
-		n := binary.LittleEndian.Uint32(raw)
-		raw = raw[4:]
-		if uint64(n) > uint64(len(raw)) {
-			return found, ErrTruncated
-		}
-		found = found || n > 0
-		raw = raw[n:]
-	}
-	return found, nil
+	err := EachBytes(raw, func(elem []byte) { found = found || len(elem) > 0 })
+	return found, err
 }
 
 // AppendInt32 appends one INT32 element in raw form (little-endian).
