@@ -132,11 +132,12 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		tail := tr.Tail
 		r.EventsTail = &tail
 	}
-	if !p.req.Generates() {
+	generates := p.req.Generates()
+	if !generates {
 		// No tokens were asked for: the length checks do not apply.
 		r.MaxTokens, r.IgnoreEOS = 0, false
 	}
-	fillTokens(r, tr, p.req.Generates())
+	fillTokens(r, tr, generates)
 	return r
 }
 

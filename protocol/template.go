@@ -195,8 +195,10 @@ func (t *Template) appendString(b []byte, s string) []byte {
 	if t.escape == EscapeQuery {
 		return append(b, url.QueryEscape(s)...)
 	}
-	q := appendJSONString(nil, s)
-	return append(b, q[1:len(q)-1]...)
+	n := len(b)
+	b = appendJSONString(b, s)
+	copy(b[n:], b[n+1:len(b)-1]) // drop the quotes: the template has its own
+	return b[:len(b)-2]
 }
 
 // requestID is the id {{request_id}} stands for: the request's trace id

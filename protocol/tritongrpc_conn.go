@@ -40,11 +40,9 @@ type grpcConn struct {
 // newGRPCConn prepares the gRPC connection to base: cleartext for http,
 // TLS (tlsConf) for https. Nothing is dialled yet.
 func newGRPCConn(base *url.URL, opts OpenAIOptions, tlsConf *tls.Config) *grpcConn {
-	g := &grpcConn{md: grpcMetadata(opts)}
-	if p := strings.TrimRight(base.Path, "/"); p != "" {
-		g.badURL = fmt.Errorf("base URL %q: the %s API takes the gRPC server's address only, e.g. http://127.0.0.1:8001 "+
-			"(the path is the RPC's): drop %s", base.Redacted(), APITritonGRPC, p)
-	}
+	// One client serves every API of a plan's classes, so a base URL with a
+	// path fails only this API's requests (with CheckAPIURL's message).
+	g := &grpcConn{md: grpcMetadata(opts), badURL: CheckAPIURL(APITritonGRPC, base.String())}
 	host := base.Host
 	if base.Port() == "" {
 		port := "80"
