@@ -3,34 +3,15 @@ package record
 import (
 	"encoding/json"
 	"errors"
-	"strconv"
 )
 
-// The compact form of a record's event offsets, "events_dus": the first
-// value is the first offset, each later one the gap from the offset before
-// it. [250000, 271337, 292674] is written [250000,21337,21337]. Gaps of a
-// streamed reply are a few thousand microseconds and repeat, so they take
-// half the digits of absolute offsets and compress several times better.
-// Subtraction and addition wrap alike, so every int64 sequence, even one
-// that goes backwards or spans the whole range, comes back exactly.
-
-// appendEventDeltas writes events as "events_dus"; nothing when empty, as
-// appendEvents omits "events_us".
-func appendEventDeltas(b []byte, events []int64) []byte {
-	if len(events) == 0 {
-		return b
-	}
-	b = append(b, `,"events_dus":[`...)
-	prev := int64(0)
-	for i, v := range events {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, v-prev, 10)
-		prev = v
-	}
-	return append(b, ']')
-}
+// The delta form of a record's event offsets, "events_dus", is what
+// records.jsonl.zst held before the packed form (events_packed.go): the
+// first value is the first offset, each later one the gap from the offset
+// before it. [250000, 271337, 292674] was written [250000,21337,21337].
+// Runs written so are still read. Subtraction and addition wrap alike, so
+// every int64 sequence, even one that goes backwards or spans the whole
+// range, comes back exactly.
 
 // undoEventDeltas turns "events_dus" values into absolute offsets in place.
 func undoEventDeltas(d []int64) []int64 {
@@ -42,13 +23,14 @@ func undoEventDeltas(d []int64) []int64 {
 	return d
 }
 
-// errBothEventForms: a line with both forms has no single reading.
-var errBothEventForms = errors.New("record has both events_us and events_dus")
+// errBothEventForms: a line with two forms of offsets has no single reading.
+var errBothEventForms = errors.New("record has more than one of events_us, events_dus and events_b64")
 
-// UnmarshalJSON reads a record line in either form: offsets absolute under
-// "events_us" (plain records.jsonl, `inferload export --jsonl`) or as
-// deltas under "events_dus" (records.jsonl.zst). EventsUS is absolute
-// either way, so nothing that reads records knows which it was. A line is
+// UnmarshalJSON reads a record line in any form: offsets absolute under
+// "events_us" (plain records.jsonl, `inferload export --jsonl`), packed
+// under "events_b64" (records.jsonl.zst) or as deltas under "events_dus"
+// (records.jsonl.zst of runs before the packed form). EventsUS is absolute
+// every way, so nothing that reads records knows which it was. A line is
 // a whole record: it replaces all of r. Lines as our writer writes them
 // take decodeResult's path, the rest encoding/json's; both read alike.
 func (r *Result) UnmarshalJSON(b []byte) error {
@@ -65,17 +47,28 @@ func (r *Result) decodeJSON(b []byte) error {
 	type plain Result // no methods: decodes field by field as before
 	v := struct {
 		*plain
-		EventsDUS []int64 `json:"events_dus"`
+		EventsDUS *[]int64 `json:"events_dus"`
+		EventsB64 *string  `json:"events_b64"`
 	}{plain: (*plain)(r)}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	if len(v.EventsDUS) == 0 {
-		return nil
+	forms := 0
+	for _, present := range []bool{r.EventsUS != nil, v.EventsDUS != nil, v.EventsB64 != nil} {
+		if present {
+			forms++
+		}
 	}
-	if len(r.EventsUS) > 0 {
+	if forms > 1 {
 		return errBothEventForms
 	}
-	r.EventsUS = undoEventDeltas(v.EventsDUS)
+	switch {
+	case v.EventsDUS != nil && len(*v.EventsDUS) > 0:
+		r.EventsUS = undoEventDeltas(*v.EventsDUS)
+	case v.EventsB64 != nil:
+		var err error
+		r.EventsUS, err = unpackEvents([]byte(*v.EventsB64))
+		return err
+	}
 	return nil
 }

@@ -48,8 +48,8 @@ func decodeResult(b []byte, r *Result) bool {
 		}
 	}
 	d.ws()
-	if d.i != len(d.b) || seen&(resultKeys["events_us"]|resultKeys["events_dus"]) == resultKeys["events_us"]|resultKeys["events_dus"] {
-		return false // trailing bytes, or both forms: encoding/json's error
+	if forms := seen & eventFormKeys; d.i != len(d.b) || forms&(forms-1) != 0 {
+		return false // trailing bytes, or two forms of offsets: encoding/json's error
 	}
 	if deltas {
 		if len(r.EventsUS) == 0 {
@@ -64,7 +64,7 @@ func decodeResult(b []byte, r *Result) bool {
 // spotting repeats.
 var resultKeys = func() map[string]uint64 {
 	keys := []string{"id", "step", "class", "expect", "warmup", "open_loop", "intended_us", "send_us",
-		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "e2e_us", "events_us", "events_dus",
+		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "e2e_us", "events_us", "events_dus", "events_b64",
 		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "token_source", "usage_implausible",
 		"usage_output_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "status",
 		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "images", "image_size",
@@ -75,6 +75,10 @@ var resultKeys = func() map[string]uint64 {
 	}
 	return m
 }()
+
+// eventFormKeys are the bits of the event offsets' three forms; a line
+// holds at most one.
+var eventFormKeys = resultKeys["events_us"] | resultKeys["events_dus"] | resultKeys["events_b64"]
 
 // resultField reads the value of key k into r.
 func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
@@ -114,6 +118,13 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 	case "events_us", "events_dus":
 		r.EventsUS, ok = d.ints()
 		*deltas = k == "events_dus"
+	case "events_b64":
+		var packed []byte
+		if packed, ok = d.raw(); ok {
+			var err error
+			r.EventsUS, err = unpackEvents(packed)
+			ok = err == nil // encoding/json's path reports it
+		}
 	case "stream":
 		r.Stream, ok = d.bool()
 	case "input_tokens":

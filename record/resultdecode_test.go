@@ -72,6 +72,8 @@ func FuzzDecodeResult(f *testing.F) {
 	f.Add([]byte(`{"id":1,"send_us":5,"e2e_us":9,"events_dus":[250000,21337,-4,0],"stream":true,"server":{"prefill_us":3,"has_queue":true}}`))
 	f.Add([]byte(` {"id":2, "events_us" : [3 ,5,9] ,"class":"é"} `))
 	f.Add([]byte(`{"events_dus":[],"clock":"kernel","error":"timeout"}`))
+	f.Add([]byte(`{"id":3,"events_b64":"AwMBAAABAQAJIREKYzp1fpQ2pr4g+g","stream":true}`))
+	f.Add([]byte(`{"id":4,"events_b64":"AgICAg","events_us":[1]}`))
 	f.Fuzz(func(t *testing.T, line []byte) {
 		var fast, slow Result
 		if !decodeResult(line, &fast) {

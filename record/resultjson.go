@@ -15,15 +15,16 @@ func AppendResultJSON(b []byte, r *Result) []byte {
 }
 
 // AppendCompactResultJSON is AppendResultJSON with the event offsets
-// written as deltas under "events_dus" (appendEventDeltas) in place of
-// "events_us": the form compressed record files hold, since gaps of a few
-// thousand microseconds repeat where absolute offsets never do. Result's
-// UnmarshalJSON reads either form back to the same absolute EventsUS.
+// packed under "events_b64" (appendEventsPacked) in place of "events_us":
+// the form compressed record files hold, since gaps of a few thousand
+// microseconds compress to near their jitter's entropy there, where
+// absolute offsets never repeat. Result's UnmarshalJSON reads every form
+// back to the same absolute EventsUS.
 func AppendCompactResultJSON(b []byte, r *Result) []byte {
 	return appendResult(b, r, true)
 }
 
-func appendResult(b []byte, r *Result, deltas bool) []byte {
+func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = strconv.AppendUint(append(b, `{"id":`...), r.ID, 10)
 	b = appendIntOmit(b, `,"step":`, int64(r.Step))
 	b = appendStrOmit(b, `,"class":`, r.Class)
@@ -38,8 +39,8 @@ func appendResult(b []byte, r *Result, deltas bool) []byte {
 	b = appendStrOmit(b, `,"clock":`, r.Clock)
 	b = appendIntOmit(b, `,"read_lag_us":`, r.ReadLagUS)
 	b = appendInt(b, `,"e2e_us":`, r.E2EUS)
-	if deltas {
-		b = appendEventDeltas(b, r.EventsUS)
+	if compact {
+		b = appendEventsPacked(b, r.EventsUS)
 	} else {
 		b = appendEvents(b, r.EventsUS)
 	}

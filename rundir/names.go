@@ -14,8 +14,9 @@ const (
 	// Env is the environment: client host, target, GPUs, declared fields.
 	Env = "env.json"
 	// Records holds one record per request, appended as they finish, as
-	// zstd-compressed JSON lines with each record's event offsets as
-	// deltas (events_dus). Find a run's records with RecordsFile.
+	// zstd-compressed JSON lines with each record's event offsets packed
+	// (events_b64; older runs wrote deltas, events_dus). Find a
+	// run's records with RecordsFile.
 	Records = "records.jsonl.zst"
 	// RecordsPlain is the uncompressed records file of runs written before
 	// records were compressed (events_us absolute), and what

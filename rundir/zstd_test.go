@@ -117,7 +117,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 		t.Fatalf("%s is not whole zstd frames", Records)
 	}
 	inside, n, err := DecodeFrames(nil, z)
-	if err != nil || n != len(z) || !bytes.Contains(inside, []byte(`"events_dus":[`)) || bytes.Contains(inside, []byte(`"events_us"`)) {
+	if err != nil || n != len(z) || !bytes.Contains(inside, []byte(`"events_b64":"`)) || bytes.Contains(inside, []byte(`"events_us"`)) {
 		t.Errorf("decoded %d of %d bytes (%v); want the compact form throughout", n, len(z), err)
 	}
 	if len(z)*3 > len(plain) {
