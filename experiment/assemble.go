@@ -11,6 +11,7 @@ import (
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -19,80 +20,75 @@ var errNoRecords = errors.New("no records")
 
 // Assemble is the one summary assembly: it turns what a run directory
 // holds (the resolved plan, the experiment's design, the records, the
-// events and the telemetry) into its summary. The live run, `inferload
-// report` and any later merge of shards call it, so every figure and
-// verdict is computed once, from the records, and a directory always
-// rebuilds to the same bytes. A run that was killed has no run_end: its
-// window ends at the last completion, and only the stages that reached
-// their stage_end are steps.
+// events and the telemetry) into its summary. `inferload report` and any
+// later merge of shards call it, and a live run ends with the same
+// assembly fed with the very records it wrote (recordsFold), so every
+// figure and verdict is computed once and a directory always rebuilds to
+// the same bytes (TestRebuildIsIdenticalForEveryCommand). A run that was
+// killed has no run_end: its window ends at the last completion, and only
+// the stages that reached their stage_end are steps.
 func Assemble(dir string) (*Rebuilt, error) { return assemble(dir, nil) }
 
-// assemble is Assemble, handing each record as read (before the span join)
-// to also, when set: the report's digest shares the one read of the
-// records, which is most of what a rebuild costs.
-func assemble(dir string, also func(*record.Result)) (*Rebuilt, error) {
-	p, err := readPlan(dir)
+// assemble is Assemble, with the report's digest (when set) built in the
+// same one read of the records, which is most of what a rebuild costs.
+func assemble(dir string, digest *report.Digest) (*Rebuilt, error) {
+	p, d, err := readPlanDesign(dir)
 	if err != nil {
 		return nil, err
-	}
-	d, err := ReadDesign(dir, p)
-	if err != nil {
-		return nil, err
-	}
-	info, marks, err := readRunInfo(dir, p)
-	if err != nil {
-		return nil, err
-	}
-	agg, accs := newAggregate(p), map[int]*stepAcc{}
-	segs := make([]*record.Aggregate, max(d.Segments, 0))
-	for i := range segs {
-		segs[i] = record.NewAggregate()
 	}
 	join, err := readSpans(dir)
 	if err != nil {
 		return nil, err
 	}
-	n := 0
+	fold := newRecordsFold(p, d, join, digest)
 	stats, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
-		n++
-		if also != nil {
-			also(r)
-		}
-		if join != nil {
-			join.Apply(r)
-		}
-		agg.Add(r)
-		if len(segs) > 1 {
-			segs[record.SegmentOf(r.ID, len(segs))].Add(r)
-		}
-		if r.Step > 0 && d.staged() {
-			acc := accs[r.Step]
-			if acc == nil {
-				acc = newStepAcc(p, d)
-				accs[r.Step] = acc
-			}
-			acc.add(r)
-		}
+		fold.add(r)
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
 	}
-	if n == 0 && info.EndUS == 0 {
+	rb, err := fold.assemble(dir, p, d)
+	if err != nil {
+		return nil, err
+	}
+	rb.TruncatedRecords = stats.Truncated
+	return rb, nil
+}
+
+// readPlanDesign reads the run's plan and the experiment's design.
+func readPlanDesign(dir string) (*plan.Plan, Design, error) {
+	p, err := readPlan(dir)
+	if err != nil {
+		return nil, Design{}, err
+	}
+	d, err := ReadDesign(dir, p)
+	return p, d, err
+}
+
+// assemble finishes the summary from the records folded so far and the
+// directory's other files: the run's window and stages from its events,
+// the telemetry, and the verdicts drawn from them.
+func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design) (*Rebuilt, error) {
+	info, marks, err := readRunInfo(dir, p)
+	if err != nil {
+		return nil, err
+	}
+	if f.n == 0 && info.EndUS == 0 {
 		return nil, fmt.Errorf("%s: %w (was the run stopped before any request finished?)", dir, errNoRecords)
 	}
-	s := agg.Summary(info)
-	if join != nil {
-		s.Spans = join.Summary()
+	s := f.agg.Summary(info)
+	if f.join != nil {
+		s.Spans = f.join.Summary()
 	}
-	if len(segs) > 1 {
-		for i, sa := range segs {
+	if len(f.segs) > 1 {
+		for i, sa := range f.segs {
 			ss := sa.Summary(info)
-			s.Segments = append(s.Segments, record.SegmentFigures{Segment: fmt.Sprintf("%d/%d", i, len(segs)),
+			s.Segments = append(s.Segments, record.SegmentFigures{Segment: fmt.Sprintf("%d/%d", i, len(f.segs)),
 				Requests: ss.Requests, FailureRate: ss.FailureRate})
 		}
 	}
-	if err := assembleSteps(s, p, d, marks, accs); err != nil {
+	if err := assembleSteps(s, p, d, marks, f.accs); err != nil {
 		return nil, err
 	}
 	if d.Soak != nil {
@@ -105,13 +101,13 @@ func assemble(dir string, also func(*record.Result)) (*Rebuilt, error) {
 		return nil, err
 	}
 	observe.Summarize(samples, info, s)
-	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: agg.LoadTrend(info), Load: runLoad(p, d, agg, info), Criteria: d.Criteria}); err != nil {
+	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: f.agg.LoadTrend(info), Load: runLoad(p, d, f.agg, info), Criteria: d.Criteria}); err != nil {
 		return nil, err
 	}
 	if err := applyThresholds(s, p.Thresholds); err != nil {
 		return nil, err
 	}
-	return &Rebuilt{Summary: s, TruncatedRecords: stats.Truncated}, nil
+	return &Rebuilt{Summary: s}, nil
 }
 
 // assembleSteps gives a staged run its steps, one per finished stage, and

@@ -28,17 +28,34 @@ type Rebuilt struct {
 // `inferload report DIR` rewrites the very bytes the run wrote.
 func Rebuild(dir string) (*Rebuilt, error) {
 	digest := report.NewDigest()
-	rb, err := assemble(dir, digest.Add)
+	rb, err := assemble(dir, digest)
 	if err != nil {
 		return nil, err
 	}
+	return rb, writeSummaryReport(dir, rb, digest)
+}
+
+// finishLive is Rebuild at a live run's end from the fold it fed with
+// every record it wrote, so the records are not read back; the same bytes
+// as Rebuild (TestRebuildIsIdenticalForEveryCommand). Without a fold, or
+// when the plan or design changed under it, it is Rebuild.
+func finishLive(dir string, f *liveFold) (*Rebuilt, error) {
+	if f == nil || !f.stillCurrent(dir) {
+		return Rebuild(dir)
+	}
+	rb, err := f.assemble(dir, f.p, f.d)
+	if err != nil {
+		return nil, err
+	}
+	return rb, writeSummaryReport(dir, rb, f.digest)
+}
+
+// writeSummaryReport writes summary.json and report.html.
+func writeSummaryReport(dir string, rb *Rebuilt, digest *report.Digest) error {
 	if err := rundir.WriteSummary(filepath.Join(dir, rundir.Summary), rb.Summary); err != nil {
-		return nil, err
+		return err
 	}
-	if err := writeReport(dir, rb.Summary, digest); err != nil {
-		return nil, err
-	}
-	return rb, nil
+	return writeReport(dir, rb.Summary, digest)
 }
 
 // applyThresholds evaluates the plan's thresholds into s.Thresholds.

@@ -14,9 +14,10 @@ import (
 )
 
 // recorder writes a run's records as they finish and keeps the live
-// aggregate the progress line shows (the summary is Assemble's, from the
-// records on disk). Results arrive from one goroutine (the
-// collector); the progress goroutine reads a snapshot under the same lock.
+// aggregate the progress line shows; with a live fold, that aggregate is
+// the fold's, which the run's summary is assembled from (finishLive).
+// Results arrive from one goroutine (the collector); the progress
+// goroutine reads a snapshot under the same lock.
 type recorder struct {
 	files  *runFiles
 	warmup time.Duration
@@ -24,6 +25,7 @@ type recorder struct {
 
 	mu         sync.Mutex
 	agg        *record.Aggregate
+	fold       *liveFold // nil: the summary is assembled from the records read back
 	series     *record.Series
 	sawFailure bool
 	// onResult is Options.OnResult: live exporters see each result.
@@ -42,8 +44,11 @@ type recorder struct {
 	finished int64
 }
 
-func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock) *recorder {
-	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p), clock: clock}
+func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock, fold *liveFold) *recorder {
+	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p), clock: clock, fold: fold}
+	if fold != nil {
+		r.agg = fold.agg
+	}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
 		if r.onWindow != nil {
@@ -67,7 +72,11 @@ func (r *recorder) add(res *record.Result, start time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.finished++
-	r.agg.Add(res)
+	if r.fold != nil {
+		r.fold.add(res)
+	} else {
+		r.agg.Add(res)
+	}
 	r.series.Add(res)
 	if !res.OK() && !res.ExpectedRejection() && !r.sawFailure {
 		r.sawFailure = true

@@ -20,8 +20,9 @@ import (
 // it: a single-phase run is one stage, a staged run, sweep or capacity
 // search is several, a soak is one long stage. It starts the engine of
 // each stage, records its results, closes the run with the same events
-// whatever ran, and leaves the summary to Assemble, which reads only what
-// the directory holds, so the live summary and a rebuild are one.
+// whatever ran, and ends with Assemble's summary: fed with each record as
+// it was written (finishLive), and otherwise only what the directory
+// holds, so the live summary and a rebuild are one.
 type runner struct {
 	p      *plan.Plan
 	design Design
@@ -122,7 +123,11 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 			return nil, err
 		}
 	}
-	r.rec = newRecorder(r.files, p, opts.clock())
+	fold, err := newLiveFold(r.dir, ln != nil)
+	if err != nil {
+		return nil, err
+	}
+	r.rec = newRecorder(r.files, p, opts.clock(), fold)
 	r.rec.onResult = opts.OnResult
 	r.rec.onWriteFail = r.stopIssuing
 	if opts.OnWindow != nil {
@@ -147,7 +152,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if r.stages == 0 {
 		return nil, fmt.Errorf("%s: no stage ran", r.dir)
 	}
-	rb, err := Rebuild(r.dir)
+	rb, err := finishLive(r.dir, fold)
 	if err != nil {
 		return nil, err
 	}
