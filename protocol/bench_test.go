@@ -1,7 +1,11 @@
 package protocol
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptrace"
 	"os"
 	"runtime"
@@ -148,6 +152,43 @@ func BenchmarkNonStreaming(b *testing.B) {
 	req := benchRequest(b, false, 8, nil)
 	b.ReportAllocs()
 	cpu := runRequests(b, c, req, func(tr *Trace) bool { return tr.ContentEvents == 1 })
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
+}
+
+// BenchmarkNonStreamingBareHTTP is the floor BenchmarkNonStreaming stands
+// on: the same request to the same server through a plain http.Client
+// (default transport, keep-alive, the body read whole and not parsed, no
+// stamps, no trace), from as many goroutines. What a non-streaming request
+// costs beyond this is inferload's own.
+func BenchmarkNonStreamingBareHTTP(b *testing.B) {
+	url := startBenchServer(b) + "/chat/completions"
+	body := benchRequest(b, false, 8, nil).Body
+	tr := &http.Transport{MaxIdleConnsPerHost: 64}
+	b.Cleanup(tr.CloseIdleConnections)
+	client := &http.Client{Transport: tr}
+	var failed atomic.Value
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			resp, err := client.Post(url, "application/json", bytes.NewReader(body))
+			if err != nil {
+				failed.Store(err.Error())
+				continue
+			}
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+				failed.Store(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
+			}
+			resp.Body.Close()
+		}
+	})
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	if msg := failed.Load(); msg != nil {
+		b.Fatalf("a request failed: %v", msg)
+	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
 }
 
