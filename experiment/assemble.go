@@ -92,9 +92,7 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design) (*Rebuilt, er
 		return nil, err
 	}
 	if d.Soak != nil {
-		if s.Soak, err = soakOf(dir, p, s, d.Soak); err != nil {
-			return nil, err
-		}
+		s.Soak = soakOf(f.soak, s, d.Soak)
 	}
 	samples, err := readTelemetry(dir)
 	if err != nil {

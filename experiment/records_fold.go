@@ -16,16 +16,18 @@ import (
 
 // recordsFold is what assembly gathers from a run's records, one record at
 // a time in the order they were written: the run's aggregate, each
-// segment's, each stage's, and the report's digest. A rebuild feeds it
-// from records.jsonl.zst; a live run feeds it each record as it writes it
-// (liveFold), so the run's end need not read back and decode every record
-// it wrote (about a tenth of the client's CPU when reads carry many
-// tokens, BENCHMARKS.md).
+// segment's, each stage's, a soak's windows, and the report's digest. A
+// rebuild feeds it from records.jsonl.zst; a live run feeds it each record
+// as it writes it (liveFold), so the run's end need not read back and
+// decode every record it wrote (about a tenth of the client's CPU when
+// reads carry many tokens, and the whole of a long soak's files,
+// BENCHMARKS.md).
 type recordsFold struct {
 	agg    *record.Aggregate
 	segs   []*record.Aggregate // one per segment of a merged run; nil otherwise
 	accs   map[int]*stepAcc    // a staged run's stages, by index
 	staged bool
+	soak   *windower         // a soak's windows; nil for other designs
 	join   *observe.SpanJoin // the server's spans, joined before aggregating; nil when none
 	digest *report.Digest    // nil: no report drawn
 	p      *plan.Plan
@@ -36,6 +38,9 @@ type recordsFold struct {
 func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *report.Digest) *recordsFold {
 	f := &recordsFold{agg: newAggregate(p), accs: map[int]*stepAcc{}, staged: d.staged(),
 		join: join, digest: digest, p: p, d: d}
+	if d.Soak != nil {
+		f.soak = newWindower(p.Load.Warmup.Microseconds(), d.Soak.Window)
+	}
 	if d.Segments > 1 {
 		f.segs = make([]*record.Aggregate, d.Segments)
 		for i := range f.segs {
@@ -45,12 +50,15 @@ func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *repo
 	return f
 }
 
-// add folds in one record. The digest sees it as written, before the span
-// join (the report draws what the client measured).
+// add folds in one record. The digest and a soak's windows see it as
+// written, before the span join (they draw what the client measured).
 func (f *recordsFold) add(r *record.Result) {
 	f.n++
 	if f.digest != nil {
 		f.digest.Add(r)
+	}
+	if f.soak != nil {
+		f.soak.add(r)
 	}
 	if f.join != nil {
 		f.join.Apply(r)

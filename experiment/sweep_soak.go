@@ -8,7 +8,6 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 )
 
 // SoakOptions describe a soak: one long run cut into windows whose
@@ -23,9 +22,9 @@ type SoakOptions struct {
 
 // Soak runs the plan like Run, cuts the measured window into Window-long
 // windows by completion time, and tests P99 TTFT, P99 E2E, throughput and
-// failure rate for drift. The windows are computed when the summary is
-// assembled, from records.jsonl one at a time, so memory stays flat
-// however long the soak, and the live report shows the drift verdict.
+// failure rate for drift. The windows are cut from the records one at a
+// time as they are written (or read back, on a rebuild), so memory stays
+// flat however long the soak, and the live report shows the drift verdict.
 func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outcome, error) {
 	if o.Window <= 0 {
 		return nil, fmt.Errorf("soak: window %s: want a positive duration", o.Window)
@@ -33,48 +32,48 @@ func Soak(ctx context.Context, p *plan.Plan, opts Options, o SoakOptions) (*Outc
 	return runSingle(ctx, p, opts, Design{Kind: KindSoak, Soak: &o})
 }
 
-// soakOf is a soak's windows and drift, from the run's records.
-func soakOf(dir string, p *plan.Plan, s *record.Summary, o *SoakOptions) (*record.Soak, error) {
-	n := soakWindowCount(s.WindowS, o.Window)
-	windows, err := soakWindows(rundir.RecordsFile(dir), p.Load.Warmup.Microseconds(), o.Window, n)
-	if err != nil {
-		return nil, err
-	}
-	return &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, *o)}, nil
+// soakOf is a soak's windows and drift from its windower, fed every
+// record in the order written (recordsFold).
+func soakOf(w *windower, s *record.Summary, o *SoakOptions) *record.Soak {
+	windows := w.windows(soakWindowCount(s.WindowS, o.Window))
+	return &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, *o)}
 }
 
-// soakWindows streams the records and closes each window as the next one
-// starts: records arrive in completion order, so one pair of histograms
-// is enough (a straggler from a closed window counts in the current one).
-func soakWindows(path string, fromUS int64, window time.Duration, n int) ([]record.SoakWindow, error) {
-	w := &windower{fromUS: fromUS, lenUS: window.Microseconds(), n: n,
-		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{}}
-	if _, err := rundir.ReadRecords(path, func(r *record.Result) error { w.add(r); return nil }); err != nil {
-		return nil, fmt.Errorf("soak windows: %w", err)
-	}
-	for len(w.out) < n {
-		w.close()
-	}
-	return w.out, nil
-}
-
-// windower accumulates the window in progress.
+// windower cuts the records into windows by completion time, closing each
+// window as the next one starts: records arrive in completion order, so
+// one pair of histograms is enough (a straggler from a closed window
+// counts in the current one), and memory stays flat however long the
+// soak. How many windows the measured span holds is known only at the
+// run's end (windows), so every window is kept until then.
 type windower struct {
 	fromUS, lenUS   int64
-	n               int
 	ttft, e2e       *record.Hist
 	succeeded, fail int64
 	out             []record.SoakWindow
+}
+
+func newWindower(fromUS int64, window time.Duration) *windower {
+	return &windower{fromUS: fromUS, lenUS: window.Microseconds(),
+		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{}}
+}
+
+// windows returns the first n windows: those after them hold the drain
+// after issuing stopped, which no window measures.
+func (w *windower) windows(n int) []record.SoakWindow {
+	for len(w.out) < n {
+		w.close()
+	}
+	return w.out[:n]
 }
 
 func (w *windower) add(r *record.Result) {
 	if r.Warmup {
 		return
 	}
-	i := int((r.DoneUS() - w.fromUS) / w.lenUS)
-	if r.DoneUS() < w.fromUS || i >= w.n {
-		return // before the window or in the drain after issuing stopped
+	if r.DoneUS() < w.fromUS {
+		return // before the measured span
 	}
+	i := int((r.DoneUS() - w.fromUS) / w.lenUS)
 	for len(w.out) < i {
 		w.close()
 	}
