@@ -1,10 +1,12 @@
 package protocol
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptrace"
 	"os"
@@ -180,6 +182,54 @@ func BenchmarkNonStreamingBareHTTP(b *testing.B) {
 			}
 			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
 				failed.Store(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
+			}
+			resp.Body.Close()
+		}
+	})
+	cpu := cpuTime(b) - cpu0
+	b.StopTimer()
+	if msg := failed.Load(); msg != nil {
+		b.Fatalf("a request failed: %v", msg)
+	}
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
+}
+
+// BenchmarkNonStreamingRawConn is the floor under both of the above: the
+// same request written as prepared bytes on a kept TCP connection per
+// goroutine and the reply read with http.ReadResponse, with no transport,
+// no connection pool and no goroutine but the caller's. What is left is
+// the kernel's loopback path and the scheduler's wake-ups, which no HTTP
+// client can go below on this machine.
+func BenchmarkNonStreamingRawConn(b *testing.B) {
+	base := startBenchServer(b)
+	host := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/v1")
+	body := benchRequest(b, false, 8, nil).Body
+	raw := fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body)
+	var failed atomic.Value
+	b.SetParallelism(8)
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	b.RunParallel(func(pb *testing.PB) {
+		conn, err := net.Dial("tcp", host)
+		if err != nil {
+			failed.Store(err.Error())
+			return
+		}
+		defer conn.Close()
+		br := bufio.NewReader(conn)
+		for pb.Next() {
+			if _, err := conn.Write(raw); err != nil {
+				failed.Store(err.Error())
+				return
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				failed.Store(err.Error())
+				return
+			}
+			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+				failed.Store(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
+				return
 			}
 			resp.Body.Close()
 		}
