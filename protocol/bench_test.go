@@ -93,22 +93,29 @@ func cpuTime(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// runRequests sends b.N requests from 16 goroutines and returns the
+// runRequests sends b.N requests from parallelCPU's goroutines and returns the
 // client CPU time they used.
 func runRequests(b *testing.B, c *OpenAI, req *Request, check func(*Trace) bool) time.Duration {
-	var failed atomic.Value
-	b.SetParallelism(8)
-	b.ResetTimer()
-	cpu0 := cpuTime(b)
-	b.RunParallel(func(pb *testing.PB) {
+	return parallelCPU(b, func(pb *testing.PB, fail func(string)) {
 		var tr Trace
 		for pb.Next() {
 			c.Do(context.Background(), req, &tr)
 			if tr.Err != record.ErrNone || !check(&tr) {
-				failed.Store(string(tr.Err) + ": " + tr.ErrMsg)
+				fail(string(tr.Err) + ": " + tr.ErrMsg)
 			}
 		}
 	})
+}
+
+// parallelCPU runs loop from 8 goroutines per CPU (b.RunParallel) and
+// returns the process's CPU time meanwhile; a loop that calls fail fails
+// the benchmark once all have stopped.
+func parallelCPU(b *testing.B, loop func(pb *testing.PB, fail func(string))) time.Duration {
+	var failed atomic.Value
+	b.SetParallelism(8)
+	b.ResetTimer()
+	cpu0 := cpuTime(b)
+	b.RunParallel(func(pb *testing.PB) { loop(pb, func(msg string) { failed.Store(msg) }) })
 	cpu := cpuTime(b) - cpu0
 	b.StopTimer()
 	if msg := failed.Load(); msg != nil {
@@ -168,29 +175,20 @@ func BenchmarkNonStreamingBareHTTP(b *testing.B) {
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
 	b.Cleanup(tr.CloseIdleConnections)
 	client := &http.Client{Transport: tr}
-	var failed atomic.Value
-	b.SetParallelism(8)
 	b.ReportAllocs()
-	b.ResetTimer()
-	cpu0 := cpuTime(b)
-	b.RunParallel(func(pb *testing.PB) {
+	cpu := parallelCPU(b, func(pb *testing.PB, fail func(string)) {
 		for pb.Next() {
 			resp, err := client.Post(url, "application/json", bytes.NewReader(body))
 			if err != nil {
-				failed.Store(err.Error())
+				fail(err.Error())
 				continue
 			}
 			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
-				failed.Store(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
+				fail(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
 			}
 			resp.Body.Close()
 		}
 	})
-	cpu := cpuTime(b) - cpu0
-	b.StopTimer()
-	if msg := failed.Load(); msg != nil {
-		b.Fatalf("a request failed: %v", msg)
-	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
 }
 
@@ -205,40 +203,31 @@ func BenchmarkNonStreamingRawConn(b *testing.B) {
 	host := strings.TrimSuffix(strings.TrimPrefix(base, "http://"), "/v1")
 	body := benchRequest(b, false, 8, nil).Body
 	raw := fmt.Appendf(nil, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(body), body)
-	var failed atomic.Value
-	b.SetParallelism(8)
-	b.ResetTimer()
-	cpu0 := cpuTime(b)
-	b.RunParallel(func(pb *testing.PB) {
+	cpu := parallelCPU(b, func(pb *testing.PB, fail func(string)) {
 		conn, err := net.Dial("tcp", host)
 		if err != nil {
-			failed.Store(err.Error())
+			fail(err.Error())
 			return
 		}
 		defer conn.Close()
 		br := bufio.NewReader(conn)
 		for pb.Next() {
 			if _, err := conn.Write(raw); err != nil {
-				failed.Store(err.Error())
+				fail(err.Error())
 				return
 			}
 			resp, err := http.ReadResponse(br, nil)
 			if err != nil {
-				failed.Store(err.Error())
+				fail(err.Error())
 				return
 			}
 			if _, err := io.Copy(io.Discard, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
-				failed.Store(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
+				fail(fmt.Sprintf("status %d, %v", resp.StatusCode, err))
 				return
 			}
 			resp.Body.Close()
 		}
 	})
-	cpu := cpuTime(b) - cpu0
-	b.StopTimer()
-	if msg := failed.Load(); msg != nil {
-		b.Fatalf("a request failed: %v", msg)
-	}
 	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "client-CPU-µs/req")
 }
 
