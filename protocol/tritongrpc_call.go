@@ -12,7 +12,6 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/inferload/inferload/internal/tritonpb"
 	"github.com/inferload/inferload/record"
@@ -87,7 +86,7 @@ func (cl *call) modelInfer(ctx context.Context, conn *grpc.ClientConn) (*tritonp
 	if err != nil {
 		return nil, at, err
 	}
-	cl.replied(&r)
+	cl.replied()
 	cl.t.End = at
 	return &r, at, nil
 }
@@ -122,7 +121,7 @@ func (cl *call) grpcStream(ctx context.Context, conn *grpc.ClientConn) error {
 		case err != nil:
 			return err
 		}
-		cl.replied(&m)
+		cl.replied()
 		if msg := m.GetErrorMessage(); msg != "" {
 			cl.t.End = at
 			return &failure{record.ErrStreamErrorEvent, "error_message: " + msg}
@@ -139,11 +138,10 @@ func (cl *call) grpcStream(ctx context.Context, conn *grpc.ClientConn) error {
 }
 
 // replied notes a message from the server: the call has a reply, HTTP 200
-// as gRPC always answers, and its bytes.
-func (cl *call) replied(m proto.Message) {
+// as gRPC always answers (its bytes are sentStamper's count).
+func (cl *call) replied() {
 	cl.t.Status = 200
 	cl.t.Proto = grpcProto
-	cl.t.BytesIn += int64(proto.Size(m))
 }
 
 // tritonResponse folds one ModelInferResponse into the trace.

@@ -164,20 +164,26 @@ type callKey struct{}
 
 // sentStamper stamps Trace.Sent when a call's headers go out: gRPC has a
 // connection in hand then, so, as with HTTP, neither dialing nor waiting
-// for the connection counts as the server's time. It runs on the
-// caller's goroutine, inside Invoke or NewStream.
+// for the connection counts as the server's time. It also counts each
+// reply message's bytes as gRPC decoded them, so no message is sized a
+// second time. It runs on the caller's goroutine, inside Invoke,
+// NewStream and RecvMsg.
 type sentStamper struct{}
 
 func (sentStamper) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
 
 func (sentStamper) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if _, ok := s.(*stats.OutHeader); !ok {
-		return
-	}
-	if cl, ok := ctx.Value(callKey{}).(*call); ok {
-		cl.t.Sent = time.Now()
-		cl.t.NewConn = cl.c.grpc.dialed.Swap(false)
-		cl.gotConn()
+	switch s := s.(type) {
+	case *stats.OutHeader:
+		if cl, ok := ctx.Value(callKey{}).(*call); ok {
+			cl.t.Sent = time.Now()
+			cl.t.NewConn = cl.c.grpc.dialed.Swap(false)
+			cl.gotConn()
+		}
+	case *stats.InPayload:
+		if cl, ok := ctx.Value(callKey{}).(*call); ok {
+			cl.t.BytesIn += int64(s.Length)
+		}
 	}
 }
 
