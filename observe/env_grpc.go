@@ -4,10 +4,8 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
-	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -27,26 +25,16 @@ func probeTritonGRPC(ctx context.Context, client *http.Client, base, model strin
 	if err != nil {
 		return Served{Error: err.Error()}
 	}
-	host := u.Host
-	if u.Port() == "" {
-		host = net.JoinHostPort(u.Hostname(), map[bool]string{true: "443", false: "80"}[u.Scheme == "https"])
-	}
 	creds := insecure.NewCredentials()
 	if u.Scheme == "https" {
 		creds = credentials.NewTLS(clientTLS(client))
 	}
-	conn, err := grpc.NewClient("passthrough:///"+host, grpc.WithTransportCredentials(creds), grpc.WithNoProxy())
+	conn, err := grpc.NewClient(tritonpb.DialTarget(u), grpc.WithTransportCredentials(creds), grpc.WithNoProxy())
 	if err != nil {
 		return Served{Error: err.Error()}
 	}
 	defer conn.Close()
-	md := metadata.MD{}
-	for k, v := range headers {
-		if k = strings.ToLower(k); k != "host" && k != "content-type" && k != "user-agent" {
-			md.Set(k, v...)
-		}
-	}
-	ctx = metadata.NewOutgoingContext(ctx, md)
+	ctx = metadata.NewOutgoingContext(ctx, tritonpb.Metadata(headers))
 	c := tritonpb.NewGRPCInferenceServiceClient(conn)
 	var sv Served
 	if sm, err := c.ServerMetadata(ctx, &tritonpb.ServerMetadataRequest{}); err != nil {

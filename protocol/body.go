@@ -89,30 +89,24 @@ func (b OpenAIBody) renderTemplate() ([]byte, error) {
 }
 
 // firstImage returns the URL of the body's first image and how many it
-// has.
+// has: Images with Prompt, or each message's when Messages is set (Images
+// is then not sent). Every request asks, so it allocates nothing.
 func (b OpenAIBody) firstImage() (string, int) {
+	if len(b.Messages) == 0 {
+		if len(b.Images) == 0 {
+			return "", 0
+		}
+		return b.Images[0].URL, len(b.Images)
+	}
 	var first string
 	n := 0
-	for _, imgs := range b.imageLists() {
-		if n == 0 && len(imgs) > 0 {
-			first = imgs[0].URL
+	for _, m := range b.Messages {
+		if n == 0 && len(m.Images) > 0 {
+			first = m.Images[0].URL
 		}
-		n += len(imgs)
+		n += len(m.Images)
 	}
 	return first, n
-}
-
-// imageLists is every list of images the body sends: Images with Prompt,
-// or each message's when Messages is set (Images is then not sent).
-func (b OpenAIBody) imageLists() [][]Image {
-	if len(b.Messages) == 0 {
-		return [][]Image{b.Images}
-	}
-	out := make([][]Image, len(b.Messages))
-	for i, m := range b.Messages {
-		out[i] = m.Images
-	}
-	return out
 }
 
 // renderMap is Render through a map of the body's fields and

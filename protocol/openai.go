@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -396,7 +395,7 @@ func traceHeader(shared http.Header, req *Request) http.Header {
 		h[k] = v
 	}
 	h["Traceparent"] = []string{record.TraceParent(req.TraceID, req.Attempt)}
-	h["X-Request-Id"] = []string{hex.EncodeToString(req.TraceID[:])}
+	h["X-Request-Id"] = []string{requestID(req)}
 	return h
 }
 

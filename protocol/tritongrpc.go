@@ -32,12 +32,6 @@ const (
 	tritonTextOutput = "text_output" // BYTES: the generated text
 )
 
-// renderTritonGRPC builds a ModelInferRequest, marshalled once here so
-// that sending it costs no encoding: an LLM model's (generateRequest) or,
-// when Tensors.Input is set, a tensor model's (tensorRequest), with Extra
-// as the request's parameters (a bool, number or string each). Streaming
-// also asks for Triton's empty final response, so the client sees where
-// the request's stream ends.
 // Generates reports whether the reply to b sent to api is generated text:
 // api's answer (API.Generates), except triton-grpc asking a tensor model
 // (Tensors.Input set), which answers tensors.
@@ -45,6 +39,12 @@ func (b OpenAIBody) Generates(api API) bool {
 	return api.Generates() && (api != APITritonGRPC || b.Tensors.Input == "")
 }
 
+// renderTritonGRPC builds a ModelInferRequest, marshalled once here so
+// that sending it costs no encoding: an LLM model's (generateRequest) or,
+// when Tensors.Input is set, a tensor model's (tensorRequest), with Extra
+// as the request's parameters (a bool, number or string each). Streaming
+// also asks for Triton's empty final response, so the client sees where
+// the request's stream ends.
 func (b OpenAIBody) renderTritonGRPC() ([]byte, error) {
 	if b.Model == "" {
 		return nil, fmt.Errorf("render body: the %s API names the model in each request: set target.model", APITritonGRPC)

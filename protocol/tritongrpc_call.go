@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"io"
 	"strings"
@@ -28,9 +27,9 @@ func (cl *call) runGRPC() {
 	}
 	cl.reserveEvents()
 	ctx := metadata.NewOutgoingContext(context.WithValue(cl.ctx, callKey{}, cl), cl.c.grpc.md)
-	if cl.req.TraceID != ([16]byte{}) {
+	if id := requestID(cl.req); id != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, "traceparent", record.TraceParent(cl.req.TraceID, cl.req.Attempt),
-			"x-request-id", hex.EncodeToString(cl.req.TraceID[:]))
+			"x-request-id", id)
 	}
 	cl.t.BytesOut = int64(len(cl.req.Body))
 	switch {

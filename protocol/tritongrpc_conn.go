@@ -5,8 +5,8 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -18,6 +18,8 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/inferload/inferload/internal/tritonpb"
 )
 
 // grpcConn is a client's one gRPC connection (a grpc.ClientConn, which
@@ -42,16 +44,7 @@ type grpcConn struct {
 func newGRPCConn(base *url.URL, opts OpenAIOptions, tlsConf *tls.Config) *grpcConn {
 	// One client serves every API of a plan's classes, so a base URL with a
 	// path fails only this API's requests (with CheckAPIURL's message).
-	g := &grpcConn{md: grpcMetadata(opts), badURL: CheckAPIURL(APITritonGRPC, base.String())}
-	host := base.Host
-	if base.Port() == "" {
-		port := "80"
-		if base.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(base.Hostname(), port)
-	}
-	g.target = "passthrough:///" + host
+	g := &grpcConn{md: grpcMetadata(opts), badURL: CheckAPIURL(APITritonGRPC, base.String()), target: tritonpb.DialTarget(base)}
 	creds := insecure.NewCredentials()
 	if base.Scheme == "https" {
 		creds = credentials.NewTLS(tlsConf)
@@ -85,17 +78,14 @@ func newGRPCConn(base *url.URL, opts OpenAIOptions, tlsConf *tls.Config) *grpcCo
 	return g
 }
 
-// grpcMetadata is the headers every call sends: the user's (less those
-// HTTP/2 and gRPC own) and the API key as a bearer token.
+// grpcMetadata is what every call of a client sends: its headers and the
+// API key as a bearer token.
 func grpcMetadata(opts OpenAIOptions) metadata.MD {
-	md := metadata.MD{}
+	h := make(http.Header, len(opts.Headers))
 	for k, v := range opts.Headers {
-		switch strings.ToLower(k) {
-		case "host", "content-type", "accept", "connection", "te", "user-agent":
-			continue // the authority, or set by gRPC itself
-		}
-		md.Set(k, v)
+		h[k] = []string{v}
 	}
+	md := tritonpb.Metadata(h)
 	if opts.APIKey != "" {
 		md.Set("authorization", "Bearer "+opts.APIKey)
 	}
