@@ -3,6 +3,8 @@ package protocol
 import (
 	"maps"
 	"strings"
+
+	"github.com/inferload/inferload/internal/tritonpb"
 )
 
 // renderNative builds the body of a native API's request, or false for an
@@ -29,9 +31,9 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		// The generate extension maps JSON members onto the model's
 		// inputs: text_input, max_tokens and stream are the names of the
 		// TensorRT-LLM ensemble's (and most LLM models') inputs.
-		m := map[string]any{"text_input": b.flatPrompt(), "stream": b.Stream}
+		m := map[string]any{tritonpb.TextInput: b.flatPrompt(), tritonpb.Stream: b.Stream}
 		if b.sendMaxTokens() {
-			m["max_tokens"] = b.MaxTokens
+			m[tritonpb.MaxTokens] = b.MaxTokens
 		}
 		maps.Copy(m, b.Extra)
 		return m, true

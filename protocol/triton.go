@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/inferload/inferload/internal/tritonpb"
 	"github.com/inferload/inferload/record"
 )
 
@@ -31,7 +32,7 @@ func ScanTriton(data []byte, e *TritonEvent) error {
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
 		switch string(k) {
-		case "text_output":
+		case tritonpb.TextOutput:
 			e.Content, err = s.textOutput()
 		case "error":
 			e.Error, e.ErrorMessage, err = s.errorValue()

@@ -22,16 +22,6 @@ import (
 // APITritonInfer does over HTTP: ModelInfer only, no content event.
 const APITritonGRPC API = "triton-grpc"
 
-// The tensors of a triton-grpc request and reply: those of Triton's
-// TensorRT-LLM ensemble and vLLM backend, which most LLM models on Triton
-// follow.
-const (
-	tritonTextInput  = "text_input"  // BYTES [1,1]: the prompt
-	tritonMaxTokens  = "max_tokens"  // INT32 [1,1]
-	tritonStream     = "stream"      // BOOL [1,1]
-	tritonTextOutput = "text_output" // BYTES: the generated text
-)
-
 // Generates reports whether the reply to b sent to api is generated text:
 // api's answer (API.Generates), except triton-grpc asking a tensor model
 // (Tensors.Input set), which answers tensors.
@@ -82,15 +72,15 @@ func grpcTensor(name, dtype string) *tritonpb.ModelInferRequest_InferInputTensor
 func (b OpenAIBody) generateRequest() *tritonpb.ModelInferRequest {
 	r := &tritonpb.ModelInferRequest{
 		ModelName:        b.Model,
-		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{grpcTensor(tritonTextInput, "BYTES")},
-		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: tritonTextOutput}},
+		Inputs:           []*tritonpb.ModelInferRequest_InferInputTensor{grpcTensor(tritonpb.TextInput, "BYTES")},
+		Outputs:          []*tritonpb.ModelInferRequest_InferRequestedOutputTensor{{Name: tritonpb.TextOutput}},
 		RawInputContents: [][]byte{tritonpb.AppendBytes(nil, b.flatPrompt())},
 	}
 	if b.sendMaxTokens() {
-		r.Inputs = append(r.Inputs, grpcTensor(tritonMaxTokens, "INT32"))
+		r.Inputs = append(r.Inputs, grpcTensor(tritonpb.MaxTokens, "INT32"))
 		r.RawInputContents = append(r.RawInputContents, tritonpb.AppendInt32(nil, int32(b.MaxTokens)))
 	}
-	r.Inputs = append(r.Inputs, grpcTensor(tritonStream, "BOOL"))
+	r.Inputs = append(r.Inputs, grpcTensor(tritonpb.Stream, "BOOL"))
 	r.RawInputContents = append(r.RawInputContents, tritonpb.AppendBool(nil, b.Stream))
 	return r
 }
@@ -185,7 +175,7 @@ func hasContents(c *tritonpb.InferTensorContents) bool {
 // whose element runs past its end is malformed.
 func textOutput(r *tritonpb.ModelInferResponse) (bool, error) {
 	for k, out := range r.GetOutputs() {
-		if out.GetName() != tritonTextOutput {
+		if out.GetName() != tritonpb.TextOutput {
 			continue
 		}
 		if raw := r.GetRawOutputContents(); k < len(raw) {

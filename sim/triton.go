@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/inferload/inferload/internal/tritonpb"
 )
 
 // tritonRequest is the part of a generate-extension body the simulator
@@ -102,9 +104,9 @@ type tritonTensor struct {
 // TensorRT-LLM ensemble's text_input, max_tokens, stream -> text_output)
 // and /infer (a classifier's TEXT -> LABEL), so it lists both sets.
 var (
-	tritonInputs = []tritonTensor{{grpcTextInput, "BYTES", []int64{-1, 1}}, {grpcMaxTokens, "INT32", []int64{-1, 1}},
-		{grpcStream, "BOOL", []int64{-1, 1}}, {inferInput, "BYTES", []int64{-1, 1}}}
-	tritonOutputs = []tritonTensor{{grpcTextOutput, "BYTES", []int64{-1, -1}}, {inferOutput, "BYTES", []int64{-1, 1}}}
+	tritonInputs = []tritonTensor{{tritonpb.TextInput, "BYTES", []int64{-1, 1}}, {tritonpb.MaxTokens, "INT32", []int64{-1, 1}},
+		{tritonpb.Stream, "BOOL", []int64{-1, 1}}, {inferInput, "BYTES", []int64{-1, 1}}}
+	tritonOutputs = []tritonTensor{{tritonpb.TextOutput, "BYTES", []int64{-1, -1}}, {inferOutput, "BYTES", []int64{-1, 1}}}
 )
 
 // unknownModel is Triton's message for a model it does not serve.

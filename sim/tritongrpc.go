@@ -14,15 +14,6 @@ import (
 	"github.com/inferload/inferload/internal/tritonpb"
 )
 
-// The simulated LLM model's tensors: the TensorRT-LLM ensemble's (and the
-// vLLM backend's) names, as its metadata lists them (tritonInputs).
-const (
-	grpcTextInput  = "text_input"
-	grpcMaxTokens  = "max_tokens"
-	grpcStream     = "stream"
-	grpcTextOutput = "text_output"
-)
-
 // grpcPath is the URL path prefix of Triton's gRPC service: each RPC is a
 // POST to /inference.GRPCInferenceService/{method}.
 var grpcPath = "/" + tritonpb.GRPCInferenceService_ServiceDesc.ServiceName + "/"

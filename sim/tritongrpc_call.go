@@ -115,15 +115,15 @@ func parseTritonGRPC(req *tritonpb.ModelInferRequest, model string, streamRPC bo
 		}
 		var aerr *apiError
 		switch in.GetName() {
-		case grpcTextInput:
+		case tritonpb.TextInput:
 			var text string
 			text, aerr = firstText(in, r)
 			out.Prompt, seen = promptJSON(text), true
-		case grpcMaxTokens:
+		case tritonpb.MaxTokens:
 			var n int
 			n, aerr = firstInt(in, r)
 			out.MaxTokens = &n
-		case grpcStream:
+		case tritonpb.Stream:
 			out.Stream = streamRPC && firstBool(in, r)
 		default:
 			aerr = badRequest("", "unexpected inference input '%s' for model '%s'", in.GetName(), model)
@@ -133,7 +133,7 @@ func parseTritonGRPC(req *tritonpb.ModelInferRequest, model string, streamRPC bo
 		}
 	}
 	if !seen {
-		return apiRequest{}, badRequest("", "expected input '%s' for model '%s'", grpcTextInput, model)
+		return apiRequest{}, badRequest("", "expected input '%s' for model '%s'", tritonpb.TextInput, model)
 	}
 	return out, nil
 }
@@ -283,7 +283,7 @@ func (c *rpc) whole() (*tritonpb.ModelInferResponse, error) {
 // last byte, so the element's length runs past the tensor (the malformed
 // fault).
 func (c *rpc) response(text string, broken bool) *tritonpb.ModelInferResponse {
-	name, rows := grpcTextOutput, 1
+	name, rows := tritonpb.TextOutput, 1
 	var raw []byte
 	if in := c.g.infer; in != nil {
 		// The classifier's labels, one a row, as /infer picks them.

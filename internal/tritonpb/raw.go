@@ -23,6 +23,16 @@ const (
 	ParamFinal = "triton_final_response"
 )
 
+// The tensors of Triton's LLM models: the TensorRT-LLM ensemble's and the
+// vLLM backend's, which most LLM models on Triton follow; the generate
+// extension names its JSON members after them.
+const (
+	TextInput  = "text_input"  // BYTES [1,1]: the prompt
+	MaxTokens  = "max_tokens"  // INT32 [1,1]
+	Stream     = "stream"      // BOOL [1,1]
+	TextOutput = "text_output" // BYTES: the generated text
+)
+
 // AppendBytes appends one BYTES element in raw form: its length as 4
 // little-endian bytes, then the bytes.
 func AppendBytes(dst []byte, s string) []byte {
