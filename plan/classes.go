@@ -230,7 +230,7 @@ func (v *validator) templateImages(path string) {
 	if err != nil {
 		return // target.http reports it
 	}
-	if !t.Has(protocol.ImagePlaceholder) && !t.Has(protocol.ImageURLPlaceholder) {
+	if !t.TakesImages() {
 		v.fail(path, "the http API sends images only through its body template: target.http.body has no %s (base64) or %s (data URI)",
 			protocol.ImagePlaceholder, protocol.ImageURLPlaceholder)
 	}

@@ -48,6 +48,18 @@ func (cf *classFlag) Set(s string) error {
 	return nil
 }
 
+// classFlagKeys are the keys --class takes (setFlagKey; input and output
+// are short for input_tokens and output_tokens).
+var classFlagKeys = []string{"name", "weight", "input_tokens", "output_tokens", "ignore_eos", "api",
+	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns",
+	"connect_timeout", "ttft_timeout", "timeout", "images", "image_size", "image_format"}
+
+// classFlagKeyList is classFlagKeys as a list, the last joined by last.
+func classFlagKeyList(last string) string {
+	n := len(classFlagKeys)
+	return strings.Join(classFlagKeys[:n-1], ", ") + last + classFlagKeys[n-1]
+}
+
 // setFlagKey sets one field of a class from a --class key.
 func (c *Class) setFlagKey(key, value string) error {
 	var err error
@@ -93,7 +105,7 @@ func (c *Class) setFlagKey(key, value string) error {
 	case "image_format":
 		c.Images.Format = value
 	default:
-		return fmt.Errorf("unknown key (want name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, turns, connect_timeout, ttft_timeout, timeout, images, image_size or image_format; body fields only in a plan file)")
+		return fmt.Errorf("unknown key (want %s; body fields only in a plan file)", classFlagKeyList(" or "))
 	}
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)

@@ -125,7 +125,7 @@ func (f *Flags) bindClasses() {
 	bind(f, "shared-prefix-fraction", "workload.shared_prefix.fraction", fs.Float64("shared-prefix-fraction", 1, "share of requests that carry the shared prefix"), func(p *Plan) *float64 { return &p.Workload.SharedPrefix.Fraction })
 	bind(f, "shared-prefix-groups", "workload.shared_prefix.groups", fs.Int("shared-prefix-groups", 1, "number of distinct shared prefixes requests are spread over"), func(p *Plan) *int { return &p.Workload.SharedPrefix.Groups })
 	classes := &classFlag{}
-	fs.Var(classes, "class", "request class key=value,... with name, weight, input_tokens, output_tokens, ignore_eos, api, prefix_tokens, prefix_fraction, prefix_groups, slo_ttft_ms, slo_tpot_ms, slo_e2e_ms, turns, connect_timeout, ttft_timeout, timeout, images, image_size, image_format (repeatable; replaces the plan's classes), e.g. name=chat,weight=7,input_tokens=128 or name=photo,weight=1,images=1,image_size=1920x1080")
+	fs.Var(classes, "class", "request class key=value,... with "+classFlagKeyList(", ")+" (repeatable; replaces the plan's classes), e.g. name=chat,weight=7,input_tokens=128 or name=photo,weight=1,images=1,image_size=1920x1080")
 	f.add("class", "workload.classes", func(p *Plan) { p.Workload.Classes = classes.items })
 	bind(f, "length-buckets", "workload.length_buckets", fs.IntSlice("length-buckets", DefaultLengthBuckets, "upper bounds of the input-length buckets results are broken down by, in tokens"), func(p *Plan) *[]int { return &p.Workload.LengthBuckets })
 	bind(f, "flops-per-s", "load.flops_per_s", fs.Float64("flops-per-s", 0, "open loop paced by compute: FLOP/s ÷ the workload's mean FLOPs per request gives the rate (needs --model-params-b)"), func(p *Plan) *float64 { return &p.Load.FLOPsPerS })

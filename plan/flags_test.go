@@ -227,3 +227,22 @@ func TestClassFlagErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestClassFlagKeysAccepted: every key the help and the error list is one
+// --class takes, so the list cannot name a key setFlagKey lost.
+func TestClassFlagKeysAccepted(t *testing.T) {
+	t.Parallel()
+	values := map[string]string{"weight": "1", "ignore_eos": "true", "prefix_tokens": "8", "prefix_fraction": "0.5",
+		"prefix_groups": "2", "slo_ttft_ms": "100", "slo_tpot_ms": "10", "slo_e2e_ms": "1000", "turns": "2",
+		"connect_timeout": "1s", "ttft_timeout": "1s", "timeout": "1s", "images": "1"}
+	for _, k := range classFlagKeys {
+		v := values[k]
+		if v == "" {
+			v = "x"
+		}
+		var c Class
+		if err := c.setFlagKey(k, v); err != nil {
+			t.Errorf("--class %s=%s: %v", k, v, err)
+		}
+	}
+}

@@ -77,7 +77,7 @@ func (b OpenAIBody) renderTemplate() ([]byte, error) {
 		return nil, nil
 	}
 	if n > 0 {
-		if !b.Template.Has(ImagePlaceholder) && !b.Template.Has(ImageURLPlaceholder) {
+		if !b.Template.TakesImages() {
 			return nil, fmt.Errorf("render body: %d image(s) to send but the http API's body template has no %s or %s", n, ImagePlaceholder, ImageURLPlaceholder)
 		}
 		if _, ok := ImageData(img); !ok && b.Template.Has(ImagePlaceholder) {

@@ -160,6 +160,10 @@ func (t *Template) Has(p string) bool {
 // String returns the template as written.
 func (t *Template) String() string { return t.src }
 
+// TakesImages reports whether the template has a place for a request's
+// image: ImagePlaceholder or ImageURLPlaceholder.
+func (t *Template) TakesImages() bool { return t.Has(ImagePlaceholder) || t.Has(ImageURLPlaceholder) }
+
 // Render returns the template with its placeholders replaced by f's
 // values. RequestIDPlaceholder is kept as written when f has no RequestID:
 // a body rendered before it is due learns its id when sent
