@@ -1,10 +1,16 @@
 package rundir
 
 import (
+	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/inferload/inferload/record"
 )
@@ -64,4 +70,100 @@ func steadyGaps(rng *rand.Rand, r *record.Result) {
 		at += int64(base + rng.NormFloat64()*1_000)
 	}
 	r.E2EUS = at
+}
+
+// BenchmarkRecompressRecords re-encodes a run's records
+// (INFERLOAD_RECORDS=runs/X/records.jsonl.zst) with their offsets packed
+// (events_b64, what the writer writes) and as decimal deltas (events_dus,
+// what it wrote before), and compresses each at zstd's fastest and
+// "better" levels in frames of 16 KB (about a second of a modest run) and
+// 4 MB (the writer's largest), reporting bytes per output token: the
+// comparison in BENCHMARKS.md, "Record size", on a real run's gaps.
+func BenchmarkRecompressRecords(b *testing.B) {
+	path := os.Getenv("INFERLOAD_RECORDS")
+	if path == "" {
+		b.Skip("set INFERLOAD_RECORDS to a run's records.jsonl.zst")
+	}
+	var recs []record.Result
+	tokens := 0
+	if _, err := ReadRecords(path, func(r *record.Result) error {
+		c := *r
+		c.EventsUS = slices.Clone(r.EventsUS)
+		recs = append(recs, c)
+		tokens += r.OutputTokens
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if tokens == 0 {
+		b.Fatalf("%s: no output tokens", path)
+	}
+	forms := []struct {
+		name   string
+		append func([]byte, *record.Result) []byte
+	}{{"packed", record.AppendCompactResultJSON}, {"decimal-deltas", appendDecimalDeltas}}
+	for _, form := range forms {
+		var lines [][]byte
+		for i := range recs {
+			lines = append(lines, append(form.append(nil, &recs[i]), '\n'))
+		}
+		for _, level := range []zstd.EncoderLevel{zstd.SpeedFastest, zstd.SpeedBetterCompression} {
+			for _, frame := range []int{16 << 10, frameTarget} {
+				b.Run(fmt.Sprintf("offsets=%s/level=%s/frame=%dKiB", form.name, level, frame>>10), func(b *testing.B) {
+					size := 0
+					for b.Loop() {
+						size = compressedSize(b, lines, level, frame)
+					}
+					b.ReportMetric(float64(size)/float64(tokens), "bytes/token")
+				})
+			}
+		}
+	}
+}
+
+// compressedSize is the size of lines compressed at level, a frame ended
+// after every frame bytes of input as the writer ends them.
+func compressedSize(b *testing.B, lines [][]byte, level zstd.EncoderLevel, frame int) int {
+	var out bytes.Buffer
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(frameTarget), zstd.WithEncoderLevel(level))
+	if err != nil {
+		b.Fatal(err)
+	}
+	in := 0
+	for _, l := range lines {
+		_, _ = enc.Write(l)
+		if in += len(l); in >= frame {
+			_ = enc.Close()
+			enc.Reset(&out)
+			in = 0
+		}
+	}
+	if err := enc.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return out.Len()
+}
+
+// appendDecimalDeltas writes r as records.jsonl.zst held it before the
+// packed form: offsets as decimal deltas under "events_dus", where the
+// packed form puts its field.
+func appendDecimalDeltas(dst []byte, r *record.Result) []byte {
+	c := *r
+	c.EventsUS = nil
+	line := record.AppendCompactResultJSON(nil, &c)
+	at := bytes.Index(line, []byte(`,"stream":`))
+	dst = append(dst, line[:at]...)
+	if len(r.EventsUS) > 0 {
+		dst = append(dst, `,"events_dus":[`...)
+		prev := int64(0)
+		for i, v := range r.EventsUS {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = strconv.AppendInt(dst, v-prev, 10)
+			prev = v
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, line[at:]...)
 }
