@@ -20,9 +20,10 @@ import (
 // gaps of a few tens of milliseconds are nearly constant and vanish under
 // compression, and the low bytes carry the jitter at close to its entropy.
 // On a simulated run's records (64 streams, 200 tokens) zstd's fastest level
-// gives 1.87 B/token against 2.39 for decimal deltas (BENCHMARKS.md,
-// "Record size"); the rest of every record stays readable with jq, and
-// `inferload export --jsonl` prints the offsets absolute.
+// gives 1.84 B/token against 2.27 for decimal deltas in 4 MB frames
+// (BENCHMARKS.md, "Record size", BenchmarkRecompressRecords); the rest of
+// every record stays readable with jq, and `inferload export --jsonl`
+// prints the offsets absolute.
 
 // b64 is the packed form's base64: standard alphabet, no padding, so a
 // value is JSON-string-safe as it stands.
