@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,6 +83,7 @@ type call struct {
 	s       *Server
 	w       http.ResponseWriter
 	r       *http.Request
+	ctx     context.Context // the request's (r's, or a gRPC call's): done when the client leaves
 	g       generation
 	fault   Fault
 	faultAt int // mid-stream faults fire before this token is written
@@ -114,7 +116,7 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 // arrival number, in a fixed order, so runs are reproducible.
 func (s *Server) newCall(w http.ResponseWriter, r *http.Request, g generation) *call {
 	c := s.drawCall(g, r.Header.Get("X-Request-Id"), r.Header.Get("Traceparent"))
-	c.w, c.r = w, r
+	c.w, c.r, c.ctx = w, r, r.Context()
 	return c
 }
 
@@ -212,7 +214,7 @@ func (c *call) pause(d time.Duration) bool {
 	select {
 	case <-t.C:
 		return true
-	case <-c.r.Context().Done():
+	case <-c.ctx.Done():
 		return false
 	case <-c.s.done:
 		return false
@@ -226,7 +228,7 @@ func (c *call) await() bool {
 	select {
 	case <-c.st.notify:
 		return true
-	case <-c.r.Context().Done():
+	case <-c.ctx.Done():
 		return false
 	case <-c.s.done:
 		panic(http.ErrAbortHandler)

@@ -184,7 +184,7 @@ func (s *Server) images(w http.ResponseWriter, r *http.Request) {
 // first byte. ok is false when the request is over.
 func (s *Server) wholeCall(w http.ResponseWriter, r *http.Request) (c *call, ok bool) {
 	rng := rand.New(rand.NewPCG(s.seed, s.arrivals.Add(1)))
-	c = &call{s: s, w: w, r: r, fault: s.faults.Pick(rng.Float64())}
+	c = &call{s: s, w: w, r: r, ctx: r.Context(), fault: s.faults.Pick(rng.Float64())}
 	switch c.fault.Kind {
 	case FaultStatus:
 		writeAPIError(w, statusFault(c.fault.Status))

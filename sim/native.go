@@ -27,7 +27,7 @@ const Version = "0.0.0-inferload-sim"
 func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeRequest, *apiError),
 	newDialect func(c *call) dialect) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		probe := &call{s: s, w: w, r: r}
+		probe := &call{s: s, w: w, r: r, ctx: r.Context()}
 		probe.d = newDialect(probe)
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -18,7 +17,6 @@ import (
 // context in place of the HTTP request's.
 type rpc struct {
 	*call
-	ctx context.Context
 	req *tritonpb.ModelInferRequest
 }
 
@@ -49,7 +47,9 @@ func (s *Server) newRPC(ctx context.Context, req *tritonpb.ModelInferRequest, st
 		}
 		return ""
 	}
-	return &rpc{call: s.drawCall(g, first("x-request-id"), first("traceparent")), ctx: ctx, req: req}, nil
+	c := s.drawCall(g, first("x-request-id"), first("traceparent"))
+	c.ctx = ctx
+	return &rpc{call: c, req: req}, nil
 }
 
 // classifies reports whether a request is for the classification model
@@ -197,7 +197,7 @@ func (c *rpc) start() error {
 	case FaultStatus:
 		return grpcStatus(statusFault(c.fault.Status))
 	case FaultSlowFirstByte:
-		if !c.wait(c.fault.Delay) {
+		if !c.pause(c.fault.Delay) {
 			return c.gone()
 		}
 	}
@@ -205,19 +205,6 @@ func (c *rpc) start() error {
 		return grpcStatus(c.s.admissionError(err))
 	}
 	return nil
-}
-
-// wait holds the call d unless the client leaves or the server closes.
-func (c *rpc) wait(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-c.ctx.Done():
-	case <-c.s.done:
-	}
-	return false
 }
 
 // await blocks until the scheduler has news for this call; false when the
@@ -267,7 +254,7 @@ func (c *rpc) whole() (*tritonpb.ModelInferResponse, error) {
 	case FaultReset:
 		return nil, c.reset()
 	case FaultStall:
-		if !c.wait(c.fault.Delay) {
+		if !c.pause(c.fault.Delay) {
 			return nil, c.gone()
 		}
 	case FaultMalformed:
@@ -373,7 +360,7 @@ func (c *rpc) midStreamFault(out streamSender, i int) (over bool, err error) {
 	case FaultMalformed:
 		return false, out.Send(&tritonpb.ModelStreamInferResponse{InferResponse: c.response(tokenText(c.words, i), true)})
 	case FaultStall:
-		if !c.wait(c.fault.Delay) {
+		if !c.pause(c.fault.Delay) {
 			return true, c.gone()
 		}
 	case FaultErrorEvent:
