@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"time"
 
@@ -19,8 +20,9 @@ import (
 // successful requests still wait for their span, so the wait after the
 // run ends as soon as none does.
 type spanReceiver struct {
-	rcv *observe.OTLPReceiver
-	out *rundir.JSONLWriter
+	rcv    *observe.OTLPReceiver
+	out    *rundir.JSONLWriter
+	redact record.Redactor // a span's name and attribute names are the server's words
 
 	mu sync.Mutex
 	// seen holds the trace ids of spans with phases received; pending
@@ -50,7 +52,7 @@ func startSpans(r *runner, ln net.Listener) (*spanReceiver, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &spanReceiver{out: out, seen: map[string]bool{}, pending: map[string]bool{}, changed: make(chan struct{}, 1)}
+	s := &spanReceiver{out: out, redact: planRedactor(r.p, r.opts.Env.withDefaults()), seen: map[string]bool{}, pending: map[string]bool{}, changed: make(chan struct{}, 1)}
 	s.rcv, err = observe.ListenOTLP(observe.OTLPConfig{Listener: ln, OnSpan: s.onSpan})
 	if err != nil {
 		_ = out.Close()
@@ -64,6 +66,9 @@ func startSpans(r *runner, ln net.Listener) (*spanReceiver, error) {
 
 // onSpan keeps one span (the receiver serialises the calls).
 func (s *spanReceiver) onSpan(sp record.Span) {
+	if !s.redact.Empty() {
+		redactStrings(reflect.ValueOf(&sp), s.redact)
+	}
 	err := s.out.Write(sp)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -66,9 +66,10 @@ func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files 
 	if t.Err == record.ErrNone {
 		return nil
 	}
-	msg := t.ErrMsg
+	redact := planRedactor(p, env)
+	msg := protocol.SanitizeMessage(redact, t.ErrMsg)
 	if t.Status == 404 || t.Err == record.ErrHTTP4xx {
-		msg += servedModels(ctx, p, env)
+		msg += servedModels(ctx, p, env, redact)
 	}
 	return &PreflightError{Kind: t.Err, Msg: msg}
 }
@@ -89,18 +90,28 @@ func probeRequest(cfg engine.Config) (*protocol.Request, bool, error) {
 }
 
 // servedModels names the models the target's /models lists, to explain a
-// 404 or 400 for the plan's model.
-func servedModels(ctx context.Context, p *plan.Plan, env Env) string {
+// 404 or 400 for the plan's model. The ids are the server's words, bound
+// for the terminal and the live page: each is sanitised as an error body
+// is (a gateway that echoes the Authorization header into them must not
+// print the key; a hostile one must not send escape sequences), and only
+// the first maxListedModels are named.
+func servedModels(ctx context.Context, p *plan.Plan, env Env, redact record.Redactor) string {
 	sv := observe.ProbeNative(ctx, probeClient(p, env), p.Target.URL, p.Target.API, p.Target.Model, probeHeaders(p, env))
 	if len(sv.Models) == 0 {
 		return ""
 	}
-	ids := make([]string, len(sv.Models))
-	for k, m := range sv.Models {
-		ids[k] = m.ID
+	var ids []string
+	for _, m := range sv.Models[:min(len(sv.Models), maxListedModels)] {
+		ids = append(ids, protocol.SanitizeMessage(redact, m.ID))
+	}
+	if len(sv.Models) > maxListedModels {
+		ids = append(ids, fmt.Sprintf("… (%d in all)", len(sv.Models)))
 	}
 	return fmt.Sprintf(" (target.model is %q; /models lists %s)", p.Target.Model, strings.Join(ids, ", "))
 }
+
+// maxListedModels bounds the models a pre-flight error names.
+const maxListedModels = 10
 
 // PlanError is a plan that cannot run as written, found before anything
 // is sent: the CLI exits with its usage code (2).

@@ -266,11 +266,13 @@ func decodeJSONString(raw []byte) string {
 // bytes. Redaction comes first so that truncation cannot leave part of a
 // key behind.
 func (c *OpenAI) sanitize(msg string) string {
-	return sanitizeWith(c.redact, msg)
+	return SanitizeMessage(c.redact, msg)
 }
 
-// sanitizeWith is sanitize with the secrets of redact.
-func sanitizeWith(redact record.Redactor, msg string) string {
+// SanitizeMessage is sanitize with the secrets of redact: what any
+// server- or network-supplied text must pass through before it reaches a
+// record, a terminal or a page (no secret, no escape sequence, one line).
+func SanitizeMessage(redact record.Redactor, msg string) string {
 	msg = redact.Redact(msg)
 	msg = strings.ToValidUTF8(msg, "")
 	var b strings.Builder

@@ -444,10 +444,12 @@ func TestSanitize(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
-		{"key redacted", "bad key " + testKey + "!", "bad key [redacted]!"},              // secrets never reach a record
-		{"controls", "a\n\n\tb\x00c\r\n", "a b c"},                                       // one line, no control characters
-		{"invalid utf8", "a\xffb", "ab"},                                                 // records are valid UTF-8
-		{"truncated on a rune", long, strings.Repeat("é", (maxErrMsg-len("…"))/2) + "…"}, // short, and still valid UTF-8
+		{"key redacted", "bad key " + testKey + "!", "bad key [redacted]!"},                 // secrets never reach a record
+		{"key altered", "KEY " + strings.ToUpper(testKey), "KEY [redacted]"},                // a gateway that upper-cases what it echoes
+		{"key split", "k=" + testKey[:13] + "\n" + testKey[13:], "k=[redacted] [redacted]"}, // cut in two: each piece goes
+		{"controls", "a\n\n\tb\x00c\r\n", "a b c"},                                          // one line, no control characters
+		{"invalid utf8", "a\xffb", "ab"},                                                    // records are valid UTF-8
+		{"truncated on a rune", long, strings.Repeat("é", (maxErrMsg-len("…"))/2) + "…"},    // short, and still valid UTF-8
 	}
 	for _, tc := range tests {
 		if got := c.sanitize(tc.in); got != tc.want {

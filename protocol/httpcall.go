@@ -145,7 +145,7 @@ func (h *HTTPCall) Do(ctx context.Context, f TemplateFields, trace [16]byte, att
 	t.End = time.Now()
 	if err != nil {
 		t.Err, t.ErrMsg = h.classify(ctx, err)
-		t.ErrMsg = sanitizeWith(h.redact, t.ErrMsg)
+		t.ErrMsg = SanitizeMessage(h.redact, t.ErrMsg)
 		return ""
 	}
 	return text
