@@ -44,9 +44,10 @@ func Warnings(s *record.Summary, c Criteria) []string {
 	}
 	switch {
 	case s.Tokens.UsageImplausible > 0:
-		add("%d of %d successful requests reported a usage completion_tokens their reply cannot have (0 beside a streamed answer, "+
-			"more than 64 tokens a chunk, far past max_tokens, or not an integer): their output was counted by the client instead "+
-			"(records keep the server's figure in usage_output_tokens)", s.Tokens.UsageImplausible, r.Succeeded)
+		add("%d of %d successful requests reported a usage count their request or reply cannot have (completion_tokens 0 beside a "+
+			"streamed answer, more than 64 tokens a chunk, far past max_tokens, or not an integer; prompt_tokens over 8 × the prompt "+
+			"sent + 65,536): the client's own figure was used instead (records keep the server's in usage_output_tokens or "+
+			"usage_input_tokens)", s.Tokens.UsageImplausible, r.Succeeded)
 	case s.Tokens.Counted > 0:
 		add("output tokens of %d of %d successful requests were counted by the client, not reported by the server: "+
 			"a stream chunk carrying several tokens counts as one (ask for usage: stream_options.include_usage)",

@@ -152,8 +152,13 @@ func newEvents(hint int) []int64 {
 // none (record.TokensNone): there was nothing to count.
 func fillTokens(r *record.Result, tr *protocol.Trace, generates bool) {
 	r.InputTokens = r.PromptTokensSent
-	if tr.UsageReported && tr.PromptTokens > 0 {
+	switch {
+	case !tr.UsageReported || tr.PromptTokens == 0:
+	case record.PlausiblePrompt(tr.PromptTokens, r.PromptTokensSent):
 		r.InputTokens = tr.PromptTokens
+	default:
+		// As for the output below: kept beside the record, never summed.
+		r.UsageImplausible, r.UsageInputTokens = true, tr.PromptTokens
 	}
 	if !generates {
 		r.TokenSource = record.TokensNone

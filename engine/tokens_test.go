@@ -35,6 +35,21 @@ func TestFillTokensRefusesImplausibleUsage(t *testing.T) {
 	}
 }
 
+// TestFillTokensRefusesImplausiblePrompt: a prompt_tokens the request
+// cannot have never becomes the input figure, generated reply or not;
+// the server's is kept beside the record.
+func TestFillTokensRefusesImplausiblePrompt(t *testing.T) {
+	t.Parallel()
+	for _, generates := range []bool{true, false} {
+		r := &record.Result{MaxTokens: 64, PromptTokensSent: 9}
+		fillTokens(r, &protocol.Trace{UsageReported: true, CompletionTokens: 4, ContentEvents: 4, PromptTokens: 2147483647}, generates)
+		if r.InputTokens != 9 || !r.UsageImplausible || r.UsageInputTokens != 2147483647 || r.UsageOutputTokens != 0 {
+			t.Errorf("generates %v: input %d, implausible %v, usage input %d, usage output %d; want 9, true, 2147483647, 0",
+				generates, r.InputTokens, r.UsageImplausible, r.UsageInputTokens, r.UsageOutputTokens)
+		}
+	}
+}
+
 // TestFillTokensNonGenerating: a reply that is not generated text
 // (embeddings, images, tensors) is never "counted": with usage the server's
 // figures stand, without it the source is "none", so no

@@ -72,7 +72,7 @@ func (tc *tokenChecks) add(r *Result) {
 	}
 	// A chain's prompt also carries retrieved text we never counted, and
 	// an image's tokens are the server's vision encoder's to count.
-	if r.TokenSource != TokensUsage || r.InputTokens <= 0 || r.PromptTokensSent <= 0 || len(r.Chain) > 0 || r.Images > 0 {
+	if r.TokenSource != TokensUsage || r.UsageInputTokens != 0 || r.InputTokens <= 0 || r.PromptTokensSent <= 0 || len(r.Chain) > 0 || r.Images > 0 {
 		return
 	}
 	s, c := int64(r.InputTokens), int64(r.PromptTokensSent)

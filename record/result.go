@@ -121,9 +121,14 @@ type Result struct {
 	TokenSource     TokenSource `json:"token_source,omitempty"`
 	// UsageImplausible: the server's usage gave an output count the
 	// reply cannot have (PlausibleUsage), so the counted one is used and
-	// TokenSource is TokensCounted; UsageOutputTokens keeps the server's.
+	// TokenSource is TokensCounted, UsageOutputTokens keeping the
+	// server's; or a prompt count the request cannot have
+	// (PlausiblePrompt), so PromptTokensSent is the input, and
+	// UsageInputTokens keeps the server's. Which of the two is set says
+	// which count was refused.
 	UsageImplausible  bool `json:"usage_implausible,omitempty"`
 	UsageOutputTokens int  `json:"usage_output_tokens,omitempty"`
+	UsageInputTokens  int  `json:"usage_input_tokens,omitempty"`
 	// PromptTokensSent is the client's own estimate of the prompt length.
 	PromptTokensSent int    `json:"prompt_tokens_sent,omitempty"`
 	MaxTokens        int    `json:"max_tokens,omitempty"`
@@ -230,6 +235,30 @@ func PlausibleUsage(usage, events, maxTokens int) bool {
 		return false
 	}
 	return true
+}
+
+// The prompt a server may count beyond the client's estimate of it
+// (PromptTokensSent): another tokenizer reads text in up to a few times
+// as many tokens, a chat template and images add a bounded number.
+const (
+	promptTokensFactor = 8
+	promptTokensSlack  = 65536
+	// maxPromptTokens bounds a prompt whose length the client does not
+	// know (PromptTokensSent 0): no served model's context is longer.
+	maxPromptTokens = 10_000_000
+)
+
+// PlausiblePrompt reports whether a server's prompt_tokens can be true of
+// a request whose prompt the client estimated at sent tokens (0: unknown):
+// not negative, not over 8 × sent + 65,536, and never over 10 million.
+// 2147483647 beside a prompt of 9 tokens is not, and summed it would make
+// the run's input tokens/s 5.7e12.
+func PlausiblePrompt(usage, sent int) bool {
+	limit := maxPromptTokens
+	if sent > 0 {
+		limit = min(limit, promptTokensFactor*sent+promptTokensSlack)
+	}
+	return usage >= 0 && usage <= limit
 }
 
 // ServerTime is what a server measured of one request itself, in its own

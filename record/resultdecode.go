@@ -66,7 +66,7 @@ var resultKeys = func() map[string]uint64 {
 	keys := []string{"id", "step", "class", "expect", "warmup", "open_loop", "intended_us", "send_us",
 		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "e2e_us", "events_us", "events_dus", "events_b64",
 		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "token_source", "usage_implausible",
-		"usage_output_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "status",
+		"usage_output_tokens", "usage_input_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "status",
 		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "images", "image_size",
 		"retry_stop", "trace_id", "cached_tokens", "server"}
 	m := make(map[string]uint64, len(keys))
@@ -141,6 +141,8 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		r.UsageImplausible, ok = d.bool()
 	case "usage_output_tokens":
 		r.UsageOutputTokens, ok = d.intField()
+	case "usage_input_tokens":
+		r.UsageInputTokens, ok = d.intField()
 	case "prompt_tokens_sent":
 		r.PromptTokensSent, ok = d.intField()
 	case "max_tokens":

@@ -53,6 +53,7 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendStrOmit(b, `,"token_source":`, string(r.TokenSource))
 	b = appendBoolOmit(b, `,"usage_implausible":true`, r.UsageImplausible)
 	b = appendIntOmit(b, `,"usage_output_tokens":`, int64(r.UsageOutputTokens))
+	b = appendIntOmit(b, `,"usage_input_tokens":`, int64(r.UsageInputTokens))
 	b = appendIntOmit(b, `,"prompt_tokens_sent":`, int64(r.PromptTokensSent))
 	b = appendIntOmit(b, `,"max_tokens":`, int64(r.MaxTokens))
 	b = appendBoolOmit(b, `,"ignore_eos":true`, r.IgnoreEOS)

@@ -25,6 +25,28 @@ func TestPlausibleUsage(t *testing.T) {
 	}
 }
 
+func TestPlausiblePrompt(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		usage, sent int
+		want        bool
+	}{
+		{11, 9, true},               // a chat template's few tokens
+		{2147483647, 9, false},      // issue 33: INT_MAX summed made input tokens/s 5.7e12
+		{8*100 + 65536, 100, true},  // the most believed beside 100 sent
+		{8*100 + 65537, 100, false}, // one more is not
+		{9_000_000, 0, true},        // the prompt's length unknown: any real context
+		{10_000_001, 0, false},      // beyond every context
+		{10_000_001, 5e6, false},    // beyond every context, whatever was sent
+		{-5, 9, false},              // negative
+	}
+	for _, tt := range tests {
+		if got := PlausiblePrompt(tt.usage, tt.sent); got != tt.want {
+			t.Errorf("PlausiblePrompt(%d, sent %d) = %v, want %v", tt.usage, tt.sent, got, tt.want)
+		}
+	}
+}
+
 // TestClientFailuresAreNotTheTargets: a request the load generator failed
 // itself (client_resource) is counted apart, in errors under its kind,
 // never in the target's failures or failure rate.

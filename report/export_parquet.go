@@ -47,6 +47,7 @@ type RecordRow struct {
 	TokenSource       string         `parquet:"token_source,dict" json:"token_source,omitempty"`
 	UsageImplausible  bool           `parquet:"usage_implausible" json:"usage_implausible,omitempty"`
 	UsageOutputTokens int            `parquet:"usage_output_tokens" json:"usage_output_tokens,omitempty"`
+	UsageInputTokens  int            `parquet:"usage_input_tokens" json:"usage_input_tokens,omitempty"`
 	PromptTokensSent  int            `parquet:"prompt_tokens_sent" json:"prompt_tokens_sent,omitempty"`
 	MaxTokens         int            `parquet:"max_tokens" json:"max_tokens,omitempty"`
 	IgnoreEOS         bool           `parquet:"ignore_eos" json:"ignore_eos,omitempty"`
@@ -138,7 +139,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		TTFTUS: r.TTFTUS, E2EUS: r.E2EUS, Clock: r.Clock, ReadLagUS: r.ReadLagUS, EventsUS: r.EventsUS,
 		Stream: r.Stream, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		ReasoningTokens: r.ReasoningTokens, TokenSource: string(r.TokenSource),
-		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens,
+		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens, UsageInputTokens: r.UsageInputTokens,
 		PromptTokensSent: r.PromptTokensSent, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS,
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,
 		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn,
