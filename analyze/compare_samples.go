@@ -65,9 +65,11 @@ func (s *Samples) Add(r *record.Result) {
 	s.Succeeded++
 	s.sorted = false
 	s.E2E = append(s.E2E, usToMS(r.E2EUS))
-	for i := 1; i < len(r.EventsUS); i++ {
-		s.ITL = append(s.ITL, usToMS(r.EventsUS[i]-r.EventsUS[i-1]))
-	}
+	r.EachGap(func(gapUS, n int64) {
+		for range n {
+			s.ITL = append(s.ITL, usToMS(gapUS))
+		}
+	})
 	if !r.Stream || r.TTFTUS <= 0 {
 		return
 	}

@@ -192,9 +192,7 @@ func (m *Monitor) Observe(r *record.Result) {
 	if tpot, ok := record.TPOTUS(r); ok {
 		s.tpot.Record(tpot)
 	}
-	for i := 1; i < len(r.EventsUS); i++ {
-		s.itl.Record(r.EventsUS[i] - r.EventsUS[i-1])
-	}
+	r.EachGap(s.itl.RecordN)
 }
 
 // secondOf is the open second sec; a record of a second already closed

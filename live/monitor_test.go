@@ -113,3 +113,26 @@ func TestMonitorTelemetry(t *testing.T) {
 		t.Errorf("after tel_since=2: %d samples from %d", len(v.Telemetry), v.TelFrom)
 	}
 }
+
+// TestMonitorCountsTailGaps: a stream longer than the kept offsets
+// (record.MaxEventsKept) has its later gaps in EventsTail; the page's ITL
+// counts them as the summary does (record.Result.EachGap), so 1,000 gaps
+// of 50 ms past the cap move its p99 from the kept 5 ms to 50 ms.
+func TestMonitorCountsTailGaps(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	m := NewMonitor(MonitorOptions{Now: func() time.Time { return now }})
+	m.Start("d", 10*time.Second)
+	r := ok(500, 10, "long", 5, 5, 5)
+	r.EventsTail = &record.EventsTail{Dropped: 1000, LastUS: r.E2EUS, Gaps: [][2]int64{{50_000, 1000}}}
+	m.Observe(r)
+	now = now.Add(2500 * time.Millisecond)
+	m.Tick()
+	v := m.View(0, 0)
+	if len(v.Points) == 0 {
+		t.Fatal("no point closed")
+	}
+	if itl := v.Points[0].ITL; math.Abs(itl[2]-50) > 0.05 || math.Abs(itl[0]-50) > 0.05 {
+		t.Errorf("ITL p50/p90/p99 %v: want 50 ms (1,000 tail gaps beside 3 kept ones)", itl)
+	}
+}
