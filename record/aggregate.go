@@ -221,10 +221,21 @@ func (a *Aggregate) addLatencies(r *Result) {
 // TTFT share an origin, so an open-loop queue delay cancels out.
 // Example: E2E 1 100 ms, TTFT 100 ms, 101 tokens → 10 ms per token.
 func TPOTUS(r *Result) (us int64, ok bool) {
-	if !r.Stream || r.TTFTUS <= 0 || r.OutputTokens <= 1 {
+	if !r.Stream || r.TTFTUS <= 0 {
 		return 0, false
 	}
-	return int64(math.Round(float64(r.E2EUS-r.TTFTUS) / float64(r.OutputTokens-1))), true
+	return TPOTOf(r.E2EUS, r.TTFTUS, r.OutputTokens)
+}
+
+// TPOTOf is TPOTUS's rule on its inputs alone, for a model that has no
+// Result (the simulator's calibration and fit): (e2eUS − ttftUS) ÷
+// (outputTokens − 1), rounded to the microsecond; ok false under two
+// tokens.
+func TPOTOf(e2eUS, ttftUS int64, outputTokens int) (us int64, ok bool) {
+	if outputTokens <= 1 {
+		return 0, false
+	}
+	return int64(math.Round(float64(e2eUS-ttftUS) / float64(outputTokens-1))), true
 }
 
 // Running is the live view of an aggregate that a progress line shows.

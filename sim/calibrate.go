@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/inferload/inferload/record"
 )
 
 // MixItem is one length in a weighted mix.
@@ -222,11 +224,12 @@ func (l *loopStats) step(r *StepResult, e *Engine) {
 }
 
 func (l *loopStats) finish(s *Sequence) {
-	ttft := s.FirstToken() - s.Arrival()
-	_ = l.ttft.RecordValue(ttft.Microseconds())
-	_ = l.e2e.RecordValue((s.LastToken() - s.Arrival()).Microseconds())
-	if n := s.Generated(); n > 1 {
-		_ = l.tpot.RecordValue(((s.LastToken() - s.FirstToken()) / time.Duration(n-1)).Microseconds())
+	ttft, e2e := (s.FirstToken() - s.Arrival()).Microseconds(), (s.LastToken() - s.Arrival()).Microseconds()
+	_ = l.ttft.RecordValue(ttft)
+	_ = l.e2e.RecordValue(e2e)
+	// A simulated stream ends with its last token.
+	if tpot, ok := record.TPOTOf(e2e, ttft, s.Generated()); ok {
+		_ = l.tpot.RecordValue(tpot)
 	}
 	l.completed++
 	l.outTokens += s.Generated()

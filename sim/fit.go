@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/inferload/inferload/record"
 )
 
 // Fitting a profile to a measured server: the engine's cost model (step
@@ -208,9 +210,10 @@ func predictStep(p Profile, s FitStep, seed uint64) (FitPrediction, error) {
 				return
 			}
 			done++
-			_ = ttft.RecordValue((o.FirstToken - o.Arrival).Microseconds())
-			if o.Generated > 1 {
-				_ = tpot.RecordValue(((o.LastToken - o.FirstToken) / time.Duration(o.Generated-1)).Microseconds())
+			firstUS := (o.FirstToken - o.Arrival).Microseconds()
+			_ = ttft.RecordValue(firstUS)
+			if us, ok := record.TPOTOf((o.LastToken - o.Arrival).Microseconds(), firstUS, o.Generated); ok {
+				_ = tpot.RecordValue(us)
 			}
 		})
 	if err != nil {
