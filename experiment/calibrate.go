@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
@@ -29,19 +30,19 @@ type CalibrateOptions struct {
 // Calibration is a fitted profile and its evidence.
 type Calibration struct {
 	Profile sim.Profile
-	Steps   []sim.FitStep
-	Fit     sim.FitResult
+	Steps   []capacity.FitStep
+	Fit     capacity.FitResult
 	// HeldOut holds each level's prediction by a fit of the others; nil
 	// unless asked for.
-	HeldOut []sim.FitPrediction
+	HeldOut []capacity.FitPrediction
 }
 
 // Calibrate reads the load levels of o.Dirs and fits the profile's costs
-// to them (sim.Fit). Each level's figures are its summary's, as
+// to them (capacity.Fit). Each level's figures are its summary's, as
 // `inferload report` computes them; its requests are its measured
 // successful ones.
 func Calibrate(o CalibrateOptions) (*Calibration, error) {
-	var steps []sim.FitStep
+	var steps []capacity.FitStep
 	for _, dir := range o.Dirs {
 		s, err := fitStepsOf(dir)
 		if err != nil {
@@ -49,13 +50,13 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 		}
 		steps = append(steps, s...)
 	}
-	res, err := sim.Fit(o.Base, steps, o.Seed)
+	res, err := capacity.Fit(o.Base, steps, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res}
 	if o.HeldOut && len(steps) >= 3 {
-		if c.HeldOut, err = sim.FitHeldOut(o.Base, steps, o.Seed); err != nil {
+		if c.HeldOut, err = capacity.FitHeldOut(o.Base, steps, o.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -64,7 +65,7 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 
 // fitStepsOf turns one run directory into load levels: its summary's
 // steps (or the whole run), each with its measured requests.
-func fitStepsOf(dir string) ([]sim.FitStep, error) {
+func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 	p, err := readPlan(dir)
 	if err != nil {
 		return nil, err
@@ -81,25 +82,25 @@ func fitStepsOf(dir string) ([]sim.FitStep, error) {
 		return nil, err
 	}
 	s := built.Summary
-	reqs := map[int][]sim.FitRequest{}
+	reqs := map[int][]capacity.FitRequest{}
 	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
-			reqs[r.Step] = append(reqs[r.Step], sim.FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
+			reqs[r.Step] = append(reqs[r.Step], capacity.FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
 		}
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []sim.FitRequest) sim.FitStep {
-		return sim.FitStep{Users: int(users), Think: think.Mean(), Warmup: p.Load.Warmup,
+	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []capacity.FitRequest) capacity.FitStep {
+		return capacity.FitStep{Users: int(users), Think: think.Mean(), Warmup: p.Load.Warmup,
 			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
 			TTFTP50: msDuration(m.TTFT.P50), TTFTP99: msDuration(m.TTFT.P99),
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
 	}
 	if len(s.Steps) == 0 {
-		return []sim.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, nil
+		return []capacity.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, nil
 	}
-	var out []sim.FitStep
+	var out []capacity.FitStep
 	for _, st := range s.Steps {
 		if st.Kind != record.StepConstant || st.Mode != record.ModeClosed {
 			continue // a ramp has no one load to replay

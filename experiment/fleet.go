@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
@@ -24,7 +25,7 @@ import (
 type FleetOptions struct {
 	Plan    *plan.Plan
 	Profile sim.Profile
-	Router  sim.Router
+	Router  capacity.Router
 	// PeakUsers (closed loop) or PeakRate (open loop, requests/s) is the
 	// load to plan for; 0 keeps the plan's concurrency or rate.
 	PeakUsers int
@@ -107,7 +108,7 @@ type fleetSearch struct {
 	// requests caches request i across the search's simulations: each
 	// size is offered the same requests, and rendering a prompt to hash
 	// it costs more than simulating it.
-	requests []sim.FleetRequest
+	requests []capacity.FleetRequest
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
@@ -175,7 +176,7 @@ func (o FleetOptions) withDefaults() FleetOptions {
 // header is the answer's statement of what was asked.
 func (f *fleetSearch) header() *record.Fleet {
 	o := f.o
-	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, sim.RoundRobin)), Mode: f.judging.Mode,
+	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, capacity.RoundRobin)), Mode: f.judging.Mode,
 		Peak: f.peak, Headroom: o.Headroom, Load: f.planned, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
 		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}}
 	for _, b := range o.SLOs {
@@ -264,22 +265,22 @@ func (f *fleetSearch) probe(n int) (*fleetProbe, error) {
 // simulate runs n replicas at load and judges the summary.
 func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 	o := f.o
-	spec := sim.FleetSpec{
+	spec := capacity.FleetSpec{
 		Profile: o.Profile, ReadyAt: make([]time.Duration, n), Router: o.Router,
 		Request:  f.request,
 		Duration: o.Warmup + o.Duration, Drain: fleetDrain, Seed: o.Plan.Workload.Seed,
 	}
 	if f.closed {
-		spec.Load = sim.Load{Users: int(load), Think: f.think.Sample, ThinkMean: f.think.Mean()}
+		spec.Load = capacity.Load{Users: int(load), Think: f.think.Sample, ThinkMean: f.think.Mean()}
 	} else {
 		arr, err := schedule.NewArrivals(arrivalKind(o.Plan), load, o.Plan.Load.Burstiness, o.Plan.Workload.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
-		spec.Load = sim.Load{Arrivals: arr}
+		spec.Load = capacity.Load{Arrivals: arr}
 	}
 	agg, tallies := newAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
-	st, err := sim.RunFleet(spec, func(out *sim.FleetOutcome) {
+	st, err := capacity.RunFleet(spec, func(out *capacity.FleetOutcome) {
 		r := fleetRecord(out, !f.closed, o.Warmup)
 		agg.Add(&r)
 		tally(&r, f.judging.SLOs, tallies)
@@ -300,7 +301,7 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 // request is request i of the plan's workload as the fleet sees it: its
 // class, lengths (the output exactly max_tokens, as with ignore_eos) and
 // the prompt's block hashes for prefix caching and the prefix router.
-func (f *fleetSearch) request(i uint64) sim.FleetRequest {
+func (f *fleetSearch) request(i uint64) capacity.FleetRequest {
 	for uint64(len(f.requests)) <= i {
 		f.requests = append(f.requests, f.render(uint64(len(f.requests))))
 	}
@@ -308,7 +309,7 @@ func (f *fleetSearch) request(i uint64) sim.FleetRequest {
 }
 
 // render builds request i from the plan's workload.
-func (f *fleetSearch) render(i uint64) sim.FleetRequest {
+func (f *fleetSearch) render(i uint64) capacity.FleetRequest {
 	spec := f.mix.Spec(i)
 	h := sim.NewPromptHasher(f.o.Profile.BlockSize)
 	for _, m := range spec.Messages {
@@ -317,13 +318,13 @@ func (f *fleetSearch) render(i uint64) sim.FleetRequest {
 	if len(spec.Messages) == 0 {
 		h.AddText(spec.Prompt)
 	}
-	return sim.FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
+	return capacity.FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
 		OutputTokens: max(1, spec.MaxTokens), BlockHashes: h.BlockHashes()}
 }
 
 // fleetRecord turns a simulated request into the record a real run of it
 // would have written, so one aggregate computes every figure.
-func fleetRecord(o *sim.FleetOutcome, open bool, warmup time.Duration) record.Result {
+func fleetRecord(o *capacity.FleetOutcome, open bool, warmup time.Duration) record.Result {
 	us := func(d time.Duration) int64 { return d.Microseconds() }
 	r := record.Result{ID: o.Index + 1, Class: o.Class, OpenLoop: open, SendUS: us(o.Arrival),
 		Warmup: o.Arrival < warmup, Stream: true, InputTokens: o.PromptTokens, MaxTokens: o.OutputTokens,
@@ -341,7 +342,7 @@ func fleetRecord(o *sim.FleetOutcome, open bool, warmup time.Duration) record.Re
 	switch {
 	case o.Err == nil:
 		r.Status, r.E2EUS, r.FinishReason = 200, us(o.LastToken-o.Arrival), "length"
-	case errors.Is(o.Err, sim.ErrUnfinished):
+	case errors.Is(o.Err, capacity.ErrUnfinished):
 		r.E2EUS = us(max(o.LastToken, o.Arrival) - o.Arrival)
 		r.Error = record.ErrTimeoutBeforeTTFT
 		if o.Generated > 0 {

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
-	"github.com/inferload/inferload/sim"
 )
 
 // ColdStart asks what a fleet suffers while it scales out: From replicas
@@ -49,7 +49,7 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 		ready[k] = up
 	}
 	base := f.planned * float64(c.From) / float64(c.To)
-	spec := sim.FleetSpec{Profile: o.Profile, ReadyAt: ready, Router: o.Router, Request: f.request,
+	spec := capacity.FleetSpec{Profile: o.Profile, ReadyAt: ready, Router: o.Router, Request: f.request,
 		Duration: end, Drain: fleetDrain, Seed: o.Plan.Workload.Seed}
 	if f.closed {
 		spec.Load = f.rampUsers(int(math.Round(base)), int(f.planned), t0, c.Ramp)
@@ -58,14 +58,14 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 		if err != nil {
 			return nil, fmt.Errorf("cold start: %w", err)
 		}
-		spec.Load = sim.Load{Arrivals: &rampedArrivals{unit: unit, r0: base, r1: f.planned, t0: t0, d: c.Ramp}}
+		spec.Load = capacity.Load{Arrivals: &rampedArrivals{unit: unit, r0: base, r1: f.planned, t0: t0, d: c.Ramp}}
 	}
 	out := &record.FleetColdStart{From: c.From, To: c.To, ColdStartS: c.ColdStart.Seconds(), RampS: c.Ramp.Seconds(),
 		JudgedS: (up + coldStartTail - t0).Seconds()}
 	win := newStartupWindows(t0, end, f.judging.SLOs)
 	tallies := make([]analyze.Tally, len(f.judging.SLOs))
 	agg := newAggregate(o.Plan)
-	if _, err := sim.RunFleet(spec, func(fo *sim.FleetOutcome) {
+	if _, err := capacity.RunFleet(spec, func(fo *capacity.FleetOutcome) {
 		r := fleetRecord(fo, !f.closed, t0) // before the ramp is warm-up
 		win.add(&r, fo.Arrival)
 		if fo.Arrival >= t0 && fo.Arrival < up+coldStartTail {
@@ -85,10 +85,10 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 
 // rampUsers is a closed loop of u1 users of which u0 start at once
 // (spread over a think time) and the rest one by one over the ramp.
-func (f *fleetSearch) rampUsers(u0, u1 int, t0, ramp time.Duration) sim.Load {
+func (f *fleetSearch) rampUsers(u0, u1 int, t0, ramp time.Duration) capacity.Load {
 	u0 = min(max(u0, 1), u1)
 	mean := f.think.Mean()
-	return sim.Load{Users: u1, Think: f.think.Sample, ThinkMean: mean, StartAt: func(u int) time.Duration {
+	return capacity.Load{Users: u1, Think: f.think.Sample, ThinkMean: mean, StartAt: func(u int) time.Duration {
 		if u < u0 {
 			return mean * time.Duration(u) / time.Duration(u0)
 		}

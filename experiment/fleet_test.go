@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -34,7 +35,7 @@ load:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: []record.SLO{b},
+	return FleetOptions{Plan: p, Profile: prof, Router: capacity.LeastOutstanding, SLOs: []record.SLO{b},
 		Warmup: 10 * time.Second, Duration: time.Minute, MaxReplicas: 10}
 }
 
@@ -196,7 +197,7 @@ load:
 	}
 	var got *record.Fleet
 	for range b.N {
-		if got, err = PlanFleet(FleetOptions{Plan: p, Profile: prof, Router: sim.LeastOutstanding, SLOs: slos, Headroom: 0.2}); err != nil {
+		if got, err = PlanFleet(FleetOptions{Plan: p, Profile: prof, Router: capacity.LeastOutstanding, SLOs: slos, Headroom: 0.2}); err != nil {
 			b.Fatal(err)
 		}
 	}

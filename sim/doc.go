@@ -8,7 +8,7 @@
 // Step spends a token budget on decodes and chunked prefills, preempts
 // by recompute when blocks run out, and takes the time a CostModel gives.
 // The Engine reads no clock, so the same code runs under the real-time
-// Server and under Calibrate's virtual time.
+// Server and under the virtual time of package capacity's planning.
 //
 // A Server puts OpenAI's /v1/chat/completions and /v1/completions (SSE
 // streaming and plain JSON), /v1/models, the native APIs of TGI, Ollama,

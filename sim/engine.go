@@ -168,7 +168,7 @@ type Engine struct {
 
 // NewEngine returns an idle engine for profile p.
 func NewEngine(p Profile) (*Engine, error) {
-	p = p.withDefaults()
+	p = p.WithDefaults()
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}

@@ -175,5 +175,5 @@ func LookupProfile(name string) (Profile, error) {
 	if !ok {
 		return Profile{}, fmt.Errorf("unknown sim profile %q; valid: %s (or a YAML file)", name, strings.Join(Profiles(), ", "))
 	}
-	return build().withDefaults(), nil
+	return build().WithDefaults(), nil
 }

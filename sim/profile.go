@@ -144,8 +144,8 @@ func (p Profile) FramebufferUsedMiB() int {
 	return int(perGPU>>20) + p.GPU.ReservedMiB
 }
 
-// withDefaults fills the fields whose zero value stands for a default.
-func (p Profile) withDefaults() Profile {
+// WithDefaults fills the fields whose zero value stands for a default.
+func (p Profile) WithDefaults() Profile {
 	if p.QueueFullStatus == 0 {
 		p.QueueFullStatus = 429
 	}
@@ -275,6 +275,6 @@ func ParseProfile(data []byte) (Profile, error) {
 	if err := dec.Decode(&doc); err != nil && !errors.Is(err, io.EOF) {
 		return Profile{}, err
 	}
-	p := doc.Profile.withDefaults()
+	p := doc.Profile.WithDefaults()
 	return p, p.Validate()
 }

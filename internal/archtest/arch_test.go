@@ -96,7 +96,13 @@ var rules = []rule{
 	// sim is the test double and the embedded target: it must stay
 	// independent of the load generator it stands in front of.
 	{subject: "sim", design: "sim | … | the load generator",
-		notModule: []string{"plan", "workload", "schedule", "protocol", "engine", "record", "observe", "analyze", "report", "live", "experiment"}},
+		notModule: []string{"plan", "workload", "schedule", "protocol", "engine", "record", "observe", "analyze", "report", "live", "experiment", "capacity"}},
+	// capacity plans in virtual time on the simulator's batching model:
+	// it neither sends requests nor runs stages (and sim, the model it
+	// drives, knows nothing of it: sim's rule).
+	{subject: "capacity", design: "capacity planning (one package) | … | HTTP, the engine",
+		notModule: []string{"engine", "protocol", "experiment", "live", "report", "internal/cli"},
+		notStd:    []string{"net/http"}},
 	// The CLI is wiring only and sits on top: no library package imports it.
 	{subject: everyLibraryPackage, design: "cmd/inferload + internal/cli | flag parsing and wiring only",
 		notModule: []string{"internal/cli"}},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/sim"
 )
@@ -62,7 +63,7 @@ docs/capacity-planning.md explains the method and its limits.`,
 		for _, u := range cal.Fit.Unidentified {
 			header = append(header, "not identified: "+u)
 		}
-		yaml := sim.FittedYAML(cal.Profile, prof.Name, header)
+		yaml := capacity.FittedYAML(cal.Profile, prof.Name, header)
 		if out == "" {
 			_, err = st.Stdout.Write(yaml)
 			return err

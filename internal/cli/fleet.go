@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -39,7 +40,7 @@ type fleetFlags struct {
 func (f *fleetFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.profile, "profile", sim.DefaultProfile, "the server to replicate: a simulator preset or a profile YAML file")
-	fs.StringVar(&f.router, "router", string(sim.LeastOutstanding), "how requests are spread: round-robin, least-outstanding or prefix")
+	fs.StringVar(&f.router, "router", string(capacity.LeastOutstanding), "how requests are spread: round-robin, least-outstanding or prefix")
 	fs.IntVar(&f.peakUsers, "peak-users", 0, "closed loop: plan for this many users (default: the plan's concurrency)")
 	fs.Float64Var(&f.peakRate, "peak-rate", 0, "open loop: plan for this many requests/s (default: the plan's rate)")
 	fs.Float64Var(&f.headroom, "headroom", 0.2, "plan for the peak times 1+HEADROOM")
@@ -102,7 +103,7 @@ func (f *fleetFlags) options(p *plan.Plan) (experiment.FleetOptions, error) {
 	case f.maxReplicas < 1 || f.peakUsers < 0 || f.peakRate < 0 || f.pricePerHour < 0:
 		return experiment.FleetOptions{}, usageErrorf("--max-replicas must be at least 1; --peak-users, --peak-rate and --price-per-hour at least 0")
 	}
-	return experiment.FleetOptions{Plan: p, Profile: prof, Router: sim.Router(f.router), PeakUsers: f.peakUsers,
+	return experiment.FleetOptions{Plan: p, Profile: prof, Router: capacity.Router(f.router), PeakUsers: f.peakUsers,
 		PeakRate: f.peakRate, Headroom: f.headroom, SLOs: bounds, Confidence: f.conf, MaxFailureRate: f.maxFailureRate,
 		Warmup: f.warmup, Duration: f.window, MaxReplicas: f.maxReplicas, PricePerHour: f.pricePerHour}, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -72,7 +73,7 @@ func loadProfile(name string) (sim.Profile, error) {
 func newSimCmd(st *State) *cobra.Command {
 	var f simFlags
 	var addr string
-	var list, calibrate bool
+	var list, reference bool
 	c := &cobra.Command{
 		Use:   "sim [flags]",
 		Short: "Serve a simulated OpenAI-compatible LLM server (continuous batching, KV cache, faults)",
@@ -83,14 +84,18 @@ faults. Stop it with Ctrl-C. See docs/sim.md.
 
   inferload sim --addr 127.0.0.1:8000 --profile a100-7b
   inferload sim --profile h100-8b --faults "status503=0.05,reset=0.01"
-  inferload sim --calibrate          # the calibration table of docs/sim.md
+  inferload sim --reference          # the reference table of docs/sim.md
   inferload sim --list-profiles`,
 		Args: cobra.NoArgs,
 	}
 	f.bind(c)
 	c.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "address to listen on")
 	c.Flags().BoolVar(&list, "list-profiles", false, "list the preset profiles and exit")
-	c.Flags().BoolVar(&calibrate, "calibrate", false, "print the profile's calibration table (virtual time, takes seconds) and exit")
+	c.Flags().BoolVar(&reference, "reference", false, "print the profile's reference table against published figures (virtual time, takes seconds) and exit")
+	// "calibrate" is `inferload calibrate`, which fits a profile to runs:
+	// the old spelling of --reference still works, with a notice.
+	c.Flags().BoolVar(&reference, "calibrate", false, "the old name of --reference")
+	_ = c.Flags().MarkDeprecated("calibrate", "use --reference (inferload calibrate fits a profile to measured runs)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if list {
 			return listProfiles(st)
@@ -99,8 +104,8 @@ faults. Stop it with Ctrl-C. See docs/sim.md.
 		if err != nil {
 			return err
 		}
-		if calibrate {
-			table, err := sim.Calibrate(sim.DefaultCalibration().WithProfile(cfg.Profile))
+		if reference {
+			table, err := capacity.Reference(capacity.DefaultReference().WithProfile(cfg.Profile))
 			if err != nil {
 				return err
 			}

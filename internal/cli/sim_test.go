@@ -8,7 +8,7 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-func TestSimListAndCalibrate(t *testing.T) {
+func TestSimListAndReference(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
@@ -18,8 +18,9 @@ func TestSimListAndCalibrate(t *testing.T) {
 	}{
 		// every preset is listed with its description
 		{"list", []string{"sim", "--list-profiles"}, ExitOK, "a100-7b"},
-		// the calibration table prints beside the published figures
-		{"calibrate", []string{"sim", "--calibrate"}, ExitOK, "| users |"},
+		// the reference table prints beside the published figures
+		{"reference", []string{"sim", "--reference"}, ExitOK, "| users |"},
+		{"reference by its old name", []string{"sim", "--calibrate"}, ExitOK, "| users |"},
 		// an unknown profile is a usage error listing the valid names
 		{"bad profile", []string{"sim", "--profile", "nope"}, ExitUsage, "h100-8b"},
 		// a bad fault spec names the fault

@@ -1,4 +1,4 @@
-package sim
+package capacity
 
 import (
 	"errors"
@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/inferload/inferload/sim"
 )
 
 // poissonArrivals is an open loop at rate per second, for tests.
@@ -21,7 +23,7 @@ func (p *poissonArrivals) Next() time.Duration {
 	return p.t
 }
 
-// mixRequests draws request i's lengths from the calibration mixes; with
+// mixRequests draws request i's lengths from the reference mixes; with
 // groups > 0 each prompt opens with one of groups shared 16-token blocks,
 // drawn at random.
 func mixRequests(prompts, outputs Mix, groups int) func(uint64) FleetRequest {
@@ -55,14 +57,14 @@ func runFleet(t *testing.T, spec FleetSpec) ([]FleetOutcome, FleetStats) {
 }
 
 // TestFleetOfOneIsTheCalibratedServer: one replica under a closed loop
-// delivers what the calibration's closed loop on the same engine does
+// delivers what the reference table's closed loop on the same engine does
 // (same users, same length mixes, different draws), within 5%.
 func TestFleetOfOneIsTheCalibratedServer(t *testing.T) {
 	t.Parallel()
-	spec := DefaultCalibration()
+	spec := DefaultReference()
 	spec.Concurrency = []int{100}
 	spec.Warmup, spec.Duration = 30*time.Second, 2*time.Minute
-	table, err := Calibrate(spec)
+	table, err := Reference(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,14 +80,14 @@ func TestFleetOfOneIsTheCalibratedServer(t *testing.T) {
 	}
 	got, want := float64(done)/spec.Duration.Seconds(), table.Rows[0].Throughput
 	if got < 0.95*want || got > 1.05*want {
-		t.Errorf("fleet of one: %.2f req/s, calibration %.2f req/s: want within 5%%", got, want)
+		t.Errorf("fleet of one: %.2f req/s, reference table %.2f req/s: want within 5%%", got, want)
 	}
 }
 
 // TestFleetRouters checks each router's promise on the same open loop.
 func TestFleetRouters(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile(DefaultProfile)
+	p, _ := sim.LookupProfile(sim.DefaultProfile)
 	const groups = 61
 	requests := mixRequests(Mix{{256, 3}, {2048, 1}}, Mix{{128, 1}}, groups)
 	run := func(r Router) ([]FleetOutcome, FleetStats) {
@@ -183,7 +185,7 @@ func TestRouterPicks(t *testing.T) {
 // is up; with no replica up, requests fail as ErrNoReplica.
 func TestFleetColdStart(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile("tiny")
+	p, _ := sim.LookupProfile("tiny")
 	ready := []time.Duration{0, 20 * time.Second}
 	outs, st := runFleet(t, FleetSpec{
 		Profile: p, ReadyAt: ready, Router: LeastOutstanding,
@@ -214,7 +216,7 @@ func TestFleetColdStart(t *testing.T) {
 // emitted once as ErrUnfinished.
 func TestFleetOverloadLeavesUnfinished(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile(DefaultProfile)
+	p, _ := sim.LookupProfile(sim.DefaultProfile)
 	outs, _ := runFleet(t, FleetSpec{
 		Profile: p, ReadyAt: upFromStart(1),
 		Load:    Load{Arrivals: &poissonArrivals{rng: rand.New(rand.NewPCG(5, 5)), rate: 40}},
@@ -248,7 +250,7 @@ func maxIndex(outs []FleetOutcome) (m uint64) {
 // TestFleetIsDeterministic: the same spec gives the same outcomes.
 func TestFleetIsDeterministic(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile("tiny")
+	p, _ := sim.LookupProfile("tiny")
 	spec := func() FleetSpec {
 		return FleetSpec{Profile: p, ReadyAt: upFromStart(3), Router: LeastOutstanding,
 			Load:    Load{Users: 20, Think: func(r *rand.Rand) time.Duration { return time.Duration(r.IntN(500)) * time.Millisecond }, ThinkMean: 250 * time.Millisecond},
@@ -264,7 +266,7 @@ func TestFleetIsDeterministic(t *testing.T) {
 // TestFleetSpecErrors: a spec that cannot run says why.
 func TestFleetSpecErrors(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile("tiny")
+	p, _ := sim.LookupProfile("tiny")
 	req := mixRequests(Mix{{64, 1}}, Mix{{16, 1}}, 0)
 	bad := []FleetSpec{
 		{Profile: p, Load: Load{Users: 1}, Request: req, Duration: time.Second},                             // no replicas
@@ -284,7 +286,7 @@ func TestFleetSpecErrors(t *testing.T) {
 // the default preset for 10 virtual minutes: the cost of one fleet size
 // in `inferload fleet`'s search, requests drawn from a mix.
 func BenchmarkFleet(b *testing.B) {
-	p, _ := LookupProfile(DefaultProfile)
+	p, _ := sim.LookupProfile(sim.DefaultProfile)
 	reqs := mixRequests(Mix{{512, 1}}, Mix{{256, 1}}, 0)
 	think := func(*rand.Rand) time.Duration { return 5 * time.Second }
 	var n int

@@ -1,9 +1,11 @@
-package sim
+package capacity
 
 import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/inferload/inferload/sim"
 )
 
 // truthSteps simulates a closed-loop sweep of truth at users, prompts of
@@ -12,7 +14,7 @@ import (
 // percentiles too noisy to check a fit against), standing in for a
 // measured server: the figures a fit must
 // reproduce, drawn with measureSeed (a fit draws its own traffic).
-func truthSteps(t *testing.T, truth Profile, users []int, window time.Duration, measureSeed uint64) []FitStep {
+func truthSteps(t *testing.T, truth sim.Profile, users []int, window time.Duration, measureSeed uint64) []FitStep {
 	t.Helper()
 	var reqs []FitRequest
 	for _, p := range []int{256, 512} {
@@ -36,7 +38,7 @@ func truthSteps(t *testing.T, truth Profile, users []int, window time.Duration, 
 }
 
 // perturbed is p with its four costs moved far from the truth.
-func perturbed(p Profile) Profile {
+func perturbed(p sim.Profile) sim.Profile {
 	c := &p.Cost
 	c.StepOverhead = c.StepOverhead * 18 / 10
 	c.PrefillPerToken /= 2
@@ -63,7 +65,7 @@ func TestFitRecoversEveryPreset(t *testing.T) {
 	for _, name := range []string{"a100-7b", "cpu-small", "h100x4-70b"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			truth, _ := LookupProfile(name)
+			truth, _ := sim.LookupProfile(name)
 			steps := truthSteps(t, truth, []int{4, 16, 48}, 2*time.Minute, 100)
 			res, err := Fit(perturbed(truth), steps, 1)
 			if err != nil {
@@ -106,7 +108,7 @@ func TestFitRecoversEveryPreset(t *testing.T) {
 // docs/capacity-planning.md, where the measured errors are.
 func TestFitHeldOut(t *testing.T) {
 	t.Parallel()
-	truth, _ := LookupProfile(DefaultProfile)
+	truth, _ := sim.LookupProfile(sim.DefaultProfile)
 	steps := truthSteps(t, truth, []int{8, 32, 64}, 2*time.Minute, 200)
 	held, err := FitHeldOut(perturbed(truth), steps, 1)
 	if err != nil {
@@ -128,10 +130,10 @@ func TestFitHeldOut(t *testing.T) {
 // as the fitted profile: the base's limits with the fitted costs.
 func TestFittedYAMLRoundTrips(t *testing.T) {
 	t.Parallel()
-	p, _ := LookupProfile("h100-8b")
+	p, _ := sim.LookupProfile("h100-8b")
 	p.Name, p.Description = "fitted-h100-8b", `fitted to "runs/x"`
-	p.Cost = CostModel{StepOverhead: 12345678, PrefillPerToken: 23456, DecodePerSeq: 3456, KVReadPerToken: 78, WaitingPerRequest: 9}
-	got, err := ParseProfile(FittedYAML(p, "h100-8b", []string{"a header"}))
+	p.Cost = sim.CostModel{StepOverhead: 12345678, PrefillPerToken: 23456, DecodePerSeq: 3456, KVReadPerToken: 78, WaitingPerRequest: 9}
+	got, err := sim.ParseProfile(FittedYAML(p, "h100-8b", []string{"a header"}))
 	if err != nil {
 		t.Fatal(err)
 	}

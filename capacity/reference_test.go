@@ -1,12 +1,14 @@
-package sim
+package capacity
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/inferload/inferload/sim"
 )
 
-// TestCalibrationTable regenerates the calibration table of docs/sim.md:
+// TestReferenceTable regenerates the reference table of docs/sim.md:
 //
 //	go test ./sim -run TestCalibrationTable -v
 //
@@ -14,9 +16,9 @@ import (
 // growth to 100 users, saturation between 100 and 150, decline at 200,
 // with request throughput, TTFT P95 and TPOT P95 within 25% of the
 // published figures at every level.
-func TestCalibrationTable(t *testing.T) {
+func TestReferenceTable(t *testing.T) {
 	t.Parallel()
-	table, err := Calibrate(DefaultCalibration())
+	table, err := Reference(DefaultReference())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,15 +64,15 @@ func TestCalibrationTable(t *testing.T) {
 
 func TestCalibrateIsDeterministic(t *testing.T) {
 	t.Parallel()
-	spec := DefaultCalibration()
-	spec.Profile, _ = LookupProfile("tiny")
+	spec := DefaultReference()
+	spec.Profile, _ = sim.LookupProfile("tiny")
 	spec.Concurrency, spec.Warmup, spec.Duration, spec.Reference = []int{8, 32}, time.Second, 5*time.Second, nil
 	spec.Prompts, spec.Outputs = Mix{{64, 3}, {256, 1}}, Mix{{16, 1}, {64, 1}}
-	a, err := Calibrate(spec)
+	a, err := Reference(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := Calibrate(spec)
+	b, _ := Reference(spec)
 	if a.String() != b.String() {
 		t.Errorf("same spec and seed gave different tables:\n%s\n%s", a, b)
 	}
@@ -84,26 +86,26 @@ func TestCalibrateIsDeterministic(t *testing.T) {
 
 func TestCalibrateRejectsBadSpecs(t *testing.T) {
 	t.Parallel()
-	base := DefaultCalibration()
+	base := DefaultReference()
 	tests := []struct {
 		name    string
-		edit    func(*CalibrationSpec)
+		edit    func(*ReferenceSpec)
 		wantErr string
 	}{
-		{"no levels", func(s *CalibrationSpec) { s.Concurrency = nil }, "no concurrency"},            // nothing to run
-		{"zero users", func(s *CalibrationSpec) { s.Concurrency = []int{0} }, "concurrency must be"}, // a level must have users
-		{"no window", func(s *CalibrationSpec) { s.Duration = 0 }, "duration"},                       // nothing to measure
-		{"empty mix", func(s *CalibrationSpec) { s.Prompts = nil }, "prompt mix is empty"},           // nothing to send
-		{"bad weight", func(s *CalibrationSpec) { s.Outputs = Mix{{128, 0}} }, "weight"},             // weights must be positive
-		{"too long", func(s *CalibrationSpec) { s.Prompts = Mix{{5000, 1}} }, "max_model_len"},       // requests must fit the model
-		{"bad profile", func(s *CalibrationSpec) { s.Profile.MaxNumSeqs = 0 }, "max_num_seqs"},       // the profile is validated
+		{"no levels", func(s *ReferenceSpec) { s.Concurrency = nil }, "no concurrency"},            // nothing to run
+		{"zero users", func(s *ReferenceSpec) { s.Concurrency = []int{0} }, "concurrency must be"}, // a level must have users
+		{"no window", func(s *ReferenceSpec) { s.Duration = 0 }, "duration"},                       // nothing to measure
+		{"empty mix", func(s *ReferenceSpec) { s.Prompts = nil }, "prompt mix is empty"},           // nothing to send
+		{"bad weight", func(s *ReferenceSpec) { s.Outputs = Mix{{128, 0}} }, "weight"},             // weights must be positive
+		{"too long", func(s *ReferenceSpec) { s.Prompts = Mix{{5000, 1}} }, "max_model_len"},       // requests must fit the model
+		{"bad profile", func(s *ReferenceSpec) { s.Profile.MaxNumSeqs = 0 }, "max_num_seqs"},       // the profile is validated
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			spec := base
 			spec.Concurrency = []int{2}
 			tt.edit(&spec)
-			if _, err := Calibrate(spec); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			if _, err := Reference(spec); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("got %v, want an error mentioning %q", err, tt.wantErr)
 			}
 		})
@@ -112,13 +114,13 @@ func TestCalibrateRejectsBadSpecs(t *testing.T) {
 
 func TestCalibrationSpecWithProfile(t *testing.T) {
 	t.Parallel()
-	spec := DefaultCalibration()
-	same, _ := LookupProfile(DefaultProfile)
+	spec := DefaultReference()
+	same, _ := sim.LookupProfile(sim.DefaultProfile)
 	same.NumGPUBlocks = 5000 // a variant of the default keeps the comparison
 	if got := spec.WithProfile(same); len(got.Reference) != 4 || got.Profile.NumGPUBlocks != 5000 {
 		t.Errorf("variant of the default profile: %d references, %d blocks; want 4 and 5000", len(got.Reference), got.Profile.NumGPUBlocks)
 	}
-	other, _ := LookupProfile("h100-8b")
+	other, _ := sim.LookupProfile("h100-8b")
 	if got := spec.WithProfile(other); got.Reference != nil || got.Profile.Name != "h100-8b" {
 		t.Errorf("another profile kept the a100-7b references: %+v", got.Reference)
 	}

@@ -1,4 +1,4 @@
-package sim
+package capacity
 
 import (
 	"container/heap"
@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/inferload/inferload/sim"
 )
 
 // A fleet is N replicas of one engine behind a router, run on virtual
 // time: the question a single measured server leaves open is how many of
 // it a launch needs. Every replica is the same Engine the HTTP simulator
-// and the calibration drive, so a fleet of one is the calibrated server.
+// and the reference table drive, so a fleet of one is that server.
 
 // FleetRequest is what one request asks of the fleet.
 type FleetRequest struct {
@@ -48,7 +50,7 @@ type Load struct {
 // FleetSpec is one fleet simulation.
 type FleetSpec struct {
 	// Profile is every replica's engine.
-	Profile Profile
+	Profile sim.Profile
 	// ReadyAt holds one entry per replica: when it starts taking requests
 	// (0 for replicas up from the start; a later instant for one started
 	// during the run, cold start included).
@@ -66,7 +68,7 @@ type FleetSpec struct {
 	Seed uint64
 	// observe, when set, sees each replica's step as it starts (Fit
 	// meters the KV cache with it).
-	observe func(*Engine, *StepResult)
+	observe func(*sim.Engine, *sim.StepResult)
 }
 
 // FleetOutcome is one request's fate. Times are on the fleet's clock
@@ -127,15 +129,15 @@ type fleetSeq struct {
 
 type fleetRun struct {
 	spec     FleetSpec
-	engines  []*Engine
-	pending  []*StepResult // a replica's step in flight, applied at its end
-	inflight []int         // requests routed and not finished, per replica
+	engines  []*sim.Engine
+	pending  []*sim.StepResult // a replica's step in flight, applied at its end
+	inflight []int             // requests routed and not finished, per replica
 	stats    []ReplicaStats
 	router   router
 	events   eventHeap
 	rng      *rand.Rand
 	next     uint64 // the next request index
-	live     map[*fleetSeq]*Sequence
+	live     map[*fleetSeq]*sim.Sequence
 	emit     func(*FleetOutcome)
 	up       []int // ready's buffer, reused for every arrival
 }
@@ -184,12 +186,12 @@ func newFleetRun(spec FleetSpec, emit func(*FleetOutcome)) (*fleetRun, error) {
 	}
 	n := len(spec.ReadyAt)
 	r := &fleetRun{
-		spec: spec, engines: make([]*Engine, n), pending: make([]*StepResult, n),
+		spec: spec, engines: make([]*sim.Engine, n), pending: make([]*sim.StepResult, n),
 		inflight: make([]int, n), stats: make([]ReplicaStats, n), router: rt,
-		rng: rand.New(rand.NewPCG(spec.Seed, 0xf1ee7)), live: map[*fleetSeq]*Sequence{}, emit: emit,
+		rng: rand.New(rand.NewPCG(spec.Seed, 0xf1ee7)), live: map[*fleetSeq]*sim.Sequence{}, emit: emit,
 	}
 	for i := range r.engines {
-		if r.engines[i], err = NewEngine(spec.Profile); err != nil {
+		if r.engines[i], err = sim.NewEngine(spec.Profile); err != nil {
 			return nil, err
 		}
 	}
@@ -256,7 +258,7 @@ func (r *fleetRun) arrive(now time.Duration, user int) {
 		return
 	}
 	fs.replica, fs.out.Replica = k, k
-	seq, err := r.engines[k].Add(Request{PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
+	seq, err := r.engines[k].Add(sim.Request{PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens,
 		BlockHashes: req.BlockHashes, Ref: fs}, now)
 	if err != nil {
 		r.fail(now, fs, err)

@@ -1,4 +1,4 @@
-package sim
+package capacity
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
 )
 
 // Fitting a profile to a measured server: the engine's cost model (step
@@ -53,7 +54,7 @@ type FitPrediction struct {
 
 // FitResult is a fitted profile and how well it reproduces the steps.
 type FitResult struct {
-	Profile Profile
+	Profile sim.Profile
 	// Predictions are the fitted profile's figures per step, in order.
 	Predictions []FitPrediction
 	// Loss is the summed squared log error (fitLoss); Evals the
@@ -72,11 +73,11 @@ const fitMaxEvals = 160
 // base's (Nelder-Mead over the logarithms of the four costs). The batch,
 // KV-cache and token-budget limits stay base's; Unidentified says when
 // the data could not have told them anyway.
-func Fit(base Profile, steps []FitStep, seed uint64) (FitResult, error) {
+func Fit(base sim.Profile, steps []FitStep, seed uint64) (FitResult, error) {
 	if err := checkFitSteps(steps); err != nil {
 		return FitResult{}, err
 	}
-	base = base.withDefaults()
+	base = base.WithDefaults()
 	if err := base.Validate(); err != nil {
 		return FitResult{}, fmt.Errorf("fit: base profile: %w", err)
 	}
@@ -103,7 +104,7 @@ func Fit(base Profile, steps []FitStep, seed uint64) (FitResult, error) {
 // FitHeldOut checks a fit on load levels it did not see: for each step,
 // the profile fitted to the others predicts it. It needs three steps or
 // more (each fit needs two).
-func FitHeldOut(base Profile, steps []FitStep, seed uint64) ([]FitPrediction, error) {
+func FitHeldOut(base sim.Profile, steps []FitStep, seed uint64) ([]FitPrediction, error) {
 	if len(steps) < 3 {
 		return nil, fmt.Errorf("fit: %d load levels: holding one out needs at least 3", len(steps))
 	}
@@ -140,13 +141,13 @@ func checkFitSteps(steps []FitStep) error {
 
 // costsOf and withCosts map a profile's four costs to and from the
 // search's coordinates (natural logs of nanoseconds).
-func costsOf(p Profile) []float64 {
+func costsOf(p sim.Profile) []float64 {
 	c := p.Cost
 	l := func(d time.Duration) float64 { return math.Log(math.Max(float64(d), 1)) }
 	return []float64{l(c.StepOverhead), l(c.PrefillPerToken), l(c.DecodePerSeq), l(c.KVReadPerToken)}
 }
 
-func withCosts(p Profile, x []float64) Profile {
+func withCosts(p sim.Profile, x []float64) sim.Profile {
 	d := func(v float64) time.Duration { return time.Duration(math.Round(math.Exp(v))) }
 	p.Cost.StepOverhead, p.Cost.PrefillPerToken, p.Cost.DecodePerSeq, p.Cost.KVReadPerToken = d(x[0]), d(x[1]), d(x[2]), d(x[3])
 	return p
@@ -178,7 +179,7 @@ func fitLoss(steps []FitStep, preds []FitPrediction) float64 {
 // PredictSteps simulates each step on one replica of p (virtual time) and
 // returns its figures. The same seed draws the same requests, so two
 // profiles are compared on identical traffic.
-func PredictSteps(p Profile, steps []FitStep, seed uint64) ([]FitPrediction, error) {
+func PredictSteps(p sim.Profile, steps []FitStep, seed uint64) ([]FitPrediction, error) {
 	out := make([]FitPrediction, len(steps))
 	for i, s := range steps {
 		pr, err := predictStep(p, s, seed+uint64(i))
@@ -190,8 +191,8 @@ func PredictSteps(p Profile, steps []FitStep, seed uint64) ([]FitPrediction, err
 	return out, nil
 }
 
-func predictStep(p Profile, s FitStep, seed uint64) (FitPrediction, error) {
-	// The same histograms the calibration table uses (loopStats): HDR,
+func predictStep(p sim.Profile, s FitStep, seed uint64) (FitPrediction, error) {
+	// The same histograms the reference table uses (loopStats): HDR,
 	// 3 significant digits, as the summaries being fitted are.
 	hists := newLoopStats()
 	ttft, tpot := hists.ttft, hists.tpot
@@ -233,8 +234,8 @@ type kvMeter struct {
 	maxRunning     int
 }
 
-func (m *kvMeter) observe(from, to time.Duration) func(*Engine, *StepResult) {
-	return func(e *Engine, r *StepResult) {
+func (m *kvMeter) observe(from, to time.Duration) func(*sim.Engine, *sim.StepResult) {
+	return func(e *sim.Engine, r *sim.StepResult) {
 		if r.Start < from || r.Start >= to {
 			return
 		}
@@ -254,7 +255,7 @@ func (m *kvMeter) mean() float64 {
 
 // unidentified says which limits the steps never reached, so the fitted
 // profile keeps base's figure for them untested.
-func unidentified(p Profile, steps []FitStep, preds []FitPrediction) []string {
+func unidentified(p sim.Profile, steps []FitStep, preds []FitPrediction) []string {
 	var out []string
 	kv, running, prompts := 0.0, 0, map[int]bool{}
 	for i, pr := range preds {
@@ -355,7 +356,7 @@ func nelderMead(f func([]float64) float64, x0 []float64, maxEvals int) ([]float6
 // FittedYAML is p as a profile file `inferload sim --profile` and `fleet
 // --profile` read: `base:` the profile it was fitted from, the fitted
 // costs, and the header lines as comments.
-func FittedYAML(p Profile, base string, header []string) []byte {
+func FittedYAML(p sim.Profile, base string, header []string) []byte {
 	var b []byte
 	for _, h := range header {
 		b = append(b, "# "+h+"\n"...)

@@ -1,4 +1,4 @@
-package sim
+package capacity
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
 )
 
 // MixItem is one length in a weighted mix.
@@ -69,13 +70,13 @@ type ReferencePoint struct {
 	TTFTP95, PerTokenP95 time.Duration
 }
 
-// CalibrationSpec is a closed-loop experiment run on virtual time: for each
+// ReferenceSpec is a closed-loop experiment run on virtual time: for each
 // concurrency, that many users each send a request, wait for its last
 // token, and send the next at once (no think time). Every user sends its
 // first request at time 0, so a run opens with a burst of arrivals.
-type CalibrationSpec struct {
+type ReferenceSpec struct {
 	// Profile is the engine to run.
-	Profile Profile
+	Profile sim.Profile
 	// Concurrency lists the numbers of users, one row each.
 	Concurrency []int
 	// Prompts and Outputs are drawn independently for every request.
@@ -91,7 +92,7 @@ type CalibrationSpec struct {
 	Reference []ReferencePoint
 }
 
-// DefaultCalibration is the experiment docs/sim.md reports for the
+// DefaultReference is the experiment docs/sim.md reports for the
 // default "a100-7b" profile: prompts of 128/512/2048 tokens mixed 7:2:1,
 // outputs of 128 and 512 tokens mixed 1:1, 50 to 200 users, beside the
 // published vLLM 0.4 figures for a 7B model on one A100-80G. Like a
@@ -99,9 +100,9 @@ type CalibrationSpec struct {
 // first two minutes are measured, opening burst included; docs/sim.md
 // explains why that, not a warmed-up steady state, is what the published
 // figures show.
-func DefaultCalibration() CalibrationSpec {
-	p, _ := LookupProfile(DefaultProfile)
-	return CalibrationSpec{
+func DefaultReference() ReferenceSpec {
+	p, _ := sim.LookupProfile(sim.DefaultProfile)
+	return ReferenceSpec{
 		Profile:     p,
 		Concurrency: []int{50, 100, 150, 200},
 		Prompts:     Mix{{128, 7}, {512, 2}, {2048, 1}},
@@ -121,7 +122,7 @@ func DefaultCalibration() CalibrationSpec {
 // WithProfile returns the spec run against p instead. The published
 // reference figures belong to the spec's own profile, so they are dropped
 // when p is a different one.
-func (s CalibrationSpec) WithProfile(p Profile) CalibrationSpec {
+func (s ReferenceSpec) WithProfile(p sim.Profile) ReferenceSpec {
 	if p.Name != s.Profile.Name {
 		s.Reference = nil
 	}
@@ -129,10 +130,10 @@ func (s CalibrationSpec) WithProfile(p Profile) CalibrationSpec {
 	return s
 }
 
-// CalibrationRow is the outcome at one concurrency. TTFT runs from
+// ReferenceRow is the outcome at one concurrency. TTFT runs from
 // submission (queueing included) to the first token; TPOT is a request's
 // (E2E − TTFT) / (output tokens − 1); ITL is every gap between tokens.
-type CalibrationRow struct {
+type ReferenceRow struct {
 	Concurrency int // users
 	Completed   int // requests finished in the measured window
 	// Throughput and OutputTokensPerS are per second of the window.
@@ -150,24 +151,24 @@ type CalibrationRow struct {
 	Reference *ReferencePoint
 }
 
-// CalibrationTable is Calibrate's result; String renders it as Markdown.
-type CalibrationTable struct {
-	Profile string           // the profile's name
-	Spec    CalibrationSpec  // what was run
-	Rows    []CalibrationRow // one per concurrency, in the spec's order
+// ReferenceTable is Reference's result; String renders it as Markdown.
+type ReferenceTable struct {
+	Profile string         // the profile's name
+	Spec    ReferenceSpec  // what was run
+	Rows    []ReferenceRow // one per concurrency, in the spec's order
 }
 
-// Calibrate runs spec on virtual time (no sleeping, no HTTP): minutes of
+// Reference runs spec on virtual time (no sleeping, no HTTP): minutes of
 // simulated load take well under a second per concurrency level.
-func Calibrate(spec CalibrationSpec) (CalibrationTable, error) {
+func Reference(spec ReferenceSpec) (ReferenceTable, error) {
 	if err := spec.validate(); err != nil {
-		return CalibrationTable{}, fmt.Errorf("calibrate: %w", err)
+		return ReferenceTable{}, fmt.Errorf("reference table: %w", err)
 	}
-	t := CalibrationTable{Profile: spec.Profile.Name, Spec: spec}
+	t := ReferenceTable{Profile: spec.Profile.Name, Spec: spec}
 	for _, users := range spec.Concurrency {
 		row, err := runClosedLoop(spec, users)
 		if err != nil {
-			return CalibrationTable{}, fmt.Errorf("calibrate %d users: %w", users, err)
+			return ReferenceTable{}, fmt.Errorf("reference table, %d users: %w", users, err)
 		}
 		for i := range spec.Reference {
 			if spec.Reference[i].Concurrency == users {
@@ -179,7 +180,7 @@ func Calibrate(spec CalibrationSpec) (CalibrationTable, error) {
 	return t, nil
 }
 
-func (s CalibrationSpec) validate() error {
+func (s ReferenceSpec) validate() error {
 	if len(s.Concurrency) == 0 {
 		return errors.New("no concurrency levels")
 	}
@@ -202,7 +203,7 @@ type loopStats struct {
 	ttft, tpot, itl, e2e       *hdrhistogram.Histogram
 	completed, outTokens       int
 	running, waiting, kv, busy float64
-	startCounters              EngineCounters
+	startCounters              sim.EngineCounters
 }
 
 func newLoopStats() *loopStats {
@@ -210,7 +211,7 @@ func newLoopStats() *loopStats {
 	return &loopStats{ttft: h(), tpot: h(), itl: h(), e2e: h()}
 }
 
-func (l *loopStats) step(r *StepResult, e *Engine) {
+func (l *loopStats) step(r *sim.StepResult, e *sim.Engine) {
 	d := r.Duration.Seconds()
 	l.busy += d
 	l.running += d * float64(e.Running())
@@ -223,7 +224,7 @@ func (l *loopStats) step(r *StepResult, e *Engine) {
 	}
 }
 
-func (l *loopStats) finish(s *Sequence) {
+func (l *loopStats) finish(s *sim.Sequence) {
 	ttft, e2e := (s.FirstToken() - s.Arrival()).Microseconds(), (s.LastToken() - s.Arrival()).Microseconds()
 	_ = l.ttft.RecordValue(ttft)
 	_ = l.e2e.RecordValue(e2e)
@@ -235,20 +236,20 @@ func (l *loopStats) finish(s *Sequence) {
 	l.outTokens += s.Generated()
 }
 
-func runClosedLoop(spec CalibrationSpec, users int) (CalibrationRow, error) {
-	eng, err := NewEngine(spec.Profile)
+func runClosedLoop(spec ReferenceSpec, users int) (ReferenceRow, error) {
+	eng, err := sim.NewEngine(spec.Profile)
 	if err != nil {
-		return CalibrationRow{}, err
+		return ReferenceRow{}, err
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, uint64(users)))
 	submit := func(now time.Duration) error {
 		prompt, out := spec.Prompts.sample(rng), spec.Outputs.sample(rng)
-		_, err := eng.Add(Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/eng.p.BlockSize)}, now)
+		_, err := eng.Add(sim.Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/eng.Profile().BlockSize)}, now)
 		return err
 	}
 	for range users {
 		if err := submit(0); err != nil {
-			return CalibrationRow{}, err
+			return ReferenceRow{}, err
 		}
 	}
 	stats := newLoopStats()
@@ -270,7 +271,7 @@ func runClosedLoop(spec CalibrationSpec, users int) (CalibrationRow, error) {
 				stats.finish(ev.Seq)
 			}
 			if err := submit(now); err != nil {
-				return CalibrationRow{}, err
+				return ReferenceRow{}, err
 			}
 		}
 	}
@@ -287,12 +288,12 @@ func uniqueHashes(r *rand.Rand, n int) []uint64 {
 	return h
 }
 
-func (l *loopStats) row(users int, window time.Duration, end EngineCounters) CalibrationRow {
+func (l *loopStats) row(users int, window time.Duration, end sim.EngineCounters) ReferenceRow {
 	us := func(h *hdrhistogram.Histogram, q float64) time.Duration {
 		return time.Duration(h.ValueAtQuantile(q)) * time.Microsecond
 	}
 	secs := window.Seconds()
-	row := CalibrationRow{
+	row := ReferenceRow{
 		Concurrency:      users,
 		Completed:        l.completed,
 		Throughput:       float64(l.completed) / secs,
@@ -316,7 +317,7 @@ func (l *loopStats) row(users int, window time.Duration, end EngineCounters) Cal
 
 // String renders the table in Markdown, published figures in brackets
 // beside the simulated ones when the spec carries them.
-func (t CalibrationTable) String() string {
+func (t ReferenceTable) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "profile %s; prompts %s; outputs %s; %s measured after %s warm-up (virtual time)\n\n",
 		t.Profile, t.Spec.Prompts, t.Spec.Outputs, t.Spec.Duration, t.Spec.Warmup)
@@ -364,21 +365,21 @@ func writeMarkdownTable(b *strings.Builder, rows [][]string) {
 	}
 }
 
-func (r CalibrationRow) refThroughput() string {
+func (r ReferenceRow) refThroughput() string {
 	if r.Reference == nil {
 		return "–"
 	}
 	return fmt.Sprintf("%.1f", r.Reference.Throughput)
 }
 
-func (r CalibrationRow) refTTFT() string {
+func (r ReferenceRow) refTTFT() string {
 	if r.Reference == nil {
 		return "–"
 	}
 	return fmtSeconds(r.Reference.TTFTP95)
 }
 
-func (r CalibrationRow) refPerToken() string {
+func (r ReferenceRow) refPerToken() string {
 	if r.Reference == nil {
 		return "–"
 	}
