@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -9,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -67,4 +69,67 @@ func TestPreflightStopsADeadTarget(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreflightProbeSharesNoPrompt: the probe's prompt is its own, so a
+// server's prefix cache holds nothing of a measured request's after it
+// (llama.cpp served the first measured request from its cache when the
+// probe sent that request's prompt). The probe asks for one token; the
+// measured requests share no prefix with it, shared prefix groups
+// included.
+func TestPreflightProbeSharesNoPrompt(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var probes, measured []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r) // /models: nothing to tell
+			return
+		}
+		var body struct {
+			MaxTokens int `json:"max_tokens"`
+			Messages  []struct {
+				Content string `json:"content"`
+			} `json:"messages"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		var prompt strings.Builder
+		for _, m := range body.Messages {
+			prompt.WriteString(m.Content)
+		}
+		mu.Lock()
+		if body.MaxTokens == 1 {
+			probes = append(probes, prompt.String())
+		} else {
+			measured = append(measured, prompt.String())
+		}
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s/v1}
+load: {concurrency: 1, requests: 6}
+workload: {input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 32, fraction: 1, groups: 1}}
+`, srv.URL))
+	if _, err := Run(context.Background(), p, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(probes) != 1 || len(measured) != 6 {
+		t.Fatalf("%d probes and %d measured requests, want 1 and 6", len(probes), len(measured))
+	}
+	for i, m := range measured {
+		if n := commonPrefix(probes[0], m); n >= 8 {
+			t.Errorf("measured request %d shares %d bytes with the probe %q: %q", i, n, probes[0], m[:min(len(m), 60)])
+		}
+	}
+}
+
+func commonPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
 }
