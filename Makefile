@@ -8,15 +8,20 @@ STATICCHECK_PRINTS  := ($(patsubst v%,%,$(STATICCHECK_VERSION)))
 GOBIN       ?= $(shell $(GO) env GOPATH)/bin
 STATICCHECK := $(GOBIN)/staticcheck
 
-.PHONY: test lint tools test-deps build image demo bench fuzz screenshots
+.PHONY: test lint tools test-deps engines build image demo bench fuzz screenshots
 
 ## test: lint, then every test with the race detector (what CI runs)
-test: lint test-deps
+test: lint test-deps engines
 	$(GO) test -race -count=1 -timeout 600s ./...
 
 ## test-deps: install what integration tests need beyond Go (chromium, prometheus); quiet when present
 test-deps:
 	@./scripts/install-test-deps.sh
+
+## engines: build llama.cpp's llama-server and write its test models, cached outside the repo (docs/testing.md)
+engines:
+	@./scripts/install-llamacpp.sh
+	@./scripts/llamacpp-model.sh
 
 ## lint: gofmt, go vet and staticcheck must all be clean
 lint: tools

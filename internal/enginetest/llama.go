@@ -1,0 +1,224 @@
+// Package enginetest starts real third-party inference servers on
+// loopback for tests: llama.cpp's llama-server, built by
+// scripts/install-llamacpp.sh and given a model by
+// scripts/llamacpp-model.sh (`make engines` runs both; `make test` does
+// too). A verdict proven only on inferload's own simulator is not
+// trusted; these servers are the ones we did not write.
+//
+// When the engine or its model is missing, a test fails under CI=true and
+// is skipped elsewhere, with the command that gets them.
+package enginetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// LlamaVersion is the llama.cpp release the scripts build.
+const LlamaVersion = "b4747"
+
+// Llama configures one llama-server.
+type Llama struct {
+	// Model is "tiny" (4 layers, n_embd 256: compute-light, batches
+	// poorly on one thread) or "wide" (8 layers, n_embd 1024: heavier
+	// weights, batches better); default tiny.
+	Model string
+	// Slots is how many sequences run at once (-np); default 1.
+	Slots int
+	// Threads is the CPU threads (-t); default 1, so two servers fit on a
+	// 2-core host and timing does not depend on the core count.
+	Threads int
+	// Context is the total context (-c), shared by the slots; default
+	// 1024 per slot.
+	Context int
+}
+
+// LlamaServer is a running llama-server.
+type LlamaServer struct {
+	// URL is its base URL, "http://127.0.0.1:PORT" (the OpenAI API is
+	// under /v1).
+	URL    string
+	Config Llama
+	cmd    *exec.Cmd
+	log    *syncBuffer
+}
+
+// cacheDir is where the scripts put the engines and models.
+func cacheDir() string {
+	if d := os.Getenv("INFERLOAD_ENGINES"); d != "" {
+		return d
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".cache", "inferload", "engines")
+}
+
+// LlamaBinary is the llama-server the scripts build.
+func LlamaBinary() string {
+	return filepath.Join(cacheDir(), "llama.cpp-"+LlamaVersion, "build", "bin", "llama-server")
+}
+
+// ModelPath is the GGUF file of model name ("tiny", "wide").
+func ModelPath(name string) string { return filepath.Join(cacheDir(), "models", name+".gguf") }
+
+// missing fails (CI=true) or skips t because something the test needs
+// is not on this machine.
+func missing(t testing.TB, what string) {
+	t.Helper()
+	msg := what + ": run `make engines` (scripts/install-llamacpp.sh and scripts/llamacpp-model.sh) to build llama-server and its models"
+	if os.Getenv("CI") == "true" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+}
+
+// StartLlama starts a llama-server with c on a free loopback port, waits
+// until it answers /health, and stops it when t ends.
+func StartLlama(t testing.TB, c Llama) *LlamaServer {
+	t.Helper()
+	c = c.withDefaults()
+	bin, model := LlamaBinary(), ModelPath(c.Model)
+	if _, err := os.Stat(bin); err != nil {
+		missing(t, "no llama-server at "+bin)
+	}
+	if _, err := os.Stat(model); err != nil {
+		missing(t, "no model at "+model)
+	}
+	// A port found free may be taken before the server binds it: a server
+	// that exits at once is started again on another.
+	var errs []error
+	for range 3 {
+		s, err := startLlama(t, bin, model, c)
+		if err == nil {
+			return s
+		}
+		errs = append(errs, err)
+	}
+	t.Fatalf("llama-server %+v did not start: %v", c, errs)
+	return nil
+}
+
+// startLlama starts one server and waits for it: an error when it exits
+// first (its log in the error), fatal when it hangs.
+func startLlama(t testing.TB, bin, model string, c Llama) (*LlamaServer, error) {
+	t.Helper()
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &LlamaServer{URL: "http://127.0.0.1:" + strconv.Itoa(port), Config: c, log: &syncBuffer{}}
+	s.cmd = exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
+		"--metrics", "--slots", "-t", strconv.Itoa(c.Threads), "-np", strconv.Itoa(c.Slots), "-c", strconv.Itoa(c.Context))
+	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting llama-server: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	stop := func() {
+		_ = s.cmd.Process.Kill()
+		<-exited
+	}
+	err = s.waitHealthy(exited, 2*time.Minute)
+	switch {
+	case err == nil:
+		t.Cleanup(stop)
+		return s, nil
+	case errors.Is(err, errExited):
+		return nil, fmt.Errorf("%w\n%s", err, s.log.tail(2000))
+	}
+	stop()
+	t.Fatalf("llama-server %+v: %v\n%s", c, err, s.log.tail(4000))
+	return nil, err
+}
+
+// errExited is a server that exited before it was ready.
+var errExited = errors.New("exited before it was ready")
+
+func (c Llama) withDefaults() Llama {
+	if c.Model == "" {
+		c.Model = "tiny"
+	}
+	if c.Slots == 0 {
+		c.Slots = 1
+	}
+	if c.Threads == 0 {
+		c.Threads = 1
+	}
+	if c.Context == 0 {
+		c.Context = 1024 * c.Slots
+	}
+	return c
+}
+
+// waitHealthy polls /health until it answers 200 (the model is loaded),
+// the server exits, or the deadline passes.
+func (s *LlamaServer) waitHealthy(exited <-chan error, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-exited:
+			return fmt.Errorf("%w: %v", errExited, err)
+		case <-ctx.Done():
+			return fmt.Errorf("not healthy after %s", within)
+		case <-tick.C:
+		}
+	}
+}
+
+// Log is what the server printed so far.
+func (s *LlamaServer) Log() string { return s.log.String() }
+
+// freePort is a loopback port nothing listens on now.
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// syncBuffer is a bytes.Buffer the server's output can be written to
+// while a test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func (b *syncBuffer) tail(n int) string {
+	s := b.String()
+	return s[max(0, len(s)-n):]
+}
