@@ -1,7 +1,7 @@
 #!/bin/sh
 # Builds llama.cpp's llama-server, the third-party engine the real-engine
-# tests run on loopback, from the source beside the checkout
-# (../shared/engines/llama.cpp-b4747.tar.gz; LLAMACPP_TARBALL overrides),
+# tests run on loopback, from the source kept in the repository
+# (third_party/llama.cpp/llama.cpp-b4747.tar.gz; LLAMACPP_TARBALL overrides),
 # into a cache outside the repository ($INFERLOAD_ENGINES, default
 # ~/.cache/inferload/engines). Idempotent and silent when the binary is
 # there: `make test` runs it every time. Prints nothing else on success.
@@ -12,7 +12,7 @@ set -eu
 
 version=b4747
 root=$(cd "$(dirname "$0")/.." && pwd)
-tarball=${LLAMACPP_TARBALL:-$root/../shared/engines/llama.cpp-$version.tar.gz}
+tarball=${LLAMACPP_TARBALL:-$root/third_party/llama.cpp/llama.cpp-$version.tar.gz}
 cache=${INFERLOAD_ENGINES:-$HOME/.cache/inferload/engines}
 dest=$cache/llama.cpp-$version
 bin=$dest/build/bin/llama-server

@@ -7,7 +7,8 @@
 #   wide.gguf  8 layers, n_embd 1024, n_ff 2816  (370M parameters, 740 MB)
 # into the engines cache ($INFERLOAD_ENGINES, default
 # ~/.cache/inferload/engines/models). Idempotent and silent when they are
-# there; MODELS="tiny" makes only some.
+# there. MODELS lists the ones to make (default: tiny, the one the tests
+# load today; MODELS="tiny wide" for both).
 set -eu
 
 tokver=3.7.2
@@ -15,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cache=${INFERLOAD_ENGINES:-$HOME/.cache/inferload/engines}
 dir=$cache/models
 tok=$dir/tokenizer-llama3-$tokver
-models=${MODELS:-tiny wide}
+models=${MODELS:-tiny}
 
 need=""
 for m in $models; do [ -f "$dir/$m.gguf" ] || need="$need $m"; done
