@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -354,21 +355,18 @@ func nelderMead(f func([]float64) float64, x0 []float64, maxEvals int) ([]float6
 }
 
 // FittedYAML is p as a profile file `inferload sim --profile` and `fleet
-// --profile` read: `base:` the profile it was fitted from, the fitted
-// costs, and the header lines as comments.
-func FittedYAML(p sim.Profile, base string, header []string) []byte {
+// --profile` read: every field of the profile, so it loads whatever base it
+// was fitted from (a preset, or a YAML file that is not beside it), with
+// the base's name and the header lines as comments.
+func FittedYAML(p sim.Profile, base string, header []string) ([]byte, error) {
 	var b []byte
 	for _, h := range header {
 		b = append(b, "# "+h+"\n"...)
 	}
-	c := p.Cost
-	b = fmt.Appendf(b, "base: %s\nname: %s\ndescription: %q\ncost:\n", base, p.Name, p.Description)
-	for _, kv := range []struct {
-		k string
-		d time.Duration
-	}{{"step_overhead", c.StepOverhead}, {"prefill_per_token", c.PrefillPerToken}, {"decode_per_seq", c.DecodePerSeq},
-		{"kv_read_per_token", c.KVReadPerToken}, {"waiting_per_request", c.WaitingPerRequest}} {
-		b = fmt.Appendf(b, "  %s: %s\n", kv.k, kv.d)
+	b = append(b, "# fitted from the base "+base+": its limits, with the costs fitted\n"...)
+	body, err := yaml.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("fitted profile: %w", err)
 	}
-	return b
+	return append(b, body...), nil
 }

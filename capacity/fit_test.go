@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/inferload/inferload/sim"
 )
 
@@ -127,17 +129,28 @@ func TestFitHeldOut(t *testing.T) {
 }
 
 // TestFittedYAMLRoundTrips: the profile file calibrate writes reads back
-// as the fitted profile: the base's limits with the fitted costs.
+// as the fitted profile, every field of it, even when the base was a YAML
+// file that is not there when it is read (it used to say "base: FILE" and
+// only the costs, and then failed to load: unknown sim profile).
 func TestFittedYAMLRoundTrips(t *testing.T) {
 	t.Parallel()
 	p, _ := sim.LookupProfile("h100-8b")
-	p.Name, p.Description = "fitted-h100-8b", `fitted to "runs/x"`
+	p.Name, p.Description = "fitted-my-server", `fitted to "runs/x"`
+	p.MaxNumSeqs, p.QueueLimit, p.DisablePrefixCaching = 4, 7, true // limits no preset has
 	p.Cost = sim.CostModel{StepOverhead: 12345678, PrefillPerToken: 23456, DecodePerSeq: 3456, KVReadPerToken: 78, WaitingPerRequest: 9}
-	got, err := sim.ParseProfile(FittedYAML(p, "h100-8b", []string{"a header"}))
+	raw, err := FittedYAML(p, "my-server.yaml", []string{"a header"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Cost != p.Cost || got.Name != p.Name || got.Description != p.Description || got.NumGPUBlocks != p.NumGPUBlocks {
-		t.Errorf("round trip: got %+v (%s), want %+v (%s)", got.Cost, got.Name, p.Cost, p.Name)
+	got, err := sim.ParseProfile(raw)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, raw)
+	}
+	// Compared as YAML: Faults reads back as an empty list where the
+	// preset holds none, the same profile.
+	gotY, _ := yaml.Marshal(got)
+	wantY, _ := yaml.Marshal(p.WithDefaults())
+	if string(gotY) != string(wantY) {
+		t.Errorf("round trip:\n got %s\nwant %s", gotY, wantY)
 	}
 }

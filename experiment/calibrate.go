@@ -3,9 +3,12 @@ package experiment
 import (
 	"errors"
 	"fmt"
+	"math"
+	"path/filepath"
 	"time"
 
 	"github.com/inferload/inferload/capacity"
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
@@ -35,6 +38,9 @@ type Calibration struct {
 	// HeldOut holds each level's prediction by a fit of the others; nil
 	// unless asked for.
 	HeldOut []capacity.FitPrediction
+	// Learned says, for each limit, what the runs showed of it and what
+	// the profile holds: learned from them, or kept from the base and why.
+	Learned []string
 }
 
 // Calibrate reads the load levels of o.Dirs and fits the profile's costs
@@ -43,18 +49,26 @@ type Calibration struct {
 // successful ones.
 func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	var steps []capacity.FitStep
+	peak := 0.0
 	for _, dir := range o.Dirs {
 		s, err := fitStepsOf(dir)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, s...)
+		p, err := peakRunning(dir)
+		if err != nil {
+			return nil, err
+		}
+		peak = max(peak, p)
 	}
+	var learned string
+	o.Base, learned = learnBatchLimit(o.Base, steps, peak)
 	res, err := capacity.Fit(o.Base, steps, o.Seed)
 	if err != nil {
 		return nil, err
 	}
-	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res}
+	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res, Learned: []string{learned}}
 	if o.HeldOut && len(steps) >= 3 {
 		if c.HeldOut, err = capacity.FitHeldOut(o.Base, steps, o.Seed); err != nil {
 			return nil, err
@@ -114,6 +128,47 @@ func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 		return nil, errors.New("calibrate " + dir + ": no constant closed-loop step to fit")
 	}
 	return out, nil
+}
+
+// peakRunning is the most requests the server said it was running at
+// once in dir's scraped telemetry (the running series: vLLM's
+// num_requests_running, llama.cpp's requests_processing, ...), 0 when
+// the run scraped none.
+func peakRunning(dir string) (float64, error) {
+	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
+	if err != nil {
+		return 0, fmt.Errorf("calibrate %s: %w", dir, err)
+	}
+	peak := 0.0
+	for _, s := range samples {
+		if v, ok := s.Values[observe.RunningBatch]; ok && !s.Gap {
+			peak = max(peak, v)
+		}
+	}
+	return peak, nil
+}
+
+// learnBatchLimit sets base's max_num_seqs from what the server showed.
+// Rule: when the scraped running batch peaked below the most users any
+// level offered, the server could not run more at once (a closed-loop
+// user always has a request out, bar think time), so the peak is its
+// limit: llama.cpp's slots, vLLM's --max-num-seqs. When it reached the
+// users offered, the limit is at least that and the base's stays; without
+// a scraped running series nothing is learned. The sentence says which.
+func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, peak float64) (sim.Profile, string) {
+	users := 0
+	for _, s := range steps {
+		users = max(users, s.Users)
+	}
+	switch n := int(math.Round(peak)); {
+	case peak <= 0:
+		return base, fmt.Sprintf("max_num_seqs %d kept from the base: the runs scraped no running-batch series (observe.scrape must reach the server's /metrics)", base.MaxNumSeqs)
+	case n >= users:
+		return base, fmt.Sprintf("max_num_seqs %d kept from the base: the server ran every request offered (up to %d at once), so its limit is at least %d", base.MaxNumSeqs, n, users)
+	default:
+		base.MaxNumSeqs = n
+		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) while up to %d users were offered", n, n, users)
+	}
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

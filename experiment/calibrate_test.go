@@ -2,9 +2,11 @@ package experiment
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -58,4 +60,28 @@ func relErrF(got, want float64) float64 {
 		return -d
 	}
 	return d
+}
+
+// TestLearnBatchLimit: the rule that sets max_num_seqs from the scraped
+// running batch, one row per case.
+func TestLearnBatchLimit(t *testing.T) {
+	t.Parallel()
+	base := sim.Profile{MaxNumSeqs: 256}
+	steps := []capacity.FitStep{{Users: 1}, {Users: 8}}
+	tests := []struct {
+		peak float64
+		want int
+		says string
+	}{
+		{4, 4, "learned"},    // 8 users offered, 4 ran: the server's limit
+		{3.6, 4, "learned"},  // a scrape between two figures rounds to the nearer
+		{8, 256, "at least"}, // every user ran: the limit is 8 or more, the base's stays
+		{0, 256, "no running-batch series"},
+	}
+	for _, tt := range tests {
+		got, says := learnBatchLimit(base, steps, tt.peak)
+		if got.MaxNumSeqs != tt.want || !strings.Contains(says, tt.says) {
+			t.Errorf("peak %g: max_num_seqs %d (%q), want %d saying %q", tt.peak, got.MaxNumSeqs, says, tt.want, tt.says)
+		}
+	}
 }

@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
+	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/sim"
 )
 
 // TestLlamaMeasurementAgreement: against a real llama-server (one slot,
@@ -67,5 +70,38 @@ workload: {input_tokens: "64", output_tokens: "16"}
 		sum.ServerTime.OutsideMS.P50, sum.ServerTime.OutsideMS.P99, tpotErr[len(tpotErr)/2]*100, tpotErr[len(tpotErr)-1]*100)
 	if med := tpotErr[len(tpotErr)/2]; med > 0.05 {
 		t.Errorf("TPOT differs from the server's predicted_ms/(predicted_n-1) by %.1f%% at the median: want within 5%%", med*100)
+	}
+}
+
+// TestLlamaCalibrateLearnsSlots: a sweep of a real llama-server with 2
+// slots (1, 2 and 4 users) is calibrated from a base that allows 256
+// sequences: the fitted profile holds max_num_seqs 2, the most requests
+// the server's scraped requests_processing showed while 4 users were
+// offered, and its YAML loads without the base.
+func TestLlamaCalibrateLearnsSlots(t *testing.T) {
+	t.Parallel()
+	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 2})
+	p := testPlan(t, fmt.Sprintf("name: llama-cal\ntarget: {url: %s/v1, model: tiny}\nworkload: {input_tokens: \"64\", output_tokens: \"16\"}\nload:\n  concurrency: 1\n  warmup: 500ms\n  grace: 10s\n", s.URL))
+	out, err := Sweep(context.Background(), p, Options{Env: testEnv()}, SweepOptions{Mode: record.ModeClosed, Loads: []float64{2, 4},
+		StepDuration: 4 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := sim.LookupProfile("cpu-small")
+	base.MaxNumSeqs = 256
+	cal, err := Calibrate(CalibrateOptions{Dirs: []string{out.Dir}, Base: base, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s; fitted costs %+v", cal.Learned, cal.Profile.Cost)
+	if cal.Profile.MaxNumSeqs != 2 {
+		t.Errorf("max_num_seqs %d, want 2 (the server's slots): %s", cal.Profile.MaxNumSeqs, cal.Learned)
+	}
+	raw, err := capacity.FittedYAML(cal.Profile, "a-file-that-is-gone.yaml", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := sim.ParseProfile(raw); err != nil || got.MaxNumSeqs != 2 {
+		t.Errorf("the fitted profile does not load on its own: %v, max_num_seqs %d", err, got.MaxNumSeqs)
 	}
 }

@@ -63,7 +63,11 @@ docs/capacity-planning.md explains the method and its limits.`,
 		for _, u := range cal.Fit.Unidentified {
 			header = append(header, "not identified: "+u)
 		}
-		yaml := capacity.FittedYAML(cal.Profile, prof.Name, header)
+		header = append(header, cal.Learned...)
+		yaml, err := capacity.FittedYAML(cal.Profile, prof.Name, header)
+		if err != nil {
+			return err
+		}
 		if out == "" {
 			_, err = st.Stdout.Write(yaml)
 			return err
@@ -97,6 +101,9 @@ func writeCalibration(w io.Writer, cal *experiment.Calibration) {
 	c := cal.Profile.Cost
 	fmt.Fprintf(w, "fitted costs: step overhead %s, prefill %s/token, decode %s/sequence, KV read %s/token\n",
 		c.StepOverhead, c.PrefillPerToken, c.DecodePerSeq, c.KVReadPerToken)
+	for _, l := range cal.Learned {
+		fmt.Fprintln(w, l)
+	}
 	for _, u := range cal.Fit.Unidentified {
 		fmt.Fprintln(w, "warning: "+u)
 	}
