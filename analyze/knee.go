@@ -186,17 +186,8 @@ func latencyGrowth(a, b *record.Step, pctName string) (growth float64, metric st
 }
 
 func statAt(s record.Stats, name string) float64 {
-	switch name {
-	case "p50":
-		return s.P50
-	case "p90":
-		return s.P90
-	case "p95":
-		return s.P95
-	case "p99":
-		return s.P99
-	}
-	return s.P999
+	v, _ := s.At(name)
+	return v
 }
 
 // operatingPoint is fraction × knee, whole users (at least 1) in a closed

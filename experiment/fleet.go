@@ -178,7 +178,7 @@ func (f *fleetSearch) header() *record.Fleet {
 	o := f.o
 	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, capacity.RoundRobin)), Mode: f.judging.Mode,
 		Peak: f.peak, Headroom: o.Headroom, Load: f.planned, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
-		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}}
+		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}, Shown: record.ShownFor(o.SLOs)}
 	for _, b := range o.SLOs {
 		out.SLOs = append(out.SLOs, b.String())
 	}

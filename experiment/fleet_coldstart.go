@@ -180,7 +180,7 @@ func (w *startupWindows) windows(ready []time.Duration) []record.FleetWindow {
 		if w.n[i] > 0 {
 			fw.MetShare = float64(w.met[i]) / float64(w.n[i])
 		}
-		fw.TTFTP99MS = w.ttft[i].Stats().P99
+		fw.TTFT = w.ttft[i].Stats()
 		out = append(out, fw)
 	}
 	return out

@@ -145,7 +145,7 @@ func TestColdStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range slow.Windows {
-		t.Logf("slow start, %4.0f s: %d up, %4d requests, %3.0f%% met, TTFT p99 %.0f ms", w.StartS, w.Replicas, w.Requests, w.MetShare*100, w.TTFTP99MS)
+		t.Logf("slow start, %4.0f s: %d up, %4d requests, %3.0f%% met, TTFT p99 %.0f ms", w.StartS, w.Replicas, w.Requests, w.MetShare*100, w.TTFT.P99)
 	}
 	if slow.Passed {
 		t.Errorf("a 3-minute start judged as keeping the SLO: %q", slow.Reasons)

@@ -19,6 +19,10 @@ type Fleet struct {
 	SLOs           []string `json:"slos"`
 	Confidence     float64  `json:"confidence"`
 	MaxFailureRate float64  `json:"max_failure_rate"`
+	// Shown is the percentile each latency column shows: the one an SLO
+	// on that metric names, so a "p90 ≤ 500ms" SLO is read beside the
+	// p90 it judges (FleetShown).
+	Shown FleetShown `json:"shown"`
 	// WarmupS and WindowS are each simulation's discarded and measured
 	// virtual seconds.
 	WarmupS float64 `json:"warmup_s"`
@@ -40,6 +44,51 @@ type Fleet struct {
 	CostPerMillionTokens float64 `json:"cost_per_million_tokens,omitempty"`
 	// ColdStart is the scale-out scenario, when asked for.
 	ColdStart *FleetColdStart `json:"cold_start,omitempty"`
+}
+
+// FleetShown names the percentile ("p90") of each latency column of a
+// fleet's tables.
+type FleetShown struct {
+	TTFT string `json:"ttft"`
+	TPOT string `json:"tpot"`
+	E2E  string `json:"e2e"`
+}
+
+// ShownFor is the columns for slos: per metric, the percentile of the
+// first SLO that bounds it, p99 for a metric no SLO bounds.
+func ShownFor(slos []SLO) FleetShown {
+	pick := func(bound func(SLO) float64) string {
+		for _, s := range slos {
+			if bound(s) > 0 && s.Share > 0 {
+				if _, ok := PercentileQ(s.Percentile()); ok {
+					return s.Percentile()
+				}
+			}
+		}
+		return "p99"
+	}
+	return FleetShown{TTFT: pick(func(s SLO) float64 { return s.TTFTMs }), TPOT: pick(func(s SLO) float64 { return s.TPOTMs }),
+		E2E: pick(func(s SLO) float64 { return s.E2EMs })}
+}
+
+// Columns are the three latency columns: their names ("TTFT p90") and
+// each probe's figures in ms. A fleet written before Shown existed shows
+// p99s.
+func (f FleetShown) Columns() (names [3]string, at func(Metrics) [3]float64) {
+	or99 := func(p string) string {
+		if _, ok := PercentileQ(p); ok {
+			return p
+		}
+		return "p99"
+	}
+	t, tp, e := or99(f.TTFT), or99(f.TPOT), or99(f.E2E)
+	names = [3]string{"TTFT " + t, "TPOT " + tp, "E2E " + e}
+	return names, func(m Metrics) [3]float64 {
+		a, _ := m.TTFT.At(t)
+		b, _ := m.TPOT.At(tp)
+		c, _ := m.E2E.At(e)
+		return [3]float64{a, b, c}
+	}
 }
 
 // FleetColdStart is a scale-out under a ramp: From replicas serve while
@@ -67,9 +116,11 @@ type FleetWindow struct {
 	Replicas int `json:"replicas"`
 	// Requests arrived in it; MetShare of them met every SLO bound
 	// (a failed request meets none).
-	Requests  int     `json:"requests"`
-	MetShare  float64 `json:"met_share"`
-	TTFTP99MS float64 `json:"ttft_p99_ms"`
+	Requests int     `json:"requests"`
+	MetShare float64 `json:"met_share"`
+	// TTFT is the TTFT of its successes, in ms; tables show the
+	// percentile Fleet.Shown names.
+	TTFT Stats `json:"ttft_ms"`
 }
 
 // FleetProbe is one fleet size simulated at the planned load.

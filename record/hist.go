@@ -177,6 +177,24 @@ type Percentile struct {
 // objectives ("ttft.p99<=2s") name.
 var Percentiles = []Percentile{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}}
 
+// At is the figure of the reported percentile named name ("p99"); ok is
+// false for a name not in Percentiles.
+func (s Stats) At(name string) (v float64, ok bool) {
+	switch name {
+	case "p50":
+		return s.P50, true
+	case "p90":
+		return s.P90, true
+	case "p95":
+		return s.P95, true
+	case "p99":
+		return s.P99, true
+	case "p999":
+		return s.P999, true
+	}
+	return 0, false
+}
+
 // PercentileQ returns the quantile of a reported percentile's name.
 func PercentileQ(name string) (float64, bool) {
 	for _, p := range Percentiles {

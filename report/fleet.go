@@ -24,15 +24,17 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 	}
 	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "replicas\treq/s\toutput tok/s\tTTFT p99 ms\tTPOT p99 ms\tE2E p99 ms\tfail %\tbusy mean/max\tSLOs\t")
+	names, at := f.Shown.Columns()
+	fmt.Fprintf(tw, "replicas\treq/s\toutput tok/s\t%s ms\t%s ms\t%s ms\tfail %%\tbusy mean/max\tSLOs\t\n", names[0], names[1], names[2])
 	for _, p := range f.Probes {
 		verdict := "missed"
 		if p.Passed {
 			verdict = "met"
 		}
+		lat := at(p.Metrics)
 		fmt.Fprintf(tw, "%d\t%.2f\t%.0f\t%s\t%s\t%s\t%.2f\t%.0f%%/%.0f%%\t%s\t\n", p.Replicas,
-			p.Throughput.RequestsPerS, p.Throughput.OutputTokensPerS, formatMS(p.Metrics.TTFT.P99),
-			formatMS(p.Metrics.TPOT.P99), formatMS(p.Metrics.E2E.P99), p.FailureRate*100,
+			p.Throughput.RequestsPerS, p.Throughput.OutputTokensPerS, formatMS(lat[0]),
+			formatMS(lat[1]), formatMS(lat[2]), p.FailureRate*100,
 			p.Utilisation*100, p.MaxUtilisation*100, verdict)
 	}
 	if err := tw.Flush(); err != nil {
@@ -44,7 +46,7 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 			f.CostPerHour, f.Replicas, f.PricePerHour, f.CostPerMillionTokens)
 	}
 	if c := f.ColdStart; c != nil {
-		if err := writeColdStart(&b, c); err != nil {
+		if err := writeColdStart(&b, c, f.Shown); err != nil {
 			return err
 		}
 	}
@@ -53,7 +55,7 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 }
 
 // writeColdStart shows the scale-out: its verdict, then each 30 s window.
-func writeColdStart(b *bytes.Buffer, c *record.FleetColdStart) error {
+func writeColdStart(b *bytes.Buffer, c *record.FleetColdStart, shown record.FleetShown) error {
 	verdict := "the SLOs hold"
 	if !c.Passed {
 		verdict = "the SLOs are missed"
@@ -64,9 +66,11 @@ func writeColdStart(b *bytes.Buffer, c *record.FleetColdStart) error {
 		fmt.Fprintf(b, "  %s\n", r)
 	}
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "from s\treplicas up\trequests\tmet SLOs\tTTFT p99 ms\t")
+	names, at := shown.Columns()
+	fmt.Fprintf(tw, "from s\treplicas up\trequests\tmet SLOs\t%s ms\t\n", names[0])
 	for _, w := range c.Windows {
-		fmt.Fprintf(tw, "%.0f\t%d\t%d\t%.0f%%\t%s\t\n", w.StartS, w.Replicas, w.Requests, w.MetShare*100, formatMS(w.TTFTP99MS))
+		ttft := at(record.Metrics{TTFT: w.TTFT})[0]
+		fmt.Fprintf(tw, "%.0f\t%d\t%d\t%.0f%%\t%s\t\n", w.StartS, w.Replicas, w.Requests, w.MetShare*100, formatMS(ttft))
 	}
 	return tw.Flush()
 }

@@ -21,7 +21,7 @@ func WriteFleetHTML(w io.Writer, f *record.Fleet) error {
 		CSS: template.CSS(uplotCSS + reportCSS),
 		JS:  template.JS(uplotJS + "\n" + reportJS),
 	}
-	for _, sec := range []*section{fleetAnswerSection(f), fleetCurveSection(f), fleetColdStartSection(f.ColdStart)} {
+	for _, sec := range []*section{fleetAnswerSection(f), fleetCurveSection(f), fleetColdStartSection(f.ColdStart, f.Shown)} {
 		if sec != nil {
 			p.Sections = append(p.Sections, sec)
 			p.Data.Charts = append(p.Data.Charts, sec.Charts...)
@@ -67,18 +67,20 @@ func fleetCurveSection(f *record.Fleet) *section {
 	}
 	var x []float64
 	var ttft, tpot, e2e, fail, util []*float64
-	t := table{Head: []string{"replicas", "req/s", "output tok/s", "TTFT p99 ms", "TPOT p99 ms", "E2E p99 ms", "failure %", "busy mean / max", "SLOs", "why"}}
+	names, at := f.Shown.Columns()
+	t := table{Head: []string{"replicas", "req/s", "output tok/s", names[0] + " ms", names[1] + " ms", names[2] + " ms", "failure %", "busy mean / max", "SLOs", "why"}}
 	for _, p := range f.Probes {
 		x = append(x, float64(p.Replicas))
-		ttft, tpot, e2e = append(ttft, gap(p.Metrics.TTFT.P99)), append(tpot, gap(p.Metrics.TPOT.P99)), append(e2e, gap(p.Metrics.E2E.P99))
+		lat := at(p.Metrics)
+		ttft, tpot, e2e = append(ttft, gap(lat[0])), append(tpot, gap(lat[1])), append(e2e, gap(lat[2]))
 		fail, util = append(fail, ptr(p.FailureRate*100)), append(util, ptr(p.Utilisation*100))
 		verdict := "missed"
 		if p.Passed {
 			verdict = "met"
 		}
 		t.Rows = append(t.Rows, []string{fmt.Sprint(p.Replicas), fmt.Sprintf("%.2f", p.Throughput.RequestsPerS),
-			fmt.Sprintf("%.0f", p.Throughput.OutputTokensPerS), formatMS(p.Metrics.TTFT.P99), formatMS(p.Metrics.TPOT.P99),
-			formatMS(p.Metrics.E2E.P99), fmt.Sprintf("%.2f", p.FailureRate*100),
+			fmt.Sprintf("%.0f", p.Throughput.OutputTokensPerS), formatMS(lat[0]), formatMS(lat[1]),
+			formatMS(lat[2]), fmt.Sprintf("%.2f", p.FailureRate*100),
 			fmt.Sprintf("%.0f%% / %.0f%%", p.Utilisation*100, p.MaxUtilisation*100), verdict, strings.Join(p.Reasons, "; ")})
 	}
 	var marks []annotation
@@ -86,8 +88,8 @@ func fleetCurveSection(f *record.Fleet) *section {
 		marks = []annotation{{T: float64(f.Replicas), Label: "answer"}}
 	}
 	lat := chart{ID: "fleet-latency", Kind: "curve", Title: "Tail latency against fleet size", X: x, XLabel: "replicas",
-		YLabel: "ms", VMarks: marks, Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},
-			{Label: "TPOT p99", Values: tpot, Color: "#b279a2"}, {Label: "E2E p99", Values: e2e, Color: "#f58518"}}}
+		YLabel: "ms", VMarks: marks, Series: []line{{Label: names[0], Values: ttft, Color: "#4c78a8"},
+			{Label: names[1], Values: tpot, Color: "#b279a2"}, {Label: names[2], Values: e2e, Color: "#f58518"}}}
 	load := chart{ID: "fleet-load", Kind: "curve", Title: "Failures and busy share against fleet size", X: x, XLabel: "replicas",
 		YLabel: "%", VMarks: marks, Series: []line{{Label: "failure rate %", Values: fail, Color: "#e45756"},
 			{Label: "busy (mean) %", Values: util, Color: "#54a24b"}}}
@@ -97,7 +99,7 @@ func fleetCurveSection(f *record.Fleet) *section {
 }
 
 // fleetColdStartSection shows the scale-out window by window.
-func fleetColdStartSection(c *record.FleetColdStart) *section {
+func fleetColdStartSection(c *record.FleetColdStart, shown record.FleetShown) *section {
 	if c == nil {
 		return nil
 	}
@@ -107,15 +109,17 @@ func fleetColdStartSection(c *record.FleetColdStart) *section {
 	}
 	var x []float64
 	var met, ttft []*float64
-	t := table{Head: []string{"from s", "replicas up", "requests", "met SLOs", "TTFT p99 ms"}}
+	names, at := shown.Columns()
+	t := table{Head: []string{"from s", "replicas up", "requests", "met SLOs", names[0] + " ms"}}
 	for _, w := range c.Windows {
+		v := at(record.Metrics{TTFT: w.TTFT})[0]
 		x = append(x, w.StartS)
-		met, ttft = append(met, ptr(w.MetShare*100)), append(ttft, gap(w.TTFTP99MS))
+		met, ttft = append(met, ptr(w.MetShare*100)), append(ttft, gap(v))
 		t.Rows = append(t.Rows, []string{fmt.Sprintf("%.0f", w.StartS), fmt.Sprint(w.Replicas), fmt.Sprint(w.Requests),
-			fmt.Sprintf("%.0f%%", w.MetShare*100), formatMS(w.TTFTP99MS)})
+			fmt.Sprintf("%.0f%%", w.MetShare*100), formatMS(v)})
 	}
 	ch := chart{ID: "fleet-coldstart", Kind: "curve", Title: "While new replicas start", X: x, XLabel: "seconds (ramp starts at the first window)",
-		YLabel: "TTFT p99 ms", Y2Label: "% met", Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},
+		YLabel: names[0] + " ms", Y2Label: "% met", Series: []line{{Label: names[0], Values: ttft, Color: "#4c78a8"},
 			{Label: "met every SLO %", Values: met, Right: true, Color: "#54a24b"}}}
 	return &section{ID: "coldstart", Title: "Scaling out",
 		Help: fmt.Sprintf("From %d to %d replicas as the load ramps over %.0f s; new replicas up after %.0f s. Judged over %.0f s from the ramp's start: %s.",

@@ -28,9 +28,9 @@ func fleetAnswer() *record.Fleet {
 		Probes:       []record.FleetProbe{probe(2, false, 2600), probe(3, true, 1500), probe(4, true, 1200)},
 		PricePerHour: 2, CostPerHour: 6, CostPerMillionTokens: 0.5,
 		ColdStart: &record.FleetColdStart{From: 1, To: 3, ColdStartS: 90, RampS: 60, JudgedS: 150, Reasons: []string{"missed"},
-			Windows: []record.FleetWindow{{StartS: 60, Replicas: 1, Requests: 100, MetShare: 0.4, TTFTP99MS: 9000},
-				{StartS: 90, Replicas: 1, Requests: 120, MetShare: 0.1, TTFTP99MS: 20000},
-				{StartS: 150, Replicas: 3, Requests: 130, MetShare: 0.97, TTFTP99MS: 1500}}}}
+			Windows: []record.FleetWindow{{StartS: 60, Replicas: 1, Requests: 100, MetShare: 0.4, TTFT: record.Stats{P99: 9000}},
+				{StartS: 90, Replicas: 1, Requests: 120, MetShare: 0.1, TTFT: record.Stats{P99: 20000}},
+				{StartS: 150, Replicas: 3, Requests: 130, MetShare: 0.97, TTFT: record.Stats{P99: 1500}}}}}
 }
 
 // TestFleetHTMLInBrowser opens the fleet page in headless chromium: the
