@@ -90,17 +90,19 @@ func thresholdSection(in *HTMLInput) *section {
 
 func percentileSection(in *HTMLInput) *section {
 	m := in.Summary.Metrics
-	rows := []struct {
+	type row struct {
 		name string
 		st   record.Stats
-	}{
-		{"TTFT", m.TTFT}, {"ITL", m.ITL}, {"TPOT", m.TPOT}, {"E2E", m.E2E},
-		{"Queue delay", m.QueueDelay}, {"E2E (failed)", in.Summary.FailedE2E},
 	}
+	rows := []row{{"TTFT", m.TTFT}, {"ITL", m.ITL}, {"TPOT", m.TPOT}, {"E2E", m.E2E}}
+	if m.QueueDelay.Count > 0 { // the client's own wait, open loop only (as the terminal)
+		rows = append(rows, row{"Client queue", m.QueueDelay})
+	}
+	rows = append(rows, row{"E2E (failed)", in.Summary.FailedE2E})
 	t := table{Caption: "milliseconds", Head: []string{"metric", "n", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}}
 	for _, r := range rows {
 		st := r.st
-		if st.Count == 0 { // nothing measured (a closed loop has no queue delay): "-", as the terminal says
+		if st.Count == 0 { // nothing measured: "-", as the terminal says
 			t.Rows = append(t.Rows, []string{r.name, "0", "-", "-", "-", "-", "-", "-", "-"})
 			continue
 		}

@@ -286,15 +286,20 @@ func writeReportFile(t *testing.T, dir, name string, in *HTMLInput) string {
 
 // TestHTMLShowsRetries: the retries section says the attempts, the
 // amplification and why retrying stopped; the percentile table says "-"
-// for a figure with no samples (a closed loop's queue delay), as the
-// terminal does, and validity is said in plain words.
+// for a figure with no samples (no failure's E2E), as the terminal does,
+// leaves out a closed loop's client queue (none is measured), and
+// validity is said in plain words.
 func TestHTMLShowsRetriesAndEmptyRows(t *testing.T) {
 	t.Parallel()
 	in := fullInput()
 	in.Summary.Validity = &record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p99", "e2e": "p95"}}
+	in.Summary.FailedE2E, in.Summary.Metrics.QueueDelay = record.Stats{}, record.Stats{}
 	page := render(t, in)
+	if strings.Contains(page, "Client queue") {
+		t.Error("a closed loop's report shows a client queue row")
+	}
 	for _, want := range []string{"1.15×", "2300", "gave up because", "budget", "retried after",
-		"<td>Queue delay</td><td>0</td><td>-</td>", "enough requests to trust TTFT percentiles up to P99, E2E percentiles up to P95"} {
+		"<td>E2E (failed)</td><td>0</td><td>-</td>", "enough requests to trust TTFT percentiles up to P99, E2E percentiles up to P95"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report lacks %q", want)
 		}

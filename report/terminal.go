@@ -182,7 +182,12 @@ func writeLatencies(b *bytes.Buffer, s *record.Summary) {
 	latencyRow(b, "ITL", m.ITL)
 	latencyRow(b, "TPOT", m.TPOT)
 	latencyRow(b, "E2E", m.E2E)
-	latencyRow(b, "Queue delay", m.QueueDelay)
+	if m.QueueDelay.Count > 0 {
+		// The client's own wait, open loop only: in a closed loop there is
+		// none, and an empty row beside a server that queued would read as
+		// "no queue".
+		latencyRow(b, "Client queue", m.QueueDelay)
+	}
 	latencyRow(b, "Failed E2E", s.FailedE2E)
 }
 
