@@ -105,3 +105,37 @@ func TestLlamaCalibrateLearnsSlots(t *testing.T) {
 		t.Errorf("the fitted profile does not load on its own: %v, max_num_seqs %d", err, got.MaxNumSeqs)
 	}
 }
+
+// TestLlamaWaitForASlotIsInferred: 4 users on a real llama-server with 1
+// slot wait for it before the server starts their prompt, and llama.cpp
+// reports no queue time. The summary infers the wait (time outside the
+// server beyond its floor): each request waits about 3 others' service
+// (prefill + decode), so the wait's p50 lies between 2 and 4 service
+// times, and the floor left outside the server is loopback HTTP: under
+// 20 ms.
+func TestLlamaWaitForASlotIsInferred(t *testing.T) {
+	t.Parallel()
+	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 1})
+	p := testPlan(t, fmt.Sprintf(`
+name: llama-wait
+target: {url: %s/v1, model: tiny}
+load: {concurrency: 4, requests: 40}
+workload: {input_tokens: "64", output_tokens: "16"}
+`, s.URL))
+	res, err := Run(context.Background(), p, Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Summary.ServerTime
+	if st == nil || st.WaitMS == nil {
+		t.Fatalf("server_time %+v: want an inferred wait", st)
+	}
+	service := st.PrefillMS.P50 + st.DecodeMS.P50
+	t.Logf("wait p50 %.1f ms, p90 %.1f ms; service p50 %.1f ms; floor %.2f ms", st.WaitMS.P50, st.WaitMS.P90, service, st.OutsideFloorMS)
+	if st.WaitMS.P50 < 2*service || st.WaitMS.P50 > 4*service {
+		t.Errorf("inferred wait p50 %.1f ms: want 2-4 service times (%.1f ms each) for 4 users on 1 slot", st.WaitMS.P50, service)
+	}
+	if st.OutsideFloorMS < 0 || st.OutsideFloorMS > 20 {
+		t.Errorf("floor outside the server %.2f ms: want 0-20 ms on loopback", st.OutsideFloorMS)
+	}
+}

@@ -177,6 +177,15 @@ type Percentile struct {
 // objectives ("ttft.p99<=2s") name.
 var Percentiles = []Percentile{{"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}, {"p999", 0.999}}
 
+// Shifted is s with every figure of position moved by d (ms) and held at
+// 0 or more; the spread (Stddev) and Count are unchanged. A constant
+// subtracted from every sample moves its percentiles by that constant.
+func (s Stats) Shifted(d float64) Stats {
+	at := func(v float64) float64 { return max(v+d, 0) }
+	s.Mean, s.Min, s.P50, s.P90, s.P95, s.P99, s.P999, s.Max = at(s.Mean), at(s.Min), at(s.P50), at(s.P90), at(s.P95), at(s.P99), at(s.P999), at(s.Max)
+	return s
+}
+
 // At is the figure of the reported percentile named name ("p99"); ok is
 // false for a name not in Percentiles.
 func (s Stats) At(name string) (v float64, ok bool) {

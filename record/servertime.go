@@ -23,6 +23,18 @@ type ServerTimeSummary struct {
 	// the server's queue (when reported) and prefill: network, gateway,
 	// HTTP-thread wait and, without a queue figure, the server's queue.
 	OutsideMS Stats `json:"outside_ms"`
+	// WaitMS is, for the streamed requests whose server reports no queue
+	// (llama.cpp), the wait inferred before the server began each one:
+	// its time outside the server less OutsideFloorMS. Rule: the least
+	// time outside the server over those requests is taken as the network
+	// and HTTP floor, the time of a request that found the server free; a
+	// request's excess over it is its wait for a slot. Inferred, so
+	// labelled so: a run in which no request found the server free
+	// overstates the floor and understates the wait. nil when every timed
+	// reply reported its queue.
+	WaitMS *Stats `json:"wait_ms,omitempty"`
+	// OutsideFloorMS is that floor, in ms.
+	OutsideFloorMS float64 `json:"outside_floor_ms,omitempty"`
 	// CachedTokens sums the prompt tokens served from the prefix cache.
 	CachedTokens int64 `json:"cached_tokens"`
 }
@@ -33,6 +45,7 @@ type ServerTimeSummary struct {
 type serverTimeState struct {
 	n, cached, fromSpans            int64
 	queue, prefill, decode, outside *Hist
+	unqueued                        *Hist // outside times of streamed replies without a queue figure
 }
 
 // OutsideUS is the part of r's time to first token the server does not
@@ -57,7 +70,7 @@ func (st *serverTimeState) add(r *Result) {
 	}
 	out, hasOutside := OutsideUS(r)
 	if st.prefill == nil {
-		st.queue, st.prefill, st.decode, st.outside = NewHist(), NewHist(), NewHist(), NewHist()
+		st.queue, st.prefill, st.decode, st.outside, st.unqueued = NewHist(), NewHist(), NewHist(), NewHist(), NewHist()
 	}
 	st.n++
 	st.cached += int64(r.CachedTokens)
@@ -71,6 +84,9 @@ func (st *serverTimeState) add(r *Result) {
 	st.decode.Record(r.Server.DecodeUS)
 	if hasOutside {
 		st.outside.Record(out)
+		if !r.Server.HasQueue {
+			st.unqueued.Record(out)
+		}
 	}
 }
 
@@ -86,6 +102,11 @@ func (st *serverTimeState) summary() *ServerTimeSummary {
 	}
 	if q := st.queue.Stats(); q.Count > 0 {
 		s.QueueMS = &q
+	}
+	if u := st.unqueued.Stats(); u.Count > 0 {
+		s.OutsideFloorMS = max(u.Min, 0)
+		wait := u.Shifted(-s.OutsideFloorMS)
+		s.WaitMS = &wait
 	}
 	return s
 }

@@ -52,3 +52,35 @@ func TestServerTimeDecomposition(t *testing.T) {
 		t.Error("server_time present without any server timings")
 	}
 }
+
+// TestServerTimeInfersTheWait: a server that reports no queue (llama.cpp)
+// has each streamed request's wait inferred as its time outside the
+// server beyond the least of them (the floor: a request that found the
+// server free). Five requests found it free (1 ms outside), five waited
+// 100 ms more: the floor is 1 ms, the wait 0 at p50 and 100 ms at p90.
+// A server that reports its queue has no inferred wait.
+func TestServerTimeInfersTheWait(t *testing.T) {
+	t.Parallel()
+	a := NewAggregate()
+	for i := range 10 {
+		outside := int64(1000)
+		if i >= 5 {
+			outside += 100_000
+		}
+		a.Add(&Result{ID: uint64(i), SendUS: int64(i) * 1000, Stream: true, TTFTUS: 20_000 + outside, E2EUS: 90_000 + outside, OutputTokens: 5,
+			Server: &ServerTime{PrefillUS: 20_000, DecodeUS: 60_000}})
+	}
+	st := a.Summary(RunInfo{Mode: ModeClosed}).ServerTime
+	if st == nil || st.WaitMS == nil {
+		t.Fatalf("server_time %+v: want an inferred wait", st)
+	}
+	if st.OutsideFloorMS != 1 || st.WaitMS.Count != 10 || st.WaitMS.P50 != 0 || st.WaitMS.P90 < 99.9 || st.WaitMS.P90 > 100.1 || st.WaitMS.Min != 0 {
+		t.Errorf("floor %v ms, wait %+v: want floor 1, wait 0 at p50 and 100 at p90", st.OutsideFloorMS, *st.WaitMS)
+	}
+	b := NewAggregate()
+	b.Add(&Result{ID: 1, Stream: true, TTFTUS: 50_000, E2EUS: 90_000, OutputTokens: 5,
+		Server: &ServerTime{QueueUS: 29_000, HasQueue: true, PrefillUS: 20_000, DecodeUS: 40_000}})
+	if st := b.Summary(RunInfo{Mode: ModeClosed}).ServerTime; st.WaitMS != nil || st.OutsideFloorMS != 0 {
+		t.Errorf("a server reporting its queue got an inferred wait: %+v", st)
+	}
+}

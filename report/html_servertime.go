@@ -14,9 +14,21 @@ var serverPhases = []struct {
 	of           func(*record.ServerTimeSummary) *record.Stats
 }{
 	{"queue", "#c0392b", func(st *record.ServerTimeSummary) *record.Stats { return st.QueueMS }},
+	{"wait (inferred)", "#e59866", func(st *record.ServerTimeSummary) *record.Stats { return st.WaitMS }},
 	{"prefill", "#2e86c1", func(st *record.ServerTimeSummary) *record.Stats { return &st.PrefillMS }},
 	{"decode", "#27ae60", func(st *record.ServerTimeSummary) *record.Stats { return &st.DecodeMS }},
-	{"outside the server", "#8e8e8e", func(st *record.ServerTimeSummary) *record.Stats { return &st.OutsideMS }},
+	{"outside the server", "#8e8e8e", outsideShown},
+}
+
+// outsideShown is the time outside the server as the chart stacks it:
+// with an inferred wait beside it, only the floor the wait was measured
+// from (network and HTTP), so the wait is not stacked twice.
+func outsideShown(st *record.ServerTimeSummary) *record.Stats {
+	if st.WaitMS == nil {
+		return &st.OutsideMS
+	}
+	f := st.OutsideFloorMS
+	return &record.Stats{Count: st.WaitMS.Count, Mean: f, Min: f, P50: f, P90: f, P95: f, P99: f, P999: f, Max: f}
 }
 
 // serverPercentiles are the bars of each class: P50, P90, P99.
@@ -43,7 +55,7 @@ func serverTimeSection(in *HTMLInput) *section {
 			"so its height is not that percentile of the whole request (the slowest queue and the slowest decode are rarely the same request). " +
 			"Outside the server is the client's time to first token less the server's queue and prefill: network, gateway, HTTP threads."}
 	c := chart{ID: "server-time-bars", Kind: "stack", Title: "Server time by phase, per class and percentile", XLabel: "class · percentile", YLabel: "ms"}
-	t := table{Caption: "milliseconds (p50 / p90 / p99)", Head: []string{"class", "requests", "queue", "prefill", "decode", "outside the server"}}
+	t := table{Caption: "milliseconds (p50 / p90 / p99)", Head: []string{"class", "requests", "queue", "wait (inferred)", "prefill", "decode", "outside the server"}}
 	for _, ph := range serverPhases {
 		c.Series = append(c.Series, line{Label: ph.label, Color: ph.color})
 	}
@@ -61,8 +73,10 @@ func serverTimeSection(in *HTMLInput) *section {
 			}
 		}
 	}
-	if in.Summary.ServerTime != nil && in.Summary.ServerTime.QueueMS == nil {
-		sec.Notes = append(sec.Notes, "The server reports no queue time (llama.cpp): its queue is part of the time outside the server.")
+	if st := in.Summary.ServerTime; st != nil && st.WaitMS != nil {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("The server reports no queue time (llama.cpp): the wait before it began a request is inferred "+
+			"as its time outside the server beyond the least of the run, %s ms (the network and HTTP floor: a request that found the server free). "+
+			"A run in which no request found the server free understates it.", ms(st.OutsideFloorMS)))
 	}
 	sec.Charts = []chart{c}
 	sec.Tables = []table{t}

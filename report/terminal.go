@@ -205,9 +205,17 @@ func writeServerTime(b *bytes.Buffer, st *record.ServerTimeSummary) {
 	if st.QueueMS != nil {
 		latencyRow(b, "Queue", *st.QueueMS)
 	}
+	if st.WaitMS != nil {
+		latencyRow(b, "Wait (inferred)", *st.WaitMS)
+	}
 	latencyRow(b, "Prefill", st.PrefillMS)
 	latencyRow(b, "Decode", st.DecodeMS)
-	latencyRow(b, "Outside server", st.OutsideMS)
+	if st.WaitMS == nil {
+		latencyRow(b, "Outside server", st.OutsideMS)
+	} else {
+		fmt.Fprintf(b, "(the server reports no queue: the wait is inferred as time outside the server beyond its least, %s ms, the network and HTTP floor)\n",
+			formatMS(st.OutsideFloorMS))
+	}
 	if st.FromSpans > 0 {
 		fmt.Fprintf(b, "(%d of %d from the server's OTLP spans)\n", st.FromSpans, st.Requests)
 	}
