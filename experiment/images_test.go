@@ -48,10 +48,18 @@ workload: {dataset: {path: %s}}
 	if _, err := Run(context.Background(), p, Options{}); err != nil {
 		t.Fatal(err)
 	}
+	sent := 0
 	for _, b := range bodies() {
+		if mt, _ := b["max_tokens"].(float64); mt == 1 {
+			continue // the probe's prompt is its own, conversation and images left out
+		}
+		sent++
 		if got := imageParts(t, b); len(got) != 1 || got[0] != "https://example.com/a.png" {
 			t.Errorf("image parts sent %v, want the dataset's one", got)
 		}
+	}
+	if sent != 3 {
+		t.Errorf("%d measured requests seen, want 3", sent)
 	}
 }
 

@@ -111,8 +111,9 @@ func TestLlamaCalibrateLearnsSlots(t *testing.T) {
 // reports no queue time. The summary infers the wait (time outside the
 // server beyond its floor): each request waits about 3 others' service
 // (prefill + decode), so the wait's p50 lies between 2 and 4 service
-// times, and the floor left outside the server is loopback HTTP: under
-// 20 ms.
+// times, and the floor left outside the server is loopback HTTP: a small
+// part of one service (1.4 ms beside 178 on a quiet host; 71 beside 730
+// with the host's two cores shared by four builds).
 func TestLlamaWaitForASlotIsInferred(t *testing.T) {
 	t.Parallel()
 	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 1})
@@ -135,7 +136,7 @@ workload: {input_tokens: "64", output_tokens: "16"}
 	if st.WaitMS.P50 < 2*service || st.WaitMS.P50 > 4*service {
 		t.Errorf("inferred wait p50 %.1f ms: want 2-4 service times (%.1f ms each) for 4 users on 1 slot", st.WaitMS.P50, service)
 	}
-	if st.OutsideFloorMS < 0 || st.OutsideFloorMS > 20 {
-		t.Errorf("floor outside the server %.2f ms: want 0-20 ms on loopback", st.OutsideFloorMS)
+	if st.OutsideFloorMS < 0 || st.OutsideFloorMS > service/4 {
+		t.Errorf("floor outside the server %.2f ms: want 0 to a quarter of a service (%.1f ms) on loopback", st.OutsideFloorMS, service)
 	}
 }

@@ -19,7 +19,8 @@ const module = "github.com/inferload/inferload"
 
 // everyLibraryPackage as a rule's subject means every package of the
 // module except the command (cmd/...), the CLI (internal/cli) and
-// developer tools (internal/tools/...): the library a Go user imports.
+// developer tools (internal/tools/...) and test support that starts real
+// engines (internal/enginetest): the library a Go user imports.
 const everyLibraryPackage = "(every library package)"
 
 // rule is one import rule: the subject package must not depend on the
@@ -271,9 +272,10 @@ func (g graph) through(p *pkg, target string) string {
 }
 
 // isLibrary reports whether path is a library package of the module: not
-// the command (cmd/...), the CLI (internal/cli) or a developer tool
-// (internal/tools/...).
+// the command (cmd/...), the CLI (internal/cli), a developer tool
+// (internal/tools/...) or the tests' engine starter (internal/enginetest).
 func isLibrary(path string) bool {
 	rel, ok := strings.CutPrefix(path, module+"/")
-	return ok && !strings.HasPrefix(rel, "cmd/") && rel != "internal/cli" && !strings.HasPrefix(rel, "internal/tools/")
+	return ok && !strings.HasPrefix(rel, "cmd/") && rel != "internal/cli" && !strings.HasPrefix(rel, "internal/tools/") &&
+		rel != "internal/enginetest"
 }
