@@ -18,7 +18,7 @@ const (
 	// EventRunEnd: the last request finished or the grace period ran out;
 	// the measured window ends here.
 	EventRunEnd EventKind = "run_end"
-	// EventInterrupted: Ctrl-C or SIGTERM arrived; Message says which.
+	// EventInterrupted: Ctrl-C, SIGTERM or SIGHUP arrived.
 	EventInterrupted EventKind = "interrupted"
 	// EventFirstError: the first failed request; Message holds its kind
 	// and short message.

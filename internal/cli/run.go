@@ -164,15 +164,21 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {
 		return err
 	}
-	if err := out.print(st.Stdout, res.Summary); err != nil {
-		return err
+	printErr := out.print(st.Stdout, res.Summary)
+	if res.Summary.Interrupted {
+		// After a SIGHUP the terminal is gone and printing fails; the run
+		// directory is complete, so the exit code still says "interrupted".
+		if !out.quiet {
+			fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
+		}
+		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
+		return &exitError{code: ExitInterrupted, err: errors.Join(errors.New("interrupted"), printErr)}
+	}
+	if printErr != nil {
+		return printErr
 	}
 	if !out.quiet {
 		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
-	}
-	if res.Summary.Interrupted {
-		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}
 	return thresholdsVerdict(res.Summary)
 }
