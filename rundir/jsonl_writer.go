@@ -17,12 +17,12 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// flushInterval bounds what a SIGKILL can lose: buffered lines reach the
+// FlushInterval bounds what a SIGKILL can lose: buffered lines reach the
 // OS (page cache) at least this often. In a compressed file each such
 // flush ends a zstd block, which keeps the frame's history (so records
 // compress as well as in one-second frames) and which a reader decodes
 // even when the frame never ends (zstd_frames.go).
-const flushInterval = 200 * time.Millisecond
+const FlushInterval = 200 * time.Millisecond
 
 // frameEvery is how often a compressed file's frame ends (with the line
 // count after it): the uploader and the collector cut the file between
@@ -48,7 +48,7 @@ var ErrWriterClosed = errors.New("record: writer closed")
 
 // JSONLWriter appends one JSON value per line to a file. It is safe for
 // concurrent use. Lines are buffered and handed to the OS every
-// flushInterval (200 ms) by a background goroutine, and on Flush and
+// FlushInterval (200 ms) by a background goroutine, and on Flush and
 // Close, so a process killed with SIGKILL loses at most the lines of the
 // last 200 ms (and may leave the last line cut short, which the readers
 // tolerate).
@@ -86,7 +86,7 @@ type JSONLWriter struct {
 // NewJSONLWriter opens path for appending (creating it if needed) and starts
 // the background flusher. Close must be called to stop it.
 func NewJSONLWriter(path string) (*JSONLWriter, error) {
-	return newJSONLWriter(path, flushInterval, nil)
+	return newJSONLWriter(path, FlushInterval, nil)
 }
 
 func newJSONLWriter(path string, every time.Duration, onFlush func()) (*JSONLWriter, error) {

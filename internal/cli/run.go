@@ -184,7 +184,7 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 }
 
 // writeFailed reports a run whose files stopped being written: the summary
-// from memory on stdout, labelled on stderr, and ExitWriteFailed (whose
+// from memory on stdout, labelled on stderr, and ExitRecordsLost (whose
 // message, printed last by Execute, says how many records are missing).
 func writeFailed(st *State, out outputFlags, wf *experiment.WriteFailure, liveErr error) error {
 	fmt.Fprintf(st.Stderr, "the summary below is from memory (the live aggregate of all %d finished requests), "+
@@ -192,7 +192,7 @@ func writeFailed(st *State, out outputFlags, wf *experiment.WriteFailure, liveEr
 	if err := out.print(st.Stdout, wf.Summary); err != nil {
 		liveErr = errors.Join(liveErr, err)
 	}
-	return &exitError{code: ExitWriteFailed, err: errors.Join(wf, liveErr)}
+	return &exitError{code: ExitRecordsLost, err: errors.Join(wf, liveErr)}
 }
 
 // watchSignals turns the first interrupt into a graceful stop (ctx done) and
