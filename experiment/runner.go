@@ -143,7 +143,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if r.rec.err != nil || (driveErr == nil && closeErr != nil) {
 		// The files are missing records: the summary cannot come from
 		// them, so it comes from memory, and the run ends as a failure.
-		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil)
+		// Issuing stopped at the failed write: the run ended early, as
+		// its interrupted event says.
+		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil || r.rec.err != nil)
 		return &Outcome{Dir: r.dir, Summary: wf.Summary}, wf
 	}
 	if driveErr != nil {

@@ -48,8 +48,8 @@ workload: {input_tokens: "16", output_tokens: "8"}
 	if wf.Finished == 0 || wf.Missing != wf.Finished {
 		t.Errorf("%d finished, %d missing: want every finished record missing from /dev/full", wf.Finished, wf.Missing)
 	}
-	if s := wf.Summary; s == nil || s.Requests.Total != wf.Finished || res.Summary != s {
-		t.Errorf("live summary %+v does not count the %d finished requests", s, wf.Finished)
+	if s := wf.Summary; s == nil || s.Requests.Total != wf.Finished || res.Summary != s || !s.Interrupted {
+		t.Errorf("live summary %+v does not count the %d finished requests, or is not marked interrupted", s, wf.Finished)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "no space left on device") || strings.Contains(msg, "write: write") {
 		t.Errorf("message %q: want the cause once", msg)

@@ -11,14 +11,17 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// A compressed JSON-lines file (records.jsonl.zst) is a run of whole zstd
-// frames, one per writer flush, each holding whole lines. A frame is
-// complete or absent on disk up to the last flush, so a reader decodes
-// every complete frame and treats a cut-short last frame as a killed
-// writer's, as it treats a cut-short last line of a plain file. Frames are
-// found by walking their headers and block headers (RFC 8878 §3.1), never
-// by decoding, so the uploader and the collector can cut a file between
-// frames without a decoder's state.
+// A compressed JSON-lines file (records.jsonl.zst) is a run of zstd
+// frames, each holding whole lines and followed by a skippable frame with
+// the count of lines written so far. The writer ends a block at every
+// background flush and the frame every second, so on disk, up to the last
+// flush, the file is whole frames and then the whole blocks of the frame
+// in progress: a reader decodes every whole frame and the whole blocks of
+// a frame the file ends inside (a killed writer's), as it treats a
+// cut-short last line of a plain file. Frames are found by walking their
+// headers and block headers (RFC 8878 §3.1), never by decoding, so the
+// uploader and the collector can cut a file between frames without a
+// decoder's state.
 
 const (
 	zstdMagic     = 0xFD2FB528
