@@ -98,7 +98,7 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.R
 	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: f.agg.LoadTrend(info), Load: runLoad(p, d, f.agg, info), Criteria: d.Criteria}); err != nil {
 		return nil, err
 	}
-	loss := recordsLoss(end, f.n, file)
+	loss := recordsLoss(dir, end, f.n, file)
 	if msg := loss.String(); msg != "" {
 		// First: every other figure and warning is about the records read.
 		s.Warnings = append([]string{msg}, s.Warnings...)

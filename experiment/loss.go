@@ -20,6 +20,9 @@ const FlushInterval = rundir.FlushInterval
 // RecordsLoss is what a run directory's records file is missing, as far
 // as the directory can tell.
 type RecordsLoss struct {
+	// File is the records file's name (rundir.Records, or RecordsPlain in
+	// an older run).
+	File string
 	// Finished is how many records the run wrote, from its run_end event;
 	// 0 when unknown (a killed run, or one written before runs counted).
 	Finished int64
@@ -41,8 +44,8 @@ type RecordsLoss struct {
 }
 
 // recordsLoss compares what the run said it wrote with what was read.
-func recordsLoss(end runEnd, read int, st rundir.ReadStats) RecordsLoss {
-	l := RecordsLoss{Finished: end.records, Read: int64(read), DroppedBytes: st.DroppedBytes,
+func recordsLoss(dir string, end runEnd, read int, st rundir.ReadStats) RecordsLoss {
+	l := RecordsLoss{File: filepath.Base(rundir.RecordsFile(dir)), Finished: end.records, Read: int64(read), DroppedBytes: st.DroppedBytes,
 		Cut: st.Truncated > 0, Killed: !end.seen}
 	if l.Finished > 0 {
 		l.Missing = max(l.Finished-l.Read, 0)
@@ -65,14 +68,14 @@ func (l RecordsLoss) String() string {
 	var parts []string
 	switch {
 	case l.Missing > 0 && l.Finished > 0:
-		parts = append(parts, fmt.Sprintf("%d of the %d records the run wrote are missing from %s", l.Missing, l.Finished, rundir.Records))
+		parts = append(parts, fmt.Sprintf("%d of the %d records the run wrote are missing from %s", l.Missing, l.Finished, l.File))
 	case l.Missing > 0:
-		parts = append(parts, fmt.Sprintf("at least %d records are missing from %s (counted from its frames' line counts)", l.Missing, rundir.Records))
+		parts = append(parts, fmt.Sprintf("at least %d records are missing from %s (counted from its frames' line counts)", l.Missing, l.File))
 	}
 	if l.DroppedBytes > 0 {
-		parts = append(parts, fmt.Sprintf("%d bytes of %s held no readable record and were skipped", l.DroppedBytes, rundir.Records))
+		parts = append(parts, fmt.Sprintf("%d bytes of %s held no readable record and were skipped", l.DroppedBytes, l.File))
 	} else if l.Cut && !l.Killed {
-		parts = append(parts, fmt.Sprintf("%s ends inside a frame or line", rundir.Records))
+		parts = append(parts, fmt.Sprintf("%s ends inside a frame or line", l.File))
 	}
 	if l.Killed {
 		parts = append(parts, fmt.Sprintf("the run was killed before it ended (no run_end event): the records of requests that finished in its last %v may be missing, uncounted",
@@ -106,5 +109,5 @@ func LossOf(dir string, st rundir.ReadStats) (RecordsLoss, error) {
 	} else if err != nil {
 		return RecordsLoss{}, fmt.Errorf("reading events of %s: %w", dir, err)
 	}
-	return recordsLoss(end, st.Values, st), nil
+	return recordsLoss(dir, end, st.Values, st), nil
 }
