@@ -66,15 +66,25 @@ func TestRebuildCountsMissingRecords(t *testing.T) {
 		lost       bool
 		missingMin int64 // at least this many known missing
 		warning    string
+		finished   int64 // what run_end says the run wrote
 	}{
 		{"records file cut in half", func(t *testing.T, dir string) {
 			b, _ := os.ReadFile(records(dir))
 			writeFile(t, records(dir), b[:len(b)/2])
-		}, true, 1, "of the 300 records the run wrote are missing"},
+		}, true, 1, "of the 300 records the run wrote are missing", 300},
 		{"4 KiB of zeros after the last frame", func(t *testing.T, dir string) {
 			b, _ := os.ReadFile(records(dir))
 			writeFile(t, records(dir), append(b, make([]byte, 4096)...))
-		}, false, 0, "4096 bytes of records.jsonl.zst held no readable record and were skipped (all 300 records the run wrote were read)"},
+		}, false, 0, "4096 bytes of records.jsonl.zst held no readable record and were skipped (all 300 records the run wrote were read)", 300},
+		// A run written before run_end counted its records: the damage
+		// is found and counted, and whether records went with it cannot
+		// be told, so it counts as lost.
+		{"no count on run_end, records file cut in half", func(t *testing.T, dir string) {
+			ev, _ := os.ReadFile(filepath.Join(dir, rundir.Events))
+			writeFile(t, filepath.Join(dir, rundir.Events), bytes.Replace(ev, []byte(`,"records":300`), nil, 1))
+			b, _ := os.ReadFile(records(dir))
+			writeFile(t, records(dir), b[:len(b)/2])
+		}, true, 0, "bytes of records.jsonl.zst held no readable record and were skipped", 0},
 		{"killed: no run_end, series empty", func(t *testing.T, dir string) {
 			ev, _ := os.ReadFile(filepath.Join(dir, rundir.Events))
 			var kept []byte
@@ -85,7 +95,7 @@ func TestRebuildCountsMissingRecords(t *testing.T) {
 			}
 			writeFile(t, filepath.Join(dir, rundir.Events), kept)
 			writeFile(t, filepath.Join(dir, rundir.Series), nil)
-		}, true, 0, "the run was killed before it ended"},
+		}, true, 0, "the run was killed before it ended", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,8 +107,8 @@ func TestRebuildCountsMissingRecords(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := rb.Loss
-			if l.Lost() != tt.lost || l.Missing < tt.missingMin || l.Read+l.Missing > 300 {
-				t.Errorf("loss %+v: want lost=%v, at least %d missing", l, tt.lost, tt.missingMin)
+			if l.Lost() != tt.lost || l.Missing < tt.missingMin || l.Read+l.Missing > 300 || l.Finished != tt.finished {
+				t.Errorf("loss %+v: want lost=%v, at least %d missing, %d written", l, tt.lost, tt.missingMin, tt.finished)
 			}
 			if l.Finished > 0 && l.Read+l.Missing != l.Finished {
 				t.Errorf("loss %+v: read + missing is not what the run wrote", l)
