@@ -277,7 +277,8 @@ func (r *frameReader) nextFrame() error {
 // frame decodes the whole frame of l bytes at the start of raw.
 func (r *frameReader) frame(l int) {
 	if n, ok := lineCount(r.raw[:l]); ok {
-		if n > r.lines {
+		// A gap no writer could reach (2^40 lines) is damage, not a count.
+		if n > r.lines && n-r.lines < 1<<40 {
 			r.missing += int64(n - r.lines)
 		}
 		r.lines = n
