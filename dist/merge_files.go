@@ -174,13 +174,16 @@ type shardMarks struct {
 // whole run's load, so it is where every segment was measuring: from the
 // last warm-up end to the first issuing stop. The run ends with the last
 // segment; it has a run_end only if every segment does (a killed segment
-// makes the merged run a killed one), and it is interrupted if any was. A
+// makes the merged run a killed one) and it counts the records they all
+// wrote, and it is interrupted if any was. A
 // stage is a step of the merged run only if every segment finished it.
 func combineMarks(shards []shardMarks) []record.Event {
 	var out []record.Event
 	type agg struct {
-		at    int64
-		count int
+		at      int64
+		count   int
+		records int64 // run_end's, summed
+		counted int   // run_ends that counted their records
 	}
 	marks := map[record.EventKind]*agg{}
 	for _, sh := range shards {
@@ -191,6 +194,10 @@ func combineMarks(shards []shardMarks) []record.Event {
 				marks[e.Kind] = a
 			}
 			a.count++
+			if e.Records > 0 {
+				a.records += e.Records
+				a.counted++
+			}
 			if e.Kind == record.EventMeasureEnd {
 				a.at = min(a.at, e.TimeUS)
 			} else {
@@ -207,6 +214,9 @@ func combineMarks(shards []shardMarks) []record.Event {
 		e := record.Event{TimeUS: a.at, Kind: k}
 		if k == record.EventInterrupted {
 			e.Message = fmt.Sprintf("%d of %d segments stopped by signal", a.count, all)
+		}
+		if k == record.EventRunEnd && a.counted == all {
+			e.Records = a.records // so the merged run counts what its segments lost
 		}
 		out = append(out, e)
 	}

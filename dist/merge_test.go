@@ -162,6 +162,17 @@ load:
 	if m.OffsetBound > 50*time.Millisecond {
 		t.Logf("segments started %s apart", m.OffsetBound)
 	}
+	// The merged run_end counts every segment's records, so a rebuild can
+	// tell what a segment's damaged records file lost.
+	var counted int64
+	if _, err := rundir.ReadEvents(filepath.Join(m.Dir, rundir.Events), func(e *record.Event) error {
+		if e.Kind == record.EventRunEnd {
+			counted = e.Records
+		}
+		return nil
+	}); err != nil || counted != int64(len(all)) {
+		t.Errorf("merged run_end counts %d records (%v), want the segments' %d", counted, err, len(all))
+	}
 	checkRebuilds(t, m.Dir)
 }
 

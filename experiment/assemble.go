@@ -48,12 +48,7 @@ func assemble(dir string, digest *report.Digest) (*Rebuilt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
 	}
-	rb, err := fold.assemble(dir, p, d)
-	if err != nil {
-		return nil, err
-	}
-	rb.TruncatedRecords = stats.Truncated
-	return rb, nil
+	return fold.assemble(dir, p, d, stats)
 }
 
 // readPlanDesign reads the run's plan and the experiment's design.
@@ -68,9 +63,10 @@ func readPlanDesign(dir string) (*plan.Plan, Design, error) {
 
 // assemble finishes the summary from the records folded so far and the
 // directory's other files: the run's window and stages from its events,
-// the telemetry, and the verdicts drawn from them.
-func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design) (*Rebuilt, error) {
-	info, marks, err := readRunInfo(dir, p)
+// the telemetry, and the verdicts drawn from them; file is what reading
+// the records file found (a live run's fold read none), for the loss.
+func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.ReadStats) (*Rebuilt, error) {
+	info, marks, end, err := readRunInfo(dir, p)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +98,15 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design) (*Rebuilt, er
 	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: f.agg.LoadTrend(info), Load: runLoad(p, d, f.agg, info), Criteria: d.Criteria}); err != nil {
 		return nil, err
 	}
+	loss := recordsLoss(dir, end, f.n, file)
+	if msg := loss.String(); msg != "" {
+		// First: every other figure and warning is about the records read.
+		s.Warnings = append([]string{msg}, s.Warnings...)
+	}
 	if err := applyThresholds(s, p.Thresholds); err != nil {
 		return nil, err
 	}
-	return &Rebuilt{Summary: s}, nil
+	return &Rebuilt{Summary: s, Loss: loss, lastDoneUS: f.lastDoneUS}, nil
 }
 
 // assembleSteps gives a staged run its steps, one per finished stage, and
@@ -150,15 +151,25 @@ func readPlan(dir string) (*plan.Plan, error) {
 	return p, nil
 }
 
-// readRunInfo recovers the run's clock marks and its stages from
-// events.jsonl; its name and mode come from the plan.
-func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, error) {
+// runEnd is what the run_end event says: whether the run ended, and how
+// many records it wrote (0: not counted).
+type runEnd struct {
+	seen    bool
+	records int64
+}
+
+// readRunInfo recovers the run's clock marks, its stages and its end from
+// events.jsonl; its name and mode come from the plan. A run without a
+// run_end was killed: it counts as interrupted.
+func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, runEnd, error) {
 	info := record.RunInfo{Name: p.Name, Mode: p.Load.Mode()}
 	var marks []record.StageMark
-	sawEnd := false
+	var end runEnd
 	_, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		info.Apply(e)
-		sawEnd = sawEnd || e.Kind == record.EventRunEnd
+		if e.Kind == record.EventRunEnd {
+			end = runEnd{seen: true, records: e.Records}
+		}
 		if e.Kind == record.EventStageEnd && e.Stage != nil {
 			m := *e.Stage
 			m.EndUS = e.TimeUS
@@ -167,12 +178,12 @@ func readRunInfo(dir string, p *plan.Plan) (record.RunInfo, []record.StageMark, 
 		return nil
 	})
 	if err != nil {
-		return info, nil, fmt.Errorf("reading events of %s: %w", dir, err)
+		return info, nil, end, fmt.Errorf("reading events of %s: %w", dir, err)
 	}
-	if !sawEnd {
+	if !end.seen {
 		info.Interrupted = true
 	}
-	return info, marks, nil
+	return info, marks, end, nil
 }
 
 // readSpans reads spans.jsonl into a join; nil when the run did not listen

@@ -212,7 +212,7 @@ func measuredTelemetry(t *testing.T, dir string) (all, measured []observe.Sample
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, _, err = readRunInfo(dir, p); err != nil {
+	if info, _, _, err = readRunInfo(dir, p); err != nil {
 		t.Fatal(err)
 	}
 	return all, observe.Measured(all, info), info

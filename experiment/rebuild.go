@@ -1,6 +1,8 @@
 package experiment
 
 import (
+	"bufio"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +20,11 @@ import (
 // Rebuilt is what Rebuild recomputed, with what it had to tolerate.
 type Rebuilt struct {
 	Summary *record.Summary
-	// TruncatedRecords is 1 when the last record line was cut short (the
-	// run was killed mid-write); that record is lost, the rest are used.
-	TruncatedRecords int
+	// Loss is what the records file is missing (a killed run, a full
+	// disk, a cut or damaged file); the summary's first warning states it.
+	Loss RecordsLoss
+	// lastDoneUS is the latest completion among the records read.
+	lastDoneUS int64
 }
 
 // Rebuild writes a run directory's summary.json and report.html from what
@@ -32,7 +36,52 @@ func Rebuild(dir string) (*Rebuilt, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := completeSeries(dir, rb.lastDoneUS); err != nil {
+		return nil, err
+	}
 	return rb, writeSummaryReport(dir, rb, digest)
+}
+
+// completeSeries rewrites series.jsonl from the records when it stops
+// short of the last completion among them. A live run writes a window
+// once the newest completion is record.SeriesLagS past it, and the rest
+// at its end, so a killed run's file misses its last seconds (all of
+// them in a run killed in its first five) and a full disk's may be empty.
+// The windows are cut from the records in file order by the same
+// record.Series the live run fed in the same order, so they are the
+// windows it would have written.
+func completeSeries(dir string, lastDoneUS int64) error {
+	path := filepath.Join(dir, rundir.Series)
+	lastS := int64(-1)
+	_, err := rundir.ReadSeries(path, func(w *record.Window) error {
+		lastS = max(lastS, w.TS)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("series of %s: %w", dir, err)
+	}
+	if lastS >= max(lastDoneUS, 0)/1e6 {
+		return nil
+	}
+	return rundir.WriteFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriter(w)
+		var werr error
+		series := record.NewSeries(func(win record.Window) {
+			line, err := json.Marshal(win)
+			if err == nil {
+				_, err = bw.Write(append(line, '\n'))
+			}
+			werr = cmp.Or(werr, err)
+		})
+		if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
+			series.Add(r)
+			return werr
+		}); err != nil {
+			return err
+		}
+		series.Flush()
+		return cmp.Or(werr, bw.Flush())
+	})
 }
 
 // finishLive is Rebuild at a live run's end from the fold it fed with
@@ -43,7 +92,7 @@ func finishLive(dir string, f *liveFold) (*Rebuilt, error) {
 	if f == nil || !f.stillCurrent(dir) {
 		return Rebuild(dir)
 	}
-	rb, err := f.assemble(dir, f.p, f.d)
+	rb, err := f.assemble(dir, f.p, f.d, rundir.ReadStats{})
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,8 @@ type recordsFold struct {
 	p      *plan.Plan
 	d      Design
 	n      int
+	// lastDoneUS is the latest completion folded, on the run clock.
+	lastDoneUS int64
 }
 
 func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *report.Digest) *recordsFold {
@@ -54,6 +56,7 @@ func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *repo
 // written, before the span join (they draw what the client measured).
 func (f *recordsFold) add(r *record.Result) {
 	f.n++
+	f.lastDoneUS = max(f.lastDoneUS, r.DoneUS())
 	if f.digest != nil {
 		f.digest.Add(r)
 	}

@@ -143,7 +143,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if r.rec.err != nil || (driveErr == nil && closeErr != nil) {
 		// The files are missing records: the summary cannot come from
 		// them, so it comes from memory, and the run ends as a failure.
-		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil)
+		// Issuing stopped at the failed write: the run ended early, as
+		// its interrupted event says.
+		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil || r.rec.err != nil)
 		return &Outcome{Dir: r.dir, Summary: wf.Summary}, wf
 	}
 	if driveErr != nil {
@@ -385,7 +387,20 @@ func (r *runner) close(interrupted bool) error {
 	}
 	if !r.start.IsZero() {
 		r.rec.flushSeries()
-		for _, e := range closingEvents(r.p, r.runWarmupEndUS(), r.measureUS, r.endUS, interrupted) {
+		r.rec.mu.Lock()
+		finished := r.rec.finished
+		r.rec.mu.Unlock()
+		stop := ""
+		switch {
+		case r.rec.err != nil:
+			// A full disk may still take these few bytes (the events
+			// file's last block has room): then a rebuild knows the run
+			// stopped early and how many records it lost.
+			stop = fmt.Sprintf("issuing stopped: the run directory could not be written: %v", r.rec.err)
+		case interrupted:
+			stop = "stopped by signal"
+		}
+		for _, e := range closingEvents(r.p, r.runWarmupEndUS(), r.measureUS, r.endUS, stop, finished) {
 			r.rec.keep(r.files.events.Write(e))
 		}
 	}
@@ -399,17 +414,19 @@ func (r *runner) runWarmupEndUS() int64 {
 	return min(r.p.Load.Warmup.Microseconds(), r.endUS)
 }
 
-// closingEvents are the run-level marks of events.jsonl, in order.
-func closingEvents(p *plan.Plan, warmupEndUS, measureEndUS, endUS int64, interrupted bool) []record.Event {
+// closingEvents are the run-level marks of events.jsonl, in order: an
+// interrupted event when stop says why the run stopped early, and run_end
+// with the number of records the run finished.
+func closingEvents(p *plan.Plan, warmupEndUS, measureEndUS, endUS int64, stop string, records int64) []record.Event {
 	var events []record.Event
 	if p.Load.Warmup > 0 {
 		events = append(events, record.Event{TimeUS: warmupEndUS, Kind: record.EventWarmupEnd})
 	}
 	events = append(events, record.Event{TimeUS: measureEndUS, Kind: record.EventMeasureEnd})
-	if interrupted {
-		events = append(events, record.Event{TimeUS: endUS, Kind: record.EventInterrupted, Message: "stopped by signal"})
+	if stop != "" {
+		events = append(events, record.Event{TimeUS: endUS, Kind: record.EventInterrupted, Message: stop})
 	}
-	return append(events, record.Event{TimeUS: endUS, Kind: record.EventRunEnd})
+	return append(events, record.Event{TimeUS: endUS, Kind: record.EventRunEnd, Records: records})
 }
 
 // offsetSource numbers a stage's requests after the previous stages', so

@@ -48,11 +48,28 @@ workload: {input_tokens: "16", output_tokens: "8"}
 	if wf.Finished == 0 || wf.Missing != wf.Finished {
 		t.Errorf("%d finished, %d missing: want every finished record missing from /dev/full", wf.Finished, wf.Missing)
 	}
-	if s := wf.Summary; s == nil || s.Requests.Total != wf.Finished || res.Summary != s {
-		t.Errorf("live summary %+v does not count the %d finished requests", s, wf.Finished)
+	if s := wf.Summary; s == nil || s.Requests.Total != wf.Finished || res.Summary != s || !s.Interrupted {
+		t.Errorf("live summary %+v does not count the %d finished requests, or is not marked interrupted", s, wf.Finished)
 	}
 	if msg := err.Error(); !strings.Contains(msg, "no space left on device") || strings.Contains(msg, "write: write") {
 		t.Errorf("message %q: want the cause once", msg)
+	}
+	// `inferload report` once the disk has room: the run's own events say
+	// it stopped on a write failure and how many records it wrote, so
+	// the rebuild counts every one of them missing from the (empty)
+	// records file the full disk left.
+	if err := os.WriteFile(filepath.Join(wf.Dir, rundir.Records), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := Rebuild(wf.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := rb.Loss; !l.Lost() || l.Missing != wf.Finished || l.Finished != wf.Finished || !rb.Summary.Interrupted {
+		t.Errorf("rebuilt: loss %+v, interrupted %v: want all %d records missing and the run interrupted", l, rb.Summary.Interrupted, wf.Finished)
+	}
+	if w := rb.Summary.Warnings; len(w) == 0 || !strings.Contains(w[0], fmt.Sprintf("%d of the %d records the run wrote are missing", wf.Finished, wf.Finished)) {
+		t.Errorf("warnings %q: want the first to count the missing records", w)
 	}
 }
 

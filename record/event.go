@@ -16,9 +16,11 @@ const (
 	// or a signal); in-flight requests may still finish.
 	EventMeasureEnd EventKind = "measure_end"
 	// EventRunEnd: the last request finished or the grace period ran out;
-	// the measured window ends here.
+	// the measured window ends here. Records says how many records the
+	// run wrote.
 	EventRunEnd EventKind = "run_end"
-	// EventInterrupted: Ctrl-C or SIGTERM arrived; Message says which.
+	// EventInterrupted: Ctrl-C, SIGTERM or SIGHUP arrived, or the run
+	// directory stopped being written (a full disk); Message says which.
 	EventInterrupted EventKind = "interrupted"
 	// EventFirstError: the first failed request; Message holds its kind
 	// and short message.
@@ -39,6 +41,10 @@ type Event struct {
 	Message string    `json:"message,omitempty"`
 	// Stage is set on stage_end only.
 	Stage *StageMark `json:"stage,omitempty"`
+	// Records is set on run_end only: how many records the run handed to
+	// its records file, so a rebuild that reads fewer can say how many
+	// are missing (0: not counted, as in runs written before it was).
+	Records int64 `json:"records,omitempty"`
 }
 
 // StageMark is what a stage_end event keeps of its stage: the load it

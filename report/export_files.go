@@ -13,31 +13,35 @@ import (
 )
 
 // RecordsCSVFrom streams a records file (either form) to w as CSV, in file order,
-// without holding the records in memory. A last line cut short by a killed
-// run is skipped, as everywhere else records are read.
-func RecordsCSVFrom(w io.Writer, recordsPath string) error {
+// without holding the records in memory. Records a damaged file still
+// holds are all written, as everywhere else records are read; the
+// returned stats say what was skipped (rundir.ReadStats).
+func RecordsCSVFrom(w io.Writer, recordsPath string) (rundir.ReadStats, error) {
 	c := NewRecordsCSV(w)
-	if _, err := rundir.ReadRecords(recordsPath, c.Write); err != nil {
-		return err
+	st, err := rundir.ReadRecords(recordsPath, c.Write)
+	if err != nil {
+		return st, err
 	}
-	return c.Flush()
+	return st, c.Flush()
 }
 
 // RecordsJSONLFrom streams a run's records file (compressed or plain) to
 // w as plain JSON lines with absolute event offsets (events_us): the
 // uncompressed records.jsonl of earlier runs, byte for byte the lines
-// they held, for jq and every tool that reads JSON lines.
-func RecordsJSONLFrom(w io.Writer, recordsPath string) error {
+// they held, for jq and every tool that reads JSON lines. The returned
+// stats say what a damaged file lost.
+func RecordsJSONLFrom(w io.Writer, recordsPath string) (rundir.ReadStats, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var line []byte
-	if _, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
+	st, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
 		line = append(record.AppendResultJSON(line[:0], r), '\n')
 		_, err := bw.Write(line)
 		return err
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		return st, err
 	}
-	return bw.Flush()
+	return st, bw.Flush()
 }
 
 // SeriesCSVFrom streams a series.jsonl file to w as CSV.
@@ -92,15 +96,17 @@ func WriteFile(path string, fill func(io.Writer) error) (err error) {
 }
 
 // RecordsParquetFrom streams a records file (either form) to w as Parquet
-// (RecordRow), in file order, holding at most a row group in memory.
-func RecordsParquetFrom(w io.Writer, recordsPath string) error {
+// (RecordRow), in file order, holding at most a row group in memory. The
+// returned stats say what a damaged file lost.
+func RecordsParquetFrom(w io.Writer, recordsPath string) (rundir.ReadStats, error) {
 	p := NewParquetWriter[RecordRow](w, "records")
-	if _, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
+	st, err := rundir.ReadRecords(recordsPath, func(r *record.Result) error {
 		return p.Write(RecordRowOf(r))
-	}); err != nil {
-		return err
+	})
+	if err != nil {
+		return st, err
 	}
-	return p.Close()
+	return st, p.Close()
 }
 
 // SeriesParquetFrom streams a series.jsonl file to w as Parquet (WindowRow).

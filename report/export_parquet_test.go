@@ -149,7 +149,7 @@ func TestParquetFromRunFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := RecordsParquetFrom(&buf, recs); err != nil {
+	if _, err := RecordsParquetFrom(&buf, recs); err != nil {
 		t.Fatal(err)
 	}
 	f, err := parquet.OpenFile(bytes.NewReader(buf.Bytes()), int64(buf.Len()))

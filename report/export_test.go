@@ -140,7 +140,7 @@ func TestCSVFromFiles(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if err := RecordsCSVFrom(&fromFile, recs); err != nil {
+	if _, err := RecordsCSVFrom(&fromFile, recs); err != nil {
 		t.Fatal(err)
 	}
 	if direct.String() != fromFile.String() {

@@ -27,6 +27,14 @@ type ReadStats struct {
 	// Truncated is 1 when the file ended in a cut-short line (the writer was
 	// killed mid-line): that line is skipped rather than failing the read.
 	Truncated int
+	// DroppedBytes counts the bytes of a compressed file that held no
+	// record read: junk between or after frames (zeros a crash left),
+	// frames that do not decode, and the tail of a cut frame.
+	DroppedBytes int64
+	// Missing counts the records known to be lost with those bytes, from
+	// the line counts the writer leaves after each frame; records lost
+	// where no later count reaches (the file's end) are not in it.
+	Missing int64
 }
 
 // ReadRecords streams the records of a records file (records.jsonl.zst or
@@ -79,9 +87,10 @@ func decodeFile[T any](name string, r io.Reader, fn func(*T) error) (ReadStats, 
 	fr := newFrameReader(br)
 	defer fr.Close()
 	st, err := decodeJSONL(name, fr, fn)
-	if err == nil && fr.truncated {
+	if fr.truncated {
 		st.Truncated = 1
 	}
+	st.DroppedBytes, st.Missing = fr.dropped, fr.missing
 	return st, err
 }
 

@@ -173,7 +173,7 @@ func compressedSeed(f *testing.F) []byte {
 }
 
 // FuzzReadRecords: whatever bytes a records file holds, plain or
-// compressed, finding its frames, reading and
+// compressed (junk skipped and counted), finding its frames, reading and
 // aggregating them never panics or hangs, and the summary always encodes
 // (no NaN or infinity can reach summary.json).
 func FuzzReadRecords(f *testing.F) {
@@ -182,6 +182,8 @@ func FuzzReadRecords(f *testing.F) {
 	z := compressedSeed(f)
 	f.Add(z)
 	f.Add(z[:len(z)-3])
+	f.Add(append(bytes.Clone(z), make([]byte, 64)...))           // zeros after the last frame
+	f.Add(append(append([]byte("junk"), z...), z[:len(z)/2]...)) // junk before, a cut frame after
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agg := record.NewAggregate()
 		series := record.NewSeries(func(record.Window) {})
@@ -198,6 +200,9 @@ func FuzzReadRecords(f *testing.F) {
 		})
 		if err == nil && st.Truncated > 1 {
 			t.Errorf("Truncated = %d", st.Truncated)
+		}
+		if st.DroppedBytes < 0 || st.DroppedBytes > int64(len(data)) || st.Missing < 0 {
+			t.Errorf("dropped %d of %d bytes, %d missing", st.DroppedBytes, len(data), st.Missing)
 		}
 		series.Flush()
 		s := agg.Summary(record.RunInfo{EndUS: 1e6})

@@ -17,9 +17,18 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// flushInterval bounds what a SIGKILL can lose: buffered lines reach the OS
-// (page cache) at least this often.
-const flushInterval = time.Second
+// FlushInterval bounds what a SIGKILL can lose: buffered lines reach the
+// OS (page cache) at least this often. In a compressed file each such
+// flush ends a zstd block, which keeps the frame's history (so records
+// compress as well as in one-second frames) and which a reader decodes
+// even when the frame never ends (zstd_frames.go).
+const FlushInterval = 200 * time.Millisecond
+
+// frameEvery is how often a compressed file's frame ends (with the line
+// count after it): the uploader and the collector cut the file between
+// frames, so it is how far behind the run a distributed run's live view
+// lags.
+const frameEvery = time.Second
 
 // writerBufSize is large enough that a busy run makes one write syscall per
 // many records, small enough to hold well under a second of them.
@@ -38,14 +47,18 @@ const frameTarget = 4 << 20
 var ErrWriterClosed = errors.New("record: writer closed")
 
 // JSONLWriter appends one JSON value per line to a file. It is safe for
-// concurrent use. Lines are buffered and handed to the OS at least once a
-// second by a background goroutine, and on Flush and Close, so a process
-// killed with SIGKILL loses at most the last second of lines (and may leave
-// the last line cut short, which the readers tolerate).
+// concurrent use. Lines are buffered and handed to the OS every
+// FlushInterval (200 ms) by a background goroutine, and on Flush and
+// Close, so a process killed with SIGKILL loses at most the lines of the
+// last 200 ms (and may leave the last line cut short, which the readers
+// tolerate).
 //
-// A path ending in ".zst" is written compressed: each flush ends a zstd
-// frame (zstd_frames.go), so the file up to the last flush always
-// decodes, and records take the compact form (record.AppendCompactResultJSON).
+// A path ending in ".zst" is written compressed, records in the compact
+// form (record.AppendCompactResultJSON): each background flush ends a
+// zstd block, every frameEvery (and on Flush and Close) the frame ends,
+// followed by a skippable frame holding the count of lines written so far
+// (zstd_frames.go), so the file up to the last flush always decodes and a
+// reader can count the records a damaged stretch of it held.
 type JSONLWriter struct {
 	path string
 
@@ -54,6 +67,9 @@ type JSONLWriter struct {
 	buf     *bufio.Writer
 	zenc    *zstd.Encoder // nil for a plain file
 	frameIn int           // bytes written into the zstd frame not yet ended
+	blockIn int           // bytes written into the zstd block not yet ended
+	lines   uint64        // lines written, for the count after each frame
+	ticks   int           // background flushes since the frame began
 	line    []byte        // one encoded line; reused so a line allocates nothing
 	scratch bytes.Buffer  // where enc encodes values other than *Result
 	enc     *json.Encoder // encodes into scratch
@@ -61,15 +77,16 @@ type JSONLWriter struct {
 	closed  bool
 	closing sync.Once
 
-	stop    chan struct{}
-	done    chan struct{}
-	onFlush func() // test hook: called after each background flush, with mu held
+	stop          chan struct{}
+	done          chan struct{}
+	ticksPerFrame int    // background flushes between frame ends
+	onFlush       func() // test hook: called after each background flush, with mu held
 }
 
 // NewJSONLWriter opens path for appending (creating it if needed) and starts
 // the background flusher. Close must be called to stop it.
 func NewJSONLWriter(path string) (*JSONLWriter, error) {
-	return newJSONLWriter(path, flushInterval, nil)
+	return newJSONLWriter(path, FlushInterval, nil)
 }
 
 func newJSONLWriter(path string, every time.Duration, onFlush func()) (*JSONLWriter, error) {
@@ -84,6 +101,8 @@ func newJSONLWriter(path string, every time.Duration, onFlush func()) (*JSONLWri
 		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 		onFlush: onFlush,
+		// A frame ends every frameEvery, whatever the flush interval.
+		ticksPerFrame: max(1, int(frameEvery/every)),
 	}
 	if strings.HasSuffix(path, ".zst") {
 		// Concurrency 1 encodes in the caller, starting no goroutines: a
@@ -128,7 +147,9 @@ func (w *JSONLWriter) Write(v any) error {
 	if _, err := w.buf.Write(line); err != nil {
 		w.err = ioError(w.path, "write", err)
 	}
+	w.lines++
 	if w.zenc != nil {
+		w.blockIn += len(line)
 		if w.frameIn += len(line); w.frameIn >= frameTarget {
 			_ = w.flushLocked() // kept in w.err
 		}
@@ -178,10 +199,41 @@ func (w *JSONLWriter) flushLocked() error {
 		// which is written only once a line comes for it.
 		if err := w.zenc.Close(); err != nil {
 			w.err = ioError(w.path, "flush", err)
+			return w.err
 		}
 		w.zenc.Reset(w.f)
-		w.frameIn = 0
+		w.frameIn, w.blockIn, w.ticks = 0, 0, 0
+		if _, err := w.f.Write(appendLineCount(nil, w.lines)); err != nil {
+			w.err = ioError(w.path, "flush", err)
+		}
 	}
+	return w.err
+}
+
+// flushBlockLocked is the background flush: buffered lines to the OS,
+// ending a compressed file's block, and its frame every ticksPerFrame.
+func (w *JSONLWriter) flushBlockLocked() error {
+	if w.err != nil || w.closed {
+		return w.err
+	}
+	if w.zenc == nil || w.frameIn == 0 {
+		return w.flushLocked()
+	}
+	if w.ticks++; w.ticks >= w.ticksPerFrame {
+		return w.flushLocked()
+	}
+	if w.buf.Buffered() == 0 && w.blockIn == 0 {
+		return nil
+	}
+	if err := w.buf.Flush(); err != nil {
+		w.err = ioError(w.path, "flush", err)
+		return w.err
+	}
+	// Flush ends the block and writes it out, the frame's history kept.
+	if err := w.zenc.Flush(); err != nil {
+		w.err = ioError(w.path, "flush", err)
+	}
+	w.blockIn = 0
 	return w.err
 }
 
@@ -207,7 +259,7 @@ func (w *JSONLWriter) flushEvery(every time.Duration) {
 		case <-t.C:
 			w.mu.Lock()
 			if w.buf.Buffered() > 0 || w.frameIn > 0 {
-				_ = w.flushLocked() // kept in w.err for the next Write
+				_ = w.flushBlockLocked() // kept in w.err for the next Write
 			}
 			if w.onFlush != nil {
 				w.onFlush()

@@ -63,7 +63,7 @@ func TestWriterFlushesEverySecond(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "events.jsonl")
 	flushed := make(chan struct{}, 1)
-	w, err := newJSONLWriter(path, flushInterval, func() {
+	w, err := newJSONLWriter(path, FlushInterval, func() {
 		select {
 		case flushed <- struct{}{}:
 		default:
@@ -81,7 +81,7 @@ func TestWriterFlushesEverySecond(t *testing.T) {
 	}
 	select {
 	case <-flushed:
-	case <-time.After(flushInterval + 2*time.Second):
+	case <-time.After(FlushInterval + 2*time.Second):
 		t.Fatal("no background flush within the interval")
 	}
 	b, err := os.ReadFile(path)

@@ -85,11 +85,13 @@ func BenchmarkRecompressRecords(b *testing.B) {
 		b.Skip("set INFERLOAD_RECORDS to a run's records.jsonl.zst")
 	}
 	var recs []record.Result
+	var doneUS []int64
 	tokens := 0
 	if _, err := ReadRecords(path, func(r *record.Result) error {
 		c := *r
 		c.EventsUS = slices.Clone(r.EventsUS)
 		recs = append(recs, c)
+		doneUS = append(doneUS, r.DoneUS())
 		tokens += r.OutputTokens
 		return nil
 	}); err != nil {
@@ -118,7 +120,61 @@ func BenchmarkRecompressRecords(b *testing.B) {
 				})
 			}
 		}
+		// The writer's flush schedule replayed on the records' completion
+		// times, at its level: a frame a second (before), and a frame a
+		// second with a block ended every 200 ms and the line count after
+		// each frame (now); and a frame every 200 ms, the simpler way to
+		// the same loss bound.
+		for _, sched := range []struct {
+			name           string
+			blockUS, frame int64
+		}{{"frame=1s", 0, 1e6}, {"frame=1s+block=200ms", 200_000, 1e6}, {"frame=200ms", 0, 200_000}} {
+			b.Run(fmt.Sprintf("offsets=%s/level=fastest/%s", form.name, sched.name), func(b *testing.B) {
+				size := 0
+				for b.Loop() {
+					size = scheduledSize(b, lines, doneUS, sched.blockUS, sched.frame, sched.blockUS > 0)
+				}
+				b.ReportMetric(float64(size)/float64(tokens), "bytes/token")
+			})
+		}
 	}
+}
+
+// scheduledSize is the size of lines compressed as the writer does at its
+// level, a block ended (blockUS > 0) and a frame ended each time the
+// records' completions cross a multiple of blockUS or frameUS, with the
+// line count after each frame when counted.
+func scheduledSize(b *testing.B, lines [][]byte, doneUS []int64, blockUS, frameUS int64, counted bool) int {
+	var out bytes.Buffer
+	enc, err := zstd.NewWriter(&out, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(frameTarget), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		b.Fatal(err)
+	}
+	endFrame := func() {
+		if err := enc.Close(); err != nil {
+			b.Fatal(err)
+		}
+		enc.Reset(&out)
+		if counted {
+			out.Write(appendLineCount(nil, 0))
+		}
+	}
+	var frameAt, blockAt int64
+	for i, l := range lines {
+		switch t := doneUS[i]; {
+		case t/frameUS > frameAt:
+			frameAt, blockAt = t/frameUS, t/max(blockUS, 1)
+			endFrame()
+		case blockUS > 0 && t/blockUS > blockAt:
+			blockAt = t / blockUS
+			if err := enc.Flush(); err != nil {
+				b.Fatal(err)
+			}
+		}
+		_, _ = enc.Write(l)
+	}
+	endFrame()
+	return out.Len()
 }
 
 // compressedSize is the size of lines compressed at level, a frame ended

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -159,17 +158,35 @@ func TestCompressedSurvivesCut(t *testing.T) {
 	if got, st := readAll(t, snap); len(got) != 40 || st.Truncated != 0 || got[39].ID != recs[39].ID {
 		t.Fatalf("copy taken after two flushes read %d records (%+v), want the 40 flushed", len(got), st)
 	}
-	frame1 := CompleteFrames(killed[:len(killed)-1]) // the first frame's end
 	for cut := range len(killed) {
 		writeBytes(t, snap, killed[:cut])
 		got, st := readAll(t, snap)
-		want := 0
-		if cut >= frame1 { // the second frame ends only at len(killed)
-			want = 20
+		want := 20 * dataFrames(killed[:cut])
+		// A cut inside a later frame's magic number is junk, not a frame;
+		// inside the first, the file is not zstd, so a cut plain line.
+		cutFrame := 0
+		if rest := cut - CompleteFrames(killed[:cut]); rest >= 4 || rest == cut && cut > 0 {
+			cutFrame = 1
 		}
-		if len(got) != want || st.Truncated != min(1, cut-CompleteFrames(killed[:cut])) {
+		if len(got) != want || st.Truncated != cutFrame {
 			t.Fatalf("cut at %d of %d: read %d records (%+v), want %d", cut, len(killed), len(got), st, want)
 		}
+	}
+}
+
+// dataFrames counts the whole zstd frames at the start of b, not the
+// skippable ones (the line counts).
+func dataFrames(b []byte) int {
+	n := 0
+	for at := 0; ; {
+		l, err := frameLen(b[at:])
+		if err != nil || l == 0 {
+			return n
+		}
+		if IsZstd(b[at:]) {
+			n++
+		}
+		at += l
 	}
 }
 
@@ -177,47 +194,6 @@ func writeBytes(t *testing.T, path string, b []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestCompressedCorrupt: damage inside a whole frame is an error naming
-// where it is, never records made up from it.
-func TestCompressedCorrupt(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, Records)
-	w, err := NewJSONLWriter(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := sampleRecords(40, 64)
-	writeRecords(t, w, recs[:20])
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	writeRecords(t, w, recs[20:])
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	good, _ := os.ReadFile(path)
-	first := CompleteFrames(good[:len(good)-1])
-	tests := []struct {
-		name   string
-		damage func([]byte) []byte
-		errHas string
-	}{
-		// A flipped byte in the second frame's data fails its checksum.
-		{"flipped byte", func(b []byte) []byte { b[first+len(b[first:])/2] ^= 0xff; return b }, "corrupt"},
-		// Garbage where the second frame should start.
-		{"garbage between frames", func(b []byte) []byte { return append(b[:first:first], "not a frame at all"...) }, "not a zstd frame"},
-	}
-	for _, tt := range tests {
-		p := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "-"))
-		writeBytes(t, p, tt.damage(append([]byte(nil), good...)))
-		_, err := ReadRecords(p, func(*record.Result) error { return nil })
-		if err == nil || !strings.Contains(err.Error(), tt.errHas) {
-			t.Errorf("%s: err = %v, want containing %q", tt.name, err, tt.errHas)
-		}
 	}
 }
 

@@ -183,7 +183,8 @@ func startChildVia(t *testing.T, wrap, env []string, args ...string) (*exec.Cmd,
 }
 
 // killAndRebuild SIGKILLs the child and returns what `inferload report`
-// rebuilds from runDir.
+// rebuilds from runDir. A killed run may have lost its last records:
+// report says so and exits with ExitRecordsLost.
 func killAndRebuild(t *testing.T, cmd *exec.Cmd, runDir string) record.Summary {
 	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -191,8 +192,8 @@ func killAndRebuild(t *testing.T, cmd *exec.Cmd, runDir string) record.Summary {
 	}
 	_ = cmd.Wait()
 	code, stdout, stderr := runCLI(t, "report", runDir, "-o", "json")
-	if code != ExitOK {
-		t.Fatalf("report exit %d: %s", code, stderr)
+	if code != ExitRecordsLost || !strings.Contains(stderr, "the run was killed before it ended") {
+		t.Fatalf("report exit %d: %s\nwant %d and the kill stated", code, stderr, ExitRecordsLost)
 	}
 	var s record.Summary
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {

@@ -22,10 +22,13 @@ const (
 	// ExitRegression: `inferload compare` found a figure significantly
 	// worse than the baseline, beyond its regression limit.
 	ExitRegression = 98
-	// ExitWriteFailed: the run directory stopped being written (a full
-	// disk): issuing stopped at once, the summary printed is from memory,
-	// and the files are missing records.
-	ExitWriteFailed = 3
+	// ExitRecordsLost: records are missing from the run directory. From
+	// `run`: its files stopped being written (a full disk), issuing
+	// stopped at once and the summary printed is from memory. From
+	// `report` and `export`: the run was killed, its disk filled, or its
+	// records file is cut or damaged; every record left was used and the
+	// message says what is missing.
+	ExitRecordsLost = 3
 	// ExitInterrupted: the run was stopped by a signal; its results were
 	// still written.
 	ExitInterrupted = 130
@@ -39,6 +42,15 @@ func thresholdsVerdict(s *record.Summary) error {
 		return nil
 	}
 	return &exitError{code: ExitThresholds, err: fmt.Errorf("%d of %d thresholds failed", failed, len(s.Thresholds))}
+}
+
+// recordsLost is nil when loss says nothing is missing, and otherwise the
+// error that exits with ExitRecordsLost, saying what is.
+func recordsLost(dir string, loss experiment.RecordsLoss) error {
+	if !loss.Lost() {
+		return nil
+	}
+	return &exitError{code: ExitRecordsLost, err: fmt.Errorf("%s: %s", dir, loss)}
 }
 
 // exitError carries an exit code to the edge of the CLI.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -86,7 +87,11 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 		dir := args[0]
 		switch {
 		case jsonl:
-			return report.RecordsJSONLFrom(st.Stdout, rundir.RecordsFile(dir))
+			return exportRecords(st, dir, report.RecordsJSONLFrom)
+		case csvWhat == whatRecords:
+			return exportRecords(st, dir, report.RecordsCSVFrom)
+		case parquetWhat == whatRecords:
+			return exportRecords(st, dir, report.RecordsParquetFrom)
 		case csvWhat != "":
 			return exportCSV(st.Stdout, dir, csvWhat)
 		case parquetWhat != "":
@@ -101,22 +106,44 @@ the token from $INFERLOAD_INFLUX_TOKEN when set. See docs/exports.md.`,
 	return c
 }
 
-// exportCSV prints records or series of dir as CSV.
+// exportRecords prints dir's records with export: every record the file
+// still holds, then ExitRecordsLost when records are missing (a killed
+// run, a full disk, a cut or damaged file), saying how many.
+func exportRecords(st *State, dir string, export func(io.Writer, string) (rundir.ReadStats, error)) error {
+	read, err := export(st.Stdout, rundir.RecordsFile(dir))
+	if err != nil {
+		return err
+	}
+	loss, err := experiment.LossOf(dir, read)
+	if err != nil {
+		return err
+	}
+	if msg := loss.String(); msg != "" && !loss.Lost() {
+		fmt.Fprintf(st.Stderr, "note: %s\n", msg)
+	}
+	return recordsLost(dir, loss)
+}
+
+// exportCSV prints records or series of dir as CSV. A run and a report
+// state their own records' loss, so none is checked here.
 func exportCSV(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsCSVFrom(w, rundir.RecordsFile(dir))
+		_, err := report.RecordsCSVFrom(w, rundir.RecordsFile(dir))
+		return err
 	case whatSeries:
 		return report.SeriesCSVFrom(w, filepath.Join(dir, rundir.Series))
 	}
 	return usageErrorf("--csv: %q is not one of %s, %s", what, whatRecords, whatSeries)
 }
 
-// exportParquet writes records or series of dir as Parquet.
+// exportParquet writes records or series of dir as Parquet; as exportCSV,
+// no loss is checked.
 func exportParquet(w io.Writer, dir, what string) error {
 	switch what {
 	case whatRecords:
-		return report.RecordsParquetFrom(w, rundir.RecordsFile(dir))
+		_, err := report.RecordsParquetFrom(w, rundir.RecordsFile(dir))
+		return err
 	case whatSeries:
 		return report.SeriesParquetFrom(w, filepath.Join(dir, rundir.Series))
 	}

@@ -164,21 +164,27 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	if err := out.exports.write(ctx, st, res.Dir, res.Summary); err != nil {
 		return err
 	}
-	if err := out.print(st.Stdout, res.Summary); err != nil {
-		return err
+	printErr := out.print(st.Stdout, res.Summary)
+	if res.Summary.Interrupted {
+		// After a SIGHUP the terminal is gone and printing fails; the run
+		// directory is complete, so the exit code still says "interrupted".
+		if !out.quiet {
+			fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
+		}
+		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
+		return &exitError{code: ExitInterrupted, err: errors.Join(errors.New("interrupted"), printErr)}
+	}
+	if printErr != nil {
+		return printErr
 	}
 	if !out.quiet {
 		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
-	}
-	if res.Summary.Interrupted {
-		fmt.Fprintln(st.Stderr, "run interrupted; everything up to the stop was written")
-		return &exitError{code: ExitInterrupted, err: fmt.Errorf("interrupted")}
 	}
 	return thresholdsVerdict(res.Summary)
 }
 
 // writeFailed reports a run whose files stopped being written: the summary
-// from memory on stdout, labelled on stderr, and ExitWriteFailed (whose
+// from memory on stdout, labelled on stderr, and ExitRecordsLost (whose
 // message, printed last by Execute, says how many records are missing).
 func writeFailed(st *State, out outputFlags, wf *experiment.WriteFailure, liveErr error) error {
 	fmt.Fprintf(st.Stderr, "the summary below is from memory (the live aggregate of all %d finished requests), "+
@@ -186,7 +192,7 @@ func writeFailed(st *State, out outputFlags, wf *experiment.WriteFailure, liveEr
 	if err := out.print(st.Stdout, wf.Summary); err != nil {
 		liveErr = errors.Join(liveErr, err)
 	}
-	return &exitError{code: ExitWriteFailed, err: errors.Join(wf, liveErr)}
+	return &exitError{code: ExitRecordsLost, err: errors.Join(wf, liveErr)}
 }
 
 // watchSignals turns the first interrupt into a graceful stop (ctx done) and

@@ -25,8 +25,8 @@ type State struct {
 	ReadFile func(string) ([]byte, error)
 	// StderrTTY says whether progress may redraw a line in place.
 	StderrTTY bool
-	// Signals delivers interrupt requests: the first stops a run
-	// gracefully, the second cancels in-flight requests.
+	// Signals delivers interrupt requests (Ctrl-C, SIGTERM, SIGHUP): the
+	// first stops a run gracefully, the second cancels in-flight requests.
 	Signals <-chan os.Signal
 	// Clock is the time runs and notes read; nil means the real one
 	// (engine.PreciseClock).
@@ -45,7 +45,7 @@ func (st *State) clock() engine.Clock {
 // OSState is the State of the real process.
 func OSState() *State {
 	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	return &State{
 		Args:      os.Args[1:],
 		Stdout:    os.Stdout,
@@ -53,9 +53,32 @@ func OSState() *State {
 		Getenv:    os.Getenv,
 		ReadFile:  os.ReadFile,
 		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
-		Signals:   sig,
+		Signals:   hangupSafe(sig),
 		Version:   version(),
 	}
+}
+
+// hangupSafe passes the signals of in on. A SIGHUP (a dropped SSH
+// session) stops a run as SIGTERM does, but the terminal went with the
+// session: from then on SIGPIPE is ignored, so a write to a stdout or
+// stderr whose reader died (a pipe into tee) fails with EPIPE instead of
+// killing the process before the run directory is complete (a terminal
+// that is gone fails writes with EIO by itself). Until a SIGHUP, a broken
+// pipe ends the process as usual (`inferload export --jsonl | head`).
+func hangupSafe(in <-chan os.Signal) <-chan os.Signal {
+	out := make(chan os.Signal, cap(in))
+	go func() {
+		for s := range in {
+			if s == syscall.SIGHUP {
+				signal.Ignore(syscall.SIGPIPE)
+			}
+			select {
+			case out <- s:
+			default: // as signal.Notify does when its channel is full
+			}
+		}
+	}()
+	return out
 }
 
 // version is the module version stamped by `go install`, or "dev".
