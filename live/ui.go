@@ -2,13 +2,9 @@ package live
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -16,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/internal/httpguard"
 	"github.com/inferload/inferload/record"
 )
 
@@ -127,8 +124,8 @@ func listenUI(addr string, o UIOptions) (*UIServer, error) {
 	if s.every <= 0 {
 		s.every = time.Second
 	}
-	if s.token == "" && !isLoopback(ln.Addr()) {
-		if s.token, err = newToken(); err != nil {
+	if s.token == "" && !httpguard.IsLoopback(ln.Addr()) {
+		if s.token, err = httpguard.NewToken(); err != nil {
 			ln.Close()
 			return nil, err
 		}
@@ -214,87 +211,16 @@ func (s *UIServer) nextTick() (<-chan struct{}, bool) {
 	return s.tick, s.closing
 }
 
-// newToken is 128 random bits in hex.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making the UI token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
-func isLoopback(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
-}
-
 // tokenCookie carries the token for the page's own requests once it was
 // opened with ?token=.
 const tokenCookie = "inferload_ui_token"
 
-// guard checks every request: the token when one is set; otherwise a
-// Host header naming a loopback address (a DNS-rebinding page cannot
-// reach the API); and for state-changing requests a JSON body and, when
-// the browser sends one, an Origin of this server (no cross-site form
-// can stop a run). Every answer forbids framing and sniffing.
+// guard is the shared guard (internal/httpguard) with the UI's policy:
+// the token when one is set, else a loopback Host; no cross-origin
+// change; JSON bodies of at most httpguard.DefaultMaxBody.
 func (s *UIServer) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		if s.token != "" {
-			if !s.authorized(w, r) {
-				http.Error(w, "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
-				return
-			}
-		} else if !loopbackHost(r.Host) {
-			http.Error(w, "this UI answers only on a loopback host name", http.StatusForbidden)
-			return
-		}
-		if r.Method == http.MethodPost {
-			if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
-				http.Error(w, "cross-origin request refused", http.StatusForbidden)
-				return
-			}
-			if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-				http.Error(w, "POST bodies must be application/json", http.StatusUnsupportedMediaType)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// authorized checks the token (header, cookie or query) and, when the
-// query carried it, sets the cookie so the page's own requests carry it.
-func (s *UIServer) authorized(w http.ResponseWriter, r *http.Request) bool {
-	var got string
-	if a := r.Header.Get("Authorization"); len(a) > 7 && a[:7] == "Bearer " {
-		got = a[7:]
-	} else if c, err := r.Cookie(tokenCookie); err == nil {
-		got = c.Value
-	} else if q := r.URL.Query().Get("token"); q != "" {
-		got = q
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		}
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
-}
-
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return httpguard.Policy{Token: s.token, Cookie: tokenCookie, Realm: "inferload UI",
+		NoToken: "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN"}.Wrap(next)
 }
 
 func (s *UIServer) routes() *http.ServeMux {
@@ -486,24 +412,16 @@ func note(w http.ResponseWriter, r *http.Request, sess *session) {
 	writeJSON(w, http.StatusOK, e)
 }
 
-// readJSON decodes a small JSON body into v, answering 400 when it
-// cannot.
+// readJSON decodes the JSON body into v, answering 400 when it cannot
+// and 413 when it is over the guard's limit.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the JSON body: %w", err))
+	if code, err := httpguard.DecodeJSON(r, v); err != nil {
+		writeError(w, code, err)
 		return false
 	}
 	return true
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, code int, v any) { httpguard.WriteJSON(w, code, v) }
 
-func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, map[string]string{"error": err.Error()})
-}
+func writeError(w http.ResponseWriter, code int, err error) { httpguard.Error(w, code, err) }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -231,33 +230,6 @@ func TestUIToken(t *testing.T) {
 	}
 }
 
-// TestTokenNeededBeyondLoopback: only loopback listeners go without one.
-func TestTokenNeededBeyondLoopback(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		ip   string
-		want bool
-	}{{"127.0.0.1", true}, {"::1", true}, {"0.0.0.0", false}, {"10.1.2.3", false}, {"::", false}} {
-		if got := isLoopback(&net.TCPAddr{IP: net.ParseIP(tt.ip)}); got != tt.want {
-			t.Errorf("isLoopback(%s) = %v, want %v", tt.ip, got, tt.want)
-		}
-	}
-	for _, h := range []string{"localhost:1", "127.0.0.1:8089", "[::1]:8089", "127.0.0.1"} {
-		if !loopbackHost(h) {
-			t.Errorf("%s refused", h)
-		}
-	}
-	for _, h := range []string{"evil.example:8089", "10.0.0.1:8089", "localhost.evil.example"} {
-		if loopbackHost(h) {
-			t.Errorf("%s accepted", h)
-		}
-	}
-	tok, err := newToken()
-	if err != nil || len(tok) != 32 {
-		t.Errorf("token %q, %v: want 32 hex digits", tok, err)
-	}
-}
-
 // TestUIEventStream: each message of /api/events carries only the points
 // the page has not had; Close sends the final state and ends the stream.
 func TestUIEventStream(t *testing.T) {
@@ -349,5 +321,23 @@ func TestUIFixedRun(t *testing.T) {
 	}
 	if len(st.Segments) != 1 || st.Segments[0] != rows[0] || st.Load.Fixed != "steered elsewhere" {
 		t.Errorf("state segments %+v fixed %q: want the table and the reason", st.Segments, st.Load.Fixed)
+	}
+}
+
+// TestUIBodies: JSON with its charset is JSON (it was refused with 415),
+// and a body over the limit is a 413 that says so (a 20 MB body was a
+// 400 "unexpected EOF").
+func TestUIBodies(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	base := "http://" + srv.Addr()
+	resp, body := do(t, "POST", base+"/api/load", `{"level": 5}`, map[string]string{"Content-Type": "application/json; charset=utf-8"})
+	if resp.StatusCode != 200 || ctl.Load().Level != 5 {
+		t.Errorf("charset=utf-8: %d %s, want 200 and level 5", resp.StatusCode, body)
+	}
+	huge := `{"text": "` + strings.Repeat("x", 20<<20) + `"}`
+	resp, body = do(t, "POST", base+"/api/note", huge, nil)
+	if resp.StatusCode != 413 || !strings.Contains(body, "body over 65536 bytes") {
+		t.Errorf("20 MB note: %d %.200s, want 413 saying the body is over 65536 bytes", resp.StatusCode, body)
 	}
 }
