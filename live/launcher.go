@@ -55,6 +55,11 @@ func ServeLauncher(addr string, l Launcher, o UIOptions) (*UIServer, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.start(s.guard(s.launcherRoutes(l)))
+	return s, nil
+}
+
+func (s *UIServer) launcherRoutes(l Launcher) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", serveLauncherPage)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
@@ -62,8 +67,7 @@ func ServeLauncher(addr string, l Launcher, o UIOptions) (*UIServer, error) {
 	mux.HandleFunc("GET /api/runs", func(w http.ResponseWriter, _ *http.Request) { s.listRuns(w, l) })
 	mux.HandleFunc("POST /api/runs", func(w http.ResponseWriter, r *http.Request) { s.startRun(w, r, l) })
 	mux.HandleFunc("GET /runs/{name}/report.html", func(w http.ResponseWriter, r *http.Request) { serveReport(w, r, l) })
-	s.start(s.guard(mux))
-	return s, nil
+	return mux
 }
 
 // Running reports whether the run shown has not finished.

@@ -271,9 +271,32 @@ func (s *UIServer) withSession(h func(http.ResponseWriter, *http.Request, *sessi
 
 // state answers GET /api/state[?since=N&tel_since=M].
 func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) {
-	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
-	telSince, _ := strconv.ParseInt(r.URL.Query().Get("tel_since"), 10, 64)
+	q := r.URL.Query()
+	since, err := countParam(q.Get("since"), "since")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	telSince, err := countParam(q.Get("tel_since"), "tel_since")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, current(sess, since, telSince))
+}
+
+// countParam reads a query parameter that numbers points or samples: a
+// whole number from 0 ("" is 0: everything kept). One past what the run
+// has is not an error: nothing new is sent.
+func countParam(v, name string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%.40q: want a whole number from 0 (the seq or tel_seq of the last answer)", name, v)
+	}
+	return n, nil
 }
 
 // events streams the state as server-sent events, one message a tick;

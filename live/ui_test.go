@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
@@ -339,5 +340,36 @@ func TestUIBodies(t *testing.T) {
 	resp, body = do(t, "POST", base+"/api/note", huge, nil)
 	if resp.StatusCode != 413 || !strings.Contains(body, "body over 65536 bytes") {
 		t.Errorf("20 MB note: %d %.200s, want 413 saying the body is over 65536 bytes", resp.StatusCode, body)
+	}
+}
+
+// TestUIStateQuery: since and tel_since past what the run has are
+// answered with nothing new (they panicked: a slice out of range), junk
+// is a 400 naming the parameter, in the launcher's /live/api/state too.
+func TestUIStateQuery(t *testing.T) {
+	t.Parallel()
+	srv, _, mon := startUI(t, UIOptions{})
+	mon.Sample(observe.Sample{TimeUS: 1, Values: map[string]float64{"queue_depth": 1}})
+	base := "http://" + srv.Addr()
+	for _, tt := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		// Past the seconds so far: nothing new, numbered from now.
+		{"since=99", 200, `"seq":0,"from":0,"window":3600,"points":null`},
+		{"tel_since=99", 200, `"telemetry":null,"tel_seq":1,"tel_from":1`},
+		{"since=9223372036854775807&tel_since=9223372036854775807", 200, `"tel_seq":1,"tel_from":1`},
+		// Not a count of seconds or samples.
+		{"since=-5", 400, "since"},
+		{"since=abc", 400, "since"},
+		{"tel_since=1.5", 400, "tel_since"},
+		// Empty is leaving it out: every point kept.
+		{"tel_since=", 200, `"tel_seq":1,"tel_from":0`},
+	} {
+		resp, body := do(t, "GET", base+"/api/state?"+tt.query, "", nil)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("?%s: %d %.300s, want %d with %q", tt.query, resp.StatusCode, body, tt.code, tt.want)
+		}
 	}
 }
