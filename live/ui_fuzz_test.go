@@ -105,13 +105,14 @@ func FuzzLauncherAPI(f *testing.F) {
 		f.Add(byte(0), s.target, s.typ, s.body)
 	}
 	l := &fakeLauncher{dir: f.TempDir()}
-	s := &UIServer{tick: make(chan struct{}), closing: true}
+	s := &UIServer{tick: make(chan struct{}), closing: true, token: "t"}
 	h := s.guard(s.launcherRoutes(l))
 	f.Fuzz(func(t *testing.T, method byte, target, ctype, body string) {
 		req := fuzzRequest(method, target, ctype, body)
 		if req == nil {
 			return
 		}
+		req.Header.Set("Authorization", "Bearer t")
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
 		checkAnswer(t, req, body, rec)
