@@ -39,8 +39,11 @@ type LoadState struct {
 	Steerable bool    `json:"steerable"`
 	Mode      string  `json:"mode"`
 	Level     float64 `json:"level"`
-	Paused    bool    `json:"paused"`
-	Stopping  bool    `json:"stopping"`
+	// MaxLevel is the highest level the run takes from the page (the
+	// plan's own bound, docs/live.md); 0 when the run is not steered.
+	MaxLevel float64 `json:"max_level,omitempty"`
+	Paused   bool    `json:"paused"`
+	Stopping bool    `json:"stopping"`
 	// Fixed, when set, is why the run cannot be steered, stopped or
 	// noted from this page (a distributed run's collector): stop and
 	// abort answer 409 with it, as the other controls do.
@@ -374,6 +377,14 @@ func setLoad(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	before := sess.ctl.Load()
+	if lv := *req.Level; !(lv > 0) {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("level %g: want a load above 0", lv))
+		return
+	} else if before.MaxLevel > 0 && lv > before.MaxLevel {
+		unit := unitOf(before.Mode)
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%g %s is over this run's limit of %g %s, set by its plan (docs/live.md#steering-a-run-and-what-the-run-directory-keeps)", lv, unit, before.MaxLevel, unit))
+		return
+	}
 	if err := sess.ctl.SetLoad(*req.Level); err != nil {
 		writeError(w, http.StatusConflict, err)
 		return

@@ -23,6 +23,7 @@ type fakeControl struct {
 	paused  bool
 	notes   []string
 	fixed   string
+	max     float64
 }
 
 func (c *fakeControl) Stop()  { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
@@ -47,7 +48,7 @@ func (c *fakeControl) Note(text string) (record.Event, error) {
 func (c *fakeControl) Load() LoadState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return LoadState{Steerable: c.fixed == "", Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped, Fixed: c.fixed}
+	return LoadState{Steerable: c.fixed == "", Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped, Fixed: c.fixed, MaxLevel: c.max}
 }
 
 func startUI(t *testing.T, o UIOptions) (*UIServer, *fakeControl, *Monitor) {
@@ -371,5 +372,36 @@ func TestUIStateQuery(t *testing.T) {
 		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
 			t.Errorf("?%s: %d %.300s, want %d with %q", tt.query, resp.StatusCode, body, tt.code, tt.want)
 		}
+	}
+}
+
+// TestUILoadLimit: a level past the run's limit (LoadState.MaxLevel, the
+// plan's own bound) is a 400 naming it, and so are levels that are no
+// load at all; the control never hears them.
+func TestUILoadLimit(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	ctl.mu.Lock()
+	ctl.max = 20
+	ctl.mu.Unlock()
+	base := "http://" + srv.Addr()
+	for _, tt := range []struct {
+		body string
+		code int
+		want string
+	}{
+		{`{"level": 50}`, 400, "limit of 20 users"},
+		{`{"level": 1000000}`, 400, "limit of 20 users"},
+		{`{"level": 0}`, 400, "above 0"},
+		{`{"level": -3}`, 400, "above 0"},
+		{`{"level": 20}`, 200, `"level":20`},
+	} {
+		resp, body := do(t, "POST", base+"/api/load", tt.body, nil)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tt.body, resp.StatusCode, body, tt.code, tt.want)
+		}
+	}
+	if l := ctl.Load().Level; l != 20 {
+		t.Errorf("level %g, want 20: the control heard a refused level", l)
 	}
 }

@@ -72,7 +72,7 @@ func (c *runControl) Load() live.LoadState {
 	stopping := c.stopping
 	c.mu.Unlock()
 	if s.Steerable {
-		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, Paused: s.Paused, Stopping: stopping}
+		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, MaxLevel: s.MaxLevel, Paused: s.Paused, Stopping: stopping}
 	}
 	return live.LoadState{Mode: c.p.Load.Mode(), Level: plannedLevel(c.p), Stopping: stopping}
 }
