@@ -91,6 +91,14 @@ func NewCollector(cfg CollectorConfig) (*Collector, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
+	for i := range cfg.Segments {
+		dir := segmentDir(cfg.Dir, i)
+		if held, _ := os.ReadDir(dir); len(held) > 0 {
+			// The collector starts from nothing: appending to these
+			// would merge an earlier run's lines into this one.
+			return nil, fmt.Errorf("collector: %s holds files of an earlier collection: gather in a new --dir", dir)
+		}
+	}
 	c := &Collector{cfg: cfg, ready: map[int]bool{}, done: map[int]bool{}, sizes: map[string]int64{},
 		seen: map[int]time.Time{}, inFl: map[int]int{}, allIn: make(chan struct{}), allDone: make(chan struct{}),
 		slots: make(chan struct{}, maxUploads), segMu: make([]sync.Mutex, cfg.Segments)}
@@ -101,9 +109,9 @@ func NewCollector(cfg CollectorConfig) (*Collector, error) {
 }
 
 // SegmentDir is where segment i's files are gathered.
-func (c *Collector) SegmentDir(i int) string {
-	return filepath.Join(c.cfg.Dir, "segment-"+strconv.Itoa(i))
-}
+func (c *Collector) SegmentDir(i int) string { return segmentDir(c.cfg.Dir, i) }
+
+func segmentDir(dir string, i int) string { return filepath.Join(dir, "segment-"+strconv.Itoa(i)) }
 
 // SegmentDirs are every segment's directory, in order.
 func (c *Collector) SegmentDirs() []string {

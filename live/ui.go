@@ -148,13 +148,28 @@ func (s *UIServer) Addr() string { return s.ln.Addr().String() }
 // Token is the token requests need ("" when none is needed).
 func (s *UIServer) Token() string { return s.token }
 
-// URL is the page's address, with the token when one is needed.
+// URL is the page's address, with the token when one is needed. A
+// listener on every interface (0.0.0.0, [::]) gives 127.0.0.1's, which a
+// browser can open; ListenNote says so.
 func (s *UIServer) URL() string {
-	u := "http://" + s.Addr() + "/"
+	u := s.BaseURL()
 	if s.token != "" {
 		u += "?token=" + s.token
 	}
 	return u
+}
+
+// BaseURL is URL without the token.
+func (s *UIServer) BaseURL() string {
+	u, _ := httpguard.BrowseURL(s.ln.Addr())
+	return u
+}
+
+// ListenNote is "" or what to tell the user about the address URL
+// gives: that the UI listens on every interface.
+func (s *UIServer) ListenNote() string {
+	_, note := httpguard.BrowseURL(s.ln.Addr())
+	return note
 }
 
 // Close sends the final state to the open pages (waiting up to 2 s for

@@ -405,3 +405,25 @@ func TestUILoadLimit(t *testing.T) {
 		t.Errorf("level %g, want 20: the control heard a refused level", l)
 	}
 }
+
+// TestUIURLOnEveryInterface: a UI listening on every interface prints an
+// address a browser can open, with its token (it printed http://[::]:P).
+func TestUIURLOnEveryInterface(t *testing.T) {
+	t.Parallel()
+	srv, err := ServeUI("0.0.0.0:0", NewMonitor(MonitorOptions{}), &fakeControl{}, UIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Addr(), "]:")
+	if port == "" {
+		_, port, _ = strings.Cut(srv.Addr(), ":")
+	}
+	if want := "http://127.0.0.1:" + port + "/?token=" + srv.Token(); srv.URL() != want || srv.ListenNote() == "" {
+		t.Errorf("URL %s (note %q), want %s with a note that every interface is served", srv.URL(), srv.ListenNote(), want)
+	}
+	resp, _ := do(t, "GET", srv.URL(), "", nil)
+	if resp.StatusCode != 200 {
+		t.Errorf("the printed URL: %d", resp.StatusCode)
+	}
+}
