@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/schedule"
 )
 
 // TestCollectorRefusesBrowsers: a collector on loopback needs no token,
@@ -157,5 +158,33 @@ func TestCollectorRefusesAnEarlierCollection(t *testing.T) {
 	}
 	if _, err := NewCollector(CollectorConfig{Segments: 2, Dir: dir, Now: time.Now}); err == nil || !strings.Contains(err.Error(), "earlier collection") {
 		t.Errorf("a directory with an earlier collection's files: %v, want refused", err)
+	}
+}
+
+// TestUploaderSendsALineLongerThanAPiece: a line longer than one append
+// (a record can be up to rundir.MaxLineBytes) goes in pieces rather than
+// never, and the collector holds it whole.
+func TestUploaderSendsALineLongerThanAPiece(t *testing.T) {
+	t.Parallel()
+	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	defer srv.Close()
+	dir := t.TempDir()
+	line := append(bytes.Repeat([]byte("x"), maxUpload+maxUpload/2), '\n')
+	if err := os.WriteFile(filepath.Join(dir, rundir.Events), line, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	up := StartUpload(srv.Client(), srv.URL, schedule.Segment{Index: 0, Count: 1}, dir, time.Hour, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := up.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(c.SegmentDir(0), rundir.Events))
+	if err != nil || !bytes.Equal(got, line) {
+		t.Errorf("the collector holds %d bytes (%v), want the %d-byte line", len(got), err, len(line))
 	}
 }

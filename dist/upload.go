@@ -178,12 +178,20 @@ func (u *Uploader) piece(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	full := len(chunk) == maxUpload
+	whole := chunk
 	switch {
 	case strings.HasSuffix(name, ".jsonl"):
-		chunk = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
+		whole = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
 	case strings.HasSuffix(name, ".zst"):
-		chunk = chunk[:rundir.CompleteFrames(chunk)] // a frame being written waits too
+		whole = chunk[:rundir.CompleteFrames(chunk)] // a frame being written waits too
 	}
+	if len(whole) > 0 || !full {
+		chunk = whole
+	}
+	// else: one line or frame is longer than a piece. Its bytes are
+	// written for good (the files are only appended to), so it goes in
+	// pieces; the collector's live view holds its start until the rest
+	// comes.
 	if len(chunk) == 0 && name != rundir.Records {
 		return false, nil
 	}
