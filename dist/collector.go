@@ -231,6 +231,10 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("upload: body over %d bytes (kept the first %d of the file)", tooBig.Limit, size), http.StatusRequestEntityTooLarge)
 		return
 	}
+	if _, ok := errors.AsType[*cutError](err); ok {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -262,7 +266,7 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 			if errors.Is(err, io.EOF) {
 				return size, nil // all of it is held already
 			}
-			return size, err
+			return size, &cutError{err}
 		}
 	}
 	path := filepath.Join(c.SegmentDir(i), name)
@@ -272,7 +276,9 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 			f.Close()
 		}
 	}()
-	buf := make([]byte, feedChunk)
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	buf := *bp
 	for {
 		n, rerr := fill(body, buf)
 		if n > 0 && f == nil {
@@ -298,7 +304,7 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 			break
 		}
 		if rerr != nil {
-			return size, rerr
+			return size, &cutError{rerr}
 		}
 	}
 	if f == nil {
@@ -315,6 +321,16 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 	}
 	return size, err
 }
+
+// chunks are the appends' buffers (at most maxUploads in use at once).
+var chunks = sync.Pool{New: func() any { b := make([]byte, feedChunk); return &b }}
+
+// cutError is an append whose body could not be read to its end: the
+// segment's doing (cut off, or over maxUpload), not the collector's.
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return "reading the upload: " + e.err.Error() }
+func (e *cutError) Unwrap() error { return e.err }
 
 // fill reads r into buf until buf is full or r fails (io.EOF at its end).
 func fill(r io.Reader, buf []byte) (int, error) {
