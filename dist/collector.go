@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferload/inferload/internal/httpguard"
 	"github.com/inferload/inferload/rundir"
 )
 
@@ -72,6 +73,8 @@ type Collector struct {
 	startAt time.Time
 	allIn   chan struct{} // closed once every segment is ready
 	allDone chan struct{} // closed once every segment is done
+	slots   chan struct{} // one per append in progress (maxUploads)
+	segMu   []sync.Mutex  // one segment's appends take turns
 }
 
 // NewCollector prepares cfg.Dir.
@@ -88,8 +91,17 @@ func NewCollector(cfg CollectorConfig) (*Collector, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("collector: %w", err)
 	}
+	for i := range cfg.Segments {
+		dir := segmentDir(cfg.Dir, i)
+		if held, _ := os.ReadDir(dir); len(held) > 0 {
+			// The collector starts from nothing: appending to these
+			// would merge an earlier run's lines into this one.
+			return nil, fmt.Errorf("collector: %s holds files of an earlier collection: gather in a new --dir", dir)
+		}
+	}
 	c := &Collector{cfg: cfg, ready: map[int]bool{}, done: map[int]bool{}, sizes: map[string]int64{},
-		seen: map[int]time.Time{}, inFl: map[int]int{}, allIn: make(chan struct{}), allDone: make(chan struct{})}
+		seen: map[int]time.Time{}, inFl: map[int]int{}, allIn: make(chan struct{}), allDone: make(chan struct{}),
+		slots: make(chan struct{}, maxUploads), segMu: make([]sync.Mutex, cfg.Segments)}
 	for range cfg.Segments {
 		c.feeds = append(c.feeds, &feedState{})
 	}
@@ -97,9 +109,9 @@ func NewCollector(cfg CollectorConfig) (*Collector, error) {
 }
 
 // SegmentDir is where segment i's files are gathered.
-func (c *Collector) SegmentDir(i int) string {
-	return filepath.Join(c.cfg.Dir, "segment-"+strconv.Itoa(i))
-}
+func (c *Collector) SegmentDir(i int) string { return segmentDir(c.cfg.Dir, i) }
+
+func segmentDir(dir string, i int) string { return filepath.Join(dir, "segment-"+strconv.Itoa(i)) }
 
 // SegmentDirs are every segment's directory, in order.
 func (c *Collector) SegmentDirs() []string {
@@ -128,7 +140,9 @@ func (c *Collector) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/segments/{i}/done", c.handleDone)
 	mux.HandleFunc("GET /v1/status", c.handleStatus)
 	mux.HandleFunc("GET /v1/clock", c.handleClock)
-	return requireToken(c.cfg.Token, mux)
+	return httpguard.Policy{Token: c.cfg.Token, Realm: "inferload collector",
+		NoToken: errNoToken.Error(), WrongToken: errWrongToken.Error(),
+		BodyTypes: []string{uploadType}, MaxBody: maxUpload}.Wrap(mux)
 }
 
 // segment reads the path's segment index, answering 400 when it is not one.
@@ -164,8 +178,21 @@ func (c *Collector) handleReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, map[string]string{"start_at": at.UTC().Format(time.RFC3339Nano)})
 }
 
-// maxUpload bounds one append: a segment uploads about a second of lines.
-const maxUpload = 256 << 20
+// maxUpload bounds one append (the guard refuses a longer body with
+// 413): a segment uploads about a second of lines, and more in pieces of
+// this size when it catches up.
+const maxUpload = 16 << 20
+
+// uploadType is the media type of an append's body: a file's raw bytes.
+const uploadType = "application/octet-stream"
+
+// maxUploads bounds the appends the collector takes at once; more wait
+// their turn (each segment sends one at a time).
+const maxUploads = 8
+
+// feedChunk is how much of an append is written and fed at a time: the
+// collector's memory per append, whatever its size.
+const feedChunk = 256 << 10
 
 func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 	i, ok := c.segment(w, r)
@@ -182,9 +209,10 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "offset: want a byte offset", http.StatusBadRequest)
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxUpload+1))
-	if err != nil || len(body) > maxUpload {
-		http.Error(w, "upload too large or cut short", http.StatusBadRequest)
+	select {
+	case c.slots <- struct{}{}:
+		defer func() { <-c.slots }()
+	case <-r.Context().Done():
 		return
 	}
 	if n, err := strconv.Atoi(r.Header.Get(inFlightHeader)); err == nil && n >= 0 {
@@ -192,16 +220,19 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		c.inFl[i] = n
 		c.mu.Unlock()
 	}
-	size, added, err := c.appendAt(i, name, offset, body)
-	if len(added) > 0 {
-		c.feed(i, name, added, func() []byte {
-			b, _ := os.ReadFile(filepath.Join(c.SegmentDir(i), name))
-			return b
-		})
-	}
+	size, err := c.appendAt(i, name, offset, r.Body)
 	if errors.Is(err, errGap) {
+		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
-		writeJSON(w, map[string]int64{"size": size})
+		_ = json.NewEncoder(w).Encode(map[string]int64{"size": size})
+		return
+	}
+	if tooBig, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		http.Error(w, fmt.Sprintf("upload: body over %d bytes (kept the first %d of the file)", tooBig.Limit, size), http.StatusRequestEntityTooLarge)
+		return
+	}
+	if _, ok := errors.AsType[*cutError](err); ok {
+		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
 	if err != nil {
@@ -214,35 +245,112 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 // errGap: an upload starts beyond what the collector holds.
 var errGap = errors.New("upload starts beyond the collected size")
 
-// appendAt writes the part of body that lies beyond what is held, and
-// returns the size held now and the bytes it added.
-func (c *Collector) appendAt(i int, name string, offset int64, body []byte) (int64, []byte, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.seen[i] = c.cfg.Now()
+// appendAt writes the part of body that lies beyond what is held,
+// feedChunk at a time (memory does not grow with the upload), feeding
+// each piece to the live view, and returns the size held now. Appends to
+// one segment take turns, so its lines reach the Feed in file order.
+func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (int64, error) {
+	c.segMu[i].Lock()
+	defer c.segMu[i].Unlock()
 	key := strconv.Itoa(i) + "/" + name
+	c.mu.Lock()
+	c.seen[i] = c.cfg.Now()
 	size := c.sizes[key]
+	c.mu.Unlock()
 	if offset > size {
-		return size, nil, errGap
+		return size, errGap
 	}
-	skip := size - offset
-	if skip >= int64(len(body)) {
-		return size, nil, nil // all of it is held already
+	// Bytes held already are read and dropped: a retried upload.
+	if skip := size - offset; skip > 0 {
+		if n, err := io.CopyN(io.Discard, body, skip); n < skip {
+			if errors.Is(err, io.EOF) {
+				return size, nil // all of it is held already
+			}
+			return size, &cutError{err}
+		}
 	}
-	dir := c.SegmentDir(i)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return size, nil, err
+	path := filepath.Join(c.SegmentDir(i), name)
+	var f *os.File
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	buf := *bp
+	for {
+		n, rerr := fill(body, buf)
+		if n > 0 && f == nil {
+			var err error
+			if f, err = openAppend(path); err != nil {
+				return size, err
+			}
+		}
+		if n > 0 {
+			m, werr := f.Write(buf[:n])
+			c.mu.Lock()
+			c.sizes[key] += int64(m)
+			size = c.sizes[key]
+			c.mu.Unlock()
+			if m > 0 && name != rundir.Segment {
+				c.feed(i, name, buf[:m], nil)
+			}
+			if werr != nil {
+				return size, werr
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return size, &cutError{rerr}
+		}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		return size, nil, err
+	if f == nil {
+		return size, nil
 	}
-	n, err := f.Write(body[skip:])
-	if cerr := f.Close(); err == nil {
-		err = cerr
+	err := f.Close()
+	f = nil
+	if err == nil && name == rundir.Segment {
+		// Written whole before the first upload: the feed parses what is held.
+		c.feed(i, name, nil, func() []byte {
+			b, _ := os.ReadFile(path)
+			return b
+		})
 	}
-	c.sizes[key] = size + int64(n)
-	return c.sizes[key], body[skip : skip+int64(n)], err
+	return size, err
+}
+
+// chunks are the appends' buffers (at most maxUploads in use at once).
+var chunks = sync.Pool{New: func() any { b := make([]byte, feedChunk); return &b }}
+
+// cutError is an append whose body could not be read to its end: the
+// segment's doing (cut off, or over maxUpload), not the collector's.
+type cutError struct{ err error }
+
+func (e *cutError) Error() string { return "reading the upload: " + e.err.Error() }
+func (e *cutError) Unwrap() error { return e.err }
+
+// fill reads r into buf until buf is full or r fails (io.EOF at its end).
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// openAppend opens path to append, making its directory.
+func openAppend(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 }
 
 func (c *Collector) handleDone(w http.ResponseWriter, r *http.Request) {

@@ -55,6 +55,7 @@ func TestFeedShiftsLinesOntoTheLiveClock(t *testing.T) {
 	put := func(name string, offset int, body string) {
 		t.Helper()
 		req, _ := http.NewRequest(http.MethodPut, fmt.Sprintf("%s/v1/segments/0/files/%s?offset=%d", srv.URL, name, offset), strings.NewReader(body))
+		req.Header.Set("Content-Type", uploadType) // as a segment sends it
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)

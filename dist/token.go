@@ -1,7 +1,6 @@
 package dist
 
 import (
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
@@ -47,29 +46,6 @@ var (
 	errNoToken    = errors.New("the collector needs its token: send Authorization: Bearer TOKEN (inferload run --collector-token-file FILE, or $" + TokenEnv + ")")
 	errWrongToken = errors.New("the collector's token does not match the one sent (check --collector-token-file or $" + TokenEnv + " on this segment)")
 )
-
-// requireToken wraps h so every request must carry token as a bearer
-// header, compared in constant time; without one or with another it is
-// answered 401 with the reason.
-func requireToken(token string, h http.Handler) http.Handler {
-	if token == "" {
-		return h
-	}
-	want := []byte(token)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		switch {
-		case !ok || got == "":
-			w.Header().Set("WWW-Authenticate", `Bearer realm="inferload collector"`)
-			http.Error(w, errNoToken.Error(), http.StatusUnauthorized)
-		case subtle.ConstantTimeCompare([]byte(got), want) != 1:
-			w.Header().Set("WWW-Authenticate", `Bearer realm="inferload collector", error="invalid_token"`)
-			http.Error(w, errWrongToken.Error(), http.StatusUnauthorized)
-		default:
-			h.ServeHTTP(w, r)
-		}
-	})
-}
 
 // WithToken returns a client whose requests carry token as a bearer
 // header (client itself when token is ""). The token is never part of

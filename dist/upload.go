@@ -155,25 +155,45 @@ func (u *Uploader) pass(ctx context.Context) error {
 
 // file uploads name's bytes beyond what the collector holds, up to the
 // last newline, or the last whole frame of a compressed file (a line or
-// frame still being written waits for the next pass), at most maxUpload
-// at a time.
+// frame still being written waits for the next pass), in pieces of at
+// most maxUpload until it has caught up.
 func (u *Uploader) file(ctx context.Context, name string) error {
+	for {
+		full, err := u.piece(ctx, name)
+		if err != nil || !full {
+			return err
+		}
+	}
+}
+
+// piece uploads one piece of name and says whether it was a full one
+// (more may follow).
+func (u *Uploader) piece(ctx context.Context, name string) (bool, error) {
 	from := u.sent[name]
 	chunk, err := readFrom(filepath.Join(u.dir, name), from, maxUpload)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil // not written yet (telemetry off, say)
+		return false, nil // not written yet (telemetry off, say)
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
+	full := len(chunk) == maxUpload
+	whole := chunk
 	switch {
 	case strings.HasSuffix(name, ".jsonl"):
-		chunk = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
+		whole = chunk[:bytes.LastIndexByte(chunk, '\n')+1]
 	case strings.HasSuffix(name, ".zst"):
-		chunk = chunk[:rundir.CompleteFrames(chunk)] // a frame being written waits too
+		whole = chunk[:rundir.CompleteFrames(chunk)] // a frame being written waits too
 	}
+	if len(whole) > 0 || !full {
+		chunk = whole
+	}
+	// else: one line or frame is longer than a piece. Its bytes are
+	// written for good (the files are only appended to), so it goes in
+	// pieces; the collector's live view holds its start until the rest
+	// comes.
 	if len(chunk) == 0 && name != rundir.Records {
-		return nil
+		return false, nil
 	}
 	// Records are put every pass, empty when none finished: the
 	// collector hears the segment is alive, and its requests in flight,
@@ -182,7 +202,7 @@ func (u *Uploader) file(ctx context.Context, name string) error {
 	if size >= 0 {
 		u.sent[name] = size // on a conflict too: resend from what it holds
 	}
-	return err
+	return full && len(chunk) > 0 && err == nil, err
 }
 
 // readFrom reads up to limit bytes of path from offset.
@@ -203,9 +223,9 @@ func readFrom(path string, offset int64, limit int) ([]byte, error) {
 // than assumed (it restarted): the next pass resends from its size.
 func (u *Uploader) put(ctx context.Context, name string, offset int64, chunk []byte) (int64, error) {
 	url := segmentURL(u.url, u.seg, "files/"+name) + fmt.Sprintf("?offset=%d", offset)
-	var h http.Header
+	h := http.Header{"Content-Type": {uploadType}}
 	if name == rundir.Records && u.inFlight != nil {
-		h = http.Header{inFlightHeader: {strconv.Itoa(u.inFlight())}}
+		h.Set(inFlightHeader, strconv.Itoa(u.inFlight()))
 	}
 	resp, err := callWith(ctx, u.client, http.MethodPut, url, bytes.NewReader(chunk), h)
 	if err != nil {

@@ -29,6 +29,7 @@ type Steering struct {
 	steered  bool    // the run's driver follows the load set here
 	mode     string
 	level    float64
+	max      float64 // the highest level SetLoad takes (steerLimit)
 	paused   bool
 	gen      int            // bumped by every change; a stage started at an older one ends
 	eng      *engine.Engine // the running stage's engine
@@ -45,15 +46,17 @@ type SteerState struct {
 	Steerable bool    `json:"steerable"`
 	Mode      string  `json:"mode,omitempty"`  // record.ModeClosed or record.ModeOpen
 	Level     float64 `json:"level,omitempty"` // users or requests/s
-	Paused    bool    `json:"paused"`
-	Running   bool    `json:"running"`
+	// MaxLevel is the highest level SetLoad takes on this run.
+	MaxLevel float64 `json:"max_level,omitempty"`
+	Paused   bool    `json:"paused"`
+	Running  bool    `json:"running"`
 }
 
 // State is the run's load as last set and whether it is paused.
 func (s *Steering) State() SteerState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return SteerState{Steerable: s.steered, Mode: s.mode, Level: s.level, Paused: s.paused, Running: s.r != nil}
+	return SteerState{Steerable: s.steered, Mode: s.mode, Level: s.level, MaxLevel: s.max, Paused: s.paused, Running: s.r != nil}
 }
 
 // ErrNotSteerable is SetLoad's or Pause's answer on a run whose load is
@@ -62,6 +65,25 @@ var ErrNotSteerable = errors.New("this run's load cannot be changed: only a run 
 
 // maxSteerLevel bounds a level set from the page, as load.stages does.
 const maxSteerLevel = 1_000_000
+
+// A level set while the run runs (the live page, POST /api/load) is
+// bounded by the plan's own: at most SteerFactor × the plan's users or
+// requests/s, and never less than SteerFloor of them, so a small plan
+// can still be explored. Beyond, start a run with a larger plan: a page
+// (or anyone who reaches it) cannot turn an 8-user run into 29,000
+// connections.
+const (
+	SteerFactor = 10
+	SteerFloor  = 32
+)
+
+// steer makes s steer a run that starts at level in mode.
+func (s *Steering) steer(mode string, level float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.steered, s.mode, s.level = true, mode, level
+	s.max = max(SteerFactor*level, SteerFloor)
+}
 
 // SetLoad sets the users (closed loop) or requests/s (open loop) from
 // now on: the running stage ends and the next starts at level.
@@ -73,6 +95,14 @@ func (s *Steering) SetLoad(level float64) error {
 	defer s.mu.Unlock()
 	if err := s.checkSteerable(); err != nil {
 		return err
+	}
+	if level > s.max {
+		unit := "users"
+		if s.mode == record.ModeOpen {
+			unit = "requests/s"
+		}
+		return fmt.Errorf("%g %s is over this run's limit of %g %s (%d× the plan's level, at least %d): start a run with a larger plan to go further",
+			level, unit, s.max, unit, SteerFactor, SteerFloor)
 	}
 	if s.mode == record.ModeClosed && level != float64(int(level)) {
 		return fmt.Errorf("users %g: a closed loop runs a whole number of users", level)
@@ -183,9 +213,7 @@ func runSteered(ctx context.Context, p *plan.Plan, opts Options, s *Steering) (*
 	if mode == record.ModeOpen {
 		level = p.Load.Rate
 	}
-	s.mu.Lock()
-	s.steered, s.mode, s.level = true, mode, level
-	s.mu.Unlock()
+	s.steer(mode, level)
 	first := schedule.Stage{Kind: record.StepConstant, Mode: mode, Duration: p.Load.Duration, Target: level}
 	return execute(ctx, p, opts, Design{Kind: KindStages}, func(r *runner) (driver, error) {
 		if _, err := r.stageConfig(1, first); err != nil {

@@ -128,3 +128,40 @@ func TestSteeringRefusesWhatItCannotDo(t *testing.T) {
 		t.Errorf("Pause after the run: %v, want 'the run is over'", err)
 	}
 }
+
+// TestSteeringLimit: a level set from the page is bounded by the plan's
+// own: at most SteerFactor × its level, and never under SteerFloor, so a
+// small plan can still be explored (POST /api/load {"level": 1000000}
+// was accepted on a run of 8 users: 29k connections in 0.2 s).
+func TestSteeringLimit(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		mode        string
+		plan, level float64
+		ok          bool
+	}{
+		// 8 users: up to 80.
+		{record.ModeClosed, 8, 80, true},
+		{record.ModeClosed, 8, 81, false},
+		{record.ModeClosed, 8, 1_000_000, false},
+		// 1 user: the floor, 32.
+		{record.ModeClosed, 1, 32, true},
+		{record.ModeClosed, 1, 33, false},
+		// 50 requests/s: up to 500.
+		{record.ModeOpen, 50, 500, true},
+		{record.ModeOpen, 50, 500.5, false},
+	} {
+		s := NewSteering()
+		s.steer(tt.mode, tt.plan)
+		err := s.SetLoad(tt.level)
+		if (err == nil) != tt.ok {
+			t.Errorf("%s plan %g, level %g: %v, want ok %v", tt.mode, tt.plan, tt.level, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "limit") {
+			t.Errorf("%s plan %g, level %g: %v: want the limit named", tt.mode, tt.plan, tt.level, err)
+		}
+		if got, want := s.State().MaxLevel, max(SteerFactor*tt.plan, SteerFloor); got != want {
+			t.Errorf("%s plan %g: max level %g, want %g", tt.mode, tt.plan, got, want)
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/inferload/inferload/internal/httpguard"
 )
 
 // Launcher is what `inferload ui` does for its page: start a run from a
@@ -50,11 +52,24 @@ type RunEntry struct {
 // ServeLauncher listens on addr and serves `inferload ui`: the launcher
 // page at /, the live UI of the latest run started at /live/, the run
 // list at /api/runs and each run's report.html at /runs/NAME/report.html.
+// It starts runs and reads files, so it needs a token on loopback too:
+// o.Token, or one generated (URL carries it, for the user to open).
 func ServeLauncher(addr string, l Launcher, o UIOptions) (*UIServer, error) {
+	if o.Token == "" {
+		var err error
+		if o.Token, err = httpguard.NewToken(); err != nil {
+			return nil, err
+		}
+	}
 	s, err := listenUI(addr, o)
 	if err != nil {
 		return nil, err
 	}
+	s.start(s.guard(s.launcherRoutes(l)))
+	return s, nil
+}
+
+func (s *UIServer) launcherRoutes(l Launcher) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", serveLauncherPage)
 	mux.HandleFunc("GET /assets/{name}", serveAsset)
@@ -62,8 +77,7 @@ func ServeLauncher(addr string, l Launcher, o UIOptions) (*UIServer, error) {
 	mux.HandleFunc("GET /api/runs", func(w http.ResponseWriter, _ *http.Request) { s.listRuns(w, l) })
 	mux.HandleFunc("POST /api/runs", func(w http.ResponseWriter, r *http.Request) { s.startRun(w, r, l) })
 	mux.HandleFunc("GET /runs/{name}/report.html", func(w http.ResponseWriter, r *http.Request) { serveReport(w, r, l) })
-	s.start(s.guard(mux))
-	return s, nil
+	return mux
 }
 
 // Running reports whether the run shown has not finished.

@@ -46,6 +46,9 @@ func TestLauncher(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv, err := ServeLauncher("127.0.0.1:0", l, UIOptions{})
+	if err == nil && srv.Token() == "" {
+		t.Fatal("a launcher on loopback without a token: it reads files and starts runs")
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +58,10 @@ func TestLauncher(t *testing.T) {
 		}
 	}()
 	base := "http://" + srv.Addr()
+	auth := map[string]string{"Authorization": "Bearer " + srv.Token()}
+	if resp, _ := do(t, "GET", base+"/api/runs", "", nil); resp.StatusCode != 401 {
+		t.Errorf("the run list without the token: %d, want 401", resp.StatusCode)
+	}
 	tests := []struct {
 		name, method, path, body string
 		code                     int
@@ -76,7 +83,7 @@ func TestLauncher(t *testing.T) {
 		{"dot dir", "GET", "/runs/../report.html", "", 404, ""},
 	}
 	for _, tt := range tests {
-		resp, body := do(t, tt.method, base+tt.path, tt.body, nil)
+		resp, body := do(t, tt.method, base+tt.path, tt.body, auth)
 		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
 			t.Errorf("%s: %d %.200q, want %d containing %q", tt.name, resp.StatusCode, body, tt.code, tt.want)
 		}
@@ -85,7 +92,7 @@ func TestLauncher(t *testing.T) {
 		}
 	}
 	l.mon.Finish(Final{Dir: "runs/a"})
-	if resp, _ := do(t, "POST", base+"/api/runs", `{"url": "http://127.0.0.1:1/v1"}`, nil); resp.StatusCode != 202 || len(l.started) != 2 {
+	if resp, _ := do(t, "POST", base+"/api/runs", `{"url": "http://127.0.0.1:1/v1"}`, auth); resp.StatusCode != 202 || len(l.started) != 2 {
 		t.Errorf("a run after the first finished: %d, %d started", resp.StatusCode, len(l.started))
 	}
 }

@@ -367,7 +367,7 @@ const rateSpanS = 5
 
 // View returns the state with the points numbered since and the
 // telemetry samples numbered telSince and later (all kept ones when older
-// than the window).
+// than the window, none when past the last one).
 func (m *Monitor) View(since, telSince int64) View {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -380,7 +380,7 @@ func (m *Monitor) View(since, telSince int64) View {
 		v.InFlight = m.inFl()
 	}
 	first := m.seq - int64(len(m.points))
-	v.From = max(since, first)
+	v.From = min(max(since, first), m.seq) // past the last point: none yet
 	v.Points = append([]Point(nil), m.points[v.From-first:]...)
 	v.ReqPerS, v.OutTokPerS, v.FailureRate = m.rates()
 	v.Errors = m.errorKinds()

@@ -50,6 +50,6 @@ func (m *Monitor) Sample(s observe.Sample) {
 // first one's number.
 func (m *Monitor) telemetrySince(since int64) ([]TelemetryPoint, int64) {
 	first := m.telSeq - int64(len(m.tel))
-	from := max(since, first)
+	from := min(max(since, first), m.telSeq) // past the last sample: none yet
 	return append([]TelemetryPoint(nil), m.tel[from-first:]...), from
 }

@@ -2,13 +2,9 @@ package live
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -16,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/internal/httpguard"
 	"github.com/inferload/inferload/record"
 )
 
@@ -42,8 +39,11 @@ type LoadState struct {
 	Steerable bool    `json:"steerable"`
 	Mode      string  `json:"mode"`
 	Level     float64 `json:"level"`
-	Paused    bool    `json:"paused"`
-	Stopping  bool    `json:"stopping"`
+	// MaxLevel is the highest level the run takes from the page (the
+	// plan's own bound, docs/live.md); 0 when the run is not steered.
+	MaxLevel float64 `json:"max_level,omitempty"`
+	Paused   bool    `json:"paused"`
+	Stopping bool    `json:"stopping"`
 	// Fixed, when set, is why the run cannot be steered, stopped or
 	// noted from this page (a distributed run's collector): stop and
 	// abort answer 409 with it, as the other controls do.
@@ -127,8 +127,8 @@ func listenUI(addr string, o UIOptions) (*UIServer, error) {
 	if s.every <= 0 {
 		s.every = time.Second
 	}
-	if s.token == "" && !isLoopback(ln.Addr()) {
-		if s.token, err = newToken(); err != nil {
+	if s.token == "" && !httpguard.IsLoopback(ln.Addr()) {
+		if s.token, err = httpguard.NewToken(); err != nil {
 			ln.Close()
 			return nil, err
 		}
@@ -148,13 +148,28 @@ func (s *UIServer) Addr() string { return s.ln.Addr().String() }
 // Token is the token requests need ("" when none is needed).
 func (s *UIServer) Token() string { return s.token }
 
-// URL is the page's address, with the token when one is needed.
+// URL is the page's address, with the token when one is needed. A
+// listener on every interface (0.0.0.0, [::]) gives 127.0.0.1's, which a
+// browser can open; ListenNote says so.
 func (s *UIServer) URL() string {
-	u := "http://" + s.Addr() + "/"
+	u := s.BaseURL()
 	if s.token != "" {
 		u += "?token=" + s.token
 	}
 	return u
+}
+
+// BaseURL is URL without the token.
+func (s *UIServer) BaseURL() string {
+	u, _ := httpguard.BrowseURL(s.ln.Addr())
+	return u
+}
+
+// ListenNote is "" or what to tell the user about the address URL
+// gives: that the UI listens on every interface.
+func (s *UIServer) ListenNote() string {
+	_, note := httpguard.BrowseURL(s.ln.Addr())
+	return note
 }
 
 // Close sends the final state to the open pages (waiting up to 2 s for
@@ -214,87 +229,16 @@ func (s *UIServer) nextTick() (<-chan struct{}, bool) {
 	return s.tick, s.closing
 }
 
-// newToken is 128 random bits in hex.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making the UI token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
-}
-
-func isLoopback(a net.Addr) bool {
-	tcp, ok := a.(*net.TCPAddr)
-	return ok && tcp.IP.IsLoopback()
-}
-
 // tokenCookie carries the token for the page's own requests once it was
 // opened with ?token=.
 const tokenCookie = "inferload_ui_token"
 
-// guard checks every request: the token when one is set; otherwise a
-// Host header naming a loopback address (a DNS-rebinding page cannot
-// reach the API); and for state-changing requests a JSON body and, when
-// the browser sends one, an Origin of this server (no cross-site form
-// can stop a run). Every answer forbids framing and sniffing.
+// guard is the shared guard (internal/httpguard) with the UI's policy:
+// the token when one is set, else a loopback Host; no cross-origin
+// change; JSON bodies of at most httpguard.DefaultMaxBody.
 func (s *UIServer) guard(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cache-Control", "no-store")
-		if s.token != "" {
-			if !s.authorized(w, r) {
-				http.Error(w, "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN", http.StatusUnauthorized)
-				return
-			}
-		} else if !loopbackHost(r.Host) {
-			http.Error(w, "this UI answers only on a loopback host name", http.StatusForbidden)
-			return
-		}
-		if r.Method == http.MethodPost {
-			if o := r.Header.Get("Origin"); o != "" && o != "http://"+r.Host {
-				http.Error(w, "cross-origin request refused", http.StatusForbidden)
-				return
-			}
-			if ct := r.Header.Get("Content-Type"); ct != "application/json" {
-				http.Error(w, "POST bodies must be application/json", http.StatusUnsupportedMediaType)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// authorized checks the token (header, cookie or query) and, when the
-// query carried it, sets the cookie so the page's own requests carry it.
-func (s *UIServer) authorized(w http.ResponseWriter, r *http.Request) bool {
-	var got string
-	if a := r.Header.Get("Authorization"); len(a) > 7 && a[:7] == "Bearer " {
-		got = a[7:]
-	} else if c, err := r.Cookie(tokenCookie); err == nil {
-		got = c.Value
-	} else if q := r.URL.Query().Get("token"); q != "" {
-		got = q
-		if subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1 {
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-		}
-	}
-	return subtle.ConstantTimeCompare([]byte(got), []byte(s.token)) == 1
-}
-
-// loopbackHost reports whether a Host header names this machine.
-func loopbackHost(host string) bool {
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
-	}
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
+	return httpguard.Policy{Token: s.token, Cookie: tokenCookie, Realm: "inferload UI",
+		NoToken: "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN"}.Wrap(next)
 }
 
 func (s *UIServer) routes() *http.ServeMux {
@@ -345,9 +289,32 @@ func (s *UIServer) withSession(h func(http.ResponseWriter, *http.Request, *sessi
 
 // state answers GET /api/state[?since=N&tel_since=M].
 func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) {
-	since, _ := strconv.ParseInt(r.URL.Query().Get("since"), 10, 64)
-	telSince, _ := strconv.ParseInt(r.URL.Query().Get("tel_since"), 10, 64)
+	q := r.URL.Query()
+	since, err := countParam(q.Get("since"), "since")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	telSince, err := countParam(q.Get("tel_since"), "tel_since")
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
 	writeJSON(w, http.StatusOK, current(sess, since, telSince))
+}
+
+// countParam reads a query parameter that numbers points or samples: a
+// whole number from 0 ("" is 0: everything kept). One past what the run
+// has is not an error: nothing new is sent.
+func countParam(v, name string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%.40q: want a whole number from 0 (the seq or tel_seq of the last answer)", name, v)
+	}
+	return n, nil
 }
 
 // events streams the state as server-sent events, one message a tick;
@@ -425,6 +392,14 @@ func setLoad(w http.ResponseWriter, r *http.Request, sess *session) {
 		return
 	}
 	before := sess.ctl.Load()
+	if lv := *req.Level; !(lv > 0) {
+		writeError(w, http.StatusBadRequest, fmt.Errorf("level %g: want a load above 0", lv))
+		return
+	} else if before.MaxLevel > 0 && lv > before.MaxLevel {
+		unit := unitOf(before.Mode)
+		writeError(w, http.StatusBadRequest, fmt.Errorf("%g %s is over this run's limit of %g %s, set by its plan (docs/live.md#steering-a-run-and-what-the-run-directory-keeps)", lv, unit, before.MaxLevel, unit))
+		return
+	}
 	if err := sess.ctl.SetLoad(*req.Level); err != nil {
 		writeError(w, http.StatusConflict, err)
 		return
@@ -486,24 +461,16 @@ func note(w http.ResponseWriter, r *http.Request, sess *session) {
 	writeJSON(w, http.StatusOK, e)
 }
 
-// readJSON decodes a small JSON body into v, answering 400 when it
-// cannot.
+// readJSON decodes the JSON body into v, answering 400 when it cannot
+// and 413 when it is over the guard's limit.
 func readJSON(w http.ResponseWriter, r *http.Request, v any) bool {
-	dec := json.NewDecoder(io.LimitReader(r.Body, 64<<10))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		writeError(w, http.StatusBadRequest, fmt.Errorf("reading the JSON body: %w", err))
+	if code, err := httpguard.DecodeJSON(r, v); err != nil {
+		writeError(w, code, err)
 		return false
 	}
 	return true
 }
 
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v)
-}
+func writeJSON(w http.ResponseWriter, code int, v any) { httpguard.WriteJSON(w, code, v) }
 
-func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, map[string]string{"error": err.Error()})
-}
+func writeError(w http.ResponseWriter, code int, err error) { httpguard.Error(w, code, err) }

@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 )
 
@@ -23,6 +23,7 @@ type fakeControl struct {
 	paused  bool
 	notes   []string
 	fixed   string
+	max     float64
 }
 
 func (c *fakeControl) Stop()  { c.mu.Lock(); c.stopped = true; c.mu.Unlock() }
@@ -47,7 +48,7 @@ func (c *fakeControl) Note(text string) (record.Event, error) {
 func (c *fakeControl) Load() LoadState {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return LoadState{Steerable: c.fixed == "", Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped, Fixed: c.fixed}
+	return LoadState{Steerable: c.fixed == "", Mode: record.ModeClosed, Level: c.level, Paused: c.paused, Stopping: c.stopped, Fixed: c.fixed, MaxLevel: c.max}
 }
 
 func startUI(t *testing.T, o UIOptions) (*UIServer, *fakeControl, *Monitor) {
@@ -231,33 +232,6 @@ func TestUIToken(t *testing.T) {
 	}
 }
 
-// TestTokenNeededBeyondLoopback: only loopback listeners go without one.
-func TestTokenNeededBeyondLoopback(t *testing.T) {
-	t.Parallel()
-	for _, tt := range []struct {
-		ip   string
-		want bool
-	}{{"127.0.0.1", true}, {"::1", true}, {"0.0.0.0", false}, {"10.1.2.3", false}, {"::", false}} {
-		if got := isLoopback(&net.TCPAddr{IP: net.ParseIP(tt.ip)}); got != tt.want {
-			t.Errorf("isLoopback(%s) = %v, want %v", tt.ip, got, tt.want)
-		}
-	}
-	for _, h := range []string{"localhost:1", "127.0.0.1:8089", "[::1]:8089", "127.0.0.1"} {
-		if !loopbackHost(h) {
-			t.Errorf("%s refused", h)
-		}
-	}
-	for _, h := range []string{"evil.example:8089", "10.0.0.1:8089", "localhost.evil.example"} {
-		if loopbackHost(h) {
-			t.Errorf("%s accepted", h)
-		}
-	}
-	tok, err := newToken()
-	if err != nil || len(tok) != 32 {
-		t.Errorf("token %q, %v: want 32 hex digits", tok, err)
-	}
-}
-
 // TestUIEventStream: each message of /api/events carries only the points
 // the page has not had; Close sends the final state and ends the stream.
 func TestUIEventStream(t *testing.T) {
@@ -349,5 +323,107 @@ func TestUIFixedRun(t *testing.T) {
 	}
 	if len(st.Segments) != 1 || st.Segments[0] != rows[0] || st.Load.Fixed != "steered elsewhere" {
 		t.Errorf("state segments %+v fixed %q: want the table and the reason", st.Segments, st.Load.Fixed)
+	}
+}
+
+// TestUIBodies: JSON with its charset is JSON (it was refused with 415),
+// and a body over the limit is a 413 that says so (a 20 MB body was a
+// 400 "unexpected EOF").
+func TestUIBodies(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	base := "http://" + srv.Addr()
+	resp, body := do(t, "POST", base+"/api/load", `{"level": 5}`, map[string]string{"Content-Type": "application/json; charset=utf-8"})
+	if resp.StatusCode != 200 || ctl.Load().Level != 5 {
+		t.Errorf("charset=utf-8: %d %s, want 200 and level 5", resp.StatusCode, body)
+	}
+	huge := `{"text": "` + strings.Repeat("x", 20<<20) + `"}`
+	resp, body = do(t, "POST", base+"/api/note", huge, nil)
+	if resp.StatusCode != 413 || !strings.Contains(body, "body over 65536 bytes") {
+		t.Errorf("20 MB note: %d %.200s, want 413 saying the body is over 65536 bytes", resp.StatusCode, body)
+	}
+}
+
+// TestUIStateQuery: since and tel_since past what the run has are
+// answered with nothing new (they panicked: a slice out of range), junk
+// is a 400 naming the parameter, in the launcher's /live/api/state too.
+func TestUIStateQuery(t *testing.T) {
+	t.Parallel()
+	srv, _, mon := startUI(t, UIOptions{})
+	mon.Sample(observe.Sample{TimeUS: 1, Values: map[string]float64{"queue_depth": 1}})
+	base := "http://" + srv.Addr()
+	for _, tt := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		// Past the seconds so far: nothing new, numbered from now.
+		{"since=99", 200, `"seq":0,"from":0,"window":3600,"points":null`},
+		{"tel_since=99", 200, `"telemetry":null,"tel_seq":1,"tel_from":1`},
+		{"since=9223372036854775807&tel_since=9223372036854775807", 200, `"tel_seq":1,"tel_from":1`},
+		// Not a count of seconds or samples.
+		{"since=-5", 400, "since"},
+		{"since=abc", 400, "since"},
+		{"tel_since=1.5", 400, "tel_since"},
+		// Empty is leaving it out: every point kept.
+		{"tel_since=", 200, `"tel_seq":1,"tel_from":0`},
+	} {
+		resp, body := do(t, "GET", base+"/api/state?"+tt.query, "", nil)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("?%s: %d %.300s, want %d with %q", tt.query, resp.StatusCode, body, tt.code, tt.want)
+		}
+	}
+}
+
+// TestUILoadLimit: a level past the run's limit (LoadState.MaxLevel, the
+// plan's own bound) is a 400 naming it, and so are levels that are no
+// load at all; the control never hears them.
+func TestUILoadLimit(t *testing.T) {
+	t.Parallel()
+	srv, ctl, _ := startUI(t, UIOptions{})
+	ctl.mu.Lock()
+	ctl.max = 20
+	ctl.mu.Unlock()
+	base := "http://" + srv.Addr()
+	for _, tt := range []struct {
+		body string
+		code int
+		want string
+	}{
+		{`{"level": 50}`, 400, "limit of 20 users"},
+		{`{"level": 1000000}`, 400, "limit of 20 users"},
+		{`{"level": 0}`, 400, "above 0"},
+		{`{"level": -3}`, 400, "above 0"},
+		{`{"level": 20}`, 200, `"level":20`},
+	} {
+		resp, body := do(t, "POST", base+"/api/load", tt.body, nil)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tt.body, resp.StatusCode, body, tt.code, tt.want)
+		}
+	}
+	if l := ctl.Load().Level; l != 20 {
+		t.Errorf("level %g, want 20: the control heard a refused level", l)
+	}
+}
+
+// TestUIURLOnEveryInterface: a UI listening on every interface prints an
+// address a browser can open, with its token (it printed http://[::]:P).
+func TestUIURLOnEveryInterface(t *testing.T) {
+	t.Parallel()
+	srv, err := ServeUI("0.0.0.0:0", NewMonitor(MonitorOptions{}), &fakeControl{}, UIOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	_, port, _ := strings.Cut(srv.Addr(), "]:")
+	if port == "" {
+		_, port, _ = strings.Cut(srv.Addr(), ":")
+	}
+	if want := "http://127.0.0.1:" + port + "/?token=" + srv.Token(); srv.URL() != want || srv.ListenNote() == "" {
+		t.Errorf("URL %s (note %q), want %s with a note that every interface is served", srv.URL(), srv.ListenNote(), want)
+	}
+	resp, _ := do(t, "GET", srv.URL(), "", nil)
+	if resp.StatusCode != 200 {
+		t.Errorf("the printed URL: %d", resp.StatusCode)
 	}
 }

@@ -20,12 +20,22 @@ import (
 // starts rather than as a wall of 401s; the key itself is read later by
 // APIKey and never kept in the Plan.
 func Load(path string, fl *Flags, getenv func(string) string) (*Plan, error) {
-	p := &Plan{}
+	var data []byte
 	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
+	}
+	return LoadData(path, data, fl, getenv)
+}
+
+// LoadData is Load for a plan file its caller has read (`inferload ui`
+// reads it from its plan directories only, bounded): data is the file
+// named path, and no plan file when path is "".
+func LoadData(path string, data []byte, fl *Flags, getenv func(string) string) (*Plan, error) {
+	p := &Plan{}
+	if path != "" {
 		if errs := decodeYAML(path, data, p); len(errs) > 0 {
 			return nil, errs
 		}

@@ -104,6 +104,11 @@ var rules = []rule{
 	{subject: "capacity", design: "capacity planning (one package) | … | HTTP, the engine",
 		notModule: []string{"engine", "protocol", "experiment", "live", "report", "internal/cli"},
 		notStd:    []string{"net/http"}},
+	// httpguard is the one guard of every HTTP surface inferload serves
+	// (live UI, launcher, collector): a leaf they all import, knowing
+	// none of them, nor what a run is.
+	{subject: "internal/httpguard", design: "live | … | distributed runs | … (one guard for the surfaces both serve)",
+		notModule: []string{"live", "dist", "experiment", "engine", "plan", "record", "rundir", "report"}},
 	// The CLI is wiring only and sits on top: no library package imports it.
 	{subject: everyLibraryPackage, design: "cmd/inferload + internal/cli | flag parsing and wiring only",
 		notModule: []string{"internal/cli"}},

@@ -4,13 +4,20 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/internal/httpguard"
 	"github.com/inferload/inferload/report"
 )
+
+// collectStamp names the default gathering directory by its UTC start,
+// as run directories are named.
+const collectStamp = "20060102T150405Z"
 
 func newCollectCmd(st *State) *cobra.Command {
 	var out outputFlags
@@ -40,7 +47,7 @@ docs/distributed.md.`,
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to serve the collector on")
 	c.Flags().StringVar(&addrFile, "addr-file", "", "write the address the collector listens on to this file (with --listen HOST:0)")
 	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
-	c.Flags().StringVar(&dir, "dir", "collect", "directory to gather the segments' files in")
+	c.Flags().StringVar(&dir, "dir", "", "directory to gather the segments' files in (default: a new collect-TIME directory under --out)")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+dist.TokenEnv+"); required beyond loopback")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
@@ -55,6 +62,9 @@ docs/distributed.md.`,
 		token, err := dist.ReadToken(tokenFile, st.Getenv(dist.TokenEnv))
 		if err != nil {
 			return usageErrorf("--token-file: %v", err)
+		}
+		if dir == "" {
+			dir = filepath.Join(parent, "collect-"+st.clock().Now().UTC().Format(collectStamp))
 		}
 		view := newCollectView(segments, st.clock().Now)
 		var feed *dist.Feed
@@ -90,7 +100,11 @@ docs/distributed.md.`,
 			return err
 		}
 		if !out.quiet {
-			fmt.Fprintf(st.Stderr, "collecting %d segments on http://%s\n", segments, l.Addr())
+			url, note := httpguard.BrowseURL(l.Addr())
+			fmt.Fprintf(st.Stderr, "collecting %d segments on %s into %s\n", segments, strings.TrimSuffix(url, "/"), dir)
+			if note != "" {
+				fmt.Fprintf(st.Stderr, "(%s)\n", note)
+			}
 		}
 		bar := report.NewProgress(st.Stderr, false)
 		progress := func([]dist.SegmentStatus) {

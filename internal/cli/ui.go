@@ -23,6 +23,7 @@ import (
 
 func newUICmd(st *State) *cobra.Command {
 	var listen, out string
+	var planDirs []string
 	c := &cobra.Command{
 		Use:   "ui [flags]",
 		Short: "Serve a page to start runs, watch them live and open their reports",
@@ -32,20 +33,28 @@ of every run directory under --out.
 
   inferload ui --listen 127.0.0.1:8089 --out runs/
 
-One run goes on at a time. Beyond loopback a token is required (from
-$INFERLOAD_UI_TOKEN, or generated and printed). Ctrl-C stops the run going
-on and ends the command. See docs/live.md.`,
+One run goes on at a time. The page needs its token, on loopback too (it
+starts runs and reads plan files): from $INFERLOAD_UI_TOKEN, or generated
+and printed in the URL to open. Plan files are read only from the plan
+directories: the working directory, --out and each --plan-dir. Ctrl-C
+stops the run going on and ends the command. See docs/live.md.`,
 		Args: cobra.NoArgs,
 	}
 	c.Flags().StringVar(&listen, "listen", "127.0.0.1:8089", "address to serve the page on")
 	c.Flags().StringVar(&out, "out", plan.DefaultOutputDir, "parent directory of the run directories started and listed")
+	c.Flags().StringArrayVar(&planDirs, "plan-dir", nil, "a directory the page may read plan files from, besides the working directory and --out (repeatable)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
-		l := &launcher{st: st, out: out, ctx: cmd.Context()}
+		dirs, err := planDirectories(append([]string{".", out}, planDirs...))
+		if err != nil {
+			return usageErrorf("--plan-dir: %w", err)
+		}
+		l := &launcher{st: st, out: out, ctx: cmd.Context(), planDirs: dirs}
 		srv, err := live.ServeLauncher(listen, l, live.UIOptions{Token: st.Getenv(uiTokenEnv)})
 		if err != nil {
 			return usageErrorf("--listen: %w", err)
 		}
 		fmt.Fprintf(st.Stderr, "inferload ui at %s; Ctrl-C ends it\n", uiURL(st, srv))
+		fmt.Fprintf(st.Stderr, "plan files are read from %s\n", strings.Join(dirs, ", "))
 		ctx, _, release := watchSignals(cmd.Context(), st.Signals)
 		defer release()
 		<-ctx.Done()
@@ -56,12 +65,14 @@ on and ends the command. See docs/live.md.`,
 	return c
 }
 
-// launcher starts the page's runs, one at a time, under out.
+// launcher starts the page's runs, one at a time, under out, from plan
+// files in planDirs only.
 type launcher struct {
-	st   *State
-	out  string
-	ctx  context.Context
-	runs sync.WaitGroup
+	st       *State
+	out      string
+	ctx      context.Context
+	planDirs []string // absolute
+	runs     sync.WaitGroup
 }
 
 func (l *launcher) wait() { l.runs.Wait() }
@@ -127,9 +138,17 @@ func (l *launcher) plan(req live.RunRequest) (*plan.Plan, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	p, err := plan.Load(strings.TrimSpace(req.Plan), flags, l.st.Getenv)
+	path := strings.TrimSpace(req.Plan)
+	var data []byte
+	if path != "" {
+		var err error
+		if path, data, err = readPlanFile(l.planDirs, path); err != nil {
+			return nil, err
+		}
+	}
+	p, err := plan.LoadData(path, data, flags, l.st.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, withoutFileText(err)
 	}
 	return p, nil
 }

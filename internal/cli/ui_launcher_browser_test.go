@@ -63,10 +63,14 @@ func TestUICommandInBrowser(t *testing.T) {
 			}
 		}
 	}
+	// The launcher needs its token on loopback too: open the URL it printed.
+	var printed string
 	waitFor(t, "the ui command listening", func() (bool, error) {
-		return strings.Contains(errb.String(), "inferload ui at"), nil
+		_, rest, ok := strings.Cut(errb.String(), "inferload ui at ")
+		printed, _, _ = strings.Cut(rest, ";")
+		return ok && strings.Contains(printed, "?token="), nil
 	})
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/"),
+	if err := chromedp.Do(ctx, chromedp.Navigate(printed),
 		chromedp.SetValue("#url", simURL), chromedp.SetValue("#level", "2"), chromedp.SetValue("#duration", "60s"),
 		chromedp.SetValue("#input_tokens", "16"), chromedp.SetValue("#output_tokens", "16"),
 		chromedp.Click("#start")); err != nil {

@@ -72,7 +72,7 @@ func (c *runControl) Load() live.LoadState {
 	stopping := c.stopping
 	c.mu.Unlock()
 	if s.Steerable {
-		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, Paused: s.Paused, Stopping: stopping}
+		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, MaxLevel: s.MaxLevel, Paused: s.Paused, Stopping: stopping}
 	}
 	return live.LoadState{Mode: c.p.Load.Mode(), Level: plannedLevel(c.p), Stopping: stopping}
 }
@@ -190,8 +190,12 @@ func mergeAbort(a <-chan struct{}, b, over chan struct{}) <-chan struct{} {
 // (the user needs it), without when it came from $INFERLOAD_UI_TOKEN (a
 // secret the user has, kept out of logs).
 func uiURL(st *State, srv *live.UIServer) string {
+	u := srv.URL()
 	if st.Getenv(uiTokenEnv) != "" {
-		return "http://" + srv.Addr() + "/ (token from $" + uiTokenEnv + ")"
+		u = srv.BaseURL() + " (token from $" + uiTokenEnv + ")"
 	}
-	return srv.URL()
+	if note := srv.ListenNote(); note != "" {
+		u += " (" + note + ")"
+	}
+	return u
 }

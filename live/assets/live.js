@@ -134,6 +134,7 @@
     $("t-done").textContent = s.completed + " / " + s.failed;
     $("dir").textContent = s.dir || "";
     $("unit").textContent = unit(s.load.mode);
+    if (s.load.max_level) { $("level").max = String(s.load.max_level); $("level").title = "at most " + s.load.max_level + " (the plan's limit)"; }
     ["set-load", "level", "pause", "resume"].forEach(function (id) { $(id).disabled = !s.load.steerable || finished; });
     ["stop", "abort", "add-note", "note"].forEach(function (id) { $(id).disabled = finished || !!s.load.fixed; });
     if (s.load.fixed) { $("control-msg").textContent = s.load.fixed; }
