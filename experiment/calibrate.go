@@ -49,21 +49,21 @@ type Calibration struct {
 // successful ones.
 func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	var steps []capacity.FitStep
-	peak := 0.0
+	var batch []batchSample
 	for _, dir := range o.Dirs {
 		s, err := fitStepsOf(dir)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, s...)
-		p, err := peakRunning(dir)
+		b, err := batchSamples(dir)
 		if err != nil {
 			return nil, err
 		}
-		peak = max(peak, p)
+		batch = append(batch, b...)
 	}
 	var learned string
-	o.Base, learned = learnBatchLimit(o.Base, steps, peak)
+	o.Base, learned = learnBatchLimit(o.Base, steps, batch)
 	res, err := capacity.Fit(o.Base, steps, o.Seed)
 	if err != nil {
 		return nil, err
@@ -130,44 +130,75 @@ func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 	return out, nil
 }
 
-// peakRunning is the most requests the server said it was running at
-// once in dir's scraped telemetry (the running series: vLLM's
-// num_requests_running, llama.cpp's requests_processing, ...), 0 when
-// the run scraped none.
-func peakRunning(dir string) (float64, error) {
+// batchSample is one scrape of what the server said it was doing: the
+// requests in its running batch (vLLM's num_requests_running,
+// llama.cpp's requests_processing, ...) and, where it exports one, the
+// requests it held waiting (num_requests_waiting, requests_deferred).
+type batchSample struct {
+	running  float64
+	waiting  float64
+	hasQueue bool
+}
+
+// batchSamples reads dir's scraped telemetry for the samples that carry a
+// running batch; none when the run scraped none.
+func batchSamples(dir string) ([]batchSample, error) {
 	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
-		return 0, fmt.Errorf("calibrate %s: %w", dir, err)
+		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}
-	peak := 0.0
+	var out []batchSample
 	for _, s := range samples {
-		if v, ok := s.Values[observe.RunningBatch]; ok && !s.Gap {
-			peak = max(peak, v)
+		v, ok := s.Values[observe.RunningBatch]
+		if !ok || s.Gap {
+			continue
 		}
+		q, hasQueue := s.Values[observe.QueueDepth]
+		out = append(out, batchSample{running: v, waiting: q, hasQueue: hasQueue})
 	}
-	return peak, nil
+	return out, nil
 }
 
 // learnBatchLimit sets base's max_num_seqs from what the server showed.
-// Rule: when the scraped running batch peaked below the most users any
-// level offered, the server could not run more at once (a closed-loop
-// user always has a request out, bar think time), so the peak is its
-// limit: llama.cpp's slots, vLLM's --max-num-seqs. When it reached the
-// users offered, the limit is at least that and the base's stays; without
-// a scraped running series nothing is learned. The sentence says which.
-func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, peak float64) (sim.Profile, string) {
+//
+// Rule: the limit is learned as n = the peak of the scraped running
+// batch, rounded, only when (a) n is below the most users any level
+// offered and (b) the server itself said requests waited while it ran
+// n: some scrape with a running batch within half a request of the
+// peak also shows a waiting queue above zero. Both are needed because
+// a running peak below the users offered is not proof of a limit on
+// its own: scrapes are instants that can miss the peak, and a slow or
+// busy client keeps fewer requests out than it has users. A queue at
+// the peak is the server's own word that it was full. When the peak
+// reached the users offered the limit is at least that; without a
+// running or a waiting series, or when nothing waited, the base's
+// limit stays. The sentence says which.
+func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, batch []batchSample) (sim.Profile, string) {
 	users := 0
 	for _, s := range steps {
 		users = max(users, s.Users)
 	}
+	peak, queueSeries, queuedAtPeak := 0.0, false, false
+	for _, b := range batch {
+		peak = max(peak, b.running)
+		queueSeries = queueSeries || b.hasQueue
+	}
+	for _, b := range batch {
+		queuedAtPeak = queuedAtPeak || (b.waiting > 0 && b.running >= peak-0.5)
+	}
+	kept := fmt.Sprintf("max_num_seqs %d kept from the base: ", base.MaxNumSeqs)
 	switch n := int(math.Round(peak)); {
 	case peak <= 0:
-		return base, fmt.Sprintf("max_num_seqs %d kept from the base: the runs scraped no running-batch series (observe.scrape must reach the server's /metrics)", base.MaxNumSeqs)
+		return base, kept + "the runs scraped no running-batch series (observe.scrape must reach the server's /metrics)"
 	case n >= users:
-		return base, fmt.Sprintf("max_num_seqs %d kept from the base: the server ran every request offered (up to %d at once), so its limit is at least %d", base.MaxNumSeqs, n, users)
+		return base, kept + fmt.Sprintf("the server ran every request offered (up to %d at once), so its limit is at least %d", n, users)
+	case !queueSeries:
+		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but it exports no waiting-queue series to show it was full", n, users)
+	case !queuedAtPeak:
+		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but no request waited in its queue, so the client offered fewer than its users", n, users)
 	default:
 		base.MaxNumSeqs = n
-		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) while up to %d users were offered", n, n, users)
+		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) with requests waiting in its queue while up to %d users were offered", n, n, users)
 	}
 }
 

@@ -68,20 +68,26 @@ func TestLearnBatchLimit(t *testing.T) {
 	t.Parallel()
 	base := sim.Profile{MaxNumSeqs: 256}
 	steps := []capacity.FitStep{{Users: 1}, {Users: 8}}
+	full := []batchSample{{running: 4, waiting: 3, hasQueue: true}, {running: 2, hasQueue: true}}
 	tests := []struct {
-		peak float64
-		want int
-		says string
+		name  string
+		batch []batchSample
+		want  int
+		says  string
 	}{
-		{4, 4, "learned"},    // 8 users offered, 4 ran: the server's limit
-		{3.6, 4, "learned"},  // a scrape between two figures rounds to the nearer
-		{8, 256, "at least"}, // every user ran: the limit is 8 or more, the base's stays
-		{0, 256, "no running-batch series"},
+		{"full with a queue", full, 4, "learned"}, // 8 users offered, 4 ran, the rest waited: the limit
+		{"between two figures", []batchSample{{running: 3.6, waiting: 1, hasQueue: true}}, 4, "learned"},
+		{"queue just below the peak", []batchSample{{running: 4}, {running: 3.6, waiting: 2, hasQueue: true}}, 4, "learned"},
+		{"every user ran", []batchSample{{running: 8, waiting: 0, hasQueue: true}}, 256, "at least"},
+		{"no queue: a slow client", []batchSample{{running: 3, hasQueue: true}, {running: 2, hasQueue: true}}, 256, "no request waited"},
+		{"queue only below the peak", []batchSample{{running: 5}, {running: 3, waiting: 2, hasQueue: true}}, 256, "no request waited"},
+		{"no waiting series", []batchSample{{running: 4}}, 256, "no waiting-queue series"},
+		{"no running series", nil, 256, "no running-batch series"},
 	}
 	for _, tt := range tests {
-		got, says := learnBatchLimit(base, steps, tt.peak)
+		got, says := learnBatchLimit(base, steps, tt.batch)
 		if got.MaxNumSeqs != tt.want || !strings.Contains(says, tt.says) {
-			t.Errorf("peak %g: max_num_seqs %d (%q), want %d saying %q", tt.peak, got.MaxNumSeqs, says, tt.want, tt.says)
+			t.Errorf("%s: max_num_seqs %d (%q), want %d saying %q", tt.name, got.MaxNumSeqs, says, tt.want, tt.says)
 		}
 	}
 }
