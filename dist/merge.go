@@ -1,7 +1,7 @@
 // Package dist runs one test from several machines: the segments a plan is
 // cut into (schedule.Segment), and the merge of the segments' run
 // directories into one, summarised once from all their records by the same
-// assembly a single-process run uses (experiment.Assemble).
+// assembly a single-process run uses (summary.Assemble).
 package dist
 
 import (
@@ -17,12 +17,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // Merged is what Merge wrote.
@@ -90,7 +90,7 @@ func Merge(dirs []string, outParent string) (*Merged, error) {
 	if err := mergeSpans(out, shards); err != nil {
 		return nil, err
 	}
-	rb, err := experiment.Rebuild(out)
+	rb, err := summary.Rebuild(out)
 	if err != nil {
 		return nil, err
 	}
@@ -215,12 +215,12 @@ func writeHeader(out string, merged *plan.Plan, shards []*shard) error {
 	if err := os.WriteFile(filepath.Join(out, rundir.Plan), y, 0o644); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
-	d, err := experiment.ReadDesign(shards[0].dir, shards[0].plan)
+	d, err := summary.ReadDesign(shards[0].dir, shards[0].plan)
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	d.Segments = len(shards) // each gets its own figures
-	if err := experiment.WriteDesign(out, d); err != nil {
+	if err := summary.WriteDesign(out, d); err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}
 	env := map[string]any{}

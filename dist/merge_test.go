@@ -19,6 +19,7 @@ import (
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -219,7 +220,7 @@ func checkRebuilds(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := experiment.Rebuild(dir); err != nil {
+	if _, err := summary.Rebuild(dir); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.ReadFile(filepath.Join(dir, rundir.Summary))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
@@ -80,7 +82,7 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 // fitStepsOf turns one run directory into load levels: its summary's
 // steps (or the whole run), each with its measured requests.
 func fitStepsOf(dir string) ([]capacity.FitStep, error) {
-	p, err := readPlan(dir)
+	p, err := summary.ReadPlan(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +93,7 @@ func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: load.think_time: %w", dir, err)
 	}
-	built, err := Assemble(dir)
+	built, err := summary.Assemble(dir)
 	if err != nil {
 		return nil, err
 	}

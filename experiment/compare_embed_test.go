@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/rundir"
 )
@@ -34,7 +36,7 @@ func TestEmbedComparison(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := EmbedComparison(dirs[1], analyze.Compare(base, cur, analyze.CompareOptions{Limits: analyze.DefaultLimits()})); err != nil {
+	if err := summary.EmbedComparison(dirs[1], analyze.Compare(base, cur, analyze.CompareOptions{Limits: analyze.DefaultLimits()})); err != nil {
 		t.Fatal(err)
 	}
 	check := func(when string) {
@@ -47,7 +49,7 @@ func TestEmbedComparison(t *testing.T) {
 		}
 	}
 	check("after embedding")
-	if _, err := Rebuild(dirs[1]); err != nil {
+	if _, err := summary.Rebuild(dirs[1]); err != nil {
 		t.Fatal(err)
 	}
 	check("after a rebuild")

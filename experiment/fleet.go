@@ -9,6 +9,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/plan"
@@ -65,15 +67,15 @@ const (
 type fleetProbe struct {
 	replicas     int
 	summary      *record.Summary
-	judged       sloJudgement
+	judged       summary.SLOJudgement
 	util, maxUtl float64
 }
 
-func (p *fleetProbe) passed() bool { return p.judged.passed }
+func (p *fleetProbe) passed() bool { return p.judged.Passed }
 
 // record is the probe as `inferload fleet` reports it.
 func (p *fleetProbe) record() record.FleetProbe {
-	return record.FleetProbe{Replicas: p.replicas, Passed: p.passed(), Reasons: p.judged.reasons,
+	return record.FleetProbe{Replicas: p.replicas, Passed: p.passed(), Reasons: p.judged.Reasons,
 		Metrics: p.summary.Metrics, Throughput: p.summary.Throughput, FailureRate: p.summary.FailureRate,
 		Utilisation: p.util, MaxUtilisation: p.maxUtl}
 }
@@ -101,7 +103,7 @@ type fleetSearch struct {
 	mix     *workload.Mix
 	closed  bool
 	think   schedule.ThinkTime
-	judging CapacityJudging
+	judging summary.CapacityJudging
 	peak    float64
 	planned float64
 	probes  map[int]*fleetProbe
@@ -150,7 +152,7 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	if !(o.Confidence > 0 && o.Confidence < 1) || !(o.MaxFailureRate >= 0 && o.MaxFailureRate < 1) {
 		return nil, fmt.Errorf("fleet: confidence %g and max failure rate %g: want fractions below 1", o.Confidence, o.MaxFailureRate)
 	}
-	f.judging = CapacityJudging{Mode: p.Load.Mode(), SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
+	f.judging = summary.CapacityJudging{Mode: p.Load.Mode(), SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
 	return f, nil
 }
 
@@ -241,7 +243,7 @@ func (f *fleetSearch) perReplica() (float64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if p.passed() || p.judged.inconclusive {
+		if p.passed() || p.judged.Inconclusive {
 			passed = append(passed, load)
 		} else {
 			failed = append(failed, load)
@@ -279,18 +281,18 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 		}
 		spec.Load = capacity.Load{Arrivals: arr}
 	}
-	agg, tallies := newAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
+	agg, tallies := summary.NewAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
 	st, err := capacity.RunFleet(spec, func(out *capacity.FleetOutcome) {
 		r := fleetRecord(out, !f.closed, o.Warmup)
 		agg.Add(&r)
-		tally(&r, f.judging.SLOs, tallies)
+		summary.CountSLOs(&r, f.judging.SLOs, tallies)
 	})
 	if err != nil {
 		return nil, err
 	}
 	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: o.Plan.Load.Mode(),
 		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
-	p := &fleetProbe{replicas: n, summary: s, judged: judgeSLOs(&f.judging, s.FailureRate, tallies)}
+	p := &fleetProbe{replicas: n, summary: s, judged: summary.JudgeSLOs(&f.judging, s.FailureRate, tallies)}
 	for _, rs := range st.Replicas {
 		p.util += rs.Utilisation / float64(n)
 		p.maxUtl = max(p.maxUtl, rs.Utilisation)
@@ -368,8 +370,8 @@ func (f *fleetSearch) reason(out *record.Fleet) string {
 		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, load)
 	}
 	msg := fmt.Sprintf("%d replicas meet every SLO at %s", out.Replicas, load)
-	if below, ok := f.probes[out.Replicas-1]; ok && len(below.judged.misses) > 0 {
-		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.judged.misses[0])
+	if below, ok := f.probes[out.Replicas-1]; ok && len(below.judged.Misses) > 0 {
+		msg += fmt.Sprintf("; %d do not: %s", out.Replicas-1, below.judged.Misses[0])
 	}
 	return msg
 }

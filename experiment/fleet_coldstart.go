@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
@@ -64,21 +66,21 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 		JudgedS: (up + coldStartTail - t0).Seconds()}
 	win := newStartupWindows(t0, end, f.judging.SLOs)
 	tallies := make([]analyze.Tally, len(f.judging.SLOs))
-	agg := newAggregate(o.Plan)
+	agg := summary.NewAggregate(o.Plan)
 	if _, err := capacity.RunFleet(spec, func(fo *capacity.FleetOutcome) {
 		r := fleetRecord(fo, !f.closed, t0) // before the ramp is warm-up
 		win.add(&r, fo.Arrival)
 		if fo.Arrival >= t0 && fo.Arrival < up+coldStartTail {
 			agg.Add(&r)
-			tally(&r, f.judging.SLOs, tallies)
+			summary.CountSLOs(&r, f.judging.SLOs, tallies)
 		}
 	}); err != nil {
 		return nil, err
 	}
 	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: f.judging.Mode, WarmupEndUS: t0.Microseconds(),
 		MeasureEndUS: (up + coldStartTail).Microseconds()})
-	j := judgeSLOs(&f.judging, s.FailureRate, tallies)
-	out.Passed, out.Reasons = j.passed, j.reasons
+	j := summary.JudgeSLOs(&f.judging, s.FailureRate, tallies)
+	out.Passed, out.Reasons = j.Passed, j.Reasons
 	out.Windows = win.windows(ready)
 	return out, nil
 }

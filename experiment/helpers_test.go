@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
@@ -41,7 +43,7 @@ func expectRebuildIdentical(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebuild(dir); err != nil {
+	if _, err := summary.Rebuild(dir); err != nil {
 		t.Fatal(err)
 	}
 	rebuilt, err := os.ReadFile(filepath.Join(dir, rundir.Summary))

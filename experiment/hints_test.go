@@ -19,6 +19,7 @@ import (
 	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // hintCase is one planted situation: a simulator profile, the load that
@@ -208,11 +209,11 @@ func measuredTelemetry(t *testing.T, dir string) (all, measured []observe.Sample
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := readPlan(dir)
+	p, err := summary.ReadPlan(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info, _, _, err = readRunInfo(dir, p); err != nil {
+	if info, err = summary.RunInfo(dir, p); err != nil {
 		t.Fatal(err)
 	}
 	return all, observe.Measured(all, info), info

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
@@ -102,7 +104,7 @@ func TestRebuildCountsMissingRecords(t *testing.T) {
 			t.Parallel()
 			dir := copyRun(t, whole)
 			tt.damage(t, dir)
-			rb, err := Rebuild(dir)
+			rb, err := summary.Rebuild(dir)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -117,9 +117,3 @@ func planNotes(p *plan.Plan) []record.Event {
 	})
 	return out
 }
-
-// readTelemetry loads telemetry.jsonl for a rebuild; a run without one
-// (older, or telemetry off) has no samples.
-func readTelemetry(dir string) ([]observe.Sample, error) {
-	return rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
-}

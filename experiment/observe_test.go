@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -56,7 +58,7 @@ env: {framework: inferload-sim}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebuild(res.Dir); err != nil {
+	if _, err := summary.Rebuild(res.Dir); err != nil {
 		t.Fatal(err)
 	}
 	after, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))

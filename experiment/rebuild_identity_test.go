@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -119,7 +121,7 @@ func checkIdentity(t *testing.T, name string, out *Outcome) {
 		}
 		live[i] = b
 	}
-	if _, err := Rebuild(out.Dir); err != nil {
+	if _, err := summary.Rebuild(out.Dir); err != nil {
 		t.Fatal(err)
 	}
 	for i, f := range files {
@@ -133,11 +135,11 @@ func checkIdentity(t *testing.T, name string, out *Outcome) {
 	}
 	// Rebuild digests the records in its one read; WriteReport reads them
 	// for the digest itself. Both must draw the same page.
-	if err := WriteReport(out.Dir, out.Summary); err != nil {
+	if err := summary.WriteReport(out.Dir, out.Summary); err != nil {
 		t.Fatal(err)
 	}
 	if alone, err := os.ReadFile(filepath.Join(out.Dir, rundir.Report)); err != nil || !bytes.Equal(alone, live[1]) {
-		t.Errorf("%s: report.html drawn by WriteReport alone differs from the live one (err %v)", name, err)
+		t.Errorf("%s: report.html drawn by summary.WriteReport alone differs from the live one (err %v)", name, err)
 	}
 	s := out.Summary
 	switch {
@@ -194,7 +196,7 @@ func TestKilledSweepRebuildsCompletedSteps(t *testing.T) {
 	if err := os.Remove(filepath.Join(out.Dir, rundir.Summary)); err != nil {
 		t.Fatal(err)
 	}
-	rb, err := Rebuild(out.Dir)
+	rb, err := summary.Rebuild(out.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

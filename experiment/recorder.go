@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
@@ -15,7 +17,7 @@ import (
 
 // recorder writes a run's records as they finish and keeps the live
 // aggregate the progress line shows; with a live fold, that aggregate is
-// the fold's, which the run's summary is assembled from (finishLive).
+// the fold's, which the run's summary is assembled from (summary.FinishLive).
 // Results arrive from one goroutine (the collector); the progress
 // goroutine reads a snapshot under the same lock.
 type recorder struct {
@@ -25,7 +27,7 @@ type recorder struct {
 
 	mu         sync.Mutex
 	agg        *record.Aggregate
-	fold       *liveFold // nil: the summary is assembled from the records read back
+	fold       *summary.Live // nil: the summary is assembled from the records read back
 	series     *record.Series
 	sawFailure bool
 	// onResult is Options.OnResult: live exporters see each result.
@@ -44,10 +46,10 @@ type recorder struct {
 	finished int64
 }
 
-func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock, fold *liveFold) *recorder {
-	r := &recorder{files: files, warmup: p.Load.Warmup, agg: newAggregate(p), clock: clock, fold: fold}
+func newRecorder(files *runFiles, p *plan.Plan, clock engine.Clock, fold *summary.Live) *recorder {
+	r := &recorder{files: files, warmup: p.Load.Warmup, agg: summary.NewAggregate(p), clock: clock, fold: fold}
 	if fold != nil {
-		r.agg = fold.agg
+		r.agg = fold.Aggregate()
 	}
 	r.series = record.NewSeries(func(w record.Window) {
 		r.keep(files.series.Write(w))
@@ -73,7 +75,7 @@ func (r *recorder) add(res *record.Result, start time.Time) {
 	defer r.mu.Unlock()
 	r.finished++
 	if r.fold != nil {
-		r.fold.add(res)
+		r.fold.Add(res)
 	} else {
 		r.agg.Add(res)
 	}

@@ -11,11 +11,12 @@ import (
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // TestFinishLiveReadsNoRecords: a run's end assembles its summary and
 // report from the fold it fed as it wrote, not from the records read back:
-// with the records file emptied after the fold was fed, finishLive still
+// with the records file emptied after the fold was fed, summary.FinishLive still
 // writes the run's own bytes. When the plan changed under the fold, or a
 // spans file appeared, it falls back to reading the (now empty) file.
 func TestFinishLiveReadsNoRecords(t *testing.T) {
@@ -34,16 +35,16 @@ func TestFinishLiveReadsNoRecords(t *testing.T) {
 		}
 		return b
 	}
-	summary, page := read(rundir.Summary), read(rundir.Report)
+	sum, page := read(rundir.Summary), read(rundir.Report)
 
-	fed := func() *liveFold {
+	fed := func() *summary.Live {
 		t.Helper()
-		fold, err := newLiveFold(dir, false)
+		fold, err := summary.NewLive(dir, false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
-			fold.add(r)
+			fold.Add(r)
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -55,15 +56,15 @@ func TestFinishLiveReadsNoRecords(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, rundir.Records), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rb, err := finishLive(dir, fold)
+	rb, err := summary.FinishLive(dir, fold)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rb.Summary.Requests.Succeeded != 12 || !bytes.Equal(read(rundir.Summary), summary) || !bytes.Equal(read(rundir.Report), page) {
+	if rb.Summary.Requests.Succeeded != 12 || !bytes.Equal(read(rundir.Summary), sum) || !bytes.Equal(read(rundir.Report), page) {
 		t.Errorf("from the fold with the records file empty: %d succeeded, summary same %v, report same %v",
-			rb.Summary.Requests.Succeeded, bytes.Equal(read(rundir.Summary), summary), bytes.Equal(read(rundir.Report), page))
+			rb.Summary.Requests.Succeeded, bytes.Equal(read(rundir.Summary), sum), bytes.Equal(read(rundir.Report), page))
 	}
-	if got, err := newLiveFold(dir, true); got != nil || err != nil {
+	if got, err := summary.NewLive(dir, true); got != nil || err != nil {
 		t.Errorf("a run listening for spans got a live fold (%v, %v); its spans are joined after the run", got, err)
 	}
 
@@ -93,7 +94,7 @@ func TestFinishLiveReadsNoRecords(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.change()
-		rb, err := finishLive(dir, fold)
+		rb, err := summary.FinishLive(dir, fold)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

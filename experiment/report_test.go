@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/summary"
 )
 
 // TestRunWritesReportAndThresholds: a run leaves report.html beside
@@ -61,18 +62,18 @@ thresholds:
 	if strings.Contains(string(html), "<script>alert(1)") {
 		t.Errorf("report.html carries the model name unescaped")
 	}
-	summary, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))
+	sumRaw, err := os.ReadFile(filepath.Join(res.Dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := Rebuild(res.Dir)
+	rb, err := summary.Rebuild(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(want, rb.Summary.Thresholds); diff != "" {
 		t.Errorf("rebuilt thresholds (-want +got):\n%s", diff)
 	}
-	for name, before := range map[string][]byte{rundir.Summary: summary, rundir.Report: html} {
+	for name, before := range map[string][]byte{rundir.Summary: sumRaw, rundir.Report: html} {
 		after, err := os.ReadFile(filepath.Join(res.Dir, name))
 		if err != nil {
 			t.Fatal(err)

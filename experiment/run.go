@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
@@ -114,11 +116,11 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 	if opts.Steering != nil && steerable(p) {
 		return runSteered(ctx, p, opts, opts.Steering)
 	}
-	return runSingle(ctx, p, opts, Design{Kind: KindRun})
+	return runSingle(ctx, p, opts, summary.Design{Kind: summary.KindRun})
 }
 
 // runSingle runs the plan's one phase under design d (a run or a soak).
-func runSingle(ctx context.Context, p *plan.Plan, opts Options, d Design) (*Outcome, error) {
+func runSingle(ctx context.Context, p *plan.Plan, opts Options, d summary.Design) (*Outcome, error) {
 	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
 		cfg, err := engineConfig(p, r.client, r.inputs)
 		if err != nil {
@@ -154,7 +156,7 @@ func forwardAbort(abort <-chan struct{}, eng *engine.Engine) (stop func()) {
 
 // prepareRunDir creates the run directory with plan.yaml, experiment.json
 // and env.json.
-func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (string, error) {
+func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d summary.Design) (string, error) {
 	dir, err := rundir.Create(p.Output.Dir, p.Name, opts.clock().Now())
 	if err != nil {
 		return "", err
@@ -166,7 +168,7 @@ func prepareRunDir(ctx context.Context, p *plan.Plan, opts Options, d Design) (s
 	if err := os.WriteFile(filepath.Join(dir, rundir.Plan), redacted, 0o644); err != nil {
 		return "", fmt.Errorf("writing %s: %w", rundir.Plan, err)
 	}
-	if err := WriteDesign(dir, d); err != nil {
+	if err := summary.WriteDesign(dir, d); err != nil {
 		return "", err
 	}
 	env := environment(ctx, p, opts.Version, opts.Env.withDefaults())

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
@@ -21,11 +23,11 @@ import (
 // search is several, a soak is one long stage. It starts the engine of
 // each stage, records its results, closes the run with the same events
 // whatever ran, and ends with Assemble's summary: fed with each record as
-// it was written (finishLive), and otherwise only what the directory
+// it was written (summary.FinishLive), and otherwise only what the directory
 // holds, so the live summary and a rebuild are one.
 type runner struct {
 	p      *plan.Plan
-	design Design
+	design summary.Design
 	opts   Options
 	client protocol.Client
 	// inputs are the datasets and tokenizer every stage reads, once a run.
@@ -64,7 +66,7 @@ type driver func(context.Context, *runner) error
 // driver runs the stages, and the directory is finished: closing events,
 // logs flushed, then summary.json and report.html from Assemble.
 // Canceling ctx is a graceful stop; the directory is still finished.
-func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare func(*runner) (driver, error)) (*Outcome, error) {
+func execute(ctx context.Context, p *plan.Plan, opts Options, d summary.Design, prepare func(*runner) (driver, error)) (*Outcome, error) {
 	if err := checkObserve(p); err != nil {
 		return nil, err
 	}
@@ -123,7 +125,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 			return nil, err
 		}
 	}
-	fold, err := newLiveFold(r.dir, ln != nil)
+	fold, err := summary.NewLive(r.dir, ln != nil)
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +156,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d Design, prepare 
 	if r.stages == 0 {
 		return nil, fmt.Errorf("%s: no stage ran", r.dir)
 	}
-	rb, err := finishLive(r.dir, fold)
+	rb, err := summary.FinishLive(r.dir, fold)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +205,7 @@ type stage struct {
 // previous stages' and tagged with the stage's index; a staged run's stage
 // ends with a stage_end event and returns its step, computed from its
 // records exactly as Assemble computes it, with what they folded into.
-func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc, error) {
+func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *summary.StepAcc, error) {
 	if r.rec.err != nil { // a write failed in an earlier stage: run no more
 		return record.Step{}, nil, r.rec.err
 	}
@@ -248,9 +250,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start)
 	// Only a stage of a staged run is a step; a single run's figures come
 	// from the whole run (Assemble), so it folds nothing per stage.
-	var acc *stepAcc
+	var acc *summary.StepAcc
 	if st.Index > 0 {
-		acc = newStepAcc(r.p, r.design)
+		acc = summary.NewStepAcc(r.p, r.design)
 	}
 	base := r.stageBase(st.Index)
 	for res := range out {
@@ -262,7 +264,7 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 			r.spans.expect(res)
 		}
 		if acc != nil {
-			acc.add(res)
+			acc.Add(res)
 		}
 	}
 	stopProgress()
@@ -285,7 +287,7 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *stepAcc,
 		return record.Step{}, nil, err
 	}
 	mark.EndUS = r.endUS
-	step, err := buildStep(acc, mark, r.p, r.design)
+	step, err := summary.BuildStep(acc, mark, r.p, r.design)
 	return step, acc, err
 }
 

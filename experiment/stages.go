@@ -7,6 +7,8 @@ import (
 	"math"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
@@ -32,12 +34,12 @@ func RunStaged(ctx context.Context, p *plan.Plan, opts Options, so StageOptions)
 	if err != nil {
 		return nil, err
 	}
-	return runStages(ctx, p, stages, opts, so, Design{Kind: KindStages})
+	return runStages(ctx, p, stages, opts, so, summary.Design{Kind: summary.KindStages})
 }
 
 // runStages runs stages already built (a sweep builds its own) in order;
 // a canceled ctx stops after the current one.
-func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts Options, so StageOptions, d Design) (*Outcome, error) {
+func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts Options, so StageOptions, d summary.Design) (*Outcome, error) {
 	if len(stages) == 0 {
 		return nil, errors.New("load.stages: no stage to run")
 	}
@@ -71,13 +73,13 @@ func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts 
 
 // runStaged runs stage index of a staged run and returns its step and
 // what its records folded into.
-func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *stepAcc, error) {
+func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *summary.StepAcc, error) {
 	return r.runStagedWith(ctx, index, st, nil)
 }
 
 // runStagedWith is runStaged, with created seeing the stage's engine
 // before it runs.
-func (r *runner) runStagedWith(ctx context.Context, index int, st schedule.Stage, created func(*engine.Engine)) (record.Step, *stepAcc, error) {
+func (r *runner) runStagedWith(ctx context.Context, index int, st schedule.Stage, created func(*engine.Engine)) (record.Step, *summary.StepAcc, error) {
 	cfg, err := r.stageConfig(index, st)
 	if err != nil {
 		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)

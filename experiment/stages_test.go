@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -117,7 +119,7 @@ func checkRebuild(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Rebuild(dir); err != nil {
+	if _, err := summary.Rebuild(dir); err != nil {
 		t.Fatal(err)
 	}
 	after, err := os.ReadFile(path)

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -215,7 +217,7 @@ func runSteered(ctx context.Context, p *plan.Plan, opts Options, s *Steering) (*
 	}
 	s.steer(mode, level)
 	first := schedule.Stage{Kind: record.StepConstant, Mode: mode, Duration: p.Load.Duration, Target: level}
-	return execute(ctx, p, opts, Design{Kind: KindStages}, func(r *runner) (driver, error) {
+	return execute(ctx, p, opts, summary.Design{Kind: summary.KindStages}, func(r *runner) (driver, error) {
 		if _, err := r.stageConfig(1, first); err != nil {
 			return nil, err
 		}

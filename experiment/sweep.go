@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -40,7 +42,7 @@ func Sweep(ctx context.Context, p *plan.Plan, opts Options, o SweepOptions) (*Ou
 	if err != nil {
 		return nil, err
 	}
-	d := Design{Kind: KindSweep, Knee: &KneeDesign{Options: o.Knee, Mode: o.Mode}}
+	d := summary.Design{Kind: summary.KindSweep, Knee: &summary.KneeDesign{Options: o.Knee, Mode: o.Mode}}
 	return runStages(ctx, p, stages, opts, o.Stage, d)
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -57,7 +59,7 @@ func FindCapacity(ctx context.Context, p *plan.Plan, opts Options, o CapacityOpt
 	if err := o.check(p); err != nil {
 		return nil, err
 	}
-	d := Design{Kind: KindCapacity, Criteria: o.Stage.Criteria, Capacity: &CapacityJudging{
+	d := summary.Design{Kind: summary.KindCapacity, Criteria: o.Stage.Criteria, Capacity: &summary.CapacityJudging{
 		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence, Search: o.Search}}
 	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
 		first := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: o.Search.Low}
@@ -85,9 +87,9 @@ func (o CapacityOptions) check(p *plan.Plan) error {
 }
 
 // search probes until analyze.NextLoad has its answer. Each probe is
-// judged from its records as Assemble will judge it (judgeProbe), so the
+// judged from its records as Assemble will judge it (summary.JudgeProbe), so the
 // loads it chooses and the answer in summary.json agree.
-func (o CapacityOptions) search(ctx context.Context, r *runner, c *CapacityJudging) error {
+func (o CapacityOptions) search(ctx context.Context, r *runner, c *summary.CapacityJudging) error {
 	var passed, failed []float64
 	for ctx.Err() == nil {
 		load, done := analyze.NextLoad(passed, failed, o.Search)
@@ -102,7 +104,7 @@ func (o CapacityOptions) search(ctx context.Context, r *runner, c *CapacityJudgi
 		if ctx.Err() != nil {
 			break // a probe cut short proves nothing
 		}
-		if judgeProbe(c, &step, acc.tallies).Passed {
+		if summary.JudgeProbe(c, &step, acc.Tallies()).Passed {
 			passed = append(passed, load)
 		} else {
 			failed = append(failed, load)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/summary"
+
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
@@ -61,7 +63,7 @@ workload: {input_tokens: "16", output_tokens: "8"}
 	if err := os.WriteFile(filepath.Join(wf.Dir, rundir.Records), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rb, err := Rebuild(wf.Dir)
+	rb, err := summary.Rebuild(wf.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

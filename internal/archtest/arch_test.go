@@ -104,6 +104,13 @@ var rules = []rule{
 	{subject: "capacity", design: "capacity planning (one package) | … | HTTP, the engine",
 		notModule: []string{"engine", "protocol", "experiment", "live", "report", "internal/cli"},
 		notStd:    []string{"net/http"}},
+	// summary turns a run directory (records, events, telemetry, the
+	// resolved plan, the experiment's design) into summary.json and the
+	// report, one ordered assembly: it runs nothing, so what rebuilds a
+	// run (report, dist's merge) needs no orchestrator.
+	{subject: "summary", design: "summary | … | running requests, the network",
+		notModule: []string{"experiment", "live", "dist", "sim", "capacity", "internal/cli"},
+		notStd:    []string{"net", "net/http"}},
 	// httpguard is the one guard of every HTTP surface inferload serves
 	// (live UI, launcher, collector): a leaf they all import, knowing
 	// none of them, nor what a run is.

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/analyze"
-	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/summary"
 )
 
 // compareFlags are the options of `inferload compare`.
@@ -120,7 +120,7 @@ func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 		}
 	}
 	if embed {
-		if err := experiment.EmbedComparison(curDir, c); err != nil {
+		if err := summary.EmbedComparison(curDir, c); err != nil {
 			return fmt.Errorf("--embed: %w", err)
 		}
 	}

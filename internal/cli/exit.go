@@ -7,6 +7,7 @@ import (
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/summary"
 )
 
 // Exit codes, documented in README.md. Scripts and CI rely on them.
@@ -46,7 +47,7 @@ func thresholdsVerdict(s *record.Summary) error {
 
 // recordsLost is nil when loss says nothing is missing, and otherwise the
 // error that exits with ExitRecordsLost, saying what is.
-func recordsLost(dir string, loss experiment.RecordsLoss) error {
+func recordsLost(dir string, loss summary.RecordsLoss) error {
 	if !loss.Lost() {
 		return nil
 	}

@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/summary"
 )
 
 // influxTokenEnv names the environment variable holding an InfluxDB API
@@ -114,7 +114,7 @@ func exportRecords(st *State, dir string, export func(io.Writer, string) (rundir
 	if err != nil {
 		return err
 	}
-	loss, err := experiment.LossOf(dir, read)
+	loss, err := summary.LossOf(dir, read)
 	if err != nil {
 		return err
 	}

@@ -3,9 +3,8 @@ package cli
 import (
 	"fmt"
 
+	"github.com/inferload/inferload/summary"
 	"github.com/spf13/cobra"
-
-	"github.com/inferload/inferload/experiment"
 )
 
 func newReportCmd(st *State) *cobra.Command {
@@ -28,7 +27,7 @@ is 3.`,
 		if err := out.validate(); err != nil {
 			return err
 		}
-		res, err := experiment.Rebuild(args[0])
+		res, err := summary.Rebuild(args[0])
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"errors"
@@ -42,7 +42,7 @@ func assemble(dir string, digest *report.Digest) (*Rebuilt, error) {
 	}
 	fold := newRecordsFold(p, d, join, digest)
 	stats, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
-		fold.add(r)
+		fold.Add(r)
 		return nil
 	})
 	if err != nil {
@@ -53,7 +53,7 @@ func assemble(dir string, digest *report.Digest) (*Rebuilt, error) {
 
 // readPlanDesign reads the run's plan and the experiment's design.
 func readPlanDesign(dir string) (*plan.Plan, Design, error) {
-	p, err := readPlan(dir)
+	p, err := ReadPlan(dir)
 	if err != nil {
 		return nil, Design{}, err
 	}
@@ -111,17 +111,17 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.R
 
 // assembleSteps gives a staged run its steps, one per finished stage, and
 // the verdicts its design draws from them (knee, capacity).
-func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.StageMark, accs map[int]*stepAcc) error {
+func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.StageMark, accs map[int]*StepAcc) error {
 	if !d.staged() {
 		return nil
 	}
 	for _, m := range marks {
 		acc := accs[m.Index]
 		if acc == nil { // a stage in which no request finished
-			acc = newStepAcc(p, d)
+			acc = NewStepAcc(p, d)
 			accs[m.Index] = acc
 		}
-		step, err := buildStep(acc, m, p, d)
+		step, err := BuildStep(acc, m, p, d)
 		if err != nil {
 			return fmt.Errorf("stage %d: %w", m.Index, err)
 		}
@@ -136,9 +136,9 @@ func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.Sta
 	return nil
 }
 
-// readPlan reads the run's resolved plan.yaml as any plan is read
+// ReadPlan reads the run's resolved plan.yaml as any plan is read
 // (plan.Parse), so a rebuild sees the plan the live run ran.
-func readPlan(dir string) (*plan.Plan, error) {
+func ReadPlan(dir string) (*plan.Plan, error) {
 	path := filepath.Join(dir, rundir.Plan)
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -149,6 +149,14 @@ func readPlan(dir string) (*plan.Plan, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return p, nil
+}
+
+// RunInfo is the run's clock marks as its events.jsonl recorded them
+// (readRunInfo), for what reads a run directory's other files on the
+// run's clock.
+func RunInfo(dir string, p *plan.Plan) (record.RunInfo, error) {
+	info, _, _, err := readRunInfo(dir, p)
+	return info, err
 }
 
 // runEnd is what the run_end event says: whether the run ended, and how
@@ -201,4 +209,10 @@ func readSpans(dir string) (*observe.SpanJoin, error) {
 		return nil, fmt.Errorf("reading spans of %s: %w", dir, err)
 	}
 	return join, nil
+}
+
+// readTelemetry loads telemetry.jsonl for a rebuild; a run without one
+// (older, or telemetry off) has no samples.
+func readTelemetry(dir string) ([]observe.Sample, error) {
+	return rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
 }

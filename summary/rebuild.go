@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"bufio"
@@ -84,11 +84,11 @@ func completeSeries(dir string, lastDoneUS int64) error {
 	})
 }
 
-// finishLive is Rebuild at a live run's end from the fold it fed with
+// FinishLive is Rebuild at a live run's end from the fold it fed with
 // every record it wrote, so the records are not read back; the same bytes
 // as Rebuild (TestRebuildIsIdenticalForEveryCommand). Without a fold, or
 // when the plan or design changed under it, it is Rebuild.
-func finishLive(dir string, f *liveFold) (*Rebuilt, error) {
+func FinishLive(dir string, f *Live) (*Rebuilt, error) {
 	if f == nil || !f.stillCurrent(dir) {
 		return Rebuild(dir)
 	}

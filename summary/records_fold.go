@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"bytes"
@@ -18,14 +18,14 @@ import (
 // a time in the order they were written: the run's aggregate, each
 // segment's, each stage's, a soak's windows, and the report's digest. A
 // rebuild feeds it from records.jsonl.zst; a live run feeds it each record
-// as it writes it (liveFold), so the run's end need not read back and
+// as it writes it (Live), so the run's end need not read back and
 // decode every record it wrote (about a tenth of the client's CPU when
 // reads carry many tokens, and the whole of a long soak's files,
 // BENCHMARKS.md).
 type recordsFold struct {
 	agg    *record.Aggregate
 	segs   []*record.Aggregate // one per segment of a merged run; nil otherwise
-	accs   map[int]*stepAcc    // a staged run's stages, by index
+	accs   map[int]*StepAcc    // a staged run's stages, by index
 	staged bool
 	soak   *windower         // a soak's windows; nil for other designs
 	join   *observe.SpanJoin // the server's spans, joined before aggregating; nil when none
@@ -38,7 +38,7 @@ type recordsFold struct {
 }
 
 func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *report.Digest) *recordsFold {
-	f := &recordsFold{agg: newAggregate(p), accs: map[int]*stepAcc{}, staged: d.staged(),
+	f := &recordsFold{agg: NewAggregate(p), accs: map[int]*StepAcc{}, staged: d.staged(),
 		join: join, digest: digest, p: p, d: d}
 	if d.Soak != nil {
 		f.soak = newWindower(p.Load.Warmup.Microseconds(), d.Soak.Window)
@@ -54,7 +54,7 @@ func newRecordsFold(p *plan.Plan, d Design, join *observe.SpanJoin, digest *repo
 
 // add folds in one record. The digest and a soak's windows see it as
 // written, before the span join (they draw what the client measured).
-func (f *recordsFold) add(r *record.Result) {
+func (f *recordsFold) Add(r *record.Result) {
 	f.n++
 	f.lastDoneUS = max(f.lastDoneUS, r.DoneUS())
 	if f.digest != nil {
@@ -73,25 +73,25 @@ func (f *recordsFold) add(r *record.Result) {
 	if r.Step > 0 && f.staged {
 		acc := f.accs[r.Step]
 		if acc == nil {
-			acc = newStepAcc(f.p, f.d)
+			acc = NewStepAcc(f.p, f.d)
 			f.accs[r.Step] = acc
 		}
-		acc.add(r)
+		acc.Add(r)
 	}
 }
 
-// liveFold is the fold a live run feeds as it writes its records, with the
+// Live is the fold a live run feeds as it writes its records, with the
 // plan and design read back from the run directory exactly as a rebuild
 // reads them, and the bytes they were read from, so the run's end can
 // check that nothing it folded by has changed (stillCurrent). It is nil
 // for a run that listens for OTLP spans: those are joined onto the records
 // after the run, once every span has come.
-type liveFold struct {
+type Live struct {
 	*recordsFold
 	planRaw, designRaw []byte
 }
 
-func newLiveFold(dir string, listensForSpans bool) (*liveFold, error) {
+func NewLive(dir string, listensForSpans bool) (*Live, error) {
 	if listensForSpans {
 		return nil, nil
 	}
@@ -103,12 +103,17 @@ func newLiveFold(dir string, listensForSpans bool) (*liveFold, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &liveFold{recordsFold: newRecordsFold(p, d, nil, report.NewDigest()), planRaw: planRaw, designRaw: designRaw}, nil
+	return &Live{recordsFold: newRecordsFold(p, d, nil, report.NewDigest()), planRaw: planRaw, designRaw: designRaw}, nil
 }
+
+// Aggregate is the run's aggregate the fold feeds: the live run reads
+// its running figures (rates, in flight) from it rather than keep a
+// second one.
+func (f *Live) Aggregate() *record.Aggregate { return f.agg }
 
 // stillCurrent reports whether a rebuild of dir would fold the records by
 // what this fold did: the same plan and design bytes, and no spans file.
-func (f *liveFold) stillCurrent(dir string) bool {
+func (f *Live) stillCurrent(dir string) bool {
 	planRaw, designRaw, err := readPlanDesignRaw(dir)
 	if err != nil || !bytes.Equal(planRaw, f.planRaw) || !bytes.Equal(designRaw, f.designRaw) {
 		return false

@@ -1,8 +1,9 @@
-package experiment
+package summary
 
 import (
 	"strings"
 	"testing"
+
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"

@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"github.com/inferload/inferload/analyze"

@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"cmp"
@@ -11,10 +11,10 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// newAggregate is an aggregate that judges and breaks down records as the
+// NewAggregate is an aggregate that judges and breaks down records as the
 // plan says: its input buckets, SLOs and model size. The run, each step
 // and every rebuild start from it.
-func newAggregate(p *plan.Plan) *record.Aggregate {
+func NewAggregate(p *plan.Plan) *record.Aggregate {
 	agg := record.NewAggregate()
 	agg.SetInputBuckets(p.Workload.LengthBuckets)
 	agg.SetSLOs(p.Workload.SLOs())
@@ -22,16 +22,16 @@ func newAggregate(p *plan.Plan) *record.Aggregate {
 	return agg
 }
 
-// stepAcc folds one stage's records: its aggregate and, in a capacity
-// search, each SLO's tally.
-type stepAcc struct {
+// StepAcc folds one stage's records: its aggregate and, in a capacity
+// search, each SLO's CountSLOs.
+type StepAcc struct {
 	agg     *record.Aggregate
 	slos    []record.SLO
 	tallies []analyze.Tally
 }
 
-func newStepAcc(p *plan.Plan, d Design) *stepAcc {
-	a := &stepAcc{agg: newAggregate(p)}
+func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
+	a := &StepAcc{agg: NewAggregate(p)}
 	if d.Capacity != nil {
 		a.slos = d.Capacity.SLOs
 		a.tallies = make([]analyze.Tally, len(a.slos))
@@ -39,15 +39,20 @@ func newStepAcc(p *plan.Plan, d Design) *stepAcc {
 	return a
 }
 
-func (a *stepAcc) add(r *record.Result) {
+// Add folds in one record of the stage.
+func (a *StepAcc) Add(r *record.Result) {
 	a.agg.Add(r)
-	tally(r, a.slos, a.tallies)
+	CountSLOs(r, a.slos, a.tallies)
 }
 
-// tally counts one measured record toward each SLO as goodput judges it
+// Tallies are the stage's SLO tallies so far, one per SLO of the capacity
+// search (none in other designs).
+func (a *StepAcc) Tallies() []analyze.Tally { return a.tallies }
+
+// CountSLOs counts one measured record toward each SLO as goodput judges it
 // (record.SLO.Judge): a failed request counts as exceeding every bound; a
 // success no bound of the SLO applies to (no TPOT) is left out.
-func tally(res *record.Result, slos []record.SLO, tallies []analyze.Tally) {
+func CountSLOs(res *record.Result, slos []record.SLO, tallies []analyze.Tally) {
 	if res.Warmup {
 		return
 	}
@@ -63,10 +68,10 @@ func tally(res *record.Result, slos []record.SLO, tallies []analyze.Tally) {
 	}
 }
 
-// buildStep is a stage's step: the figures of its records over its own
+// BuildStep is a stage's step: the figures of its records over its own
 // window, the load it achieved (from the same records) and its validity.
 // The live run and Assemble both call it, on the same records.
-func buildStep(acc *stepAcc, m record.StageMark, p *plan.Plan, d Design) (record.Step, error) {
+func BuildStep(acc *StepAcc, m record.StageMark, p *plan.Plan, d Design) (record.Step, error) {
 	info := m.RunInfo()
 	s := acc.agg.Summary(info)
 	s.Warnings = analyze.Warnings(s, d.Criteria)
@@ -109,11 +114,11 @@ func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
 	return &k
 }
 
-// judgeProbe decides one probe of a capacity search: every SLO held at
+// JudgeProbe decides one probe of a capacity search: every SLO held at
 // the confidence, the failure rate is within bounds and the step is valid.
-func judgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
-	j := judgeSLOs(c, step.FailureRate, tallies)
-	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: j.passed, Reasons: j.reasons}
+func JudgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
+	j := JudgeSLOs(c, step.FailureRate, tallies)
+	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: j.Passed, Reasons: j.Reasons}
 	if !step.Validity.Valid {
 		probe.Passed = false
 		probe.Reasons = append(probe.Reasons, "invalid step: "+strings.Join(step.Validity.Reasons, "; "))
@@ -121,42 +126,42 @@ func judgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) 
 	return probe
 }
 
-// sloJudgement is the capacity rule's verdict on one load.
-type sloJudgement struct {
-	passed bool
-	// inconclusive: some SLO had too few samples to judge (then passed is
+// SLOJudgement is the capacity rule's verdict on one load.
+type SLOJudgement struct {
+	Passed bool
+	// Inconclusive: some SLO had too few samples to judge (then passed is
 	// false too).
-	inconclusive bool
-	// reasons say, per SLO and for the failure rate, why it held or not;
-	// misses are those that did not.
-	reasons, misses []string
+	Inconclusive bool
+	// Reasons say, per SLO and for the failure rate, why it held or not;
+	// Misses are those that did not.
+	Reasons, Misses []string
 }
 
-// judgeSLOs is the capacity rule for one load: every SLO shown to hold
+// JudgeSLOs is the capacity rule for one load: every SLO shown to hold
 // by the binomial rule at the confidence, and the failure rate within its
 // bound.
-func judgeSLOs(c *CapacityJudging, failureRate float64, tallies []analyze.Tally) sloJudgement {
-	j := sloJudgement{passed: true, reasons: []string{}}
+func JudgeSLOs(c *CapacityJudging, failureRate float64, tallies []analyze.Tally) SLOJudgement {
+	j := SLOJudgement{Passed: true, Reasons: []string{}}
 	for i, b := range c.SLOs {
 		v := analyze.CheckSLO(b, tallies[i], c.Confidence)
-		j.passed = j.passed && v.Met
-		j.inconclusive = j.inconclusive || !v.Conclusive
-		j.reasons = append(j.reasons, v.Reason)
+		j.Passed = j.Passed && v.Met
+		j.Inconclusive = j.Inconclusive || !v.Conclusive
+		j.Reasons = append(j.Reasons, v.Reason)
 		if !v.Met {
-			j.misses = append(j.misses, v.Reason)
+			j.Misses = append(j.Misses, v.Reason)
 		}
 	}
 	if failureRate > c.MaxFailureRate {
-		j.passed = false
+		j.Passed = false
 		miss := fmt.Sprintf("failure rate %.2f%% is above %.2f%%", failureRate*100, c.MaxFailureRate*100)
-		j.reasons, j.misses = append(j.reasons, miss), append(j.misses, miss)
+		j.Reasons, j.Misses = append(j.Reasons, miss), append(j.Misses, miss)
 	}
 	return j
 }
 
 // capacityOf is a capacity search's answer from its steps: each step that
 // ran to its end is a probe (a probe cut short proves nothing).
-func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMark, accs map[int]*stepAcc) *record.Capacity {
+func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMark, accs map[int]*StepAcc) *record.Capacity {
 	answer := &record.Capacity{Mode: c.Mode, Confidence: c.Confidence, MaxFailureRate: c.MaxFailureRate,
 		SLOs: []string{}, Probes: []record.CapacityProbe{}}
 	for _, b := range c.SLOs {
@@ -167,7 +172,7 @@ func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMar
 		if marks[i].Interrupted {
 			continue
 		}
-		probe := judgeProbe(c, &steps[i], accs[steps[i].Index].tallies)
+		probe := JudgeProbe(c, &steps[i], accs[steps[i].Index].tallies)
 		answer.Probes = append(answer.Probes, probe)
 		if probe.Passed {
 			passed = append(passed, probe.Load)

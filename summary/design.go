@@ -1,4 +1,4 @@
-package experiment
+package summary
 
 import (
 	"encoding/json"
@@ -40,7 +40,7 @@ type Design struct {
 	// capacity search and gives the answer.
 	Capacity *CapacityJudging `json:"capacity,omitempty"`
 	// Soak, when set, cuts the measured window into windows tested for drift.
-	Soak *SoakOptions `json:"soak,omitempty"`
+	Soak *SoakDesign `json:"soak,omitempty"`
 	// Segments, in a run merged from segments (dist.Merge), is how many;
 	// each gets its own figures in summary.json's segments.
 	Segments int `json:"segments,omitempty"`
