@@ -171,7 +171,7 @@ func thresholdsCase(t *testing.T, d *datadriven.TestData) string {
 	if err := json.Unmarshal(raw, &s); err != nil {
 		d.Fatalf(t, "figures do not make a summary: %v", err)
 	}
-	ths, err := analyze.ParseThresholds(exprs)
+	ths, err := record.ParseThresholds(exprs)
 	if err != nil {
 		return "parse error: " + err.Error() + "\n"
 	}

@@ -5,9 +5,7 @@ package analyze
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,138 +13,15 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// ErrThreshold marks a threshold expression that does not parse.
-var ErrThreshold = errors.New("bad threshold")
-
-// maxExprLen bounds an expression so a hostile plan cannot make parsing or
-// error messages costly.
-const maxExprLen = 256
-
-// Threshold is one parsed k6-style check: a summary metric, a comparison
-// and a limit, e.g. "ttft_ms.p99 < 2000".
-type Threshold struct {
-	// Expr is the expression as written (trimmed).
-	Expr string
-	// Metric is the dotted path into summary.json as written; it is
-	// resolved against the summary when evaluated (see Resolve).
-	Metric string
-	// Op is one of <, <=, >, >=, ==, !=.
-	Op string
-	// Limit is the number the metric is compared with.
-	Limit float64
-}
-
-// operators, longest first so "<=" is not read as "<" followed by "=".
-var operators = []string{"<=", ">=", "==", "!=", "<", ">"}
-
 // aliases are names people reach for that summary.json spells otherwise.
 var aliases = map[string]string{
 	"error_rate": "failure_rate",
 }
 
-// ParseThreshold parses "METRIC OP NUMBER". METRIC is a dotted path of
-// lower-case names, digits and _ - (e.g. classes.short.ttft_ms.p95); NUMBER
-// is a finite decimal or exponent number.
-func ParseThreshold(expr string) (Threshold, error) {
-	s := strings.TrimSpace(expr)
-	if len(s) > maxExprLen {
-		return Threshold{}, fmt.Errorf("%w: expression longer than %d bytes", ErrThreshold, maxExprLen)
-	}
-	i, op := findOperator(s)
-	if i < 0 {
-		return Threshold{}, fmt.Errorf("%w %q: want METRIC OP NUMBER with OP one of < <= > >= == != (e.g. ttft_ms.p99 < 2000)", ErrThreshold, s)
-	}
-	metric := strings.TrimSpace(s[:i])
-	if err := checkMetric(metric); err != nil {
-		return Threshold{}, fmt.Errorf("%w %q: %v", ErrThreshold, s, err)
-	}
-	limit, err := parseLimit(strings.TrimSpace(s[i+len(op):]))
-	if err != nil {
-		return Threshold{}, fmt.Errorf("%w %q: %v", ErrThreshold, s, err)
-	}
-	return Threshold{Expr: s, Metric: metric, Op: op, Limit: limit}, nil
-}
-
-// findOperator returns the position and spelling of the first comparison
-// operator in s, or -1.
-func findOperator(s string) (int, string) {
-	for i := range len(s) {
-		for _, op := range operators {
-			if strings.HasPrefix(s[i:], op) {
-				return i, op
-			}
-		}
-	}
-	return -1, ""
-}
-
-func checkMetric(m string) error {
-	if m == "" {
-		return errors.New("no metric before the operator")
-	}
-	for _, seg := range strings.Split(m, ".") {
-		if seg == "" {
-			return fmt.Errorf("metric %q has an empty path segment", m)
-		}
-		for _, c := range seg {
-			if !isNameRune(c) {
-				return fmt.Errorf("metric %q: %q is not allowed (use letters, digits, _ and -)", m, c)
-			}
-		}
-	}
-	return nil
-}
-
-func isNameRune(c rune) bool {
-	return c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-}
-
-func parseLimit(s string) (float64, error) {
-	if s == "" {
-		return 0, errors.New("no number after the operator")
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP_") {
-		return 0, fmt.Errorf("%q is not a finite number", s)
-	}
-	return f, nil
-}
-
-// ParseThresholds parses each expression, naming the position of a bad one.
-func ParseThresholds(exprs []string) ([]Threshold, error) {
-	out := make([]Threshold, 0, len(exprs))
-	for i, e := range exprs {
-		t, err := ParseThreshold(e)
-		if err != nil {
-			return nil, fmt.Errorf("threshold %d: %w", i+1, err)
-		}
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// holds reports whether value passes t.
-func (t Threshold) holds(value float64) bool {
-	switch t.Op {
-	case "<":
-		return value < t.Limit
-	case "<=":
-		return value <= t.Limit
-	case ">":
-		return value > t.Limit
-	case ">=":
-		return value >= t.Limit
-	case "==":
-		return value == t.Limit
-	default:
-		return value != t.Limit
-	}
-}
-
 // Evaluate checks every threshold against s. A metric that resolves to
 // nothing, or to more than one figure, fails with the reason in Error: a
 // gate that cannot be checked must not pass silently.
-func Evaluate(ths []Threshold, s *record.Summary) ([]record.ThresholdResult, error) {
+func Evaluate(ths []record.Threshold, s *record.Summary) ([]record.ThresholdResult, error) {
 	figures, err := Figures(s)
 	if err != nil {
 		return nil, err
@@ -158,7 +33,7 @@ func Evaluate(ths []Threshold, s *record.Summary) ([]record.ThresholdResult, err
 		if err != nil {
 			r.Error = err.Error()
 		} else {
-			r.Metric, r.Value, r.Passed = path, v, t.holds(v)
+			r.Metric, r.Value, r.Passed = path, v, t.Holds(v)
 		}
 		out = append(out, r)
 	}

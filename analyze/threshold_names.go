@@ -22,7 +22,7 @@ const anyKey = "*"
 // (any name when classes is nil).
 // It only proves a name impossible: a name it lets through may still
 // resolve to nothing or be ambiguous, which Evaluate reports.
-func CheckNames(ths []Threshold, classes []string) error {
+func CheckNames(ths []record.Threshold, classes []string) error {
 	patterns := FigurePatterns(classes)
 	for i, t := range ths {
 		metric := t.Metric
@@ -30,7 +30,7 @@ func CheckNames(ths []Threshold, classes []string) error {
 			metric = a
 		}
 		if !anyPatternMatches(patterns, strings.Split(metric, ".")) {
-			return fmt.Errorf("threshold %d: %w %q: no summary figure can match %q (see docs/summary.md)", i+1, ErrThreshold, t.Expr, t.Metric)
+			return fmt.Errorf("threshold %d: %w %q: no summary figure can match %q (see docs/summary.md)", i+1, record.ErrThreshold, t.Expr, t.Metric)
 		}
 	}
 	return nil

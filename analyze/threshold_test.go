@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"errors"
 	"strings"
 	"testing"
 
@@ -9,66 +8,6 @@ import (
 
 	"github.com/inferload/inferload/record"
 )
-
-func TestParseThreshold(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		expr    string
-		want    Threshold
-		wantErr string // substring of the error; "" means it parses
-	}{
-		// The issue's first example: a percentile under a limit.
-		{expr: "ttft_ms.p99 < 2000", want: Threshold{Expr: "ttft_ms.p99 < 2000", Metric: "ttft_ms.p99", Op: "<", Limit: 2000}},
-		// Spaces are optional and surrounding space is trimmed from Expr.
-		{expr: "  error_rate<0.01 ", want: Threshold{Expr: "error_rate<0.01", Metric: "error_rate", Op: "<", Limit: 0.01}},
-		// Two-character operators are not read as "<" then "=".
-		{expr: "output_tokens_per_s >= 5e2", want: Threshold{Expr: "output_tokens_per_s >= 5e2", Metric: "output_tokens_per_s", Op: ">=", Limit: 500}},
-		// A per-class path with a hyphenated class name and a negative limit.
-		{expr: "classes.long-doc.ttft_ms.p95 != -1", want: Threshold{Expr: "classes.long-doc.ttft_ms.p95 != -1", Metric: "classes.long-doc.ttft_ms.p95", Op: "!=", Limit: -1}},
-		// Equality with a zero count.
-		{expr: "requests.failed == 0", want: Threshold{Expr: "requests.failed == 0", Metric: "requests.failed", Op: "==", Limit: 0}},
-		// No operator at all.
-		{expr: "ttft_ms.p99 2000", wantErr: "want METRIC OP NUMBER"},
-		// Empty input.
-		{expr: "", wantErr: "want METRIC OP NUMBER"},
-		// Nothing before the operator.
-		{expr: "< 5", wantErr: "no metric"},
-		// Nothing after it.
-		{expr: "ttft_ms.p99 <", wantErr: "no number"},
-		// A unit suffix is not a number: limits are in the metric's own unit.
-		{expr: "ttft_ms.p99 < 2s", wantErr: "not a finite number"},
-		// NaN and infinities would make a gate that always or never passes.
-		{expr: "ttft_ms.p99 < NaN", wantErr: "not a finite number"},
-		{expr: "ttft_ms.p99 < +Inf", wantErr: "not a finite number"},
-		// Hex floats and underscores are Go syntax, not plan syntax.
-		{expr: "ttft_ms.p99 < 0x10", wantErr: "not a finite number"},
-		// An empty path segment.
-		{expr: "metrics..p99 < 1", wantErr: "empty path segment"},
-		// Markup in the metric name is refused (it is echoed in reports).
-		{expr: "<script> < 1", wantErr: "no metric"},
-		{expr: "a\"b < 1", wantErr: "not allowed"},
-		// Two comparisons in one expression.
-		{expr: "a < 1 < 2", wantErr: "not a finite number"},
-		// Absurdly long input is refused up front.
-		{expr: strings.Repeat("a", 300) + " < 1", wantErr: "longer than"},
-	}
-	for _, tt := range tests {
-		got, err := ParseThreshold(tt.expr)
-		if tt.wantErr != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrThreshold) {
-				t.Errorf("ParseThreshold(%q) error = %v, want ErrThreshold containing %q", tt.expr, err, tt.wantErr)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("ParseThreshold(%q): %v", tt.expr, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("ParseThreshold(%q) (-want +got):\n%s", tt.expr, diff)
-		}
-	}
-}
 
 func testFigures(t *testing.T) map[string]float64 {
 	t.Helper()
@@ -135,7 +74,7 @@ func TestEvaluate(t *testing.T) {
 	s := &record.Summary{SchemaVersion: 1, FailureRate: 0.02}
 	s.Metrics.TTFT.P99 = 1500
 	s.Throughput.OutputTokensPerS = 640
-	ths, err := ParseThresholds([]string{
+	ths, err := record.ParseThresholds([]string{
 		"ttft_ms.p99 < 2000",              // passes
 		"error_rate < 0.01",               // fails: 2% errors
 		"output_tokens_per_s > 500",       // passes
@@ -164,14 +103,6 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
-func TestParseThresholdsNamesPosition(t *testing.T) {
-	t.Parallel()
-	_, err := ParseThresholds([]string{"ttft_ms.p99 < 1", "bogus"})
-	if err == nil || !strings.HasPrefix(err.Error(), "threshold 2:") {
-		t.Fatalf("err = %v, want it to name threshold 2", err)
-	}
-}
-
 // FuzzThreshold: no input panics, and whatever parses re-parses from its
 // own Expr to the same threshold.
 func FuzzThreshold(f *testing.F) {
@@ -179,11 +110,11 @@ func FuzzThreshold(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		th, err := ParseThreshold(s)
+		th, err := record.ParseThreshold(s)
 		if err != nil {
 			return
 		}
-		again, err := ParseThreshold(th.Expr)
+		again, err := record.ParseThreshold(th.Expr)
 		if err != nil || again != th {
 			t.Fatalf("reparse of %q: %+v, %v; want %+v", th.Expr, again, err, th)
 		}

@@ -135,7 +135,7 @@ func (e *PlanError) Unwrap() error { return e.Err }
 // of this plan can hold and an --metrics name that is no Prometheus
 // metric name, so a typo costs seconds, not a whole run.
 func checkNames(p *plan.Plan) error {
-	ths, err := analyze.ParseThresholds(p.Thresholds)
+	ths, err := p.Checks()
 	if err != nil {
 		return &PlanError{err}
 	}

@@ -19,9 +19,10 @@ type Plan struct {
 	Load     LoadOptions `yaml:"load"`
 	Workload Workload    `yaml:"workload"`
 	Output   Output      `yaml:"output"`
-	// Thresholds are pass/fail checks over summary figures, k6-style:
-	// "ttft_ms.p99 < 2000". A failed one makes the run exit with its own
-	// code (see docs/report.md).
+	// Thresholds are pass/fail checks over summary figures in the
+	// threshold language (record.ParseThreshold): "ttft_ms.p99 < 2000",
+	// "ttft.p99 < 2s". A failed one makes the run exit with its own code
+	// (see docs/report.md). Validate parses them once (Checks).
 	Thresholds []string `yaml:"thresholds"`
 	// Observe says what server, GPU and client telemetry is sampled beside
 	// the load (docs/telemetry.md).
@@ -38,6 +39,18 @@ type Plan struct {
 	// ("plan.yaml:7" or "--rate"), so that validation errors can point at
 	// the line or flag to fix. Fields absent from it hold defaults.
 	origin map[string]string
+	// checks are Thresholds as Validate parsed them.
+	checks []record.Threshold
+}
+
+// Checks are the plan's thresholds parsed, as Validate parsed them; a plan
+// whose thresholds changed since (or that was never validated) has them
+// parsed now, so a gate is never skipped.
+func (p *Plan) Checks() ([]record.Threshold, error) {
+	if len(p.checks) == len(p.Thresholds) {
+		return p.checks, nil
+	}
+	return record.ParseThresholds(p.Thresholds)
 }
 
 // setOrigin records where the field at path got its value.

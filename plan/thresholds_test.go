@@ -27,7 +27,9 @@ func TestThresholdsPlan(t *testing.T) {
 		{name: "bad in file", yaml: head + "thresholds:\n  - ttft_ms.p99 < 2000\n  - ttft_ms.p99 below 5\n",
 			wantErr: "plan.yaml:5: thresholds[1]"},
 		// A bad flag expression names the flag.
-		{name: "bad flag", yaml: head, args: []string{"--threshold", "ttft_ms.p99 < 2s"}, wantErr: "--threshold"},
+		{name: "bad flag", yaml: head, args: []string{"--threshold", "failure_rate < 2s"}, wantErr: "--threshold"},
+		// One language with the SLOs: a short latency name and a duration.
+		{name: "durations", yaml: head + "thresholds: [ttft.p99 < 2s]\n", want: []string{"ttft.p99 < 2s"}},
 		// A mapping is not a list.
 		{name: "not a list", yaml: head + "thresholds: {a: 1}\n", wantErr: "want a list"},
 	}
@@ -46,6 +48,14 @@ func TestThresholdsPlan(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, p.Thresholds); diff != "" {
 			t.Errorf("%s: thresholds (-want +got):\n%s", tt.name, diff)
+		}
+		// Validate parsed them once, in order.
+		checks, err := p.Checks()
+		if err != nil || len(checks) != len(tt.want) || (len(checks) > 0 && checks[0].Expr != tt.want[0]) {
+			t.Errorf("%s: checks %+v, %v; want %d parsed", tt.name, checks, err, len(tt.want))
+		}
+		if tt.name == "durations" && (checks[0].Metric != "ttft_ms.p99" || checks[0].Limit != 2000) {
+			t.Errorf("durations: %+v, want ttft_ms.p99 < 2000", checks[0])
 		}
 		// plan.yaml in the run directory keeps them, so a rebuild checks them again.
 		red, err := p.Redacted()

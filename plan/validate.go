@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
@@ -319,10 +318,14 @@ func (v *validator) length(path, spec string) {
 // thresholds checks that each expression parses; whether its metric exists
 // is only known once the summary does.
 func (v *validator) thresholds() {
+	v.p.checks = nil
 	for i, expr := range v.p.Thresholds {
-		if _, err := analyze.ParseThreshold(expr); err != nil {
+		th, err := record.ParseThreshold(expr)
+		if err != nil {
 			v.fail(fmt.Sprintf("thresholds[%d]", i), "%v", err)
+			continue
 		}
+		v.p.checks = append(v.p.checks, th)
 	}
 }
 

@@ -114,34 +114,42 @@ func (s SLO) String() string {
 	return strings.Join(parts, ", ")
 }
 
-var objectiveSyntax = regexp.MustCompile(`^\s*(ttft|tpot|e2e)\.(p[0-9]+)\s*<=?\s*(\S+)\s*$`)
+// sloMetric is what a capacity objective bounds: a latency figure's
+// percentile (after the threshold language's short names: ttft.p99 is
+// ttft_ms.p99).
+var sloMetric = regexp.MustCompile(`^(ttft|tpot|e2e)_ms\.(p[0-9]+)$`)
 
-// ParseSLO reads a capacity objective, "METRIC.PERCENTILE<=DURATION" with
-// METRIC ttft, tpot or e2e and PERCENTILE one of Percentiles, e.g.
-// "ttft.p99<=2s" or "tpot.p99 <= 100ms": the SLO bounding that metric,
-// with the percentile as its Share.
+// ParseSLO reads a capacity objective, an expression of the threshold
+// language (ParseThreshold) that bounds a latency percentile from above:
+// "METRIC.PERCENTILE <= LIMIT" with METRIC ttft, tpot or e2e (or ttft_ms,
+// ...), PERCENTILE one of Percentiles and LIMIT a duration or a number of
+// ms, e.g. "ttft.p99<=2s", "tpot.p99 <= 100ms" or "ttft_ms.p99 <= 2000":
+// the SLO bounding that metric, with the percentile as its Share.
 func ParseSLO(s string) (SLO, error) {
-	m := objectiveSyntax.FindStringSubmatch(strings.ToLower(s))
-	if m == nil {
+	lower := strings.ToLower(s)
+	th, err := ParseThreshold(lower)
+	if i, op := findOperator(lower); err != nil && i >= 0 && sloMetric.MatchString(canonicalMetric(strings.TrimSpace(lower[:i]))) {
+		return SLO{}, fmt.Errorf("SLO %q: %q is not a positive duration", s, strings.TrimSpace(lower[i+len(op):]))
+	}
+	m := sloMetric.FindStringSubmatch(th.Metric)
+	if err != nil || m == nil || (th.Op != "<=" && th.Op != "<") {
 		return SLO{}, fmt.Errorf("SLO %q: want METRIC.PERCENTILE<=DURATION with METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s", s)
 	}
 	q, ok := PercentileQ(m[2])
 	if !ok {
 		return SLO{}, fmt.Errorf("SLO %q: unknown percentile %q (want p50, p90, p95, p99 or p999)", s, m[2])
 	}
-	d, err := time.ParseDuration(m[3])
-	if err != nil || d <= 0 {
-		return SLO{}, fmt.Errorf("SLO %q: %q is not a positive duration", s, m[3])
+	if th.Limit <= 0 {
+		return SLO{}, fmt.Errorf("SLO %q: %g ms is not a positive duration", s, th.Limit)
 	}
-	ms := float64(d) / float64(time.Millisecond)
 	o := SLO{Share: q}
 	switch m[1] {
 	case "ttft":
-		o.TTFTMs = ms
+		o.TTFTMs = th.Limit
 	case "tpot":
-		o.TPOTMs = ms
+		o.TPOTMs = th.Limit
 	default:
-		o.E2EMs = ms
+		o.E2EMs = th.Limit
 	}
 	return o, nil
 }

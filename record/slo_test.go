@@ -90,6 +90,13 @@ func TestParseSLO(t *testing.T) {
 		{"ttft.p42<=1s", SLO{}, "", "unknown percentile"},
 		// A bound must be a duration.
 		{"e2e.p50<=fast", SLO{}, "", "not a positive duration"},
+		{"e2e.p50<=0s", SLO{}, "", "not a positive duration"},
+		// One language with thresholds: the summary.json spelling and a
+		// bare number of ms bound the same figure.
+		{"ttft_ms.p99 <= 2000", SLO{TTFTMs: 2000, Share: 0.99}, "TTFT p99 ≤ 2s", ""},
+		{"tpot.p95<=80", SLO{TPOTMs: 80, Share: 0.95}, "TPOT p95 ≤ 80ms", ""},
+		// A lower bound is no objective.
+		{"ttft.p99>=2s", SLO{}, "", "METRIC ttft, tpot or e2e"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSLO(tt.in)

@@ -103,7 +103,7 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.R
 		// First: every other figure and warning is about the records read.
 		s.Warnings = append([]string{msg}, s.Warnings...)
 	}
-	if err := applyThresholds(s, p.Thresholds); err != nil {
+	if err := applyThresholds(s, p); err != nil {
 		return nil, err
 	}
 	return &Rebuilt{Summary: s, Loss: loss, lastDoneUS: f.lastDoneUS}, nil

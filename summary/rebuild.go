@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
@@ -108,11 +109,11 @@ func writeSummaryReport(dir string, rb *Rebuilt, digest *report.Digest) error {
 }
 
 // applyThresholds evaluates the plan's thresholds into s.Thresholds.
-func applyThresholds(s *record.Summary, exprs []string) error {
-	if len(exprs) == 0 {
+func applyThresholds(s *record.Summary, p *plan.Plan) error {
+	if len(p.Thresholds) == 0 {
 		return nil
 	}
-	ths, err := analyze.ParseThresholds(exprs)
+	ths, err := p.Checks()
 	if err != nil {
 		return err
 	}
