@@ -6,8 +6,6 @@ import (
 	"net/http"
 	"os"
 	"strings"
-
-	"github.com/inferload/inferload/internal/httpguard"
 )
 
 // Launcher is what `inferload ui` does for its page: start a run from a
@@ -52,15 +50,10 @@ type RunEntry struct {
 // ServeLauncher listens on addr and serves `inferload ui`: the launcher
 // page at /, the live UI of the latest run started at /live/, the run
 // list at /api/runs and each run's report.html at /runs/NAME/report.html.
-// It starts runs and reads files, so it needs a token on loopback too:
-// o.Token, or one generated (URL carries it, for the user to open).
+// It starts runs and reads files, so it needs a token on loopback too,
+// for reads as well: o.Token, or one generated (URL carries it, for the
+// user to open).
 func ServeLauncher(addr string, l Launcher, o UIOptions) (*UIServer, error) {
-	if o.Token == "" {
-		var err error
-		if o.Token, err = httpguard.NewToken(); err != nil {
-			return nil, err
-		}
-	}
 	s, err := listenUI(addr, o)
 	if err != nil {
 		return nil, err

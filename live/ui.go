@@ -70,10 +70,11 @@ type SegmentProgress struct {
 
 // UIOptions configure ServeUI.
 type UIOptions struct {
-	// Token, when set, is required on every request (header
-	// "Authorization: Bearer TOKEN", or ?token= once, which sets a
-	// cookie for the page). On an address other than loopback a token is
-	// generated when none is given.
+	// Token is required on every request that changes the run, on
+	// loopback too (header "Authorization: Bearer TOKEN", or ?token=
+	// once, which sets a cookie for the page); "" generates one. On a
+	// loopback address the page and its figures are open without it,
+	// read-only (State.Locked); elsewhere every request needs it.
 	Token string
 	// Every is the page's update period (default 1s).
 	Every time.Duration
@@ -88,7 +89,10 @@ type UIServer struct {
 	served chan error
 	sess   atomic.Pointer[session] // the run shown; nil before a launcher starts one
 	token  string
-	every  time.Duration
+	// openReads: the page and its figures need no token (a loopback
+	// listener of ServeUI).
+	openReads bool
+	every     time.Duration
 
 	ticker   chan struct{} // closed by stopTick
 	tickDone chan struct{}
@@ -111,27 +115,31 @@ func ServeUI(addr string, m *Monitor, c Control, o UIOptions) (*UIServer, error)
 	if err != nil {
 		return nil, err
 	}
+	s.openReads = httpguard.IsLoopback(s.ln.Addr())
 	s.sess.Store(&session{mon: m, ctl: c, segs: o.Segments})
 	s.start(s.guard(s.routes()))
 	return s, nil
 }
 
-// listenUI opens the listener and decides the token; start serves.
+// listenUI opens the listener and decides the token (o.Token, or one
+// generated: the UI and the launcher change runs, so neither goes
+// without one, on loopback either); start serves.
 func listenUI(addr string, o UIOptions) (*UIServer, error) {
+	token := o.Token
+	if token == "" {
+		var err error
+		if token, err = httpguard.NewToken(); err != nil {
+			return nil, err
+		}
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("serving the live UI: %w", err)
 	}
-	s := &UIServer{ln: ln, served: make(chan error, 1), token: o.Token, every: o.Every,
+	s := &UIServer{ln: ln, served: make(chan error, 1), token: token, every: o.Every,
 		ticker: make(chan struct{}), tickDone: make(chan struct{}), tick: make(chan struct{})}
 	if s.every <= 0 {
 		s.every = time.Second
-	}
-	if s.token == "" && !httpguard.IsLoopback(ln.Addr()) {
-		if s.token, err = httpguard.NewToken(); err != nil {
-			ln.Close()
-			return nil, err
-		}
 	}
 	return s, nil
 }
@@ -145,18 +153,14 @@ func (s *UIServer) start(h http.Handler) {
 // Addr is the address the server listens on.
 func (s *UIServer) Addr() string { return s.ln.Addr().String() }
 
-// Token is the token requests need ("" when none is needed).
+// Token is the token the UI's changes need.
 func (s *UIServer) Token() string { return s.token }
 
-// URL is the page's address, with the token when one is needed. A
+// URL is the page's address with its token. A
 // listener on every interface (0.0.0.0, [::]) gives 127.0.0.1's, which a
 // browser can open; ListenNote says so.
 func (s *UIServer) URL() string {
-	u := s.BaseURL()
-	if s.token != "" {
-		u += "?token=" + s.token
-	}
-	return u
+	return s.BaseURL() + "?token=" + s.token
 }
 
 // BaseURL is URL without the token.
@@ -229,16 +233,27 @@ func (s *UIServer) nextTick() (<-chan struct{}, bool) {
 	return s.tick, s.closing
 }
 
-// tokenCookie carries the token for the page's own requests once it was
-// opened with ?token=.
-const tokenCookie = "inferload_ui_token"
+// tokenCookie, with the port after it, names the cookie that carries the
+// token for the page's own requests once it was opened with ?token=.
+// Browsers keep cookies per host, not per port: two UIs on 127.0.0.1
+// would otherwise replace each other's.
+const tokenCookie = "inferload_ui_token_"
+
+// cookieName is the token cookie's name for the listener's port.
+func (s *UIServer) cookieName() string {
+	if s.ln == nil {
+		return tokenCookie
+	}
+	_, port, _ := net.SplitHostPort(s.ln.Addr().String())
+	return tokenCookie + port
+}
 
 // guard is the shared guard (internal/httpguard) with the UI's policy:
-// the token when one is set, else a loopback Host; no cross-origin
-// change; JSON bodies of at most httpguard.DefaultMaxBody.
+// the token on every change, and on every read but a loopback UI's; no
+// cross-origin change; JSON bodies of at most httpguard.DefaultMaxBody.
 func (s *UIServer) guard(next http.Handler) http.Handler {
-	return httpguard.Policy{Token: s.token, Cookie: tokenCookie, Realm: "inferload UI",
-		NoToken: "a token is required: open the URL inferload printed, or send Authorization: Bearer TOKEN"}.Wrap(next)
+	return httpguard.Policy{Token: s.token, OpenReads: s.openReads, Cookie: s.cookieName(), Realm: "inferload UI",
+		NoToken: "a token is required: open the URL inferload printed (with its ?token=), or send Authorization: Bearer TOKEN"}.Wrap(next)
 }
 
 func (s *UIServer) routes() *http.ServeMux {
@@ -263,11 +278,14 @@ type State struct {
 	Load LoadState `json:"load"`
 	// Segments are a distributed run's segments (none for one process).
 	Segments []SegmentProgress `json:"segments,omitempty"`
+	// Locked: this reader came without the token, so the page shows its
+	// controls off (the run's changes need the URL with the token).
+	Locked bool `json:"locked"`
 }
 
-// current is the state of sess.
-func current(sess *session, since, telSince int64) State {
-	st := State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load()}
+// current is the state of sess as the reader of r sees it.
+func current(r *http.Request, sess *session, since, telSince int64) State {
+	st := State{View: sess.mon.View(since, telSince), Load: sess.ctl.Load(), Locked: httpguard.Locked(r)}
 	if sess.segs != nil {
 		st.Segments = sess.segs()
 	}
@@ -300,7 +318,7 @@ func (s *UIServer) state(w http.ResponseWriter, r *http.Request, sess *session) 
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, current(sess, since, telSince))
+	writeJSON(w, http.StatusOK, current(r, sess, since, telSince))
 }
 
 // countParam reads a query parameter that numbers points or samples: a
@@ -329,7 +347,7 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session)
 	var since, telSince int64
 	for {
 		tick, closing := s.nextTick()
-		st := current(sess, since, telSince)
+		st := current(r, sess, since, telSince)
 		since, telSince = st.Seq, st.TelSeq
 		b, err := json.Marshal(st)
 		if err != nil {

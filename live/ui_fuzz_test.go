@@ -68,12 +68,13 @@ func fuzzSeeds(f *testing.F, prefix string) {
 	}
 }
 
-// FuzzUIAPI drives every handler of the live UI, behind its guard, with
-// any method, path, query, content type and body: no panic, no 5xx, JSON
-// answers from the API.
+// FuzzUIAPI drives every handler of the live UI, behind its guard (a
+// loopback UI's: reads open, changes with the token), with any method,
+// path, query, content type and body, with the token and without: no
+// panic, no 5xx, JSON answers from the API.
 func FuzzUIAPI(f *testing.F) {
 	fuzzSeeds(f, "")
-	s := &UIServer{tick: make(chan struct{}), closing: true}
+	s := &UIServer{tick: make(chan struct{}), closing: true, token: "t", openReads: true}
 	mon := NewMonitor(MonitorOptions{})
 	mon.Start("runs/x", time.Minute)
 	mon.Observe(&record.Result{SendUS: 1, E2EUS: 2, TTFTUS: 1, Stream: true, EventsUS: []int64{1, 2}, OutputTokens: 2})
@@ -84,6 +85,9 @@ func FuzzUIAPI(f *testing.F) {
 		req := fuzzRequest(method, target, ctype, body)
 		if req == nil {
 			return
+		}
+		if method < 128 { // half the inputs reach the handlers with the token, half as a locked reader
+			req.Header.Set("Authorization", "Bearer t")
 		}
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)

@@ -68,6 +68,11 @@ func startUI(t *testing.T, o UIOptions) (*UIServer, *fakeControl, *Monitor) {
 	return srv, ctl, mon
 }
 
+// bearer is the header that carries srv's token.
+func bearer(srv *UIServer) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + srv.Token()}
+}
+
 // do sends one request; body, when set, is JSON.
 func do(t *testing.T, method, url, body string, header map[string]string) (*http.Response, string) {
 	t.Helper()
@@ -118,10 +123,12 @@ func TestUIAPI(t *testing.T) {
 		{"pause", "POST", "/api/pause", `{}`, 200, `"paused":true`},
 		{"resume", "POST", "/api/resume", `{}`, 200, `"paused":false`},
 		{"state", "GET", "/api/state", "", 200, `"dir":"runs/x"`},
+		// With the token the page's controls are on.
+		{"state with the token", "GET", "/api/state", "", 200, `"locked":false`},
 		{"stop", "POST", "/api/stop", `{}`, 202, `"stopping":true`},
 	}
 	for _, tt := range tests {
-		resp, body := do(t, tt.method, base+tt.path, tt.body, nil)
+		resp, body := do(t, tt.method, base+tt.path, tt.body, bearer(srv))
 		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
 			t.Errorf("%s: %d %.200q, want %d containing %q", tt.name, resp.StatusCode, body, tt.code, tt.want)
 		}
@@ -147,13 +154,14 @@ func TestUIAPI(t *testing.T) {
 	}
 }
 
-// TestUIRefusesCrossSiteAndRebinding: with no token, only a loopback
-// Host is answered, and a POST must be JSON from this origin, so neither
-// a DNS-rebinding page nor a cross-site form can reach the run.
+// TestUIRefusesCrossSiteAndRebinding: a change needs the token, and
+// even with it a POST must be JSON from this origin, so neither a
+// DNS-rebinding page nor a cross-site form can reach the run.
 func TestUIRefusesCrossSiteAndRebinding(t *testing.T) {
 	t.Parallel()
 	srv, ctl, _ := startUI(t, UIOptions{})
 	base := "http://" + srv.Addr()
+	auth := "Bearer " + srv.Token()
 	tests := []struct {
 		name   string
 		header map[string]string
@@ -161,14 +169,15 @@ func TestUIRefusesCrossSiteAndRebinding(t *testing.T) {
 		ctype  string
 		code   int
 	}{
-		// A rebinding attack arrives with the attacker's host name.
-		{"foreign host", map[string]string{"Host": "evil.example:8089"}, `{}`, "application/json", 403},
+		// A rebinding attack arrives with the attacker's host name, and
+		// without the token, which only the user's own page holds.
+		{"foreign host", map[string]string{"Host": "evil.example:8089"}, `{}`, "application/json", 401},
 		// A page elsewhere posting with fetch carries its Origin.
-		{"foreign origin", map[string]string{"Origin": "http://evil.example"}, `{}`, "application/json", 403},
+		{"foreign origin", map[string]string{"Origin": "http://evil.example", "Authorization": auth}, `{}`, "application/json", 403},
 		// A plain HTML form can only send form or text bodies.
-		{"form body", nil, "a=1", "application/x-www-form-urlencoded", 415},
-		// The page itself: same origin, JSON.
-		{"same origin", map[string]string{"Origin": base}, `{}`, "application/json", 202},
+		{"form body", map[string]string{"Authorization": auth}, "a=1", "application/x-www-form-urlencoded", 415},
+		// The page itself: same origin, JSON, the token.
+		{"same origin", map[string]string{"Origin": base, "Authorization": auth}, `{}`, "application/json", 202},
 	}
 	for _, tt := range tests {
 		req, _ := http.NewRequest("POST", base+"/api/stop", strings.NewReader(tt.body))
@@ -193,42 +202,135 @@ func TestUIRefusesCrossSiteAndRebinding(t *testing.T) {
 	}
 }
 
-// TestUIToken: with a token every request needs it, the event stream
-// included; ?token= once sets an HttpOnly cookie the page's own requests
-// carry; a wrong token is refused.
+// TestUIToken: on loopback too, every change needs the token (it
+// needed none there: any local user could steer or stop the run); the
+// page and its figures are open without it, read-only, with the state
+// saying so; ?token= sets an HttpOnly cookie the page's own requests
+// carry, and beats a stale one.
 func TestUIToken(t *testing.T) {
 	t.Parallel()
-	srv, _, _ := startUI(t, UIOptions{Token: "s3cret"})
+	srv, ctl, mon := startUI(t, UIOptions{Token: "s3cret"})
 	base := "http://" + srv.Addr()
 	if !strings.HasSuffix(srv.URL(), "/?token=s3cret") {
 		t.Errorf("URL %s does not carry the token", srv.URL())
 	}
-	for _, path := range []string{"/", "/api/state", "/api/events", "/assets/live.js"} {
-		if resp, _ := do(t, "GET", base+path, "", nil); resp.StatusCode != 401 {
-			t.Errorf("%s without a token: %d, want 401", path, resp.StatusCode)
+	cookie := tokenCookie + srv.Addr()[strings.LastIndex(srv.Addr(), ":")+1:]
+	for _, tt := range []struct {
+		name, method, path, body string
+		header                   map[string]string
+		code                     int
+		want                     string
+	}{
+		// Without the token no change reaches the run: 401 with a JSON
+		// error saying where the token is.
+		{"load, no token", "POST", "/api/load", `{"level": 9}`, nil, 401, `{"error":"a token is required: open the URL inferload printed`},
+		{"stop, no token", "POST", "/api/stop", `{}`, nil, 401, `"error"`},
+		{"abort, no token", "POST", "/api/abort", `{}`, nil, 401, `"error"`},
+		{"pause, no token", "POST", "/api/pause", `{}`, nil, 401, `"error"`},
+		{"resume, no token", "POST", "/api/resume", ``, nil, 401, `"error"`},
+		{"note, no token", "POST", "/api/note", `{"text": "x"}`, nil, 401, `"error"`},
+		{"load, wrong token", "POST", "/api/load", `{"level": 9}`, map[string]string{"Authorization": "Bearer wrong"}, 401, "not this server's"},
+		{"load, stale cookie", "POST", "/api/load", `{"level": 9}`, map[string]string{"Cookie": cookie + "=old"}, 401, "not this server's"},
+		// The page, its assets and its figures are open, locked.
+		{"page, no token", "GET", "/", "", nil, 200, `id="locked-msg"`},
+		{"asset, no token", "GET", "/assets/live.js", "", nil, 200, "s.locked"},
+		{"state, no token", "GET", "/api/state", "", nil, 200, `"locked":true`},
+		{"state, wrong token", "GET", "/api/state?token=wrong", "", nil, 200, `"locked":true`},
+		{"state, stale cookie", "GET", "/api/state", "", map[string]string{"Cookie": cookie + "=old"}, 200, `"locked":true`},
+		// With the token: unlocked, and changes go through.
+		{"state, bearer", "GET", "/api/state", "", map[string]string{"Authorization": "Bearer s3cret"}, 200, `"locked":false`},
+		{"state, cookie", "GET", "/api/state", "", map[string]string{"Cookie": cookie + "=s3cret"}, 200, `"locked":false`},
+		{"load, bearer", "POST", "/api/load", `{"level": 7}`, map[string]string{"Authorization": "Bearer s3cret"}, 200, `"level":7`},
+		{"note, cookie", "POST", "/api/note", `{"text": "by cookie"}`, map[string]string{"Cookie": cookie + "=s3cret"}, 200, `"kind":"note"`},
+	} {
+		resp, body := do(t, tt.method, base+tt.path, tt.body, tt.header)
+		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
+			t.Errorf("%s: %d %.200s, want %d with %q", tt.name, resp.StatusCode, body, tt.code, tt.want)
 		}
-		if resp, _ := do(t, "GET", base+path+"?token=wrong", "", nil); resp.StatusCode != 401 {
-			t.Errorf("%s with a wrong token: %d, want 401", path, resp.StatusCode)
+		if resp.StatusCode == 401 && !strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+			t.Errorf("%s: 401 as %q, want JSON", tt.name, resp.Header.Get("Content-Type"))
 		}
 	}
-	if resp, _ := do(t, "POST", base+"/api/note", `{"text":"x"}`, map[string]string{"Authorization": "Bearer s3cret"}); resp.StatusCode != 200 {
-		t.Errorf("bearer token: %d, want 200", resp.StatusCode)
+	ctl.mu.Lock()
+	if ctl.level != 7 || ctl.stopped || ctl.aborted || ctl.paused || len(ctl.notes) != 1 {
+		t.Errorf("control saw level %g stopped %v aborted %v paused %v notes %q: only the token's load and note should reach it",
+			ctl.level, ctl.stopped, ctl.aborted, ctl.paused, ctl.notes)
 	}
-	resp, body := do(t, "GET", base+"/?token=s3cret", "", nil)
-	var cookie *http.Cookie
-	for _, c := range resp.Cookies() {
-		if c.Name == tokenCookie {
-			cookie = c
+	ctl.mu.Unlock()
+	if n := len(mon.View(0, 0).Events); n != 2 {
+		t.Errorf("%d events, want 2 (the load and the note sent with the token)", n)
+	}
+
+	// The printed URL sets the cookie, and replaces a stale one.
+	for _, stale := range []map[string]string{nil, {"Cookie": cookie + "=old"}} {
+		resp, body := do(t, "GET", base+"/?token=s3cret", "", stale)
+		var set *http.Cookie
+		for _, c := range resp.Cookies() {
+			if c.Name == cookie {
+				set = c
+			}
+		}
+		if resp.StatusCode != 200 || set == nil || set.Value != "s3cret" || !set.HttpOnly || set.SameSite != http.SameSiteStrictMode {
+			t.Errorf("page with ?token= (sent %v): %d, cookie %+v", stale, resp.StatusCode, set)
+		}
+		if strings.Contains(body, "s3cret") {
+			t.Error("the token reached the page's text")
 		}
 	}
-	if resp.StatusCode != 200 || cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
-		t.Fatalf("page with ?token=: %d, cookie %+v", resp.StatusCode, cookie)
+}
+
+// TestUITokenCookiePerPort: two UIs on 127.0.0.1 name their cookies by
+// their ports (one name for all: the second page opened replaced the
+// first's cookie, and the first page was locked).
+func TestUITokenCookiePerPort(t *testing.T) {
+	t.Parallel()
+	names := map[string]bool{}
+	for range 2 {
+		srv, _, _ := startUI(t, UIOptions{})
+		resp, _ := do(t, "GET", srv.URL(), "", nil)
+		cs := resp.Cookies()
+		if len(cs) != 1 || !strings.HasSuffix(cs[0].Name, srv.Addr()[strings.LastIndex(srv.Addr(), ":")+1:]) {
+			t.Fatalf("UI at %s set %v: want one cookie named for its port", srv.Addr(), cs)
+		}
+		names[cs[0].Name] = true
 	}
-	if strings.Contains(body, "s3cret") {
-		t.Error("the token reached the page's text")
+	if len(names) != 2 {
+		t.Errorf("cookies %v: two UIs share a name", names)
 	}
-	if resp, _ := do(t, "GET", base+"/api/state", "", map[string]string{"Cookie": tokenCookie + "=s3cret"}); resp.StatusCode != 200 {
-		t.Errorf("cookie: %d, want 200", resp.StatusCode)
+}
+
+// TestUIEventStreamLocked: the event stream is open to a reader without
+// the token, and its messages say the page is locked.
+func TestUIEventStreamLocked(t *testing.T) {
+	t.Parallel()
+	srv, _, _ := startUI(t, UIOptions{})
+	for _, tt := range []struct {
+		header map[string]string
+		want   bool
+	}{{nil, true}, {bearer(srv), false}} {
+		req, _ := http.NewRequest("GET", "http://"+srv.Addr()+"/api/events", nil)
+		for k, v := range tt.header {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		var st State
+		for sc.Scan() {
+			if line, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				if err := json.Unmarshal([]byte(line), &st); err != nil {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || st.Locked != tt.want {
+			t.Errorf("events with %v: %d locked %v, want 200 locked %v", tt.header, resp.StatusCode, st.Locked, tt.want)
+		}
 	}
 }
 
@@ -306,7 +408,7 @@ func TestUIFixedRun(t *testing.T) {
 	ctl.mu.Unlock()
 	base := "http://" + srv.Addr()
 	for _, path := range []string{"/api/stop", "/api/abort"} {
-		resp, body := do(t, http.MethodPost, base+path, "{}", nil)
+		resp, body := do(t, http.MethodPost, base+path, "{}", bearer(srv))
 		if resp.StatusCode != http.StatusConflict || !strings.Contains(body, "steered elsewhere") {
 			t.Errorf("POST %s: %s %s, want 409 with the reason", path, resp.Status, body)
 		}
@@ -333,12 +435,12 @@ func TestUIBodies(t *testing.T) {
 	t.Parallel()
 	srv, ctl, _ := startUI(t, UIOptions{})
 	base := "http://" + srv.Addr()
-	resp, body := do(t, "POST", base+"/api/load", `{"level": 5}`, map[string]string{"Content-Type": "application/json; charset=utf-8"})
+	resp, body := do(t, "POST", base+"/api/load", `{"level": 5}`, map[string]string{"Content-Type": "application/json; charset=utf-8", "Authorization": "Bearer " + srv.Token()})
 	if resp.StatusCode != 200 || ctl.Load().Level != 5 {
 		t.Errorf("charset=utf-8: %d %s, want 200 and level 5", resp.StatusCode, body)
 	}
 	huge := `{"text": "` + strings.Repeat("x", 20<<20) + `"}`
-	resp, body = do(t, "POST", base+"/api/note", huge, nil)
+	resp, body = do(t, "POST", base+"/api/note", huge, bearer(srv))
 	if resp.StatusCode != 413 || !strings.Contains(body, "body over 65536 bytes") {
 		t.Errorf("20 MB note: %d %.200s, want 413 saying the body is over 65536 bytes", resp.StatusCode, body)
 	}
@@ -396,7 +498,7 @@ func TestUILoadLimit(t *testing.T) {
 		{`{"level": -3}`, 400, "above 0"},
 		{`{"level": 20}`, 200, `"level":20`},
 	} {
-		resp, body := do(t, "POST", base+"/api/load", tt.body, nil)
+		resp, body := do(t, "POST", base+"/api/load", tt.body, bearer(srv))
 		if resp.StatusCode != tt.code || !strings.Contains(body, tt.want) {
 			t.Errorf("%s: %d %s, want %d with %q", tt.body, resp.StatusCode, body, tt.code, tt.want)
 		}
@@ -425,5 +527,9 @@ func TestUIURLOnEveryInterface(t *testing.T) {
 	resp, _ := do(t, "GET", srv.URL(), "", nil)
 	if resp.StatusCode != 200 {
 		t.Errorf("the printed URL: %d", resp.StatusCode)
+	}
+	// Beyond loopback even reads need the token.
+	if resp, _ := do(t, "GET", srv.BaseURL()+"api/state", "", nil); resp.StatusCode != 401 {
+		t.Errorf("state without the token on every interface: %d, want 401", resp.StatusCode)
 	}
 }

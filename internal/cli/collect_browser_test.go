@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ import (
 // chromium while two segment processes feed it from the simulator: the
 // segment table shows both running with their own counts, the merged
 // tiles move, the controls are off with the reason and the API refuses
-// pause and stop with 409, and once the segments are done the page shows
+// pause and stop with 409 (401 without the UI's token), and once the segments are done the page shows
 // the merged summary, whose request count is the page's completed tile
 // and the sum of the segment rows. The page logs no error; the
 // collector's terminal shows the segments' changes and the whole run's
@@ -56,11 +57,21 @@ observe: {gpu: false, scrape: "off"}
 		code           int
 		stdout, stderr string
 	}
+	const token = "collect-ui-token-1234"
 	done := make(chan result, 1)
 	go func() {
-		code, stdout, stderr := runCLI(t, "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "2",
-			"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--ui", uiAddr, "-o", "json")
-		done <- result{code, stdout, stderr}
+		var stdout, stderr bytes.Buffer
+		st := &State{Args: []string{"collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "2",
+			"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--ui", uiAddr, "-o", "json"},
+			Stdout: &stdout, Stderr: &stderr, ReadFile: os.ReadFile, Version: "test",
+			Getenv: func(k string) string {
+				if k == uiTokenEnv {
+					return token
+				}
+				return ""
+			}}
+		code := Main(st)
+		done <- result{code, stdout.String(), stderr.String()}
 	}()
 	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
 
@@ -94,7 +105,7 @@ observe: {gpu: false, scrape: "off"}
 		}
 		return v
 	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+uiAddr+"/")); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+uiAddr+"/?token="+token)); err != nil {
 		t.Fatal(err)
 	}
 	// The page is up before any segment: both wait.
@@ -109,22 +120,33 @@ observe: {gpu: false, scrape: "off"}
 	poll(rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
 	poll(`Number(document.getElementById('t-done').textContent.split(' / ')[0]) > 0`)
 
-	// The controls are off, with the reason; the API says 409.
-	if eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled)`) != "true" {
-		t.Error("stop and pause are enabled on a collector's page")
+	// The controls are off, with the reason (not the lock: the page has
+	// the token); the API says 409 with the token, 401 without.
+	if eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled && document.getElementById('locked-msg').hidden)`) != "true" {
+		t.Error("stop and pause are enabled on a collector's page, or it says it is locked")
 	}
 	if msg := eval(`document.getElementById('control-msg').textContent`); !strings.Contains(msg, "not steered from its collector") {
 		t.Errorf("control message %q: want the reason", msg)
 	}
 	for path, body := range map[string]string{"pause": `{}`, "stop": `{}`, "abort": `{}`, "load": `{"level": 3}`, "note": `{"text": "x"}`} {
-		resp, err := http.Post("http://"+uiAddr+"/api/"+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusConflict || !strings.Contains(string(body), "not steered from its collector") {
-			t.Errorf("POST /api/%s: %s %s, want 409 with the reason", path, resp.Status, body)
+		for _, auth := range []string{"Bearer " + token, ""} {
+			req, _ := http.NewRequest("POST", "http://"+uiAddr+"/api/"+path, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			if auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if auth == "" && resp.StatusCode != http.StatusUnauthorized {
+				t.Errorf("POST /api/%s without the token: %s %s, want 401", path, resp.Status, got)
+			}
+			if auth != "" && (resp.StatusCode != http.StatusConflict || !strings.Contains(string(got), "not steered from its collector")) {
+				t.Errorf("POST /api/%s: %s %s, want 409 with the reason", path, resp.Status, got)
+			}
 		}
 	}
 

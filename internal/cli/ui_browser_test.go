@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -41,7 +42,9 @@ func (c *concurrencySeen) wrap(h http.Handler) http.Handler {
 }
 
 // TestLiveUIInBrowser drives the live page of a real run on the
-// simulator in Debian's chromium: the tiles change between two reads, 6
+// simulator in Debian's chromium: opened without the token the page
+// shows the run with its controls off and says why; opened at the
+// printed URL, with the token, the tiles change between two reads, 6
 // users set on the page are 6 concurrent requests at the simulator, a
 // note typed on the page (with markup planted in it) shows as text in
 // the events and in report.html, stop ends the run with its summary on
@@ -60,16 +63,12 @@ func TestLiveUIInBrowser(t *testing.T) {
 	t.Cleanup(target.Close)
 
 	addr, out := freePort(t), t.TempDir()
-	type result struct {
-		code   int
-		stderr string
-	}
-	done := make(chan result, 1)
-	go func() {
-		code, _, stderr := runCLI(t, "run", "--url", target.URL+"/v1", "--concurrency", "2", "--duration", "60s",
-			"--input-tokens", "16", "--output-tokens", "16", "--gpu=false", "--out", out, "-q", "--ui", addr)
-		done <- result{code, stderr}
-	}()
+	var errb syncBuffer
+	st := &State{Args: []string{"run", "--url", target.URL + "/v1", "--concurrency", "2", "--duration", "60s",
+		"--input-tokens", "16", "--output-tokens", "16", "--gpu=false", "--out", out, "-q", "--ui", addr},
+		Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(string) string { return "" }, ReadFile: os.ReadFile, Version: "test"}
+	done := make(chan int, 1)
+	go func() { done <- Main(st) }()
 
 	ctx := chromiumTab(t, browser)
 	var mu sync.Mutex
@@ -101,21 +100,28 @@ func TestLiveUIInBrowser(t *testing.T) {
 		}
 		return v
 	}
-	// The page is up once the run listens; the first state names the run.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if resp, err := http.Get("http://" + addr + "/api/state"); err == nil {
-			resp.Body.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the live UI never answered")
-		}
-		time.Sleep(50 * time.Millisecond) // polling a port, not synchronising
-	}
+	// The run prints its URL, with its token, once it listens.
+	var printed string
+	waitFor(t, "the live UI's URL", func() (bool, error) {
+		_, rest, ok := strings.Cut(errb.String(), "live UI at ")
+		printed, _, _ = strings.Cut(rest, "\n")
+		return ok && strings.Contains(printed, "?token="), nil
+	})
+	// Without the token the page shows the run, its controls off, and
+	// says why.
 	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+addr+"/")); err != nil {
 		t.Fatal(err)
 	}
+	poll(`document.getElementById('t-done').textContent !== '–' && !document.getElementById('locked-msg').hidden`)
+	if v, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`['set-load', 'level', 'pause', 'resume', 'stop', 'abort', 'note', 'add-note'].every(function (id) { return document.getElementById(id).disabled; })`)); !v {
+		t.Error("a page opened without the token has its controls on")
+	}
+	// The printed URL: the controls come on.
+	deadline := time.Now().Add(30 * time.Second)
+	if err := chromedp.Do(ctx, chromedp.Navigate(printed)); err != nil {
+		t.Fatal(err)
+	}
+	poll(`document.getElementById('locked-msg').hidden && !document.getElementById('stop').disabled`)
 	poll(`document.getElementById('t-done').textContent !== '–' && document.querySelectorAll('canvas').length >= 6`)
 	first := text("t-done")
 	poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
@@ -150,9 +156,8 @@ func TestLiveUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(`!document.getElementById('final').hidden && document.getElementById('final-text').textContent.indexOf('succeeded') >= 0`)
-	res := <-done
-	if res.code != ExitInterrupted {
-		t.Fatalf("exit %d after stop, want %d (interrupted, as Ctrl-C): %s", res.code, ExitInterrupted, res.stderr)
+	if code := <-done; code != ExitInterrupted {
+		t.Fatalf("exit %d after stop, want %d (interrupted, as Ctrl-C): %s", code, ExitInterrupted, errb.String())
 	}
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {

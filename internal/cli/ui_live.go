@@ -15,8 +15,9 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// uiTokenEnv gives the live UI's token; without it a token is generated
-// when the UI listens beyond loopback.
+// uiTokenEnv gives the token of the live UI and of the `ui` launcher;
+// without it one is generated and printed in the URL (on loopback too:
+// any local user reaches 127.0.0.1).
 const uiTokenEnv = "INFERLOAD_UI_TOKEN"
 
 // uiFlags choose the live web UI of a run.
@@ -26,7 +27,7 @@ type uiFlags struct {
 }
 
 func (f *uiFlags) bind(c *cobra.Command) {
-	c.Flags().StringVar(&f.listen, "ui", "", "serve the live web UI at http://ADDR during the run, e.g. 127.0.0.1:8089 (a token is required beyond loopback; see docs/live.md)")
+	c.Flags().StringVar(&f.listen, "ui", "", "serve the live web UI at http://ADDR during the run, e.g. 127.0.0.1:8089 (its controls need the token in the printed URL, or $"+uiTokenEnv+"; see docs/live.md)")
 	c.Flags().DurationVar(&f.linger, "ui-linger", 0, "after the run, keep the live UI up this long (or until Ctrl-C) to read the final figures")
 }
 

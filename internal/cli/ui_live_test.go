@@ -4,49 +4,75 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 )
 
-// TestUITokenFromEnvNeverPrinted: a token given in $INFERLOAD_UI_TOKEN
-// is a secret the user already has: it reaches neither the output nor
-// any file of the run directory.
-func TestUITokenFromEnvNeverPrinted(t *testing.T) {
+// TestUITokenPrintedOnlyInTheURL: `run --ui` on loopback has a token
+// (it had none there): one generated is printed once, in the URL line on
+// stderr, for the user to open; one given in $INFERLOAD_UI_TOKEN is a
+// secret the user already has and is never printed. Neither reaches
+// stdout or any file of the run directory (summary, events, report).
+func TestUITokenPrintedOnlyInTheURL(t *testing.T) {
 	t.Parallel()
-	const token = "tok-secret-4711"
 	chat := chatServer(t, 4, time.Millisecond)
-	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	st := &State{Args: []string{"run", "--url", chat.URL + "/v1", "--concurrency", "2", "--requests", "6",
-		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "--ui", "127.0.0.1:0"},
-		Stdout: &stdout, Stderr: &stderr, ReadFile: os.ReadFile, Version: "test",
-		Getenv: func(k string) string {
-			if k == uiTokenEnv {
-				return token
+	urlLine := regexp.MustCompile(`live UI at http://127\.0\.0\.1:\d+/\?token=([0-9a-f]{32})\n`)
+	for _, tt := range []struct {
+		name, env string
+		printed   int // times the token shows on stderr
+	}{
+		// Generated: the printed URL is the only way in for the controls.
+		{"generated", "", 1},
+		// From the environment: "(token from $INFERLOAD_UI_TOKEN)".
+		{"from env", "tok-secret-4711", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			st := &State{Args: []string{"run", "--url", chat.URL + "/v1", "--concurrency", "2", "--requests", "6",
+				"--input-tokens", "8", "--output-tokens", "4", "--out", out, "--ui", "127.0.0.1:0"},
+				Stdout: &stdout, Stderr: &stderr, ReadFile: os.ReadFile, Version: "test",
+				Getenv: func(k string) string {
+					if k == uiTokenEnv {
+						return tt.env
+					}
+					return ""
+				}}
+			if code := Main(st); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr.String())
 			}
-			return ""
-		}}
-	if code := Main(st); code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	if !strings.Contains(stderr.String(), "(token from $"+uiTokenEnv+")") {
-		t.Errorf("stderr does not say where the token comes from:\n%s", stderr.String())
-	}
-	if strings.Contains(stdout.String()+stderr.String(), token) {
-		t.Error("the token was printed")
-	}
-	err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err == nil && bytes.Contains(b, []byte(token)) {
-			t.Errorf("%s holds the token", path)
-		}
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
+			token := tt.env
+			if token == "" {
+				m := urlLine.FindStringSubmatch(stderr.String())
+				if m == nil {
+					t.Fatalf("stderr has no live UI URL with a token:\n%s", stderr.String())
+				}
+				token = m[1]
+			} else if !strings.Contains(stderr.String(), "(token from $"+uiTokenEnv+")") {
+				t.Errorf("stderr does not say where the token comes from:\n%s", stderr.String())
+			}
+			if n := strings.Count(stderr.String(), token); n != tt.printed {
+				t.Errorf("the token is on stderr %d times, want %d:\n%s", n, tt.printed, stderr.String())
+			}
+			if strings.Contains(stdout.String(), token) {
+				t.Error("the token is on stdout")
+			}
+			err := filepath.WalkDir(out, func(path string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				b, err := os.ReadFile(path)
+				if err == nil && bytes.Contains(b, []byte(token)) {
+					t.Errorf("%s holds the token", path)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

@@ -6,7 +6,9 @@
 //
 //   - a token, when the policy has one, on every request (a bearer
 //     header; for a page also the printed URL's ?token= once, which sets
-//     an HttpOnly, SameSite=Strict cookie), compared in constant time;
+//     an HttpOnly, SameSite=Strict cookie and beats a stale one),
+//     compared in constant time; with OpenReads, reads go without it on
+//     a loopback Host, and the handler learns they are Locked;
 //   - without a token, a Host header naming a loopback address only, so
 //     a DNS-rebinding page (its own host name, resolved to 127.0.0.1)
 //     reaches nothing;
@@ -26,6 +28,7 @@
 package httpguard
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
@@ -49,11 +52,19 @@ const JSON = "application/json"
 
 // Policy is one surface's guard.
 type Policy struct {
-	// Token, when set, is required on every request.
+	// Token, when set, is required on every request (but reads, with
+	// OpenReads).
 	Token string
+	// OpenReads, with a Token, answers reads (GET, HEAD) without it when
+	// the Host names a loopback address: the page and its figures are
+	// open to the machine's users, its controls are not. The handler
+	// tells such a read by Locked. Set it only on a loopback listener.
+	OpenReads bool
 	// Cookie, when set, names the cookie that carries the token for a
 	// page's own requests once it was opened with ?token=; "" takes the
 	// token from the Authorization header only (a client, not a page).
+	// Browsers keep cookies per host, not per port: two servers on one
+	// host need two names.
 	Cookie string
 	// Realm names the surface in WWW-Authenticate.
 	Realm string
@@ -83,7 +94,12 @@ func (p Policy) Wrap(next http.Handler) http.Handler {
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
 		if p.Token != "" {
-			if !p.authorized(w, r) {
+			switch got := p.credential(w, r); {
+			case equal(got, p.Token):
+			case p.OpenReads && isRead(r) && LoopbackHost(r.Host):
+				r = r.WithContext(context.WithValue(r.Context(), lockedKey{}, true))
+			default:
+				p.refuse(w, got)
 				return
 			}
 		} else if !LoopbackHost(r.Host) {
@@ -134,33 +150,51 @@ func TooLarge(limit int64) error {
 	return fmt.Errorf("body over %d bytes", limit)
 }
 
-// authorized checks the token (header, cookie or query) and answers 401
-// when it is missing or another; when the query carried the right one it
-// sets the cookie, so the page's own requests carry it.
-func (p Policy) authorized(w http.ResponseWriter, r *http.Request) bool {
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !ok && p.Cookie != "" {
-		if c, err := r.Cookie(p.Cookie); err == nil {
-			got = c.Value
-		} else if q := r.URL.Query().Get("token"); q != "" {
-			got = q
-			if equal(q, p.Token) {
-				http.SetCookie(w, &http.Cookie{Name: p.Cookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
-			}
-		}
+// credential is the token r carries: the Authorization header's, else
+// (for a page) the URL's ?token=, else the cookie's. The URL's comes
+// first because it is the one the user just opened: a cookie left by an
+// earlier server on this host and port is stale. When the URL's is
+// right it sets the cookie (replacing any), so the page's own requests
+// carry it.
+func (p Policy) credential(w http.ResponseWriter, r *http.Request) string {
+	if got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok || p.Cookie == "" {
+		return got
 	}
+	if q := r.URL.Query().Get("token"); q != "" {
+		if equal(q, p.Token) {
+			http.SetCookie(w, &http.Cookie{Name: p.Cookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		}
+		return q
+	}
+	if c, err := r.Cookie(p.Cookie); err == nil {
+		return c.Value
+	}
+	return ""
+}
+
+// refuse answers 401 for a missing or wrong token got.
+func (p Policy) refuse(w http.ResponseWriter, got string) {
 	realm := `Bearer realm="` + p.Realm + `"`
-	switch {
-	case got == "":
+	if got == "" {
 		w.Header().Set("WWW-Authenticate", realm)
 		Error(w, http.StatusUnauthorized, errors.New(cmp(p.NoToken, "a token is required: send Authorization: Bearer TOKEN")))
-		return false
-	case !equal(got, p.Token):
-		w.Header().Set("WWW-Authenticate", realm+`, error="invalid_token"`)
-		Error(w, http.StatusUnauthorized, errors.New(cmp(p.WrongToken, "the token sent is not this server's")))
-		return false
+		return
 	}
-	return true
+	w.Header().Set("WWW-Authenticate", realm+`, error="invalid_token"`)
+	Error(w, http.StatusUnauthorized, errors.New(cmp(p.WrongToken, "the token sent is not this server's")))
+}
+
+// isRead reports whether r only reads: GET or HEAD.
+func isRead(r *http.Request) bool { return r.Method == http.MethodGet || r.Method == http.MethodHead }
+
+type lockedKey struct{}
+
+// Locked reports whether r came through a policy's OpenReads without
+// the token: it may read, and the page it reads should show its
+// controls off.
+func Locked(r *http.Request) bool {
+	v, _ := r.Context().Value(lockedKey{}).(bool)
+	return v
 }
 
 func equal(a, b string) bool { return subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1 }

@@ -128,3 +128,73 @@ func TestBrowseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenReads: with OpenReads a token-guarded surface lets loopback
+// reads through without the token, marked Locked, and nothing else; the
+// URL's ?token= beats a stale cookie and replaces it.
+func TestOpenReads(t *testing.T) {
+	t.Parallel()
+	locked := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		WriteJSON(w, http.StatusOK, map[string]bool{"locked": Locked(r)})
+	})
+	open := httptest.NewServer(Policy{Token: "s3cret", OpenReads: true, Cookie: "tok_1"}.Wrap(locked))
+	defer open.Close()
+	closed := httptest.NewServer(Policy{Token: "s3cret", Cookie: "tok_1"}.Wrap(locked))
+	defer closed.Close()
+	stale := "tok_1=old"
+	for _, tt := range []struct {
+		name, method, url string
+		header            map[string]string
+		code              int
+		want              string // in the body
+		setCookie         string // the Set-Cookie value wanted, "" none
+	}{
+		// Reads without the token: the page's figures, controls locked.
+		{"get, no token", "GET", open.URL, nil, 200, `"locked":true`, ""},
+		{"head, no token", "HEAD", open.URL, nil, 200, "", ""},
+		// A stale cookie is no token at all for a read.
+		{"get, stale cookie", "GET", open.URL, map[string]string{"Cookie": stale}, 200, `"locked":true`, ""},
+		// With the token the read is not locked.
+		{"get, bearer", "GET", open.URL, map[string]string{"Authorization": "Bearer s3cret"}, 200, `"locked":false`, ""},
+		{"get, cookie", "GET", open.URL, map[string]string{"Cookie": "tok_1=s3cret"}, 200, `"locked":false`, ""},
+		{"get, url token", "GET", open.URL + "/?token=s3cret", nil, 200, `"locked":false`, "s3cret"},
+		// The URL's token beats the stale cookie and replaces it (the
+		// cookie won, and the page was refused).
+		{"url token over stale cookie", "GET", open.URL + "/?token=s3cret", map[string]string{"Cookie": stale}, 200, `"locked":false`, "s3cret"},
+		// Changes always need the token.
+		{"post, no token", "POST", open.URL, nil, 401, "token is required", ""},
+		{"post, stale cookie", "POST", open.URL, map[string]string{"Cookie": stale}, 401, "not this server's", ""},
+		{"post, cookie", "POST", open.URL, map[string]string{"Cookie": "tok_1=s3cret"}, 200, `"locked":false`, ""},
+		{"post, url token over stale cookie", "POST", open.URL + "/?token=s3cret", map[string]string{"Cookie": stale}, 200, `"locked":false`, "s3cret"},
+		// A rebinding page reads nothing.
+		{"get, foreign host", "GET", open.URL, map[string]string{"Host": "evil.example"}, 401, "token is required", ""},
+		// Without OpenReads a read needs the token too.
+		{"closed get, no token", "GET", closed.URL, nil, 401, "token is required", ""},
+	} {
+		req, _ := http.NewRequest(tt.method, tt.url, nil)
+		for k, v := range tt.header {
+			req.Header.Set(k, v)
+		}
+		if h, ok := tt.header["Host"]; ok {
+			req.Host = h
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tt.code || !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s: %d %s, want %d with %q", tt.name, resp.StatusCode, b, tt.code, tt.want)
+		}
+		var set string
+		for _, c := range resp.Cookies() {
+			if c.Name == "tok_1" {
+				set = c.Value
+			}
+		}
+		if set != tt.setCookie {
+			t.Errorf("%s: Set-Cookie %q, want %q", tt.name, set, tt.setCookie)
+		}
+	}
+}

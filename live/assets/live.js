@@ -135,8 +135,11 @@
     $("dir").textContent = s.dir || "";
     $("unit").textContent = unit(s.load.mode);
     if (s.load.max_level) { $("level").max = String(s.load.max_level); $("level").title = "at most " + s.load.max_level + " (the plan's limit)"; }
-    ["set-load", "level", "pause", "resume"].forEach(function (id) { $(id).disabled = !s.load.steerable || finished; });
-    ["stop", "abort", "add-note", "note"].forEach(function (id) { $(id).disabled = finished || !!s.load.fixed; });
+    // A reader without the token sees the run, never steers it: the
+    // server refuses its changes (401), so the page offers none.
+    ["set-load", "level", "pause", "resume"].forEach(function (id) { $(id).disabled = s.locked || !s.load.steerable || finished; });
+    ["stop", "abort", "add-note", "note"].forEach(function (id) { $(id).disabled = s.locked || finished || !!s.load.fixed; });
+    $("locked-msg").hidden = !s.locked || finished;
     if (s.load.fixed) { $("control-msg").textContent = s.load.fixed; }
   }
 
