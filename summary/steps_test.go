@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 )
