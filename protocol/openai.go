@@ -455,6 +455,7 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	}
 	cl.method = c.eps[req.API].method
 	cl.run(u, hdr)
+	cl.clock.settle(t)
 }
 
 // limits resolves the timeouts of one request: the client's, with the
@@ -525,6 +526,8 @@ type call struct {
 	sc *stampConn
 	// method is the endpoint's HTTP method, "" for POST.
 	method string
+	// clock keeps the trace's arrivals on one clock (recordClock).
+	clock recordClock
 }
 
 // rx is the request's source of kernel receive stamps, nil for none.
