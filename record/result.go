@@ -30,7 +30,10 @@ const (
 	// (file descriptors, ports, its memory budget for whole replies): a
 	// failure of the client, not of the target.
 	ErrClientResource ErrorKind = "client_resource"
-	ErrOther          ErrorKind = "other"
+	// ErrReplyTooLarge: a non-streamed reply longer than the client's cap
+	// for one reply (64 MiB); it is not read past the cap.
+	ErrReplyTooLarge ErrorKind = "reply_too_large"
+	ErrOther         ErrorKind = "other"
 )
 
 // ErrorKinds lists every failure kind in the order reports show them.
@@ -38,7 +41,8 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrClientResource, ErrOther,
+	ErrEmptyOutput, ErrOutputOverrun, ErrReplyTooLarge, ErrCanceled,
+	ErrClientResource, ErrOther,
 }
 
 // OverrunLimit is the most content events a stream asked for maxTokens
