@@ -198,10 +198,10 @@ func errCases() []errCase {
 			kind: record.ErrNone, status: 200, events: 1},
 		// Response headers past net/http's 1 MiB limit: the server's fault, named.
 		{name: "giant headers", handler: rawReply("HTTP/1.1 200 OK\r\nX-Pad: " + strings.Repeat("x", 2<<20) + "\r\n\r\n"),
-			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+			kind: record.ErrHTTPProtocol, msg: "headers exceeded"},
 		// A flood of 1xx informational replies before the real one: bounded by net/http, named.
 		{name: "1xx flood", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 5000) + "HTTP/1.1 200 OK\r\n\r\n"),
-			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+			kind: record.ErrHTTPProtocol, msg: "headers exceeded"},
 		// A few 1xx replies before a good stream are harmless.
 		{name: "1xx then stream", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 3) +
 			"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),

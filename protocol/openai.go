@@ -553,6 +553,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	cl.t.Status = resp.StatusCode
 	cl.hdr = resp.Header
 	switch {
+	case resp.StatusCode < 100 || resp.StatusCode > 599:
+		err = &failure{record.ErrHTTPProtocol, fmt.Sprintf("HTTP status %d is outside 100-599", resp.StatusCode)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
 	case unaskedEncoding(resp) != nil:

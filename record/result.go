@@ -33,7 +33,11 @@ const (
 	// ErrReplyTooLarge: a non-streamed reply longer than the client's cap
 	// for one reply (64 MiB); it is not read past the cap.
 	ErrReplyTooLarge ErrorKind = "reply_too_large"
-	ErrOther         ErrorKind = "other"
+	// ErrHTTPProtocol: the reply broke HTTP itself: a status outside
+	// 100-599, headers past the size limit or a flood of 1xx replies, bad
+	// chunked encoding, bytes that are not HTTP, a broken HTTP/2 stream.
+	ErrHTTPProtocol ErrorKind = "http_protocol"
+	ErrOther        ErrorKind = "other"
 )
 
 // ErrorKinds lists every failure kind in the order reports show them.
@@ -41,7 +45,7 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrOutputOverrun, ErrReplyTooLarge, ErrCanceled,
+	ErrEmptyOutput, ErrOutputOverrun, ErrReplyTooLarge, ErrHTTPProtocol, ErrCanceled,
 	ErrClientResource, ErrOther,
 }
 
