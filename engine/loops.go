@@ -39,7 +39,7 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
-	var localWait time.Duration
+	var localWait, later time.Duration
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, id) {
 			return
@@ -48,12 +48,19 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 		if !ok {
 			return
 		}
+		// After the index is claimed, so that a run whose requests are
+		// all sent does not wait for a request it will never make.
+		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
+			return // the index is unused: issuing stopped during the wait
+		}
 		p, err := e.prepareNext(sess, i)
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
 		res := e.execute(reqCtx, i, p, err, 0, false)
-		local := res.Error == record.ErrClientResource // read before the collector owns res
+		// Read before the collector owns res.
+		local := res.Error == record.ErrClientResource
+		later = e.retryLater(res)
 		out <- res
 		if !e.backOffLocal(issueCtx, local, &localWait) {
 			return
@@ -174,4 +181,17 @@ func (e *Engine) backOffLocal(issueCtx context.Context, local bool, wait *time.D
 	}
 	*wait = min(max(2**wait, localBackoffMin), localBackoffMax)
 	return e.clock.SleepUntil(issueCtx, e.clock.Now().Add(*wait))
+}
+
+// retryLater is how long a closed-loop user waits before its next request
+// after res: when retrying gave up because the server asked, in
+// Retry-After, for longer than MaxRetryAfter, the user waits
+// MaxRetryAfter (the Retry-After capped) rather than sending its next
+// request at once. Otherwise a server answering every request with 429
+// and Retry-After: 3600 met a storm: 2 users sent 25,234 requests in 4 s.
+func (e *Engine) retryLater(res *record.Result) time.Duration {
+	if res.RetryStop != record.RetryStopRetryAfter {
+		return 0
+	}
+	return e.retry.MaxRetryAfter
 }
