@@ -13,12 +13,12 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/record"
 )
 
@@ -273,7 +273,7 @@ func tlsConfig(opts OpenAIOptions) (*tls.Config, error) {
 	if opts.CAFile == "" {
 		return conf, nil
 	}
-	pem, err := os.ReadFile(opts.CAFile)
+	pem, err := inputfile.Read(context.Background(), opts.CAFile, inputfile.CA)
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
