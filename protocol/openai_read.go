@@ -20,9 +20,13 @@ const (
 	maxBody = 64 << 20
 	// drainAfterDone bounds reading after [DONE]: the rest of the body is
 	// read so the connection can be reused, but a server that keeps the
-	// stream open after [DONE] must not hold the request.
+	// stream open after [DONE] must not hold the request. A server sends
+	// the body's end with [DONE] or right after it; one that has not
+	// within drainAfterDoneGrace loses the connection instead (the call's
+	// context is canceled, which closes it). With a second here, such a
+	// server made every closed-loop user wait a second after each success.
 	drainAfterDone      = 64 << 10
-	drainAfterDoneGrace = time.Second
+	drainAfterDoneGrace = 20 * time.Millisecond
 )
 
 // doneData is the OpenAI end-of-stream sentinel.
