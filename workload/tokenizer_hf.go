@@ -110,7 +110,7 @@ func jsonErrorAt(data []byte, err error) error {
 	}
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
-		return fmt.Errorf("line %d: field %s: %w", lineAt(data, typ.Offset), typ.Field, err)
+		return fmt.Errorf("line %d: %w", lineAt(data, typ.Offset), jsonTypeProblem(err, nil))
 	}
 	return err
 }
