@@ -12,9 +12,12 @@ import (
 
 // runClosedLoop starts Concurrency users; each sends a request, waits for
 // the whole reply, thinks, and repeats until issuing stops. It returns when
-// issuing has stopped (the users' last requests may still be in flight) or
-// when every user has finished because the request budget is spent. The
-// users are counted in wg.
+// issuing has stopped (the users' last requests may still be in flight)
+// or when every user has finished because the request budget is spent.
+// Once the budget is all issued, the last requests get Grace to finish,
+// as at the end of a duration, and are canceled after it: a server that
+// stalls them cannot hold the phase until their own timeouts. The users
+// are counted in wg.
 func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
 	var active atomic.Int64
 	active.Store(int64(e.cfg.Concurrency))
@@ -28,6 +31,30 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 			}()
 			e.user(issueCtx, reqCtx, uint64(u), out)
 		})
+	}
+	select {
+	case <-issueCtx.Done():
+	case <-allDone:
+	case <-e.allIssued:
+		e.graceForTheLast(issueCtx, allDone)
+	}
+}
+
+// graceForTheLast gives the requests in flight once the request budget is
+// all issued Grace to finish, then cancels them, and waits for the users
+// to end (or issuing to be stopped: Run's own drain then follows).
+func (e *Engine) graceForTheLast(issueCtx context.Context, allDone <-chan struct{}) {
+	wait, cancel := context.WithCancel(issueCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-allDone:
+			cancel()
+		case <-wait.Done():
+		}
+	}()
+	if e.clock.SleepUntil(wait, e.clock.Now().Add(e.cfg.Grace)) {
+		e.abortReqs()
 	}
 	select {
 	case <-issueCtx.Done():
