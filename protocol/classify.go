@@ -173,6 +173,10 @@ var httpProtocolErrors = []string{
 	"connection error: FRAME_SIZE_ERROR",
 	"connection error: COMPRESSION_ERROR",
 	"connection error: FLOW_CONTROL_ERROR",
+	// The peer never sent its SETTINGS: whatever it is, not an HTTP/2
+	// server (which of this and the frame error a request sees is a race
+	// inside net/http).
+	"http2: client conn could not be established",
 }
 
 // isHTTPProtocol: the reply broke HTTP (record.ErrHTTPProtocol).
