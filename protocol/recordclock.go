@@ -59,7 +59,7 @@ func (rc *recordClock) take(t *Trace, a arrival) (at, user time.Time) {
 	user = a.at.Add(a.lag)
 	// Reads return after the request was written and after the read
 	// before them; the floor keeps that true whatever the caller passed.
-	user = latest(user, t.Sent, rc.lastUser)
+	user = later(later(user, t.Sent), rc.lastUser)
 	rc.lastUser = user
 	if !rc.started {
 		rc.started = true
@@ -161,13 +161,10 @@ func (rc *recordClock) settle(t *Trace) {
 	}
 }
 
-// latest is the latest of its instants (zero ones ignored).
-func latest(ts ...time.Time) time.Time {
-	var l time.Time
-	for _, x := range ts {
-		if x.After(l) {
-			l = x
-		}
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
 	}
-	return l
+	return a
 }
