@@ -143,6 +143,7 @@ type Engine struct {
 	// own timeouts).
 	allIssued     chan struct{}
 	allIssuedOnce sync.Once
+
 	inFlight  atomic.Int64
 	stoppedAt atomic.Int64 // µs offset when issuing stopped; 0 while issuing
 	nextIndex atomic.Uint64

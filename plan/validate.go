@@ -27,8 +27,8 @@ const (
 	maxConcurrency = 1_000_000
 	// maxRate bounds load.rate: a million requests a second is past any
 	// one client host; 1e308 (accepted before) is a typo or an attack.
-	maxRate = 1_000_000
-	maxInFlight    = 1_000_000
+	maxRate     = 1_000_000
+	maxInFlight = 1_000_000
 )
 
 // validator collects problems, each tagged with where its value came from.
