@@ -75,6 +75,12 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 	if err != nil {
 		return nil, err
 	}
+	var caPEM []byte
+	if p.Target.CAFile != "" {
+		if caPEM, err = env.reader(inputfile.CA)(p.Target.CAFile); err != nil {
+			return nil, fmt.Errorf("CA file: %w", err)
+		}
+	}
 	t := p.Target
 	var httpOpts *protocol.HTTPAPIOptions
 	if p.UsesAPI(protocol.APIHTTP) {
@@ -89,6 +95,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		Headers:        t.Headers,
 		Secrets:        p.Secrets(key),
 		CAFile:         t.CAFile,
+		CAPEM:          caPEM,
 		Insecure:       t.Insecure,
 		ConnectTimeout: maxConnect(p),
 		TTFTTimeout:    t.Timeouts.TTFT,

@@ -62,6 +62,10 @@ type OpenAIOptions struct {
 	Secrets []string
 	// CAFile is a PEM bundle trusted in addition to the system roots.
 	CAFile string
+	// CAPEM, when set, is CAFile's contents, already read by the caller
+	// (bounded and interruptible, as experiment reads it); CAFile then
+	// only names it in errors.
+	CAPEM []byte
 	// Insecure skips TLS certificate verification.
 	Insecure bool
 	// ConnectTimeout bounds TCP connect plus TLS handshake
@@ -273,7 +277,11 @@ func tlsConfig(opts OpenAIOptions) (*tls.Config, error) {
 	if opts.CAFile == "" {
 		return conf, nil
 	}
-	pem, err := inputfile.Read(context.Background(), opts.CAFile, inputfile.CA)
+	pem := opts.CAPEM
+	var err error
+	if pem == nil {
+		pem, err = inputfile.Read(context.Background(), opts.CAFile, inputfile.CA)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
