@@ -137,6 +137,13 @@ type Engine struct {
 	start     time.Time
 	startedCh chan struct{}
 	issued    atomic.Int64
+	// allIssued is closed once Requests requests are admitted: issuing
+	// is over, and what is in flight gets Grace (graceForTheLast; a closed
+	// loop's users would otherwise hold the phase until their requests'
+	// own timeouts).
+	allIssued     chan struct{}
+	allIssuedOnce sync.Once
+
 	inFlight  atomic.Int64
 	stoppedAt atomic.Int64 // µs offset when issuing stopped; 0 while issuing
 	nextIndex atomic.Uint64
@@ -175,7 +182,8 @@ func New(cfg Config) (*Engine, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = PreciseClock{}
 	}
-	e := &Engine{cfg: cfg, clock: cfg.Clock, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults()}
+	e := &Engine{cfg: cfg, clock: cfg.Clock, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults(),
+		allIssued: make(chan struct{})}
 	e.budget = newRetryBudget(&e.retry)
 	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
 	return e, nil
@@ -291,7 +299,9 @@ func (e *Engine) admit(issueCtx context.Context) bool {
 	if issueCtx.Err() != nil {
 		return false
 	}
-	e.issued.Add(1)
+	if n := e.issued.Add(1); e.cfg.Requests > 0 && n == int64(e.cfg.Requests) {
+		e.allIssuedOnce.Do(func() { close(e.allIssued) })
+	}
 	return true
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -487,6 +489,44 @@ func TestConfigValidation(t *testing.T) {
 		tt.mod(&c)
 		if _, err := New(c); err == nil {
 			t.Errorf("%s: want an error", tt.name)
+		}
+	}
+}
+
+// TestGraceEndsARequestCountRun: --requests 2 against a server that never
+// sends its headers ends by the grace rule, as a duration run does: once
+// both requests are issued they get Grace (200 ms) and are canceled,
+// instead of holding the run for the client's 60 s timeout.
+func TestGraceEndsARequestCountRun(t *testing.T) {
+	t.Parallel()
+	over := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		select { // no headers, ever, while the client stays
+		case <-r.Context().Done():
+		case <-over:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(over) })
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1", TotalTimeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	start := time.Now()
+	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: 2,
+		Requests: 2, Grace: 200 * time.Millisecond, Seed: 1}, context.Background())
+	took := time.Since(start)
+	t.Logf("took %v", took)
+	if took > 20*time.Second {
+		t.Fatalf("the run took %v: the 200ms grace was not applied after the last request was issued", took)
+	}
+	if len(recs) != 2 {
+		t.Fatalf("%d records, want 2", len(recs))
+	}
+	for _, r := range recs {
+		if r.Error != record.ErrCanceled {
+			t.Errorf("record error %q, want canceled (cut off after the grace)", r.Error)
 		}
 	}
 }

@@ -12,9 +12,12 @@ import (
 
 // runClosedLoop starts Concurrency users; each sends a request, waits for
 // the whole reply, thinks, and repeats until issuing stops. It returns when
-// issuing has stopped (the users' last requests may still be in flight) or
-// when every user has finished because the request budget is spent. The
-// users are counted in wg.
+// issuing has stopped (the users' last requests may still be in flight)
+// or when every user has finished because the request budget is spent.
+// Once the budget is all issued, the last requests get Grace to finish,
+// as at the end of a duration, and are canceled after it: a server that
+// stalls them cannot hold the phase until their own timeouts. The users
+// are counted in wg.
 func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
 	var active atomic.Int64
 	active.Store(int64(e.cfg.Concurrency))
@@ -32,6 +35,30 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 	select {
 	case <-issueCtx.Done():
 	case <-allDone:
+	case <-e.allIssued:
+		e.graceForTheLast(issueCtx, allDone)
+	}
+}
+
+// graceForTheLast gives the requests in flight once the request budget is
+// all issued Grace to finish, then cancels them, and waits for the users
+// to end (or issuing to be stopped: Run's own drain then follows).
+func (e *Engine) graceForTheLast(issueCtx context.Context, allDone <-chan struct{}) {
+	wait, cancel := context.WithCancel(issueCtx)
+	defer cancel()
+	go func() {
+		select {
+		case <-allDone:
+			cancel()
+		case <-wait.Done():
+		}
+	}()
+	if e.clock.SleepUntil(wait, e.clock.Now().Add(e.cfg.Grace)) {
+		e.abortReqs()
+	}
+	select {
+	case <-issueCtx.Done():
+	case <-allDone:
 	}
 }
 
@@ -39,7 +66,7 @@ func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *rec
 func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
-	var localWait time.Duration
+	var localWait, later time.Duration
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, id) {
 			return
@@ -48,12 +75,19 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 		if !ok {
 			return
 		}
+		// After the index is claimed, so that a run whose requests are
+		// all sent does not wait for a request it will never make.
+		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
+			return // the index is unused: issuing stopped during the wait
+		}
 		p, err := e.prepareNext(sess, i)
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
 		res := e.execute(reqCtx, i, p, err, 0, false)
-		local := res.Error == record.ErrClientResource // read before the collector owns res
+		// Read before the collector owns res.
+		local := res.Error == record.ErrClientResource
+		later = e.retryLater(res)
 		out <- res
 		if !e.backOffLocal(issueCtx, local, &localWait) {
 			return
@@ -174,4 +208,17 @@ func (e *Engine) backOffLocal(issueCtx context.Context, local bool, wait *time.D
 	}
 	*wait = min(max(2**wait, localBackoffMin), localBackoffMax)
 	return e.clock.SleepUntil(issueCtx, e.clock.Now().Add(*wait))
+}
+
+// retryLater is how long a closed-loop user waits before its next request
+// after res: when retrying gave up because the server asked, in
+// Retry-After, for longer than MaxRetryAfter, the user waits
+// MaxRetryAfter (the Retry-After capped) rather than sending its next
+// request at once. Otherwise a server answering every request with 429
+// and Retry-After: 3600 met a storm: 2 users sent 25,234 requests in 4 s.
+func (e *Engine) retryLater(res *record.Result) time.Duration {
+	if res.RetryStop != record.RetryStopRetryAfter {
+		return 0
+	}
+	return e.retry.MaxRetryAfter
 }

@@ -361,3 +361,35 @@ func TestUserBacksOffOnLocalResourceErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryAfterBeyondCapNoStorm: a server answering every request with
+// 429 and Retry-After: 3600, far past max_retry_after, ends each
+// request's retries (retry_after); the closed-loop user then waits
+// max_retry_after before its next request instead of firing again at
+// once, so 2 users in 1 s with a 250 ms cap send at most 2 × (1 s / 250
+// ms + 1) requests. Before, they sent thousands (25,234 in 4 s).
+func TestRetryAfterBeyondCapNoStorm(t *testing.T) {
+	t.Parallel()
+	var s scripted
+	url := s.start(t, func(_ int, w http.ResponseWriter) { replyStatus(w, 429, "3600") })
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(client.Close)
+	const users, duration, capWait = 2, time.Second, 250 * time.Millisecond
+	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: users,
+		Duration: duration, Retry: RetryPolicy{MaxAttempts: 3, MaxRetryAfter: capWait}, Seed: 1}, context.Background())
+	if most := users * int(duration/capWait+1); s.count() > most || len(recs) > most {
+		t.Fatalf("%d hits, %d records in %v from %d users; want at most %d (one per %v a user)",
+			s.count(), len(recs), duration, users, most, capWait)
+	}
+	if len(recs) < users {
+		t.Fatalf("%d records, want at least one a user", len(recs))
+	}
+	for _, r := range recs {
+		if r.RetryStop != record.RetryStopRetryAfter || r.Error != record.ErrHTTP429 || len(r.Attempts) != 0 {
+			t.Errorf("record: stop %q error %q attempts %d; want retry_after, http_429, one attempt", r.RetryStop, r.Error, 1+len(r.Attempts))
+		}
+	}
+}

@@ -5,12 +5,13 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
-	"os"
 	"time"
 
 	"github.com/inferload/inferload/engine"
+	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/schedule"
@@ -25,25 +26,60 @@ type Env struct {
 	// process's own.
 	Getenv func(string) string
 	// ReadFile reads a file the plan names (an API key file, a CA
-	// certificate); nil means os.ReadFile.
+	// certificate); nil means the file itself, read bounded and
+	// interruptibly (internal/inputfile). Either way a file past its
+	// kind's limit is refused.
 	ReadFile func(string) ([]byte, error)
+
+	// ctx stops the reads of the default ReadFile (the run's context:
+	// a signal ends them); nil means never.
+	ctx context.Context
 }
 
 func (e Env) withDefaults() Env {
 	if e.Getenv == nil {
 		e.Getenv = func(string) string { return "" }
 	}
-	if e.ReadFile == nil {
-		e.ReadFile = os.ReadFile
-	}
 	return e
+}
+
+// within is e with its file reads stopped when ctx is done.
+func (e Env) within(ctx context.Context) Env {
+	e.ctx = ctx
+	return e
+}
+
+// reader reads files of kind k: the injected ReadFile, or the file
+// itself through inputfile, each refused past k's limit.
+func (e Env) reader(k inputfile.Kind) func(string) ([]byte, error) {
+	return func(path string) ([]byte, error) {
+		if e.ReadFile == nil {
+			return inputfile.Read(cmp.Or(e.ctx, context.Background()), path, k)
+		}
+		b, err := e.ReadFile(path)
+		if err == nil && int64(len(b)) > k.Limit {
+			return nil, &inputfile.TooLargeError{Path: path, Kind: k}
+		}
+		return b, err
+	}
+}
+
+// apiKey is the plan's API key, its file (if any) read as e reads files.
+func (e Env) apiKey(p *plan.Plan) (string, error) {
+	return p.APIKey(e.Getenv, e.reader(inputfile.Key))
 }
 
 // newClient builds the protocol client the plan's target needs.
 func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
-	key, err := p.APIKey(env.Getenv, env.ReadFile)
+	key, err := env.apiKey(p)
 	if err != nil {
 		return nil, err
+	}
+	var caPEM []byte
+	if p.Target.CAFile != "" {
+		if caPEM, err = env.reader(inputfile.CA)(p.Target.CAFile); err != nil {
+			return nil, fmt.Errorf("CA file: %w", err)
+		}
 	}
 	t := p.Target
 	var httpOpts *protocol.HTTPAPIOptions
@@ -59,6 +95,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		Headers:        t.Headers,
 		Secrets:        p.Secrets(key),
 		CAFile:         t.CAFile,
+		CAPEM:          caPEM,
 		Insecure:       t.Insecure,
 		ConnectTimeout: maxConnect(p),
 		TTFTTimeout:    t.Timeouts.TTFT,

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -18,14 +19,16 @@ import (
 // a UI starting runs) reads a changed file afresh on its next run. The nil
 // *workloadFiles caches nothing. Entries are immutable.
 type workloadFiles struct {
+	ctx        context.Context // stops the reads (a signal); nil means never
 	mu         sync.Mutex
 	tokenizers map[string]workload.Tokenizer
 	datasets   map[datasetKey]*workload.Dataset
 }
 
-// newWorkloadFiles returns an empty cache for one run.
-func newWorkloadFiles() *workloadFiles {
-	return &workloadFiles{tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
+// newWorkloadFiles returns an empty cache for one run, whose reads stop
+// when ctx is done.
+func newWorkloadFiles(ctx context.Context) *workloadFiles {
+	return &workloadFiles{ctx: ctx, tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
 }
 
 type datasetKey struct {
@@ -42,14 +45,14 @@ func (f *workloadFiles) tokenizerOf(p *plan.Plan) (workload.Tokenizer, error) {
 		return nil, nil
 	}
 	if f == nil {
-		return loadTokenizer(name)
+		return loadTokenizer(context.Background(), name)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if t, ok := f.tokenizers[name]; ok {
 		return t, nil
 	}
-	t, err := loadTokenizer(name)
+	t, err := loadTokenizer(f.context(), name)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +60,16 @@ func (f *workloadFiles) tokenizerOf(p *plan.Plan) (workload.Tokenizer, error) {
 	return t, nil
 }
 
-func loadTokenizer(name string) (workload.Tokenizer, error) {
-	t, err := workload.LoadTokenizer(name)
+// context is the run's context, for the reads of its files.
+func (f *workloadFiles) context() context.Context {
+	if f == nil || f.ctx == nil {
+		return context.Background()
+	}
+	return f.ctx
+}
+
+func loadTokenizer(ctx context.Context, name string) (workload.Tokenizer, error) {
+	t, err := workload.LoadTokenizerContext(ctx, name)
 	if err != nil {
 		return nil, fmt.Errorf("workload.tokenizer: %w", err)
 	}
@@ -69,7 +80,8 @@ func loadTokenizer(name string) (workload.Tokenizer, error) {
 func (f *workloadFiles) datasetOf(ref plan.Dataset, tok workload.Tokenizer, name string, seed uint64) (*workload.Dataset, error) {
 	load := func() (*workload.Dataset, error) {
 		return workload.LoadDataset(ref.Path, workload.DatasetOptions{Format: ref.Format, Tokenizer: tok,
-			MinInputTokens: ref.MinInputTokens, MaxInputTokens: ref.MaxInputTokens, Sample: ref.Sample, Seed: seed})
+			MinInputTokens: ref.MinInputTokens, MaxInputTokens: ref.MaxInputTokens, Sample: ref.Sample, Seed: seed,
+			Context: f.context()})
 	}
 	if f == nil {
 		return load()

@@ -128,7 +128,7 @@ func TestWorkloadFilesPerRun(t *testing.T) {
 		return lines[0]
 	}
 	write(2)
-	run1 := newWorkloadFiles()
+	run1 := newWorkloadFiles(context.Background())
 	first := count(run1)
 	write(3)
 	tests := []struct {
@@ -140,7 +140,7 @@ func TestWorkloadFilesPerRun(t *testing.T) {
 		{"same run", run1, true},
 		// A new run reads the changed file (the old process-wide cache
 		// returned the two-prompt dataset here).
-		{"next run", newWorkloadFiles(), false},
+		{"next run", newWorkloadFiles(context.Background()), false},
 		// No cache reads the file each time.
 		{"no cache", nil, false},
 	}

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"time"
 
+	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
@@ -85,7 +86,7 @@ func environment(ctx context.Context, p *plan.Plan, version string, env Env) Env
 func probeClient(p *plan.Plan, env Env) *http.Client {
 	cfg := &tls.Config{InsecureSkipVerify: p.Target.Insecure} //nolint:gosec // the user asked for it
 	if p.Target.CAFile != "" {
-		if pem, err := env.ReadFile(p.Target.CAFile); err == nil {
+		if pem, err := env.reader(inputfile.CA)(p.Target.CAFile); err == nil {
 			pool, _ := x509.SystemCertPool()
 			if pool == nil {
 				pool = x509.NewCertPool()
@@ -103,7 +104,7 @@ func probeHeaders(p *plan.Plan, env Env) http.Header {
 	for k, v := range p.Target.Headers {
 		h.Set(k, v)
 	}
-	if key, err := p.APIKey(env.Getenv, env.ReadFile); err == nil && key != "" {
+	if key, err := env.apiKey(p); err == nil && key != "" {
 		h.Set("Authorization", "Bearer "+key)
 	}
 	return h

@@ -2,6 +2,7 @@ package experiment
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -116,7 +117,7 @@ type fleetSearch struct {
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	o = o.withDefaults()
 	p := o.Plan
-	mix, err := newSource(p, newWorkloadFiles())
+	mix, err := newSource(p, newWorkloadFiles(context.Background()))
 	if err != nil {
 		return nil, fmt.Errorf("fleet: workload: %w", err)
 	}

@@ -10,7 +10,7 @@ import (
 // planRedactor redacts the plan's secrets (plan.Plan.Secrets) and the API
 // key, if it resolves.
 func planRedactor(p *plan.Plan, env Env) record.Redactor {
-	key, _ := p.APIKey(env.Getenv, env.ReadFile)
+	key, _ := env.apiKey(p)
 	return record.NewRedactor(p.Secrets(key))
 }
 

@@ -73,6 +73,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d summary.Design, 
 	if err := checkNames(p); err != nil {
 		return nil, err
 	}
+	opts.Env = opts.Env.within(ctx) // a signal stops the reads of the plan's files
 	client, err := newClient(p, opts.Env.withDefaults())
 	if err != nil {
 		return nil, &PlanError{err} // a key or CA file the plan names, unreadable or wrong
@@ -82,7 +83,7 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d summary.Design, 
 	if err != nil {
 		return nil, fmt.Errorf("load.segment: %w", err)
 	}
-	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(), seg: seg}
+	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(ctx), seg: seg}
 	drive, err := prepare(r)
 	if err != nil {
 		// What the plan names cannot be used as it is: a dataset, trace

@@ -14,7 +14,8 @@ import (
 // phase at its length unless a duration is set (the phase then lasts it).
 func withTrace(p *plan.Plan, cfg engine.Config, files *workloadFiles) (engine.Config, error) {
 	t := p.Load.Trace
-	tr, err := schedule.LoadTrace(t.Path, schedule.TraceOptions{Format: t.Format, Speed: t.Speed, Loop: t.Loop})
+	tr, err := schedule.LoadTrace(t.Path, schedule.TraceOptions{Format: t.Format, Speed: t.Speed, Loop: t.Loop,
+		Context: files.context()})
 	if err != nil {
 		return engine.Config{}, fmt.Errorf("load.trace: %w", err)
 	}

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
+
+	"github.com/inferload/inferload/internal/inputfile"
 )
 
 // Load builds the plan for a run: the YAML file at path (if path is not
@@ -23,7 +25,8 @@ func Load(path string, fl *Flags, getenv func(string) string) (*Plan, error) {
 	var data []byte
 	if path != "" {
 		var err error
-		if data, err = os.ReadFile(path); err != nil {
+		// Bounded: a plan is kilobytes; /dev/zero is refused at 16 MiB.
+		if data, err = inputfile.Read(context.Background(), path, inputfile.Plan); err != nil {
 			return nil, fmt.Errorf("plan: %w", err)
 		}
 	}

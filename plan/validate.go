@@ -24,7 +24,10 @@ import (
 // start a million goroutines.
 const (
 	maxConcurrency = 1_000_000
-	maxInFlight    = 1_000_000
+	// maxRate bounds load.rate: a million requests a second is past any
+	// one client host; 1e308 (accepted before) is a typo or an attack.
+	maxRate     = 1_000_000
+	maxInFlight = 1_000_000
 )
 
 // validator collects problems, each tagged with where its value came from.
@@ -188,8 +191,11 @@ func (v *validator) loadModel() {
 	case l.Concurrency > maxConcurrency:
 		v.fail("load.concurrency", "%d users is more than %d; is there an extra zero?", l.Concurrency, maxConcurrency)
 	}
-	if math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0 {
+	switch {
+	case math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) || l.Rate < 0:
 		v.fail("load.rate", "%v: want a positive number of requests per second", l.Rate)
+	case l.Rate > maxRate:
+		v.fail("load.rate", "%v requests/s is more than %d; is there an extra zero?", l.Rate, maxRate)
 	}
 	closed, open, trace, flops := l.Concurrency > 0, l.Rate > 0, l.Trace.Path != "", l.FLOPsPerS > 0
 	switch {

@@ -117,6 +117,10 @@ func TestValidate(t *testing.T) {
 		{"huge users", closedPlan, func(p *Plan) { p.Load.Concurrency = 32_000_000 }, "is there an extra zero?"},
 		// NaN rate.
 		{"nan rate", openPlan, func(p *Plan) { p.Load.Rate = math.NaN() }, "load.rate: NaN: want a positive number"},
+		// A rate no client host can send, accepted before (1e308 requests/s).
+		{"huge rate", openPlan, func(p *Plan) { p.Load.Rate = 1e308 }, "load.rate: 1e+308 requests/s is more than 1000000; is there an extra zero?"},
+		// The cap itself is allowed.
+		{"rate at the cap", openPlan, func(p *Plan) { p.Load.Rate = 1e6 }, ""},
 		// Arrival needs open loop.
 		{"arrival closed", closedPlan, func(p *Plan) { p.Load.Arrival = "poisson" }, "load.arrival: only applies with load.rate"},
 		// Unknown arrival.

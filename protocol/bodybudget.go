@@ -43,10 +43,13 @@ var heldBodies = byteBudget{limit: maxBodiesHeld}
 // bodyBuffers holds small buffers for non-streaming replies.
 var bodyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, bodyReadStep); return &b }}
 
-// readWhole reads r into a buffer that grows only with budget granted. It
-// returns the bytes and a release to call once they are no longer used
-// (it gives the lent bytes back and the small buffer to its pool), and the
-// failure if the reply is larger than limit or the budget is spent.
+// readWhole reads r into a buffer that grows only with budget granted,
+// and never past limit bytes: a reply of exactly limit bytes is read
+// whole, one of limit+1 fails as record.ErrReplyTooLarge once that one
+// byte more is seen, and nothing past it is read. It returns the bytes and
+// a release to call once they are no longer used (it gives the lent bytes
+// back and the small buffer to its pool), and the failure if the reply is
+// larger than limit or the budget is spent.
 func readWhole(r io.Reader, limit int64, budget *byteBudget) (b []byte, release func(), err error) {
 	pb := bodyBuffers.Get().(*[]byte)
 	b = (*pb)[:0]
@@ -57,10 +60,12 @@ func readWhole(r io.Reader, limit int64, budget *byteBudget) (b []byte, release 
 	}
 	for {
 		if len(b) == cap(b) {
-			if int64(len(b)) > limit {
-				return b, release, &failure{record.ErrMalformedEvent, fmt.Sprintf("reply body over %d MiB", limit>>20)}
+			if int64(len(b)) >= limit {
+				return b, release, overLimit(r, b, limit)
 			}
-			grow := int64(max(cap(b), bodyReadStep))
+			// Double, as append would, but stop at the limit: the buffer
+			// never holds more than one reply may.
+			grow := min(int64(max(cap(b), bodyReadStep)), limit-int64(cap(b)))
 			if !budget.take(grow) {
 				return b, release, &failure{record.ErrClientResource, fmt.Sprintf(
 					"whole replies in flight hold the client's %d MiB budget: this one (%d KiB so far) is not read",
@@ -80,4 +85,34 @@ func readWhole(r io.Reader, limit int64, budget *byteBudget) (b []byte, release 
 			return b, release, err
 		}
 	}
+}
+
+// overLimit reads whether r, having given limit bytes, has one more: nil
+// when it ends there, ErrReplyTooLarge when it does not.
+func overLimit(r io.Reader, b []byte, limit int64) error {
+	var one [1]byte
+	for range 100 { // a reader may return 0, nil a few times
+		n, err := r.Read(one[:])
+		switch {
+		case n > 0:
+			return &failure{record.ErrReplyTooLarge, fmt.Sprintf(
+				"reply body longer than %s, the cap for one non-streamed reply: not read further", sizeText(limit))}
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return err
+		}
+	}
+	return io.ErrNoProgress
+}
+
+// sizeText writes a byte count in the unit it is a whole number of.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -134,12 +134,61 @@ func classifyNet(err error) (record.ErrorKind, string) {
 		return record.ErrConnectTimeout, msg
 	case isTLS(err):
 		return record.ErrTLS, msg
+	case isHTTPProtocol(msg):
+		return record.ErrHTTPProtocol, msg
 	case isReset(err):
 		return record.ErrConnReset, msg
-	case strings.Contains(msg, "server response headers exceeded"):
-		return record.ErrMalformedEvent, msg // headers (or a 1xx flood) past maxResponseHeader
 	}
 	return record.ErrOther, msg
+}
+
+// httpProtocolErrors are the texts of net/http's errors for a reply that
+// breaks HTTP itself (the errors are unexported, so only their text
+// tells them apart). A body cut short is not one: that is a dropped
+// connection (isReset).
+var httpProtocolErrors = []string{
+	// Bytes that are not an HTTP/1.x reply: another protocol on the port
+	// (SSH, SMTP), garbage, a header line without a colon.
+	"malformed HTTP response",
+	"malformed HTTP status code",
+	"malformed HTTP version",
+	"malformed MIME header",
+	// Response headers past maxResponseHeader, a 1xx flood counted in it.
+	"server response headers exceeded",
+	"too many 1xx informational responses",
+	// Bad chunked transfer encoding (net/http/internal's chunked reader).
+	"invalid byte in chunk length",
+	"malformed chunked encoding",
+	"chunked encoding contains too much non-data",
+	"http chunk length too large",
+	"empty hex number for chunk length",
+	"chunked line ends with bare LF",
+	"invalid CR in chunked line",
+	"header line too long",
+	// HTTP/2 (h2c by prior knowledge to a server that is not, a peer that
+	// breaks framing or HPACK): the connection's protocol errors.
+	"http2: failed reading the frame payload",
+	"http2: frame too large",
+	"connection error: PROTOCOL_ERROR",
+	"connection error: FRAME_SIZE_ERROR",
+	"connection error: COMPRESSION_ERROR",
+	"connection error: FLOW_CONTROL_ERROR",
+	// The peer never sent its SETTINGS: whatever it is, not an HTTP/2
+	// server (which of this and the frame error a request sees is a race
+	// inside net/http).
+	"http2: client conn could not be established",
+}
+
+// isHTTPProtocol: the reply broke HTTP (record.ErrHTTPProtocol).
+func isHTTPProtocol(msg string) bool {
+	for _, s := range httpProtocolErrors {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	// One HTTP/2 stream reset for a protocol error (not a server that
+	// merely cancelled it).
+	return strings.Contains(msg, "stream error: ") && strings.Contains(msg, "PROTOCOL_ERROR")
 }
 
 // isLocalResource: this machine ran out of descriptors, ports or buffers.

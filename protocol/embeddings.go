@@ -64,6 +64,6 @@ func (cl *call) applyEmbeddings(b []byte, a arrival) error {
 		cl.t.UsageReported = true
 		cl.t.PromptTokens = r.Usage.PromptTokens
 	}
-	cl.t.FirstToken = a.at
+	cl.clock.first(cl.t, a)
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -197,14 +198,19 @@ func errCases() []errCase {
 			kind: record.ErrNone, status: 200, events: 1},
 		// Response headers past net/http's 1 MiB limit: the server's fault, named.
 		{name: "giant headers", handler: rawReply("HTTP/1.1 200 OK\r\nX-Pad: " + strings.Repeat("x", 2<<20) + "\r\n\r\n"),
-			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+			kind: record.ErrHTTPProtocol, msg: "headers exceeded"},
 		// A flood of 1xx informational replies before the real one: bounded by net/http, named.
 		{name: "1xx flood", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 5000) + "HTTP/1.1 200 OK\r\n\r\n"),
-			kind: record.ErrMalformedEvent, msg: "headers exceeded"},
+			kind: record.ErrHTTPProtocol, msg: "headers exceeded"},
 		// A few 1xx replies before a good stream are harmless.
 		{name: "1xx then stream", handler: rawReply(strings.Repeat("HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n", 3) +
 			"HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: " + chatToken("a") + "\n\ndata: [DONE]\n\n"),
 			kind: record.ErrNone, status: 200, events: 1},
+		// A non-streamed reply of exactly 64 MiB, the cap for one reply: read whole, a success.
+		{name: "reply at the cap", plain: true, handler: sizedReply(maxBody), kind: record.ErrNone, status: 200, events: 1},
+		// One byte more: reply_too_large, not read further (the cap used to be 128 MiB in fact).
+		{name: "reply over the cap", plain: true, handler: sizedReply(maxBody + 1), kind: record.ErrReplyTooLarge, status: 200,
+			msg: "longer than 64 MiB"},
 		// The caller cancels mid-stream.
 		{name: "canceled", handler: stallAfterSignal(chatToken("a"), canceled), cancel: canceled,
 			kind: record.ErrCanceled, status: anyStatus, msg: "canceled", events: anyEvents},
@@ -558,5 +564,22 @@ func TestLocalResourceErrorsAreTheClients(t *testing.T) {
 		if kind, msg := classifyNet(err); kind != record.ErrClientResource || !strings.Contains(msg, "not of the target") {
 			t.Errorf("%v: got %q %q, want client_resource", errno, kind, msg)
 		}
+	}
+}
+
+// sizedReply answers a whole chat reply of exactly n bytes, its content
+// padded with x's.
+func sizedReply(n int) http.HandlerFunc {
+	const head, tail = `{"choices":[{"message":{"content":"`, `"},"finish_reason":"stop"}]}`
+	body := make([]byte, n)
+	copy(body, head)
+	for i := len(head); i < n-len(tail); i++ {
+		body[i] = 'x'
+	}
+	copy(body[n-len(tail):], tail)
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", strconv.Itoa(n))
+		w.Write(body)
 	}
 }

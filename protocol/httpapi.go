@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -124,7 +123,7 @@ func (cl *call) readHTTP(resp *http.Response) error {
 	switch h.response {
 	case ResponseNone:
 		return cl.wholeBody(resp.Body, func(_ []byte, a arrival) error {
-			cl.t.FirstToken = a.at
+			cl.clock.first(cl.t, a)
 			return nil
 		})
 	case ResponseSSE:
@@ -152,7 +151,7 @@ func (cl *call) readHTTPEvents(resp *http.Response) error {
 		return false, cl.httpObject(data, a)
 	}
 	return cl.readEventStream(resp, each, func() error {
-		cl.t.End = time.Now()
+		cl.endRead()
 		return emptyOutput(cl.t)
 	})
 }
@@ -169,7 +168,7 @@ func (cl *call) readHTTPLines(resp *http.Response) error {
 		line, err := lr.Next()
 		switch {
 		case err == io.EOF:
-			cl.t.End = time.Now()
+			cl.endRead()
 			return emptyOutput(cl.t)
 		case errors.Is(err, ErrEventTooLarge):
 			return cl.tooLarge(err)

@@ -60,7 +60,7 @@ func (cl *call) applyImages(b []byte, a arrival) error {
 	if len(r.Data) == 0 || (!present(r.Data[0].B64JSON) && !present(r.Data[0].URL)) {
 		return &failure{record.ErrEmptyOutput, "images reply has no image (neither b64_json nor url)"}
 	}
-	cl.t.FirstToken = a.at
+	cl.clock.first(cl.t, a)
 	return nil
 }
 

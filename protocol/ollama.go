@@ -165,7 +165,7 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 		}
 		if l.Done {
 			cl.t.SawDone = true
-			cl.t.End = line.At
+			cl.clock.end(cl.t, arrival{line.At, line.ReadLag, line.Kernel})
 			cl.drainLines(lr)
 			return emptyOutput(cl.t)
 		}

@@ -13,12 +13,12 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/record"
 )
 
@@ -62,6 +62,10 @@ type OpenAIOptions struct {
 	Secrets []string
 	// CAFile is a PEM bundle trusted in addition to the system roots.
 	CAFile string
+	// CAPEM, when set, is CAFile's contents, already read by the caller
+	// (bounded and interruptible, as experiment reads it); CAFile then
+	// only names it in errors.
+	CAPEM []byte
 	// Insecure skips TLS certificate verification.
 	Insecure bool
 	// ConnectTimeout bounds TCP connect plus TLS handshake
@@ -273,7 +277,11 @@ func tlsConfig(opts OpenAIOptions) (*tls.Config, error) {
 	if opts.CAFile == "" {
 		return conf, nil
 	}
-	pem, err := os.ReadFile(opts.CAFile)
+	pem := opts.CAPEM
+	var err error
+	if pem == nil {
+		pem, err = inputfile.Read(context.Background(), opts.CAFile, inputfile.CA)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("CA file: %w", err)
 	}
@@ -455,6 +463,7 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	}
 	cl.method = c.eps[req.API].method
 	cl.run(u, hdr)
+	cl.clock.settle(t)
 }
 
 // limits resolves the timeouts of one request: the client's, with the
@@ -525,6 +534,8 @@ type call struct {
 	sc *stampConn
 	// method is the endpoint's HTTP method, "" for POST.
 	method string
+	// clock keeps the trace's arrivals on one clock (recordClock).
+	clock recordClock
 }
 
 // rx is the request's source of kernel receive stamps, nil for none.
@@ -550,6 +561,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	cl.t.Status = resp.StatusCode
 	cl.hdr = resp.Header
 	switch {
+	case resp.StatusCode < 100 || resp.StatusCode > 599:
+		err = &failure{record.ErrHTTPProtocol, fmt.Sprintf("HTTP status %d is outside 100-599", resp.StatusCode)}
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		err = cl.httpError(resp)
 	case unaskedEncoding(resp) != nil:

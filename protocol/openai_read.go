@@ -20,9 +20,13 @@ const (
 	maxBody = 64 << 20
 	// drainAfterDone bounds reading after [DONE]: the rest of the body is
 	// read so the connection can be reused, but a server that keeps the
-	// stream open after [DONE] must not hold the request.
+	// stream open after [DONE] must not hold the request. A server sends
+	// the body's end with [DONE] or right after it; one that has not
+	// within drainAfterDoneGrace loses the connection instead (the call's
+	// context is canceled, which closes it). With a second here, such a
+	// server made every closed-loop user wait a second after each success.
 	drainAfterDone      = 64 << 10
-	drainAfterDoneGrace = time.Second
+	drainAfterDoneGrace = 20 * time.Millisecond
 )
 
 // doneData is the OpenAI end-of-stream sentinel.
@@ -49,7 +53,7 @@ func (cl *call) readStream(resp *http.Response) error {
 			return err
 		case bytes.Equal(bytes.TrimSpace(ev.Data), doneData):
 			cl.t.SawDone = true
-			cl.t.End = ev.At
+			cl.clock.end(cl.t, arrival{ev.At, ev.ReadLag, ev.Kernel})
 			cl.drain(sse)
 			return emptyOutput(cl.t)
 		}
@@ -125,41 +129,32 @@ type arrival struct {
 	kernel bool          // at is a kernel receive stamp
 }
 
-// fresh refuses a kernel stamp older than the request: it is another
-// reply's (a read that carried no stamp left the connection's last one),
-// so the read's own instant, the user-space clock, stands instead.
-func (cl *call) fresh(a arrival) arrival {
-	if a.kernel && a.at.Before(cl.t.Sent) {
-		return arrival{at: a.at.Add(a.lag)}
-	}
+// readArrival stamps a read that has just returned on cl's connection.
+func (cl *call) readArrival() arrival {
+	var a arrival
+	a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
 	return a
 }
+
+// endRead ends the trace at the read that has just returned the body's
+// end, stamped as the reply's other arrivals (recordClock).
+func (cl *call) endRead() { cl.clock.end(cl.t, cl.readArrival()) }
 
 // token records a content-carrying event that arrived at a. A stream that
 // goes on far past max_tokens fails here instead of being read until a
 // timeout (record.OverrunLimit).
 func (cl *call) token(a arrival, reasoning bool) error {
 	t := cl.t
-	a = cl.fresh(a)
-	at := a.at
-	if t.ContentEvents == 0 {
-		t.FirstToken = at
-		t.Clock = ClockKernel
-		if cl.ttft != nil {
-			cl.ttft.Stop()
-		}
+	if t.ContentEvents == 0 && cl.ttft != nil {
+		cl.ttft.Stop()
 	}
-	if !a.kernel {
-		t.Clock = ClockUser // one event on the user-space clock makes the trace so
-	}
-	t.ReadLag = max(t.ReadLag, a.lag)
+	cl.clock.event(t, a)
 	t.ContentEvents++
 	if reasoning {
 		t.ReasoningEvents++
 	}
-	t.EventsUS = record.AddEvent(t.EventsUS, &t.Tail, at.Sub(t.Sent).Microseconds())
 	if lim := record.OverrunLimit(cl.req.MaxTokens); lim > 0 && t.ContentEvents > lim {
-		t.End = at
+		cl.clock.end(t, a)
 		return &failure{record.ErrOutputOverrun, fmt.Sprintf(
 			"stream went on past %d content events (max_tokens %d): cut off", lim, cl.req.MaxTokens)}
 	}
@@ -207,14 +202,12 @@ func emptyOutput(t *Trace) error {
 func (cl *call) wholeBody(body io.Reader, use func(b []byte, a arrival) error) error {
 	b, release, err := readWhole(body, maxBody, &heldBodies)
 	defer release()
-	var a arrival
-	a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
-	a = cl.fresh(a)
+	a := cl.readArrival()
 	cl.t.BytesIn = int64(len(b))
 	if err != nil {
 		return err
 	}
-	cl.t.End = a.at
+	cl.clock.end(cl.t, a)
 	return use(b, a)
 }
 

@@ -441,3 +441,35 @@ func TestRenderConversation(t *testing.T) {
 		t.Errorf("completions body %s, want %s", comp, want)
 	}
 }
+
+// TestHangAfterDoneDoesNotHoldTheUser: a server that sends [DONE] and
+// then holds the connection open for 5 s (never ending the chunked body)
+// must not hold each request: 5 requests one after another, as a
+// closed-loop user sends them, all succeed and take far less than one
+// hang, let alone five (before: a second each, the drain's old bound).
+func TestHangAfterDoneDoesNotHoldTheUser(t *testing.T) {
+	t.Parallel()
+	const hang = 5 * time.Second
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		startStream(w, r)
+		sendEvent(w, chatToken("a"))
+		sendEvent(w, "[DONE]")
+		select { // the body's end never comes while the client stays
+		case <-r.Context().Done():
+		case <-time.After(hang):
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, srv.URL+"/v1", nil)
+	start := time.Now()
+	for i := range 5 {
+		var tr Trace
+		c.Do(context.Background(), chatRequest(true), &tr)
+		if tr.Err != record.ErrNone || !tr.SawDone || tr.ContentEvents != 1 {
+			t.Fatalf("request %d: %q %q, done %v, %d events; want a success", i, tr.Err, tr.ErrMsg, tr.SawDone, tr.ContentEvents)
+		}
+	}
+	if took := time.Since(start); took > hang/2 {
+		t.Fatalf("5 requests took %v against a server hanging %v after [DONE]: the user was held", took, hang)
+	}
+}

@@ -89,9 +89,10 @@ type Trace struct {
 	EventsUS []int64
 	// Tail summarises the content events past record.MaxEventsKept.
 	Tail record.EventsTail
-	// Clock says which clock stamped FirstToken and EventsUS: ClockKernel
-	// when every content event carried the kernel's receive stamp, else
-	// ClockUser; empty without a content event.
+	// Clock says which clock stamped FirstToken, EventsUS and End: ClockKernel
+	// when every arrival the trace uses carried a fresh kernel receive
+	// stamp, else ClockUser for all of them (recordClock); empty without a
+	// content event.
 	Clock string
 	// ReadLag is the longest read lag of the content events (Event.ReadLag):
 	// how late, at worst, the client read this reply's bytes after the

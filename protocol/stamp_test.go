@@ -33,28 +33,3 @@ func TestFromKernel(t *testing.T) {
 		}
 	}
 }
-
-// TestFreshStamp: a kernel stamp older than the request belongs to an
-// earlier reply on the connection, so the read's own instant stands.
-func TestFreshStamp(t *testing.T) {
-	sent := time.Now()
-	cl := &call{t: &Trace{Sent: sent}}
-	for _, tc := range []struct {
-		name string
-		in   arrival
-		want arrival
-	}{
-		// 5 ms after the send, read 2 ms later: kept.
-		{"fresh", arrival{sent.Add(5 * time.Millisecond), 2 * time.Millisecond, true},
-			arrival{sent.Add(5 * time.Millisecond), 2 * time.Millisecond, true}},
-		// Stamped 1 ms before the send, read 3 ms after it: the read's instant.
-		{"stale", arrival{sent.Add(-time.Millisecond), 4 * time.Millisecond, true},
-			arrival{sent.Add(3 * time.Millisecond), 0, false}},
-		// The user-space clock is never second-guessed.
-		{"user", arrival{sent.Add(-time.Millisecond), 0, false}, arrival{sent.Add(-time.Millisecond), 0, false}},
-	} {
-		if got := cl.fresh(tc.in); !got.at.Equal(tc.want.at) || got.lag != tc.want.lag || got.kernel != tc.want.kernel {
-			t.Errorf("%s: got %+v, want %+v", tc.name, got, tc.want)
-		}
-	}
-}

@@ -179,7 +179,7 @@ func (cl *call) readEventStream(resp *http.Response, each func(data []byte, a ar
 		}
 		if end {
 			cl.t.SawDone = true
-			cl.t.End = ev.At
+			cl.clock.end(cl.t, arrival{ev.At, ev.ReadLag, ev.Kernel})
 			cl.drain(sse)
 			return emptyOutput(cl.t)
 		}

@@ -4,7 +4,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -35,8 +34,7 @@ func (cl *call) readTorchServeStream(resp *http.Response) error {
 	for empty := 0; ; {
 		n, err := resp.Body.Read(buf)
 		if n > 0 {
-			var a arrival
-			a.at, a.lag, a.kernel = readStamp(time.Now(), cl.rx())
+			a := cl.readArrival()
 			empty = 0
 			cl.t.BytesIn += int64(n)
 			if terr := cl.token(a, false); terr != nil {
@@ -45,7 +43,7 @@ func (cl *call) readTorchServeStream(resp *http.Response) error {
 		}
 		switch {
 		case err == io.EOF:
-			cl.t.End = time.Now()
+			cl.endRead()
 			return emptyOutput(cl.t)
 		case err != nil:
 			return err

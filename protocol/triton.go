@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/inferload/inferload/internal/tritonpb"
 	"github.com/inferload/inferload/record"
@@ -71,7 +70,7 @@ func (cl *call) readTritonStream(resp *http.Response) error {
 		return false, cl.triton(&e, a)
 	}
 	return cl.readEventStream(resp, each, func() error {
-		cl.t.End = time.Now()
+		cl.endRead()
 		return emptyOutput(cl.t)
 	})
 }

@@ -92,7 +92,7 @@ func (cl *call) applyTritonInfer(b []byte, a arrival) error {
 	if !tensorHasData(out.Data) {
 		return &failure{record.ErrEmptyOutput, "output tensor " + out.Name + " has no data"}
 	}
-	cl.t.FirstToken = a.at
+	cl.clock.first(cl.t, a)
 	return nil
 }
 

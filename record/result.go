@@ -30,7 +30,14 @@ const (
 	// (file descriptors, ports, its memory budget for whole replies): a
 	// failure of the client, not of the target.
 	ErrClientResource ErrorKind = "client_resource"
-	ErrOther          ErrorKind = "other"
+	// ErrReplyTooLarge: a non-streamed reply longer than the client's cap
+	// for one reply (64 MiB); it is not read past the cap.
+	ErrReplyTooLarge ErrorKind = "reply_too_large"
+	// ErrHTTPProtocol: the reply broke HTTP itself: a status outside
+	// 100-599, headers past the size limit or a flood of 1xx replies, bad
+	// chunked encoding, bytes that are not HTTP, a broken HTTP/2 stream.
+	ErrHTTPProtocol ErrorKind = "http_protocol"
+	ErrOther        ErrorKind = "other"
 )
 
 // ErrorKinds lists every failure kind in the order reports show them.
@@ -38,7 +45,8 @@ var ErrorKinds = []ErrorKind{
 	ErrConnRefused, ErrConnReset, ErrTLS, ErrConnectTimeout,
 	ErrTimeoutBeforeTTFT, ErrTimeoutAfterTTFT, ErrHTTP4xx, ErrHTTP429,
 	ErrHTTP5xx, ErrStreamIncomplete, ErrMalformedEvent, ErrStreamErrorEvent,
-	ErrEmptyOutput, ErrOutputOverrun, ErrCanceled, ErrClientResource, ErrOther,
+	ErrEmptyOutput, ErrOutputOverrun, ErrReplyTooLarge, ErrHTTPProtocol, ErrCanceled,
+	ErrClientResource, ErrOther,
 }
 
 // OverrunLimit is the most content events a stream asked for maxTokens

@@ -2,13 +2,15 @@ package schedule
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/inferload/inferload/internal/inputfile"
 )
 
 // Trace formats LoadTrace reads. docs/workload.md shows each layout.
@@ -49,6 +51,9 @@ type TraceOptions struct {
 	// Loop replays the trace again from its start when it runs out, one
 	// mean gap after its last request.
 	Loop bool
+	// Context stops reading the file when done (a signal); nil means
+	// never. The file is refused past inputfile.Trace's limit.
+	Context context.Context
 }
 
 // TraceEntry is one recorded request.
@@ -96,7 +101,7 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	if !(speed > 0) || math.IsInf(speed, 0) {
 		return nil, fmt.Errorf("trace %s: speed %v: want a finite factor above 0 (2 replays twice as fast)", path, opts.Speed)
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(cmp.Or(opts.Context, context.Background()), path, inputfile.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}

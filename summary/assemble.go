@@ -1,13 +1,14 @@
 package summary
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -140,7 +141,7 @@ func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.Sta
 // (plan.Parse), so a rebuild sees the plan the live run ran.
 func ReadPlan(dir string) (*plan.Plan, error) {
 	path := filepath.Join(dir, rundir.Plan)
-	raw, err := os.ReadFile(path)
+	raw, err := inputfile.Read(context.Background(), path, inputfile.Plan)
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a run directory: %w", dir, err)
 	}

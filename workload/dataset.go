@@ -3,12 +3,14 @@ package workload
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
 	"strings"
+
+	"github.com/inferload/inferload/internal/inputfile"
 )
 
 // Dataset formats LoadDataset reads. docs/workload.md shows each layout.
@@ -50,6 +52,9 @@ type DatasetOptions struct {
 	Sample int
 	// Seed picks the sample: the same seed keeps the same entries.
 	Seed uint64
+	// Context stops reading the file when done (a signal); nil means
+	// never. The file is refused past inputfile.Dataset's limit.
+	Context context.Context
 }
 
 // ChatMessage is one message of a chat dataset entry.
@@ -109,7 +114,7 @@ func LoadDataset(path string, opts DatasetOptions) (*Dataset, error) {
 			return nil, err
 		}
 	}
-	data, err := os.ReadFile(path)
+	data, err := inputfile.Read(cmp.Or(opts.Context, context.Background()), path, inputfile.Dataset)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}

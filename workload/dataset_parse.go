@@ -106,7 +106,7 @@ func parseShareGPT(data []byte) ([]rawEntry, int, error) {
 		line := lines.at(start)
 		var c shareGPTConversation
 		if err := dec.Decode(&c); err != nil {
-			return nil, 0, fmt.Errorf("line %d: conversation %d: %w", lineOfDecodeError(data, start, line, err), i, err)
+			return nil, 0, fmt.Errorf("line %d: conversation %d: %w", lineOfDecodeError(data, start, line, err), i, jsonTypeProblem(err, &c))
 		}
 		prompt, reply, ok := shareGPTPair(&c)
 		if !ok {
@@ -190,13 +190,10 @@ func parseJSONLines(data []byte, parse func([]byte) (rawEntry, error)) ([]rawEnt
 	return out, nil
 }
 
-// jsonFieldError names the field of a type error.
-func jsonFieldError(err error) error {
-	var typ *json.UnmarshalTypeError
-	if errors.As(err, &typ) && typ.Field != "" {
-		return fmt.Errorf("field %s: %w", typ.Field, err)
-	}
-	return err
+// jsonFieldError says which field of a line decoded into root has the
+// wrong type, and what it should be (jsonTypeProblem).
+func jsonFieldError(err error, root any) error {
+	return jsonTypeProblem(err, root)
 }
 
 // openAILine is one request of an OpenAI chat JSONL file (the batch API and
@@ -218,7 +215,7 @@ type openAILine struct {
 func parseOpenAILine(line []byte) (rawEntry, error) {
 	var l openAILine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return rawEntry{}, jsonFieldError(err)
+		return rawEntry{}, jsonFieldError(err, &l)
 	}
 	if l.Body != nil {
 		l = *l.Body
@@ -315,7 +312,7 @@ type promptLine struct {
 func parsePromptLine(line []byte) (rawEntry, error) {
 	var l promptLine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return rawEntry{}, jsonFieldError(err)
+		return rawEntry{}, jsonFieldError(err, &l)
 	}
 	if l.Prompt == nil {
 		return rawEntry{}, errors.New("field prompt: missing")

@@ -115,7 +115,15 @@ func TestLoadDatasetErrors(t *testing.T) {
 	}{
 		// A ShareGPT value of the wrong type names line and field.
 		{"bad.json", "[\n{\"conversations\": [\n {\"from\": \"human\", \"value\": 42}]}\n]", DatasetOptions{},
-			[]string{"bad.json", "line 3", "conversations.value"}},
+			[]string{"bad.json", "line 3", `field "conversations.value" must be a string, not a number`}},
+		// conversations that is not an array: said in the file's terms, no Go type.
+		{"notarray.json", "[\n{\"conversations\": 5}\n]", DatasetOptions{},
+			[]string{"notarray.json", "line 2", `field "conversations" must be an array of objects, not a number`}},
+		// A turn that is not an object.
+		{"turn.json", "[{\"conversations\": [\"hi\"]}]", DatasetOptions{},
+			[]string{"line 1", `each item of field "conversations" must be an object, not a string`}},
+		// A conversation that is not an object.
+		{"conv.json", "[5]", DatasetOptions{}, []string{"line 1", "conversation 0: the value must be an object, not a number"}},
 		// A ShareGPT file that is not an array.
 		{"obj.json", "{\"conversations\": []}", DatasetOptions{}, []string{"obj.json", "line 1", "JSON array"}},
 		// Broken JSON in the middle of an array names the line.
@@ -127,7 +135,11 @@ func TestLoadDatasetErrors(t *testing.T) {
 		// A negative output length.
 		{"neg.jsonl", "{\"prompt\": \"a\", \"output_tokens\": -3}\n", DatasetOptions{}, []string{"line 1", "output_tokens", "negative"}},
 		// A wrongly typed output length names the field.
-		{"typ.jsonl", "{\"prompt\": \"a\", \"output_tokens\": \"many\"}\n", DatasetOptions{}, []string{"line 1", "field output_tokens"}},
+		{"typ.jsonl", "{\"prompt\": \"a\", \"output_tokens\": \"many\"}\n", DatasetOptions{}, []string{"line 1", `field "output_tokens" must be a whole number, not a string`}},
+		// OpenAI messages that are not an array.
+		{"m.jsonl", "{\"messages\": \"hi\"}\n", DatasetOptions{}, []string{"line 1", `field "messages" must be an array of objects, not a string`}},
+		// A prompt that is not text.
+		{"pn.jsonl", "{\"prompt\": 5}\n", DatasetOptions{}, []string{"line 1", `field "prompt" must be a string, not a number`}},
 		// An OpenAI line without a user message.
 		{"c.jsonl", "{\"messages\": [{\"role\": \"system\", \"content\": \"x\"}]}\n", DatasetOptions{}, []string{"line 1", "no message with role \"user\""}},
 		// A content that is neither text nor parts.
@@ -156,6 +168,12 @@ func TestLoadDatasetErrors(t *testing.T) {
 		for _, w := range tt.want {
 			if !strings.Contains(err.Error(), w) {
 				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
+			}
+		}
+		// What the user sees names the file's fields, never Go's types.
+		for _, goText := range []string{"Go struct", "Go value", "json: cannot unmarshal", "struct {", "workload."} {
+			if strings.Contains(err.Error(), goText) {
+				t.Errorf("%s: error %q shows Go's %q", tt.name, err, goText)
 			}
 		}
 	}

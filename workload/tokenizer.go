@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -39,13 +40,19 @@ const (
 // "o200k_base", or the path of a Hugging Face tokenizer.json holding a
 // byte-level BPE model (Llama 3, Qwen 2, GPT-2 and their relatives).
 func LoadTokenizer(spec string) (Tokenizer, error) {
+	return LoadTokenizerContext(context.Background(), spec)
+}
+
+// LoadTokenizerContext is LoadTokenizer whose read of a tokenizer.json
+// stops when ctx is done.
+func LoadTokenizerContext(ctx context.Context, spec string) (Tokenizer, error) {
 	switch spec {
 	case Cl100kBase, O200kBase:
 		return embeddedTokenizer(spec)
 	case "":
 		return nil, errors.New("tokenizer: empty name; want cl100k_base, o200k_base or the path of a tokenizer.json")
 	}
-	return LoadHFTokenizer(spec)
+	return loadHFTokenizer(ctx, spec)
 }
 
 // embedded caches the embedded codecs: building one costs about 0.2 s and

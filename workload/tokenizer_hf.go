@@ -2,14 +2,15 @@ package workload
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 
 	"github.com/dlclark/regexp2/v2"
+	"github.com/inferload/inferload/internal/inputfile"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -73,7 +74,13 @@ type hfModel struct {
 // Anything else is an error naming the unsupported part, because silently
 // tokenizing differently from the server would defeat the purpose.
 func LoadHFTokenizer(path string) (Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	return loadHFTokenizer(context.Background(), path)
+}
+
+// loadHFTokenizer reads path bounded by inputfile.Tokenizer's limit,
+// stopping when ctx is done.
+func loadHFTokenizer(ctx context.Context, path string) (Tokenizer, error) {
+	data, err := inputfile.Read(ctx, path, inputfile.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -103,7 +110,7 @@ func jsonErrorAt(data []byte, err error) error {
 	}
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
-		return fmt.Errorf("line %d: field %s: %w", lineAt(data, typ.Offset), typ.Field, err)
+		return fmt.Errorf("line %d: %w", lineAt(data, typ.Offset), jsonTypeProblem(err, nil))
 	}
 	return err
 }

@@ -116,6 +116,10 @@ var rules = []rule{
 	// none of them, nor what a run is.
 	{subject: "internal/httpguard", design: "live | … | distributed runs | … (one guard for the surfaces both serve)",
 		notModule: []string{"live", "dist", "experiment", "engine", "plan", "record", "rundir", "report"}},
+	// inputfile reads the files a user names, bounded: a leaf any package
+	// that reads one imports, knowing none of them.
+	{subject: "internal/inputfile", design: "Every file read is bounded and interruptible (issue 33)",
+		notModule: []string{"plan", "workload", "schedule", "protocol", "engine", "record", "experiment", "rundir", "live", "report"}},
 	// The CLI is wiring only and sits on top: no library package imports it.
 	{subject: everyLibraryPackage, design: "cmd/inferload + internal/cli | flag parsing and wiring only",
 		notModule: []string{"internal/cli"}},

@@ -73,7 +73,7 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	st := &State{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
-		ReadFile: os.ReadFile, Version: "test"}
+		Version: "test"} // files read as the real process reads them (bounded)
 	code = Main(st)
 	return code, out.String(), errb.String()
 }

@@ -21,7 +21,9 @@ type State struct {
 	Stdout io.Writer
 	Stderr io.Writer
 	Getenv func(string) string
-	// ReadFile reads plan and key files.
+	// ReadFile reads the key and CA files a plan names; nil reads the
+	// files themselves, bounded and stopped by a signal
+	// (internal/inputfile), as the real process does.
 	ReadFile func(string) ([]byte, error)
 	// StderrTTY says whether progress may redraw a line in place.
 	StderrTTY bool
@@ -51,7 +53,6 @@ func OSState() *State {
 		Stdout:    os.Stdout,
 		Stderr:    os.Stderr,
 		Getenv:    os.Getenv,
-		ReadFile:  os.ReadFile,
 		StderrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 		Signals:   hangupSafe(sig),
 		Version:   version(),
