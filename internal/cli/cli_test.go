@@ -71,8 +71,14 @@ func chatServer(t *testing.T, tokens int, gap time.Duration) *httptest.Server {
 
 func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runCLIEnv(t, nil, args...)
+}
+
+// runCLIEnv is runCLI with env as the process's environment.
+func runCLIEnv(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	st := &State{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(string) string { return "" },
+	st := &State{Args: args, Stdout: &out, Stderr: &errb, Getenv: func(k string) string { return env[k] },
 		Version: "test"} // files read as the real process reads them (bounded)
 	code = Main(st)
 	return code, out.String(), errb.String()

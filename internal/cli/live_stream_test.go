@@ -102,7 +102,7 @@ func startStoppableRun(t *testing.T, out string, extra ...string) (ui string, ex
 	ui = freePort(t)
 	done := make(chan int, 1)
 	go func() {
-		code, _, stderr := runCLI(t, append([]string{"run", "--url", chat.URL + "/v1", "--concurrency", "2", "--duration", "60s",
+		code, _, stderr := runCLIEnv(t, map[string]string{uiTokenEnv: stopToken}, append([]string{"run", "--url", chat.URL + "/v1", "--concurrency", "2", "--duration", "60s",
 			"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--ui", ui}, extra...)...)
 		if code != ExitInterrupted || strings.Contains(stderr, "warning") {
 			t.Errorf("exit %d: %s", code, stderr)
@@ -112,16 +112,24 @@ func startStoppableRun(t *testing.T, out string, extra ...string) (ui string, ex
 	return ui, done
 }
 
+// stopToken is the live UI's token of startStoppableRun's runs: stopping
+// a run is a change, which needs it (docs/live.md).
+const stopToken = "test-stop-token"
+
 // stopRun stops the run through its live UI's API and waits for it.
 func stopRun(t *testing.T, ui string, exit <-chan int) {
 	t.Helper()
 	req, _ := http.NewRequest("POST", "http://"+ui+"/api/stop", strings.NewReader("{}"))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+stopToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("POST /api/stop: %s; the run goes on to its end", resp.Status)
+	}
 	<-exit
 }
 

@@ -28,11 +28,13 @@ func TestThresholdExitCodes(t *testing.T) {
 		// An impossible latency limit: exit 99, the failure listed and summed up.
 		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed"},
 		// A threshold on a figure no summary can hold is refused before the run, as k6 does.
-		{"unknown metric", []string{"ttft.p99 < 1"}, ExitUsage, "", `no summary figure can match "ttft.p99"`},
+		{"unknown metric", []string{"ttft.p42 < 1"}, ExitUsage, "", `no summary figure can match "ttft_ms.p42"`},
 		// One on a figure this run may lack (a run has no steps) is judged after it, and fails.
 		{"missing figure", []string{"steps.0.ttft_ms.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed"},
 		// A malformed expression is a usage error, reported before the run.
-		{"bad expression", []string{"ttft_ms.p99 < 2s"}, ExitUsage, "", "--threshold"},
+		{"bad expression", []string{"failure_rate < 2s"}, ExitUsage, "", "--threshold"},
+		// The threshold language shared with --slo: a short name and a duration.
+		{"duration", []string{"ttft.p99 < 1h"}, ExitOK, "PASS  ttft.p99 < 1h", ""},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
