@@ -68,7 +68,6 @@ type CapacityJudging struct {
 // staged reports whether the design's records carry a step per stage.
 func (d Design) staged() bool { return d.Kind != KindRun && d.Kind != KindSoak }
 
-// writeDesign writes experiment.json.
 // WriteDesign writes d as dir's experiment.json (dist writes a merged
 // run's).
 func WriteDesign(dir string, d Design) error {
