@@ -1,12 +1,14 @@
 package dist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"strings"
+
+	"github.com/inferload/inferload/internal/inputfile"
 )
 
 // TokenEnv gives the collector's token to the collector and to its
@@ -16,11 +18,11 @@ const TokenEnv = "INFERLOAD_COLLECTOR_TOKEN"
 // ReadToken is the token in path (surrounding white space dropped), or
 // env when path is "". An empty file is an error: a token that is meant
 // but missing must not fall back to none.
-func ReadToken(path, env string) (string, error) {
+func ReadToken(ctx context.Context, path, env string) (string, error) {
 	if path == "" {
 		return strings.TrimSpace(env), nil
 	}
-	raw, err := os.ReadFile(path)
+	raw, err := inputfile.Read(ctx, path, inputfile.Key)
 	if err != nil {
 		return "", fmt.Errorf("collector token: %w", err)
 	}
@@ -30,6 +32,11 @@ func ReadToken(path, env string) (string, error) {
 	}
 	return tok, nil
 }
+
+// TokenFile is where `inferload collect` on loopback, given no token,
+// writes the one it made, in its gathering directory, readable by its user
+// only: the file its segments pass as --collector-token-file.
+const TokenFile = "collector.token"
 
 // NeedsToken says why a collector on addr must have a token: beyond
 // loopback anyone who reaches the port could otherwise send a segment's

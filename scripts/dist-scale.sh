@@ -64,7 +64,7 @@ EOF
 		for i in $(seq 0 $((n - 1))); do
 			/usr/bin/time -f "%U %S" -o "$dir/seg$i.time" \
 				"$bin" run -f "$dir/plan.yaml" --segment "$i/$n" --no-preflight \
-				--collector "http://$(cat "$dir/addr")" --out "$dir/seg$i" -q -o json >"$dir/seg$i.json" 2>"$dir/seg$i.log" &
+				--collector "http://$(cat "$dir/addr")" --collector-token-file "$dir/gathered/collector.token" --out "$dir/seg$i" -q -o json >"$dir/seg$i.json" 2>"$dir/seg$i.log" &
 			segs+=($!)
 		done
 		for p in "${segs[@]}"; do wait "$p" || true; done

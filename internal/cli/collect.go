@@ -37,8 +37,10 @@ lines arrive, with a table of the segments. Once every segment is done (or
 --segment-timeout after the first one is), the segments are merged into one
 run directory under --out exactly as inferload merge does, the summary is
 printed and the thresholds, checked on the merged data, set the exit code.
-Beyond loopback the collector needs a token (--token-file or
-$INFERLOAD_COLLECTOR_TOKEN), which the segments send. See
+Every call to the collector needs its token, which the segments send:
+--token-file or $INFERLOAD_COLLECTOR_TOKEN (required beyond loopback); on
+loopback without one, the collector makes one and writes it, readable by
+you only, to collector.token in its --dir for --collector-token-file. See
 docs/distributed.md.`,
 		Args: cobra.NoArgs,
 	}
@@ -49,7 +51,7 @@ docs/distributed.md.`,
 	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
 	c.Flags().StringVar(&dir, "dir", "", "directory to gather the segments' files in (default: a new collect-TIME directory under --out)")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
-	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+dist.TokenEnv+"); required beyond loopback")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+dist.TokenEnv+"; on loopback without one, a token is made and written to DIR/"+dist.TokenFile+")")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
 	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long (in a pod: time to kubectl cp the run directory)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -59,12 +61,20 @@ docs/distributed.md.`,
 		if segments < 1 {
 			return usageErrorf("--segments: want the number of segments, at least 1")
 		}
-		token, err := dist.ReadToken(tokenFile, st.Getenv(dist.TokenEnv))
+		token, err := dist.ReadToken(cmd.Context(), tokenFile, st.Getenv(dist.TokenEnv))
 		if err != nil {
 			return usageErrorf("--token-file: %v", err)
 		}
 		if dir == "" {
 			dir = filepath.Join(parent, "collect-"+st.clock().Now().UTC().Format(collectStamp))
+		}
+		l, err := net.Listen("tcp", listen)
+		if err != nil {
+			return usageErrorf("--listen %s: %v", listen, err)
+		}
+		if why := dist.NeedsToken(l.Addr()); why != "" && token == "" {
+			l.Close()
+			return usageErrorf("--listen: %s", why)
 		}
 		view := newCollectView(segments, st.clock().Now)
 		var feed *dist.Feed
@@ -73,18 +83,28 @@ docs/distributed.md.`,
 			// collector then only appends (BENCHMARKS.md has both costs).
 			feed = view.feed()
 		}
+		madeToken := token == ""
+		if madeToken {
+			// On loopback too every call needs a token: any local user of
+			// a shared host reaches the port. One is made and left for the
+			// segments in a file only this user can read.
+			if token, err = httpguard.NewToken(); err != nil {
+				l.Close()
+				return err
+			}
+		}
 		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: feed})
 		if err != nil {
+			l.Close()
 			return err
 		}
 		view.col = col
-		l, err := net.Listen("tcp", listen)
-		if err != nil {
-			return usageErrorf("--listen %s: %v", listen, err)
-		}
-		if why := dist.NeedsToken(l.Addr()); why != "" && token == "" {
-			l.Close()
-			return usageErrorf("--listen: %s", why)
+		tokenPath := filepath.Join(dir, dist.TokenFile)
+		if madeToken {
+			if err := os.WriteFile(tokenPath, []byte(token+"\n"), 0o600); err != nil {
+				l.Close()
+				return err
+			}
 		}
 		if addrFile != "" {
 			if err := os.WriteFile(addrFile, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
@@ -104,6 +124,9 @@ docs/distributed.md.`,
 			fmt.Fprintf(st.Stderr, "collecting %d segments on %s into %s\n", segments, strings.TrimSuffix(url, "/"), dir)
 			if note != "" {
 				fmt.Fprintf(st.Stderr, "(%s)\n", note)
+			}
+			if madeToken {
+				fmt.Fprintf(st.Stderr, "segments send its token: --collector-token-file %s\n", tokenPath)
 			}
 		}
 		bar := report.NewProgress(st.Stderr, false)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/dist"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
@@ -45,11 +46,16 @@ thresholds: ["requests.succeeded <= 30"]
 		"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--segment-timeout", "3s", "-o", "json", "-q")
 	raw := waitForPath(t, addrFile)
 	url := "http://" + strings.TrimSpace(string(raw))
+	// Given no token on loopback, the collector made one, for its user only.
+	tokenFile := filepath.Join(work, "gathered", dist.TokenFile)
+	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("the collector's token file: %v, %v; want it readable by its user only", fi, err)
+	}
 
 	var shards []*exec.Cmd
 	for i := range 3 {
 		shards = append(shards, startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/3", i), "--collector", url,
-			"--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q"))
+			"--collector-token-file", tokenFile, "--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q"))
 	}
 	// Killed mid-run, once the collector holds some of its records.
 	killed := waitForFile(t, filepath.Join(work, "shard-2"), rundir.Records, func(b []byte) bool { return recordLines(b) >= 50 })

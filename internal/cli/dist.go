@@ -60,7 +60,7 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 	if d.startAt != "" {
 		return nothing, usageErrorf("--collector gives the start itself: drop --start-at")
 	}
-	token, err := dist.ReadToken(d.tokenFile, st.Getenv(dist.TokenEnv))
+	token, err := dist.ReadToken(ctx, d.tokenFile, st.Getenv(dist.TokenEnv))
 	if err != nil {
 		return nothing, usageErrorf("--collector-token-file: %v", err)
 	}
