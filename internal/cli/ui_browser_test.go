@@ -122,6 +122,8 @@ func TestLiveUIInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	poll(`document.getElementById('locked-msg').hidden && !document.getElementById('stop').disabled`)
+	// The token left the address bar; the cookie carries it.
+	poll(`location.search.indexOf('token=') < 0`)
 	poll(`document.getElementById('t-done').textContent !== '–' && document.querySelectorAll('canvas').length >= 6`)
 	first := text("t-done")
 	poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
