@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
-	"strings"
 	"syscall"
 
 	"github.com/inferload/inferload/engine"
@@ -83,43 +82,10 @@ func hangupSafe(in <-chan os.Signal) <-chan os.Signal {
 	return out
 }
 
-// version is the module version stamped by `go install` (v1.2.3, or a
-// pseudo-version), else the commit a `go build` in a checkout stamped
-// ("dev (commit 0123abcd4567, 2026-12-04, modified)"), else "dev".
+// version is the module version stamped by `go install`, or "dev".
 func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
 	}
-	return versionOf(bi)
-}
-
-// versionOf is version from a binary's build info.
-func versionOf(bi *debug.BuildInfo) string {
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	var commit, at string
-	modified := false
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			commit = s.Value[:min(len(s.Value), 12)]
-		case "vcs.time":
-			at, _, _ = strings.Cut(s.Value, "T")
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	if commit == "" {
-		return "dev"
-	}
-	parts := []string{"commit " + commit}
-	if at != "" {
-		parts = append(parts, at)
-	}
-	if modified {
-		parts = append(parts, "modified")
-	}
-	return "dev (" + strings.Join(parts, ", ") + ")"
+	return "dev"
 }
