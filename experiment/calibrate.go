@@ -51,14 +51,22 @@ type Calibration struct {
 // successful ones.
 func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	var steps []capacity.FitStep
-	var batch []batchSample
+	var spans []levelSpan
 	for _, dir := range o.Dirs {
-		s, err := fitStepsOf(dir)
+		s, sp, err := fitStepsOf(dir)
 		if err != nil {
 			return nil, err
 		}
 		steps = append(steps, s...)
-		b, err := batchSamples(dir)
+		spans = append(spans, sp...)
+	}
+	top := 0
+	for _, s := range steps {
+		top = max(top, s.Users)
+	}
+	var batch []batchSample
+	for _, dir := range o.Dirs {
+		b, err := batchSamples(dir, spans, top)
 		if err != nil {
 			return nil, err
 		}
@@ -79,23 +87,31 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	return c, nil
 }
 
+// levelSpan is when, on dir's run clock, a load level of users ran.
+type levelSpan struct {
+	dir          string
+	users        int
+	fromUS, toUS int64
+}
+
 // fitStepsOf turns one run directory into load levels: its summary's
-// steps (or the whole run), each with its measured requests.
-func fitStepsOf(dir string) ([]capacity.FitStep, error) {
+// steps (or the whole run), each with its measured requests, and when
+// each ran.
+func fitStepsOf(dir string) ([]capacity.FitStep, []levelSpan, error) {
 	p, err := summary.ReadPlan(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.Load.OpenLoop() {
-		return nil, fmt.Errorf("calibrate %s: an open-loop run; fit closed-loop runs (a sweep over --users), whose users the simulation can replay", dir)
+		return nil, nil, fmt.Errorf("calibrate %s: an open-loop run; fit closed-loop runs (a sweep over --users), whose users the simulation can replay", dir)
 	}
 	think, err := schedule.ParseThinkTime(p.Load.ThinkTime)
 	if err != nil {
-		return nil, fmt.Errorf("calibrate %s: load.think_time: %w", dir, err)
+		return nil, nil, fmt.Errorf("calibrate %s: load.think_time: %w", dir, err)
 	}
 	built, err := summary.Assemble(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := built.Summary
 	reqs := map[int][]capacity.FitRequest{}
@@ -105,7 +121,7 @@ func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 		}
 		return nil
 	}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []capacity.FitRequest) capacity.FitStep {
 		return capacity.FitStep{Users: int(users), Think: think.Mean(), Warmup: p.Load.Warmup,
@@ -114,22 +130,26 @@ func fitStepsOf(dir string) ([]capacity.FitStep, error) {
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
 	}
 	if len(s.Steps) == 0 {
-		return []capacity.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, nil
+		whole := levelSpan{dir: dir, users: p.Load.Concurrency, toUS: math.MaxInt64}
+		return []capacity.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, []levelSpan{whole}, nil
 	}
 	var out []capacity.FitStep
+	var spans []levelSpan
 	for _, st := range s.Steps {
 		if st.Kind != record.StepConstant || st.Mode != record.ModeClosed {
 			continue // a ramp has no one load to replay
 		}
 		if len(reqs[st.Index]) == 0 {
-			return nil, fmt.Errorf("calibrate %s: step %d (%s) has no successful request to replay", dir, st.Index, record.LoadText(st.Target, st.Mode))
+			return nil, nil, fmt.Errorf("calibrate %s: step %d (%s) has no successful request to replay", dir, st.Index, record.LoadText(st.Target, st.Mode))
 		}
 		out = append(out, level(st.Target, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index]))
+		spans = append(spans, levelSpan{dir: dir, users: int(st.Target),
+			fromUS: int64(st.StartS * 1e6), toUS: int64((st.StartS + st.WindowS) * 1e6)})
 	}
 	if len(out) == 0 {
-		return nil, errors.New("calibrate " + dir + ": no constant closed-loop step to fit")
+		return nil, nil, errors.New("calibrate " + dir + ": no constant closed-loop step to fit")
 	}
-	return out, nil
+	return out, spans, nil
 }
 
 // batchSample is one scrape of what the server said it was doing: the
@@ -140,11 +160,14 @@ type batchSample struct {
 	running  float64
 	waiting  float64
 	hasQueue bool
+	// top: scraped while the level with the most users ran.
+	top bool
 }
 
 // batchSamples reads dir's scraped telemetry for the samples that carry a
-// running batch; none when the run scraped none.
-func batchSamples(dir string) ([]batchSample, error) {
+// running batch, marking those scraped while a level of top users ran
+// (spans); none when the run scraped none.
+func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error) {
 	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
@@ -156,7 +179,11 @@ func batchSamples(dir string) ([]batchSample, error) {
 			continue
 		}
 		q, hasQueue := s.Values[observe.QueueDepth]
-		out = append(out, batchSample{running: v, waiting: q, hasQueue: hasQueue})
+		b := batchSample{running: v, waiting: q, hasQueue: hasQueue}
+		for _, sp := range spans {
+			b.top = b.top || (sp.dir == dir && sp.users == top && s.TimeUS >= sp.fromUS && s.TimeUS < sp.toUS)
+		}
+		out = append(out, b)
 	}
 	return out, nil
 }
@@ -165,28 +192,37 @@ func batchSamples(dir string) ([]batchSample, error) {
 //
 // Rule: the limit is learned as n = the peak of the scraped running
 // batch, rounded, only when (a) n is below the most users any level
-// offered and (b) the server itself said requests waited while it ran
-// n: some scrape with a running batch within half a request of the
-// peak also shows a waiting queue above zero. Both are needed because
-// a running peak below the users offered is not proof of a limit on
-// its own: scrapes are instants that can miss the peak, and a slow or
-// busy client keeps fewer requests out than it has users. A queue at
-// the peak is the server's own word that it was full. When the peak
-// reached the users offered the limit is at least that; without a
-// running or a waiting series, or when nothing waited, the base's
-// limit stays. The sentence says which.
+// offered and (b) the server itself said it was full at n, scrape after
+// scrape, while that level ran: of its scrapes with a running batch
+// within half a request of the peak, at least minQueuedScrapes and at
+// least half also show requests waiting in its queue. A running peak
+// below the users offered is no proof on its own: scrapes are instants
+// that can miss the peak, and a slow or busy client keeps fewer requests
+// out than it has users. Nor is a request waiting now and then: a
+// batching server (vLLM, the simulator) holds an arrival in its queue
+// until its next step even with room in the batch. A server at its
+// limit keeps the surplus waiting. When the peak reached the users
+// offered the limit is at least that; without a running or a waiting
+// series, or when the queue was not persistent, the base's limit stays.
+// The sentence says which.
 func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, batch []batchSample) (sim.Profile, string) {
 	users := 0
 	for _, s := range steps {
 		users = max(users, s.Users)
 	}
-	peak, queueSeries, queuedAtPeak := 0.0, false, false
+	peak, queueSeries := 0.0, false
 	for _, b := range batch {
 		peak = max(peak, b.running)
 		queueSeries = queueSeries || b.hasQueue
 	}
+	atPeak, queued := 0, 0
 	for _, b := range batch {
-		queuedAtPeak = queuedAtPeak || (b.waiting > 0 && b.running >= peak-0.5)
+		if b.top && b.running >= peak-0.5 {
+			atPeak++
+			if b.waiting > 0 {
+				queued++
+			}
+		}
 	}
 	kept := fmt.Sprintf("max_num_seqs %d kept from the base: ", base.MaxNumSeqs)
 	switch n := int(math.Round(peak)); {
@@ -196,12 +232,16 @@ func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, batch []batchSa
 		return base, kept + fmt.Sprintf("the server ran every request offered (up to %d at once), so its limit is at least %d", n, users)
 	case !queueSeries:
 		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but it exports no waiting-queue series to show it was full", n, users)
-	case !queuedAtPeak:
-		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but no request waited in its queue, so the client offered fewer than its users", n, users)
+	case queued < minQueuedScrapes || 2*queued < atPeak:
+		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but requests waited in its queue in only %d of the %d scrapes at that peak while %d users ran (a full server keeps them waiting: at least %d scrapes and half of them), so the client offered fewer than its users", n, users, queued, atPeak, users, minQueuedScrapes)
 	default:
 		base.MaxNumSeqs = n
-		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) with requests waiting in its queue while up to %d users were offered", n, n, users)
+		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) with requests waiting in its queue in %d of the %d scrapes at that peak while %d users ran", n, n, queued, atPeak, users)
 	}
 }
+
+// minQueuedScrapes is how many scrapes at the running peak must show a
+// queue before learnBatchLimit takes the peak for the server's limit.
+const minQueuedScrapes = 3
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -81,7 +81,7 @@ workload: {input_tokens: "64", output_tokens: "16"}
 func TestLlamaCalibrateLearnsSlots(t *testing.T) {
 	t.Parallel()
 	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 2})
-	p := testPlan(t, fmt.Sprintf("name: llama-cal\ntarget: {url: %s/v1, model: tiny}\nworkload: {input_tokens: \"64\", output_tokens: \"16\"}\nload:\n  concurrency: 1\n  warmup: 500ms\n  grace: 10s\n", s.URL))
+	p := testPlan(t, fmt.Sprintf("name: llama-cal\ntarget: {url: %s/v1, model: tiny}\nworkload: {input_tokens: \"64\", output_tokens: \"16\"}\nobserve: {interval: 250ms}\nload:\n  concurrency: 1\n  warmup: 500ms\n  grace: 10s\n", s.URL))
 	out, err := Sweep(context.Background(), p, Options{Env: testEnv()}, SweepOptions{Mode: record.ModeClosed, Loads: []float64{2, 4},
 		StepDuration: 4 * time.Second})
 	if err != nil {

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/experiment"
@@ -36,13 +37,30 @@ const (
 )
 
 // thresholdsVerdict is nil when every threshold of s passed, and otherwise
-// the error that exits with ExitThresholds.
+// the error that exits with ExitThresholds. It names the failed ones (the
+// first few, with the figure or the reason), so a quiet CI log says which
+// gate broke without the table.
 func thresholdsVerdict(s *record.Summary) error {
 	failed := analyze.Failed(s.Thresholds)
 	if failed == 0 {
 		return nil
 	}
-	return &exitError{code: ExitThresholds, err: fmt.Errorf("%d of %d thresholds failed", failed, len(s.Thresholds))}
+	const named = 3
+	var which []string
+	for _, t := range s.Thresholds {
+		switch {
+		case t.Passed || len(which) == named:
+		case t.Error != "":
+			which = append(which, fmt.Sprintf("%s (%s)", t.Expr, t.Error))
+		default:
+			which = append(which, fmt.Sprintf("%s (%s = %.4g)", t.Expr, t.Metric, t.Value))
+		}
+	}
+	more := ""
+	if failed > named {
+		more = fmt.Sprintf("; %d more", failed-named)
+	}
+	return &exitError{code: ExitThresholds, err: fmt.Errorf("%d of %d thresholds failed: %s%s", failed, len(s.Thresholds), strings.Join(which, "; "), more)}
 }
 
 // recordsLost is nil when loss says nothing is missing, and otherwise the

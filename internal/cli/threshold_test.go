@@ -26,11 +26,13 @@ func TestThresholdExitCodes(t *testing.T) {
 		// Every threshold holds: exit 0, verdicts listed under the table.
 		{"pass", []string{"error_rate < 0.01", "output_tokens_per_s > 0"}, ExitOK, "all 2 thresholds passed", ""},
 		// An impossible latency limit: exit 99, the failure listed and summed up.
-		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed"},
+		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed: ttft_ms.p99 < 0 (metrics.ttft_ms.p99 = "},
+		// Quiet: no table, but stderr still names the gate that broke.
+		{"fail quietly", []string{"ttft_ms.p99 < 0", "-q"}, ExitThresholds, "", "1 of 1 thresholds failed: ttft_ms.p99 < 0 (metrics.ttft_ms.p99 = "},
 		// A threshold on a figure no summary can hold is refused before the run, as k6 does.
 		{"unknown metric", []string{"ttft.p42 < 1"}, ExitUsage, "", `no summary figure can match "ttft_ms.p42"`},
 		// One on a figure this run may lack (a run has no steps) is judged after it, and fails.
-		{"missing figure", []string{"steps.0.ttft_ms.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed"},
+		{"missing figure", []string{"steps.0.ttft_ms.p99 < 1"}, ExitThresholds, "no summary figure matches", "1 of 1 thresholds failed: steps.0.ttft_ms.p99 < 1 (no summary figure matches"},
 		// A malformed expression is a usage error, reported before the run.
 		{"bad expression", []string{"failure_rate < 2s"}, ExitUsage, "", "--threshold"},
 		// The threshold language shared with --slo: a short name and a duration.
@@ -40,6 +42,10 @@ func TestThresholdExitCodes(t *testing.T) {
 		dir := t.TempDir()
 		args := append(append([]string{}, base...), "--out", dir)
 		for _, th := range tt.thresholds {
+			if strings.HasPrefix(th, "-") { // a flag of the run, not a threshold
+				args = append(args, th)
+				continue
+			}
 			args = append(args, "--threshold", th)
 		}
 		code, stdout, stderr := runCLI(t, args...)
