@@ -8,10 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/summary"
 )
 
 // A comparison embedded in the current run's report.html survives a

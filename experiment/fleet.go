@@ -10,14 +10,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 	"github.com/inferload/inferload/workload"
 )
 

@@ -6,12 +6,11 @@ import (
 	"slices"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // ColdStart asks what a fleet suffers while it scales out: From replicas

@@ -6,10 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // tinySim serves the simulator's fast "tiny" profile, with faults (the

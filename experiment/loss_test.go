@@ -9,11 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // finishedRun runs 300 requests against the tiny simulator and returns

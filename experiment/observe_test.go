@@ -11,12 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // TestRunObservesSimulator: a real run against the simulator scrapes its

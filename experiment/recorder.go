@@ -6,13 +6,12 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/summary"
 )
 
 // recorder writes a run's records as they finish and keeps the live

@@ -10,14 +10,13 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
 	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/summary"
 )
 
 // Options are a run's connections to the outside world, injected so the

@@ -7,13 +7,12 @@ import (
 	"math"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // StageOptions tune what a staged run judges and when it stops. The zero

@@ -8,12 +8,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // Steering changes a run while it runs: the live UI's and its API's

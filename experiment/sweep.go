@@ -8,12 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // SweepOptions describe a load sweep: one constant step per load, after a

@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/summary"
 )
 
 // SoakOptions describe a soak: one long run cut into windows whose

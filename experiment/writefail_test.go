@@ -12,10 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/summary"
-
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // TestFullDiskStopsTheRun: records.jsonl on a full disk (/dev/full, where

@@ -66,7 +66,7 @@ func TestReadStopsOnCancel(t *testing.T) {
 	fifo := func(name string) string {
 		p := filepath.Join(dir, name)
 		if err := syscall.Mkfifo(p, 0o600); err != nil {
-			t.Skipf("mkfifo: %v", err)
+			t.Fatalf("mkfifo: %v", err) // Linux always has FIFOs: no skip hides a missing one
 		}
 		return p
 	}
