@@ -13,11 +13,6 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// aliases are names people reach for that summary.json spells otherwise.
-var aliases = map[string]string{
-	"error_rate": "failure_rate",
-}
-
 // Evaluate checks every threshold against s. A metric that resolves to
 // nothing, or to more than one figure, fails with the reason in Error: a
 // gate that cannot be checked must not pass silently.
@@ -97,9 +92,6 @@ func joinPath(prefix, k string) string {
 //	classes.short.ttft_ms.p95 -> classes.short.metrics.ttft_ms.p95
 //	p99                       -> ambiguous: failed_e2e_ms.p99, metrics.e2e_ms.p99, …
 func Resolve(figures map[string]float64, metric string) (string, float64, error) {
-	if a, ok := aliases[metric]; ok {
-		metric = a
-	}
 	if v, ok := figures[metric]; ok {
 		return metric, v, nil
 	}

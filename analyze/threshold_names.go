@@ -25,11 +25,7 @@ const anyKey = "*"
 func CheckNames(ths []record.Threshold, classes []string) error {
 	patterns := FigurePatterns(classes)
 	for i, t := range ths {
-		metric := t.Metric
-		if a, ok := aliases[metric]; ok {
-			metric = a
-		}
-		if !anyPatternMatches(patterns, strings.Split(metric, ".")) {
+		if !anyPatternMatches(patterns, strings.Split(t.Metric, ".")) {
 			return fmt.Errorf("threshold %d: %w %q: no summary figure can match %q (see docs/summary.md)", i+1, record.ErrThreshold, t.Expr, t.Metric)
 		}
 	}

@@ -42,8 +42,6 @@ func TestResolve(t *testing.T) {
 		{metric: "ttft_ms.p99", wantPath: "metrics.ttft_ms.p99", wantVal: 1500},
 		// A top-level section can be left out.
 		{metric: "output_tokens_per_s", wantPath: "throughput.output_tokens_per_s", wantVal: 640},
-		// error_rate is an alias of failure_rate.
-		{metric: "error_rate", wantPath: "failure_rate", wantVal: 0.02},
 		// A per-class figure, with "metrics" left out.
 		{metric: "classes.short.ttft_ms.p95", wantPath: "classes.short.metrics.ttft_ms.p95", wantVal: 250},
 		// A boolean reads as 0 or 1.
@@ -119,7 +117,7 @@ func FuzzThreshold(f *testing.F) {
 			t.Fatalf("reparse of %q: %+v, %v; want %+v", th.Expr, again, err, th)
 		}
 		figs := map[string]float64{th.Metric: 1}
-		if _, _, err := Resolve(figs, th.Metric); err != nil && aliases[th.Metric] == "" {
+		if _, _, err := Resolve(figs, th.Metric); err != nil {
 			t.Fatalf("Resolve of its own metric %q: %v", th.Metric, err)
 		}
 	})

@@ -25,8 +25,9 @@ const maxExprLen = 256
 type Threshold struct {
 	// Expr is the expression as written (trimmed).
 	Expr string
-	// Metric is the dotted path into summary.json, with the short latency
-	// names spelled as summary.json does (ttft.p99 is ttft_ms.p99); it is
+	// Metric is the dotted path into summary.json, with aliases and the
+	// short latency names spelled as summary.json does (error_rate is
+	// failure_rate, ttft.p99 is ttft_ms.p99); it is
 	// resolved against the summary when evaluated (analyze.Resolve).
 	Metric string
 	// Op is one of <, <=, >, >=, ==, !=.
@@ -136,9 +137,17 @@ func isNameRune(c rune) bool {
 	return c == '_' || c == '-' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
 }
 
-// canonicalMetric spells a short latency name followed by a statistic as
-// summary.json does: ttft.p99 is ttft_ms.p99.
+// metricAliases are whole names people reach for that summary.json
+// spells otherwise.
+var metricAliases = map[string]string{"error_rate": "failure_rate"}
+
+// canonicalMetric spells a metric as summary.json does: an alias as its
+// figure (error_rate is failure_rate), a short latency name followed by a
+// statistic with its unit (ttft.p99 is ttft_ms.p99).
 func canonicalMetric(m string) string {
+	if a, ok := metricAliases[m]; ok {
+		return a
+	}
 	segs := strings.Split(m, ".")
 	for i := 0; i+1 < len(segs); i++ {
 		if long, ok := latencyNames[segs[i]]; ok && isStatistic(segs[i+1]) {

@@ -18,7 +18,7 @@ func TestParseThreshold(t *testing.T) {
 		// The first example: a percentile under a limit.
 		{expr: "ttft_ms.p99 < 2000", want: Threshold{Expr: "ttft_ms.p99 < 2000", Metric: "ttft_ms.p99", Op: "<", Limit: 2000}},
 		// Spaces are optional and surrounding space is trimmed from Expr.
-		{expr: "  error_rate<0.01 ", want: Threshold{Expr: "error_rate<0.01", Metric: "error_rate", Op: "<", Limit: 0.01}},
+		{expr: "  error_rate<0.01 ", want: Threshold{Expr: "error_rate<0.01", Metric: "failure_rate", Op: "<", Limit: 0.01}}, // an alias: summary.json says failure_rate
 		// Two-character operators are not read as "<" then "=".
 		{expr: "output_tokens_per_s >= 5e2", want: Threshold{Expr: "output_tokens_per_s >= 5e2", Metric: "output_tokens_per_s", Op: ">=", Limit: 500}},
 		// A per-class path with a hyphenated class name and a negative limit.
