@@ -82,7 +82,7 @@ type Summary struct {
 	// Soak is a soak run's windows and drift; absent from other runs.
 	Soak *Soak `json:"soak,omitempty"`
 	// Segments has each segment's own figures in a run merged from
-	// segments (dist), in segment order; absent from other runs.
+	// segments (distributed), in segment order; absent from other runs.
 	Segments []SegmentFigures `json:"segments,omitempty"`
 	// Server is what scraped server and GPU metrics showed during the
 	// measured window; absent when nothing was observed (record/telemetry.go).

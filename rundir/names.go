@@ -39,7 +39,7 @@ const (
 	// Report is the self-contained HTML report.
 	Report = "report.html"
 	// Segment is a segment's tie to its distributed run: which segment it
-	// is and its clock's measured offset from the collector's (dist).
+	// is and its clock's measured offset from the collector's (distributed).
 	Segment = "segment.json"
 )
 

@@ -41,7 +41,7 @@ type Design struct {
 	Capacity *CapacityJudging `json:"capacity,omitempty"`
 	// Soak, when set, cuts the measured window into windows tested for drift.
 	Soak *SoakDesign `json:"soak,omitempty"`
-	// Segments, in a run merged from segments (dist.Merge), is how many;
+	// Segments, in a run merged from segments (distributed.Merge), is how many;
 	// each gets its own figures in summary.json's segments.
 	Segments int `json:"segments,omitempty"`
 }
@@ -68,7 +68,7 @@ type CapacityJudging struct {
 // staged reports whether the design's records carry a step per stage.
 func (d Design) staged() bool { return d.Kind != KindRun && d.Kind != KindSoak }
 
-// WriteDesign writes d as dir's experiment.json (dist writes a merged
+// WriteDesign writes d as dir's experiment.json (distributed writes a merged
 // run's).
 func WriteDesign(dir string, d Design) error {
 	return rundir.WriteJSON(filepath.Join(dir, rundir.Experiment), d)

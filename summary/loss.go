@@ -14,7 +14,7 @@ import (
 // FlushInterval is how often a run's files reach the OS, so what a
 // SIGKILL can lose: the records of requests that finished in the last
 // FlushInterval before the kill (rundir's writer; measured in
-// internal/cli's TestSIGKILLLosesUnderASecond).
+// cmd/inferload/cli's TestSIGKILLLosesUnderASecond).
 const FlushInterval = rundir.FlushInterval
 
 // RecordsLoss is what a run directory's records file is missing, as far

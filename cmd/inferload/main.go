@@ -6,7 +6,7 @@ import (
 	"os"
 	"runtime/pprof"
 
-	"github.com/inferload/inferload/internal/cli"
+	"github.com/inferload/inferload/cmd/inferload/cli"
 )
 
 // profileEnv names a file to write a CPU profile of the whole command to,

@@ -18,7 +18,7 @@ import (
 const module = "github.com/inferload/inferload"
 
 // everyLibraryPackage as a rule's subject means every package of the
-// module except the command (cmd/...), the CLI (internal/cli) and
+// module except the command (cmd/...), the CLI (cmd/inferload/cli) and
 // developer tools (internal/tools/...) and test support that starts real
 // engines (internal/enginetest): the library a Go user imports.
 const everyLibraryPackage = "(every library package)"
@@ -45,7 +45,7 @@ var rules = []rule{
 	// experiment runner, no renderer, no live sink. (It reads the engine's
 	// and the protocol's defaults, each defined once where it applies.)
 	{subject: "plan", design: "plan | … | HTTP, reports",
-		notModule: []string{"experiment", "report", "live", "internal/cli"}},
+		notModule: []string{"experiment", "report", "live", "cmd/inferload/cli"}},
 	// workload builds request specs; when they are sent (schedule), how
 	// (protocol, engine) and how results look (report) are not its concern.
 	{subject: "workload", design: "workload | … | when or how a request is sent",
@@ -102,31 +102,31 @@ var rules = []rule{
 	// it neither sends requests nor runs stages (and sim, the model it
 	// drives, knows nothing of it: sim's rule).
 	{subject: "capacity", design: "capacity planning (one package) | … | HTTP, the engine",
-		notModule: []string{"engine", "protocol", "experiment", "live", "report", "internal/cli"},
+		notModule: []string{"engine", "protocol", "experiment", "live", "report", "cmd/inferload/cli"},
 		notStd:    []string{"net/http"}},
 	// summary turns a run directory (records, events, telemetry, the
 	// resolved plan, the experiment's design) into summary.json and the
 	// report, one ordered assembly: it runs nothing, so what rebuilds a
-	// run (report, dist's merge) needs no orchestrator.
+	// run (report, distributed's merge) needs no orchestrator.
 	{subject: "summary", design: "summary | … | running requests, the network",
-		notModule: []string{"experiment", "live", "dist", "sim", "capacity", "internal/cli"},
+		notModule: []string{"experiment", "live", "distributed", "sim", "capacity", "cmd/inferload/cli"},
 		notStd:    []string{"net", "net/http"}},
 	// httpguard is the one guard of every HTTP surface inferload serves
 	// (live UI, launcher, collector): a leaf they all import, knowing
 	// none of them, nor what a run is.
 	{subject: "internal/httpguard", design: "live | … | distributed runs | … (one guard for the surfaces both serve)",
-		notModule: []string{"live", "dist", "experiment", "engine", "plan", "record", "rundir", "report"}},
+		notModule: []string{"live", "distributed", "experiment", "engine", "plan", "record", "rundir", "report"}},
 	// inputfile reads the files a user names, bounded: a leaf any package
 	// that reads one imports, knowing none of them.
 	{subject: "internal/inputfile", design: "Every file read is bounded and interruptible (issue 33)",
 		notModule: []string{"plan", "workload", "schedule", "protocol", "engine", "record", "experiment", "rundir", "live", "report"}},
 	// The CLI is wiring only and sits on top: no library package imports it.
-	{subject: everyLibraryPackage, design: "cmd/inferload + internal/cli | flag parsing and wiring only",
-		notModule: []string{"internal/cli"}},
+	{subject: everyLibraryPackage, design: "cmd/inferload + cmd/inferload/cli | flag parsing and wiring only",
+		notModule: []string{"cmd/inferload/cli"}},
 	// Signals are the CLI's: "the one place that touches os, the clock and
 	// signals". (os and time are imported widely for files and durations,
 	// so only signals can be checked by import.)
-	{subject: everyLibraryPackage, design: "cmd/inferload + internal/cli | the one place that touches … signals",
+	{subject: everyLibraryPackage, design: "cmd/inferload + cmd/inferload/cli | the one place that touches … signals",
 		notStd: []string{"os/signal"}},
 }
 
@@ -139,6 +139,31 @@ func TestImportRules(t *testing.T) {
 				t.Errorf("%s (DESIGN.md: %q)", v, r.design)
 			}
 		})
+	}
+}
+
+// TestInternalHoldsLeaves keeps internal/ for leaf helpers (issue 28
+// item 7): a package there depends on no module package outside
+// internal/, so a drawing of the house by directory does not put the
+// library above them. The developer tools, this test and the engine
+// starter for tests are not helpers of the library and are exempt.
+func TestInternalHoldsLeaves(t *testing.T) {
+	graph := loadGraph(t)
+	var leaves int
+	for path, p := range graph {
+		rel, ok := strings.CutPrefix(path, module+"/internal/")
+		if !ok || strings.HasPrefix(rel, "tools/") || rel == "archtest" || rel == "enginetest" {
+			continue
+		}
+		leaves++
+		for _, dep := range p.Deps {
+			if d, ok := strings.CutPrefix(dep, module+"/"); ok && !strings.HasPrefix(d, "internal/") {
+				t.Errorf("internal/%s depends on %s: internal/ holds leaf helpers only", rel, d)
+			}
+		}
+	}
+	if leaves == 0 {
+		t.Fatal("no package under internal/ was listed: is the test running inside the module?")
 	}
 }
 
@@ -214,7 +239,7 @@ func loadGraph(t *testing.T) graph {
 		}
 		g[p.ImportPath] = p
 	}
-	for _, want := range []string{"record", "report", "live", "internal/cli"} {
+	for _, want := range []string{"record", "report", "live", "cmd/inferload/cli"} {
 		if g[module+"/"+want] == nil {
 			t.Fatalf("go list did not list %s/%s: is the test running inside the module?", module, want)
 		}
@@ -288,10 +313,10 @@ func (g graph) through(p *pkg, target string) string {
 }
 
 // isLibrary reports whether path is a library package of the module: not
-// the command (cmd/...), the CLI (internal/cli), a developer tool
+// the command (cmd/...), the CLI (cmd/inferload/cli) among them, a developer tool
 // (internal/tools/...) or the tests' engine starter (internal/enginetest).
 func isLibrary(path string) bool {
 	rel, ok := strings.CutPrefix(path, module+"/")
-	return ok && !strings.HasPrefix(rel, "cmd/") && rel != "internal/cli" && !strings.HasPrefix(rel, "internal/tools/") &&
+	return ok && !strings.HasPrefix(rel, "cmd/") && !strings.HasPrefix(rel, "internal/tools/") &&
 		rel != "internal/enginetest"
 }

@@ -32,10 +32,10 @@ type worldRule struct {
 
 var worldRules = []worldRule{
 	// The environment, the process's arguments, its standard streams and
-	// its exit are the CLI's (internal/cli.State); a library reading them
+	// its exit are the CLI's (cmd/inferload/cli.State); a library reading them
 	// could not be run twice in one process with different settings.
 	{pkgPath: "os", names: []string{"Getenv", "LookupEnv", "Environ", "Setenv", "Unsetenv", "Exit", "Args", "Stdin", "Stdout", "Stderr"},
-		why: "the environment, arguments, standard streams and exit come in through internal/cli.State"},
+		why: "the environment, arguments, standard streams and exit come in through cmd/inferload/cli.State"},
 	// Figures, verdicts, plans and schedules never read the clock: they
 	// are functions of records and the plan, so a rebuild gives the same
 	// bytes. What measures or serves owns a clock: the engine's is

@@ -17,7 +17,7 @@ import (
 )
 
 // nonRoot is the user the image runs as (distroless' "nonroot"), the
-// uid the Kubernetes manifests (dist.K8sManifests) ask for.
+// uid the Kubernetes manifests (distributed.K8sManifests) ask for.
 const nonRoot = "65532:65532"
 
 // Write writes the image as an OCI image layout, tarred, to w: one layer

@@ -17,7 +17,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -114,7 +114,7 @@ observe: {gpu: false, scrape: "off"}
 	poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'waiting'; })`)
 	for i := range 2 {
 		startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/2", i), "--collector", url,
-			"--collector-token-file", filepath.Join(work, "gathered", dist.TokenFile), "--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
+			"--collector-token-file", filepath.Join(work, "gathered", distributed.TokenFile), "--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
 	}
 	// Both segments running, each with requests of its own, and the tiles
 	// counting them.

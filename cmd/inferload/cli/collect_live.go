@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/live"
 	"github.com/inferload/inferload/observe"
@@ -21,13 +21,13 @@ import (
 )
 
 // collectView is the collector's live view of the whole run, fed the
-// segments' lines as they arrive (dist.Feed): one aggregate over every
+// segments' lines as they arrive (distributed.Feed): one aggregate over every
 // segment's records for the progress line (the figures a single run's
 // line shows), one per segment for the segment table, and the live
 // page's monitor when --ui is set. Like a run's progress line it is a
 // view; the summary is assembled from the merged run directory.
 type collectView struct {
-	col *dist.Collector
+	col *distributed.Collector
 	now func() time.Time
 	mon *live.Monitor // nil without --ui
 
@@ -49,8 +49,8 @@ func newCollectView(n int, now func() time.Time) *collectView {
 }
 
 // feed is what the collector calls with each line.
-func (v *collectView) feed() *dist.Feed {
-	return &dist.Feed{Record: v.record, Event: v.event, Sample: v.sample}
+func (v *collectView) feed() *distributed.Feed {
+	return &distributed.Feed{Record: v.record, Event: v.event, Sample: v.sample}
 }
 
 func (v *collectView) record(seg int, r *record.Result) {
@@ -189,7 +189,7 @@ func (v *collectView) changes() []string {
 		changed := ph != v.phases[i]
 		v.phases[i] = ph
 		v.mu.Unlock()
-		if changed && ph != dist.PhaseWaiting {
+		if changed && ph != distributed.PhaseWaiting {
 			out = append(out, "segment "+v.segmentName(i)+" "+ph)
 		}
 	}
@@ -227,9 +227,9 @@ func (c collectControl) level() float64 { return c.Load().Level }
 // serveUI serves the live page over the view when --ui is set. The
 // returned close shows the merged run (or the error) on the page,
 // lingers when asked and stops serving.
-func (v *collectView) serveUI(st *State, f *uiFlags) (func(context.Context, *dist.Merged, error) error, error) {
+func (v *collectView) serveUI(st *State, f *uiFlags) (func(context.Context, *distributed.Merged, error) error, error) {
 	if f.listen == "" {
-		return func(context.Context, *dist.Merged, error) error { return nil }, nil
+		return func(context.Context, *distributed.Merged, error) error { return nil }, nil
 	}
 	ctl := collectControl{v: v}
 	v.mon = live.NewMonitor(live.MonitorOptions{Now: v.now})
@@ -239,7 +239,7 @@ func (v *collectView) serveUI(st *State, f *uiFlags) (func(context.Context, *dis
 		return nil, usageErrorf("--ui: %w", err)
 	}
 	fmt.Fprintf(st.Stderr, "live UI at %s\n", uiURL(st, srv))
-	return func(ctx context.Context, m *dist.Merged, err error) error {
+	return func(ctx context.Context, m *distributed.Merged, err error) error {
 		switch {
 		case err != nil:
 			v.mon.Finish(live.Final{Error: err.Error()})

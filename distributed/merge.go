@@ -2,7 +2,7 @@
 // cut into (schedule.Segment), and the merge of the segments' run
 // directories into one, summarised once from all their records by the same
 // assembly a single-process run uses (summary.Assemble).
-package dist
+package distributed
 
 import (
 	"bytes"

@@ -34,7 +34,7 @@ import (
 //	[!] greptree TEXT DIR  whether some file under DIR contains TEXT (with
 //	                       !, that none does: the failure names the file)
 //
-// Run them with `go test ./internal/cli/ -run Scripts`; add -v to see
+// Run them with `go test ./cmd/inferload/cli/ -run Scripts`; add -v to see
 // each script's log. Expected outputs are in the scripts themselves.
 func TestScripts(t *testing.T) {
 	t.Parallel()

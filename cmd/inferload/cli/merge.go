@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 )
 
 func newMergeCmd(st *State) *cobra.Command {
@@ -34,7 +34,7 @@ completion). See docs/distributed.md.`,
 		if err := out.validate(); err != nil {
 			return err
 		}
-		m, err := dist.Merge(args, parent)
+		m, err := distributed.Merge(args, parent)
 		if err != nil {
 			return usageError(err)
 		}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
@@ -47,7 +47,7 @@ thresholds: ["requests.succeeded <= 30"]
 	raw := waitForPath(t, addrFile)
 	url := "http://" + strings.TrimSpace(string(raw))
 	// Given no token on loopback, the collector made one, for its user only.
-	tokenFile := filepath.Join(work, "gathered", dist.TokenFile)
+	tokenFile := filepath.Join(work, "gathered", distributed.TokenFile)
 	if fi, err := os.Stat(tokenFile); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the collector's token file: %v, %v; want it readable by its user only", fi, err)
 	}

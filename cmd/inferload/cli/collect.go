@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/internal/httpguard"
 	"github.com/inferload/inferload/report"
 )
@@ -51,7 +51,7 @@ docs/distributed.md.`,
 	c.Flags().IntVar(&segments, "segments", 0, "how many segments make the run (N of --segment I/N)")
 	c.Flags().StringVar(&dir, "dir", "", "directory to gather the segments' files in (default: a new collect-TIME directory under --out)")
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
-	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+dist.TokenEnv+"; on loopback without one, a token is made and written to DIR/"+dist.TokenFile+")")
+	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+distributed.TokenEnv+"; on loopback without one, a token is made and written to DIR/"+distributed.TokenFile+")")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
 	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long (in a pod: time to kubectl cp the run directory)")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -61,7 +61,7 @@ docs/distributed.md.`,
 		if segments < 1 {
 			return usageErrorf("--segments: want the number of segments, at least 1")
 		}
-		token, err := dist.ReadToken(cmd.Context(), tokenFile, st.Getenv(dist.TokenEnv))
+		token, err := distributed.ReadToken(cmd.Context(), tokenFile, st.Getenv(distributed.TokenEnv))
 		if err != nil {
 			return usageErrorf("--token-file: %v", err)
 		}
@@ -72,12 +72,12 @@ docs/distributed.md.`,
 		if err != nil {
 			return usageErrorf("--listen %s: %v", listen, err)
 		}
-		if why := dist.NeedsToken(l.Addr()); why != "" && token == "" {
+		if why := distributed.NeedsToken(l.Addr()); why != "" && token == "" {
 			l.Close()
 			return usageErrorf("--listen: %s", why)
 		}
 		view := newCollectView(segments, st.clock().Now)
-		var feed *dist.Feed
+		var feed *distributed.Feed
 		if !out.quiet || ui.listen != "" {
 			// Quiet and without a page nothing shows the live view: the
 			// collector then only appends (BENCHMARKS.md has both costs).
@@ -93,13 +93,13 @@ docs/distributed.md.`,
 				return err
 			}
 		}
-		col, err := dist.NewCollector(dist.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: feed})
+		col, err := distributed.NewCollector(distributed.CollectorConfig{Segments: segments, Dir: dir, Now: st.clock().Now, Token: token, Feed: feed})
 		if err != nil {
 			l.Close()
 			return err
 		}
 		view.col = col
-		tokenPath := filepath.Join(dir, dist.TokenFile)
+		tokenPath := filepath.Join(dir, distributed.TokenFile)
 		if madeToken {
 			if err := os.WriteFile(tokenPath, []byte(token+"\n"), 0o600); err != nil {
 				l.Close()
@@ -130,7 +130,7 @@ docs/distributed.md.`,
 			}
 		}
 		bar := report.NewProgress(st.Stderr, false)
-		progress := func([]dist.SegmentStatus) {
+		progress := func([]distributed.SegmentStatus) {
 			snap := view.tick()
 			if out.quiet {
 				return
@@ -140,7 +140,7 @@ docs/distributed.md.`,
 			}
 			bar.Update(snap)
 		}
-		m, err := dist.Collect(ctx, col, l, dist.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress})
+		m, err := distributed.Collect(ctx, col, l, distributed.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress})
 		progress(nil) // the segments' last changes
 		if err != nil {
 			closeUI(ctx, nil, err)

@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/schedule"
@@ -25,7 +25,7 @@ type distFlags struct {
 func (d *distFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&d.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
 	c.Flags().StringVar(&d.collector, "collector", "", "a collector's URL (inferload collect): wait for its common start, stream the run directory to it as it is written, tell it when done (needs --segment)")
-	c.Flags().StringVar(&d.tokenFile, "collector-token-file", "", "file holding the collector's token, sent as a bearer header (default: $"+dist.TokenEnv+")")
+	c.Flags().StringVar(&d.tokenFile, "collector-token-file", "", "file holding the collector's token, sent as a bearer header (default: $"+distributed.TokenEnv+")")
 }
 
 // uploadEvery is how often a segment streams its new lines to the
@@ -60,25 +60,25 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 	if d.startAt != "" {
 		return nothing, usageErrorf("--collector gives the start itself: drop --start-at")
 	}
-	token, err := dist.ReadToken(ctx, d.tokenFile, st.Getenv(dist.TokenEnv))
+	token, err := distributed.ReadToken(ctx, d.tokenFile, st.Getenv(distributed.TokenEnv))
 	if err != nil {
 		return nothing, usageErrorf("--collector-token-file: %v", err)
 	}
-	client := dist.WithToken(&http.Client{Timeout: 10 * time.Second}, token)
-	offset, err := dist.MeasureClock(ctx, client, d.collector, st.clock().Now)
+	client := distributed.WithToken(&http.Client{Timeout: 10 * time.Second}, token)
+	offset, err := distributed.MeasureClock(ctx, client, d.collector, st.clock().Now)
 	if err != nil {
 		return nothing, err
 	}
 	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
 		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
-	ready := dist.WithToken(&http.Client{}, token) // no timeout: the wait lasts until the last segment arrives
-	startAt, err := dist.Ready(ctx, ready, d.collector, seg)
+	ready := distributed.WithToken(&http.Client{}, token) // no timeout: the wait lasts until the last segment arrives
+	startAt, err := distributed.Ready(ctx, ready, d.collector, seg)
 	if err != nil {
 		return nothing, err
 	}
 	opts.StartAt = startAt.Add(-offset.Offset) // the collector's instant on this machine's clock
 	opts.TraceRun = sharedTraceRun(p, startAt)
-	var up *dist.Uploader
+	var up *distributed.Uploader
 	var inFlight atomic.Pointer[func() int]
 	reportInFlight := opts.InFlight
 	opts.InFlight = func(current func() int) {
@@ -89,10 +89,10 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 	}
 	started := opts.Started
 	opts.Started = func(dir string) {
-		if err := dist.WriteSegmentInfo(dir, seg, d.collector, offset); err != nil {
+		if err := distributed.WriteSegmentInfo(dir, seg, d.collector, offset); err != nil {
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
-		up = dist.StartUpload(client, d.collector, seg, dir, uploadEvery, func() int {
+		up = distributed.StartUpload(client, d.collector, seg, dir, uploadEvery, func() int {
 			if f := inFlight.Load(); f != nil {
 				return (*f)()
 			}

@@ -5,13 +5,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/inferload/inferload/dist"
+	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/plan"
 )
 
 func newK8sCmd(st *State) *cobra.Command {
 	var file string
-	var o dist.K8sOptions
+	var o distributed.K8sOptions
 	var selectors, tolerations []string
 	c := &cobra.Command{
 		Use:   "k8s -f plan.yaml --shards N --image REGISTRY/inferload:TAG",
@@ -60,13 +60,13 @@ docs/distributed.md.
 			o.NodeSelector[k] = v
 		}
 		for _, s := range tolerations {
-			t, err := dist.ParseToleration(s)
+			t, err := distributed.ParseToleration(s)
 			if err != nil {
 				return usageError(err)
 			}
 			o.Tolerations = append(o.Tolerations, t)
 		}
-		out, err := dist.K8sManifests(p, o)
+		out, err := distributed.K8sManifests(p, o)
 		if err != nil {
 			return usageError(err)
 		}
