@@ -3,12 +3,8 @@ package analyze
 import (
 	"math"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 )
 
 // plant describes a synthetic closed-loop run: users send back to back;
@@ -28,29 +24,32 @@ const (
 	plantMeasureUS = 65_000_000
 )
 
-// write fills dir with records.jsonl and events.jsonl.
-func (p plant) write(t *testing.T, dir string) {
-	t.Helper()
+// samples generates the plant's records into RunSamples named name and
+// closes its window on the plant's clock marks, as a run directory with
+// these records and events would load.
+func (p plant) samples(name string) *RunSamples {
 	rng := rand.New(rand.NewPCG(p.seed, 7))
-	rec, err := rundir.NewJSONLWriter(filepath.Join(dir, "records.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rs := NewRunSamples(name)
 	id := uint64(0)
 	for u := 0; u < p.users; u++ {
 		for at := int64(0); at < plantMeasureUS; {
 			id++
 			r := p.request(rng, id, at)
-			if err := rec.Write(r); err != nil {
-				t.Fatal(err)
-			}
+			rs.Add(r)
 			at = r.DoneUS()
 		}
 	}
-	if err := rec.Close(); err != nil {
-		t.Fatal(err)
+	var info record.RunInfo
+	for _, e := range []record.Event{
+		{Kind: record.EventRunStart, Message: "2026-01-02T03:04:05Z"},
+		{TimeUS: plantWarmupUS, Kind: record.EventWarmupEnd},
+		{TimeUS: plantMeasureUS, Kind: record.EventMeasureEnd},
+		{TimeUS: plantMeasureUS + 5_000_000, Kind: record.EventRunEnd},
+	} {
+		info.Apply(&e)
 	}
-	p.writeEvents(t, dir)
+	rs.Close(info)
+	return rs
 }
 
 func (p plant) request(rng *rand.Rand, id uint64, sendUS int64) *record.Result {
@@ -78,40 +77,4 @@ func (p plant) request(rng *rand.Rand, id uint64, sendUS int64) *record.Result {
 	}
 	r.E2EUS = at + 1_000
 	return r
-}
-
-func (p plant) writeEvents(t *testing.T, dir string) {
-	t.Helper()
-	ev, err := rundir.NewJSONLWriter(filepath.Join(dir, "events.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range []record.Event{
-		{Kind: record.EventRunStart, Message: "2026-01-02T03:04:05Z"},
-		{TimeUS: plantWarmupUS, Kind: record.EventWarmupEnd},
-		{TimeUS: plantMeasureUS, Kind: record.EventMeasureEnd},
-		{TimeUS: plantMeasureUS + 5_000_000, Kind: record.EventRunEnd},
-	} {
-		if err := ev.Write(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := ev.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// loadPlant writes p into a fresh directory named name and loads it.
-func loadPlant(t *testing.T, name string, p plant) *RunSamples {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), name)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	p.write(t, dir)
-	rs, err := LoadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs
 }

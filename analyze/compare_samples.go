@@ -21,6 +21,12 @@ type RunSamples struct {
 	RequestsPerS     []float64
 	// Env is env.json decoded into generic JSON values; nil when absent.
 	Env map[string]any
+
+	// delivered counts every added record's completions and tokens per
+	// second until Close cuts the measured window from it.
+	delivered  deliveries
+	lastDoneUS int64
+	records    int64
 }
 
 // Samples are the measured latencies (ms) and outcome counts of a set of
@@ -38,8 +44,12 @@ func NewRunSamples(name string) *RunSamples {
 	return &RunSamples{Name: name, Overall: &Samples{}, Classes: map[string]*Samples{}}
 }
 
-// Add counts one record in the run and in its class.
+// Add counts one record in the run and in its class, and its deliveries
+// in the run's per-second throughput.
 func (rs *RunSamples) Add(r *record.Result) {
+	rs.records++
+	rs.lastDoneUS = max(rs.lastDoneUS, r.DoneUS())
+	rs.delivered.add(r)
 	rs.Overall.Add(r)
 	class := r.Class
 	if class == "" {
@@ -51,6 +61,25 @@ func (rs *RunSamples) Add(r *record.Result) {
 		rs.Classes[class] = s
 	}
 	s.Add(r)
+}
+
+// Records is how many records Add has counted, warm-up and failures
+// included.
+func (rs *RunSamples) Records() int64 { return rs.records }
+
+// Close sets RequestsPerS and OutputTokensPerS to the whole seconds of
+// the measured window the run's clock marks give: from the end of
+// warm-up to when issuing stopped, else the run's end, else (a killed
+// run has neither) the last completion.
+func (rs *RunSamples) Close(info record.RunInfo) {
+	end := rs.lastDoneUS
+	switch {
+	case info.MeasureEndUS > 0:
+		end = info.MeasureEndUS
+	case info.EndUS > 0:
+		end = info.EndUS
+	}
+	rs.RequestsPerS, rs.OutputTokensPerS = rs.delivered.window(info.WarmupEndUS, end)
 }
 
 // Add counts one record.

@@ -12,8 +12,8 @@ import (
 
 func TestCompareFlagsPlantedSlowdown(t *testing.T) {
 	t.Parallel()
-	base := loadPlant(t, "base", plant{seed: 1, slowdown: 1, users: 48})
-	slow := loadPlant(t, "slow", plant{seed: 2, slowdown: 1.15, users: 48})
+	base := plant{seed: 1, slowdown: 1, users: 48}.samples("base")
+	slow := plant{seed: 2, slowdown: 1.15, users: 48}.samples("slow")
 	c := Compare(base, slow, CompareOptions{})
 	if c.Verdict() != "regression" {
 		t.Fatalf("a 15%% slowdown passed: %v", c.Deltas)
@@ -37,8 +37,8 @@ func TestCompareFlagsPlantedSlowdown(t *testing.T) {
 func TestCompareIgnoresNoise(t *testing.T) {
 	t.Parallel()
 	// Two samples of the same distribution, from different seeds.
-	a := loadPlant(t, "a", plant{seed: 3, slowdown: 1, users: 48})
-	b := loadPlant(t, "b", plant{seed: 4, slowdown: 1, users: 48})
+	a := plant{seed: 3, slowdown: 1, users: 48}.samples("a")
+	b := plant{seed: 4, slowdown: 1, users: 48}.samples("b")
 	c := Compare(a, b, CompareOptions{})
 	if c.Regressions != 0 || c.Verdict() != "pass" {
 		t.Fatalf("noise flagged as regression: %v", c.Worse())
@@ -52,8 +52,8 @@ func TestCompareIgnoresNoise(t *testing.T) {
 
 func TestCompareIsRepeatable(t *testing.T) {
 	t.Parallel()
-	a := loadPlant(t, "a", plant{seed: 5, slowdown: 1, users: 4, classes: []string{"chat", "doc"}})
-	b := loadPlant(t, "b", plant{seed: 6, slowdown: 1.05, users: 4, classes: []string{"chat", "doc"}, failEvery: 20})
+	a := plant{seed: 5, slowdown: 1, users: 4, classes: []string{"chat", "doc"}}.samples("a")
+	b := plant{seed: 6, slowdown: 1.05, users: 4, classes: []string{"chat", "doc"}, failEvery: 20}.samples("b")
 	first := Compare(a, b, CompareOptions{Seed: 9})
 	second := Compare(a, b, CompareOptions{Seed: 9})
 	if diff := cmp.Diff(first, second); diff != "" {
@@ -70,8 +70,8 @@ func TestCompareIsRepeatable(t *testing.T) {
 
 func TestCompareLimits(t *testing.T) {
 	t.Parallel()
-	base := loadPlant(t, "base", plant{seed: 1, slowdown: 1, users: 8})
-	slow := loadPlant(t, "slow", plant{seed: 2, slowdown: 1.15, users: 8})
+	base := plant{seed: 1, slowdown: 1, users: 8}.samples("base")
+	slow := plant{seed: 2, slowdown: 1.15, users: 8}.samples("slow")
 	tests := []struct {
 		name   string
 		limits []Limit
@@ -263,13 +263,5 @@ func TestDiffEnv(t *testing.T) {
 	// Two runs without env.json differ in nothing.
 	if got := DiffEnv(nil, nil); len(got) != 0 {
 		t.Errorf("nil envs: %v", got)
-	}
-}
-
-func TestLoadRunErrors(t *testing.T) {
-	t.Parallel()
-	// A directory without records is not a run directory.
-	if _, err := LoadRun(t.TempDir()); !errors.Is(err, ErrNotRunDir) {
-		t.Errorf("empty dir: %v, want ErrNotRunDir", err)
 	}
 }

@@ -276,7 +276,7 @@ func segmentList(shards []*shard) string {
 func readTelemetry(shards []*shard) ([][]observe.Sample, error) {
 	out := make([][]observe.Sample, len(shards))
 	for i, sh := range shards {
-		samples, err := rundir.ReadTelemetry(filepath.Join(sh.dir, rundir.Telemetry))
+		samples, err := summary.ReadTelemetry(sh.dir)
 		if err != nil {
 			return nil, fmt.Errorf("merge: %s: %w", sh.dir, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"path/filepath"
 	"time"
 
 	"github.com/inferload/inferload/capacity"
@@ -167,7 +166,7 @@ type batchSample struct {
 // running batch, marking those scraped while a level of top users ran
 // (spans); none when the run scraped none.
 func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error) {
-	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
+	samples, err := summary.ReadTelemetry(dir)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}

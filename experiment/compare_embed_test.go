@@ -27,11 +27,11 @@ func TestEmbedComparison(t *testing.T) {
 		}
 		dirs[k] = res.Dir
 	}
-	base, err := analyze.LoadRun(dirs[0])
+	base, err := summary.LoadRunSamples(dirs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	cur, err := analyze.LoadRun(dirs[1])
+	cur, err := summary.LoadRunSamples(dirs[1])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -205,7 +205,7 @@ func runHintCase(t *testing.T, tc hintCase) (*record.Summary, string) {
 // and keeps the measured window's samples.
 func measuredTelemetry(t *testing.T, dir string) (all, measured []observe.Sample, info record.RunInfo) {
 	t.Helper()
-	all, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
+	all, err := summary.ReadTelemetry(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,7 +291,7 @@ func checkHintsFromTelemetry(t *testing.T, dir string) {
 // the client verdict and names each hint (or says none fired).
 func checkHintReport(t *testing.T, s *record.Summary, dir string) {
 	t.Helper()
-	samples, err := rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
+	samples, err := summary.ReadTelemetry(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

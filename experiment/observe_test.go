@@ -37,7 +37,7 @@ env: {framework: inferload-sim}
 	if err != nil {
 		t.Fatal(err)
 	}
-	samples, err := rundir.ReadTelemetry(filepath.Join(res.Dir, rundir.Telemetry))
+	samples, err := summary.ReadTelemetry(res.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,16 +4,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-
-	"github.com/inferload/inferload/observe"
 )
 
-// ReadTelemetry reads a telemetry.jsonl, with the same tolerance and
-// errors as ReadRecords. A missing file is no samples: the run had
-// telemetry off.
-func ReadTelemetry(path string) ([]observe.Sample, error) {
-	var out []observe.Sample
-	_, err := readJSONL(path, func(s *observe.Sample) error {
+// ReadTelemetry reads a telemetry.jsonl into samples of type S (observe's
+// Sample), with the same tolerance and errors as ReadRecords. A missing
+// file is no samples: the run had telemetry off. The sample type is the
+// caller's so that the run directory's format knows nothing of what the
+// samples mean (DESIGN.md: rundir does not know observe).
+func ReadTelemetry[S any](path string) ([]S, error) {
+	var out []S
+	_, err := readJSONL(path, func(s *S) error {
 		out = append(out, *s)
 		return nil
 	})

@@ -91,7 +91,7 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.R
 	if d.Soak != nil {
 		s.Soak = soakOf(f.soak, s, d.Soak)
 	}
-	samples, err := readTelemetry(dir)
+	samples, err := ReadTelemetry(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -212,8 +212,9 @@ func readSpans(dir string) (*observe.SpanJoin, error) {
 	return join, nil
 }
 
-// readTelemetry loads telemetry.jsonl for a rebuild; a run without one
-// (older, or telemetry off) has no samples.
-func readTelemetry(dir string) ([]observe.Sample, error) {
-	return rundir.ReadTelemetry(filepath.Join(dir, rundir.Telemetry))
+// ReadTelemetry loads a run directory's telemetry.jsonl; a run without
+// one (older, or telemetry off) has no samples. It is the one reader of
+// the file: rebuilds, merges and calibrate use it.
+func ReadTelemetry(dir string) ([]observe.Sample, error) {
+	return rundir.ReadTelemetry[observe.Sample](filepath.Join(dir, rundir.Telemetry))
 }

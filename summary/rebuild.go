@@ -156,7 +156,7 @@ func writeReport(dir string, s *record.Summary, digest *report.Digest) error {
 			return fmt.Errorf("report of %s: %s: %w", dir, rundir.Env, err)
 		}
 	}
-	samples, err := readTelemetry(dir)
+	samples, err := ReadTelemetry(dir)
 	if err != nil {
 		return fmt.Errorf("report of %s: %w", dir, err)
 	}

@@ -102,11 +102,11 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 // to ExitRegression.
 func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 	write func(io.Writer, *analyze.Comparison) error, htmlPath string, embed bool) error {
-	base, err := analyze.LoadRun(baseDir)
+	base, err := summary.LoadRunSamples(baseDir)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	cur, err := analyze.LoadRun(curDir)
+	cur, err := summary.LoadRunSamples(curDir)
 	if err != nil {
 		return fmt.Errorf("current: %w", err)
 	}

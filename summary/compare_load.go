@@ -1,4 +1,4 @@
-package analyze
+package summary
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
@@ -15,24 +16,19 @@ import (
 // ErrNotRunDir marks a directory without records.jsonl.
 var ErrNotRunDir = errors.New("not a run directory")
 
-// LoadRun reads what a comparison needs from a run directory: every record
-// (measured ones for latencies and failures, all successes for
-// throughput), the measured window from events.jsonl, and env.json. A
-// run that was killed still loads: its window ends at the last completion.
-func LoadRun(dir string) (*RunSamples, error) {
-	info, err := loadWindow(dir)
+// LoadRunSamples reads what a comparison needs from a run directory:
+// every record (measured ones for latencies and failures, all successes
+// for throughput), the measured window from events.jsonl, and env.json.
+// A run that was killed still loads: its window ends at the last
+// completion. It needs no plan.yaml, so runs of older versions compare.
+func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
+	info, err := readWindow(dir)
 	if err != nil {
 		return nil, err
 	}
-	rs := NewRunSamples(filepath.Base(filepath.Clean(dir)))
-	var d deliveries
-	var lastDone int64
-	n := 0
+	rs := analyze.NewRunSamples(filepath.Base(filepath.Clean(dir)))
 	_, err = rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		rs.Add(r)
-		d.add(r)
-		lastDone = max(lastDone, r.DoneUS())
-		n++
 		return nil
 	})
 	if errors.Is(err, fs.ErrNotExist) {
@@ -41,31 +37,19 @@ func LoadRun(dir string) (*RunSamples, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading records of %s: %w", dir, err)
 	}
-	if n == 0 {
+	if rs.Records() == 0 {
 		return nil, fmt.Errorf("%s: no records to compare (was the run stopped before any request finished?)", dir)
 	}
-	rs.RequestsPerS, rs.OutputTokensPerS = d.window(info.WarmupEndUS, windowEnd(info, lastDone))
-	if rs.Env, err = loadEnv(dir); err != nil {
+	rs.Close(info)
+	if rs.Env, err = readEnv(dir); err != nil {
 		return nil, err
 	}
 	return rs, nil
 }
 
-// windowEnd is when issuing stopped, else the run's end, else the last
-// completion (a killed run has neither event).
-func windowEnd(info record.RunInfo, lastDoneUS int64) int64 {
-	switch {
-	case info.MeasureEndUS > 0:
-		return info.MeasureEndUS
-	case info.EndUS > 0:
-		return info.EndUS
-	}
-	return lastDoneUS
-}
-
-// loadWindow reads the warm-up end and issuing stop from events.jsonl; a
-// missing file means no warm-up and an unknown end.
-func loadWindow(dir string) (record.RunInfo, error) {
+// readWindow reads the run's clock marks from events.jsonl; a missing
+// file means no warm-up and an unknown end.
+func readWindow(dir string) (record.RunInfo, error) {
 	var info record.RunInfo
 	_, err := rundir.ReadEvents(filepath.Join(dir, rundir.Events), func(e *record.Event) error {
 		info.Apply(e)
@@ -77,8 +61,8 @@ func loadWindow(dir string) (record.RunInfo, error) {
 	return info, nil
 }
 
-// loadEnv decodes env.json; nil without error when the run has none.
-func loadEnv(dir string) (map[string]any, error) {
+// readEnv decodes env.json; nil without error when the run has none.
+func readEnv(dir string) (map[string]any, error) {
 	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
