@@ -137,11 +137,7 @@ func loadShards(dirs []string) ([]*shard, error) {
 }
 
 func loadShard(dir string) (*shard, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, rundir.Plan))
-	if err != nil {
-		return nil, fmt.Errorf("merge: %s is not a run directory: %w", dir, err)
-	}
-	p, err := plan.Parse(filepath.Join(dir, rundir.Plan), raw)
+	p, err := summary.ReadPlan(dir)
 	if err != nil {
 		return nil, fmt.Errorf("merge: %w", err)
 	}

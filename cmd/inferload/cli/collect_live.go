@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,8 +15,8 @@ import (
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
+	"github.com/inferload/inferload/summary"
 )
 
 // collectView is the collector's live view of the whole run, fed the
@@ -104,12 +103,7 @@ func (v *collectView) runPlan() *plan.Plan {
 	if v.plan != nil {
 		return v.plan
 	}
-	path := filepath.Join(v.col.SegmentDir(0), rundir.Plan)
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil
-	}
-	if p, err := plan.Parse(path, raw); err == nil {
+	if p, err := summary.ReadPlan(v.col.SegmentDir(0)); err == nil {
 		v.plan = p
 	}
 	return v.plan
