@@ -44,6 +44,8 @@ type Monitor struct {
 	done    int64
 	failed  int64
 	outToks int64
+	// straggled counts records whose second was closed before they came.
+	straggled int64
 }
 
 // MonitorOptions configure a Monitor; the zero value is the default.
@@ -174,7 +176,15 @@ func (m *Monitor) Observe(r *record.Result) {
 		m.failed++
 		m.addError(r)
 	}
-	s := m.secondOf(max(r.DoneUS(), 0) / 1e6)
+	if r.OK() {
+		m.outToks += int64(r.OutputTokens)
+	}
+	sec := record.SecondOf(r)
+	if sec < m.next {
+		m.straggled++ // its second is already drawn, as in series.jsonl
+		return
+	}
+	s := m.second(sec)
 	s.p.Completed++
 	if failed {
 		s.p.Failed++
@@ -182,7 +192,6 @@ func (m *Monitor) Observe(r *record.Result) {
 	if !r.OK() {
 		return
 	}
-	m.outToks += int64(r.OutputTokens)
 	s.p.OutTokens += int64(r.OutputTokens)
 	s.e2.Record(r.E2EUS)
 	if !r.Stream || r.TTFTUS <= 0 {
@@ -195,10 +204,8 @@ func (m *Monitor) Observe(r *record.Result) {
 	r.EachGap(s.itl.RecordN)
 }
 
-// secondOf is the open second sec; a record of a second already closed
-// (a straggler) counts in the oldest open one.
-func (m *Monitor) secondOf(sec int64) *second {
-	sec = max(sec, m.next)
+// second is the open second sec (not yet closed: sec ≥ next).
+func (m *Monitor) second(sec int64) *second {
 	s := m.open[sec]
 	if s == nil {
 		if n := len(m.free); n > 0 {
@@ -319,6 +326,14 @@ func (m *Monitor) Finish(f Final) {
 	}
 	m.closeUpTo(end)
 	m.final = &f
+}
+
+// Stragglers counts records that finished in a second already closed:
+// they are in the totals but in no second's point (record.SecondOf).
+func (m *Monitor) Stragglers() int64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.straggled
 }
 
 // finished reports whether Finish was called.

@@ -136,3 +136,46 @@ func TestMonitorCountsTailGaps(t *testing.T) {
 		t.Errorf("ITL p50/p90/p99 %v: want 50 ms (1,000 tail gaps beside 3 kept ones)", itl)
 	}
 }
+
+// TestMonitorStragglersAsSeries: a record finishing in a second already
+// closed is counted in the totals and in no second, as series.jsonl
+// (record.Series) counts it; the monitor used to add it to the oldest
+// open second, so the page's per-second line and series.jsonl
+// disagreed on that second.
+func TestMonitorStragglersAsSeries(t *testing.T) {
+	t.Parallel()
+	now := time.Unix(0, 0)
+	m := NewMonitor(MonitorOptions{Now: func() time.Time { return now }})
+	m.Start("d", 10*time.Second)
+	var windows []record.Window
+	series := record.NewSeries(func(w record.Window) { windows = append(windows, w) })
+	observe := func(r *record.Result) { m.Observe(r); series.Add(r) }
+
+	observe(ok(500, 10, "")) // second 0
+	now = now.Add(2500 * time.Millisecond)
+	m.Tick() // closes second 0
+	observe(ok(9_000, 10, "")) // moves the series past second 0's lag too
+	observe(ok(800, 10, ""))   // finished in second 0: a straggler to both
+	m.Finish(Final{Dir: "d"})
+	series.Flush()
+
+	if m.Stragglers() != 1 || series.Stragglers() != 1 {
+		t.Fatalf("stragglers: monitor %d, series %d; want 1 each", m.Stragglers(), series.Stragglers())
+	}
+	v := m.View(0, 0)
+	if v.Completed != 3 {
+		t.Errorf("total completed %d, want 3 (a straggler is still a completion)", v.Completed)
+	}
+	byT := map[int64]int64{}
+	for _, p := range v.Points {
+		byT[p.T] = p.Completed
+	}
+	for _, w := range windows {
+		if byT[w.TS] != w.Completed {
+			t.Errorf("second %d: page %d completions, series.jsonl %d", w.TS, byT[w.TS], w.Completed)
+		}
+	}
+	if byT[1] != 0 || byT[9] != 1 {
+		t.Errorf("per-second completions %v: second 1 should be empty, second 9 hold one", byT)
+	}
+}

@@ -70,10 +70,17 @@ func NewSeries(emit func(Window)) *Series {
 	return &Series{emit: emit, open: make(map[int64]*openWindow)}
 }
 
+// SecondOf is the one-second window of the run clock a record belongs
+// to: the one it finished in (Result.DoneUS), a negative time counting
+// in second 0. Every per-second view (series.jsonl, the live page) cuts
+// by it, and a record whose window was already closed is a straggler
+// counted in no window, in each of them.
+func SecondOf(r *Result) int64 { return max(r.DoneUS(), 0) / 1e6 }
+
 // Add puts r in the window it finished in, then emits every window more
 // than SeriesLagS seconds older than the newest completion seen.
 func (s *Series) Add(r *Result) {
-	sec := max(r.DoneUS(), 0) / 1e6
+	sec := SecondOf(r)
 	if sec < s.next {
 		s.straggled++ // its window is already written
 		return
