@@ -153,7 +153,7 @@ func TestMonitorStragglersAsSeries(t *testing.T) {
 
 	observe(ok(500, 10, "")) // second 0
 	now = now.Add(2500 * time.Millisecond)
-	m.Tick() // closes second 0
+	m.Tick()                   // closes second 0
 	observe(ok(9_000, 10, "")) // moves the series past second 0's lag too
 	observe(ok(800, 10, ""))   // finished in second 0: a straggler to both
 	m.Finish(Final{Dir: "d"})

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/inferload/inferload/record"
 )
 
 // classFlag collects --class values, each one request class written as
@@ -51,7 +53,7 @@ func (cf *classFlag) Set(s string) error {
 // classFlagKeys are the keys --class takes (setFlagKey; input and output
 // are short for input_tokens and output_tokens).
 var classFlagKeys = []string{"name", "weight", "input_tokens", "output_tokens", "ignore_eos", "api",
-	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns",
+	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns",
 	"connect_timeout", "ttft_timeout", "timeout", "images", "image_size", "image_format"}
 
 // classFlagKeyList is classFlagKeys as a list, the last joined by last.
@@ -84,6 +86,10 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.SharedPrefix.Fraction, err = strconv.ParseFloat(value, 64)
 	case "prefix_groups":
 		c.SharedPrefix.Groups, err = strconv.Atoi(value)
+	case "slo":
+		// One bound in the threshold language (slo=ttft<=500ms); the key
+		// repeats for more, as a comma ends the pair.
+		return c.addBound(value)
 	case "slo_ttft_ms":
 		c.SLO.TTFTMs, err = strconv.ParseFloat(value, 64)
 	case "slo_tpot_ms":
@@ -110,6 +116,20 @@ func (c *Class) setFlagKey(key, value string) error {
 	if err != nil {
 		return fmt.Errorf("%q is not valid", value)
 	}
+	return nil
+}
+
+// addBound adds one per-request bound to the class's SLO; a bound the
+// class already has is an error, as in ParseBounds.
+func (c *Class) addBound(expr string) error {
+	b, err := record.ParseBounds([]string{expr})
+	if err != nil {
+		return err
+	}
+	if b.TTFTMs > 0 && c.SLO.TTFTMs > 0 || b.TPOTMs > 0 && c.SLO.TPOTMs > 0 || b.E2EMs > 0 && c.SLO.E2EMs > 0 {
+		return fmt.Errorf("%q bounds a figure the class already bounds", expr)
+	}
+	c.SLO = b.Over(c.SLO)
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/inferload/inferload/record"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +25,10 @@ const (
 	maxBodyDepth = 64
 )
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	sloType      = reflect.TypeFor[record.SLO]()
+)
 
 // decoder fills a Plan from a YAML node tree. It checks every key against
 // the schema itself, rather than leaving it to yaml's KnownFields, so that
@@ -131,6 +135,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) bool {
 	switch {
 	case v.Type() == durationType:
 		return d.duration(n, v, path)
+	case v.Type() == sloType && n.Kind != yaml.MappingNode:
+		return d.bounds(n, v, path)
 	case v.Kind() == reflect.Struct:
 		d.fields(n, v, path)
 		return true
@@ -214,6 +220,38 @@ func (d *decoder) duration(n *yaml.Node, v reflect.Value, path string) bool {
 		return false
 	}
 	v.SetInt(int64(dur))
+	return true
+}
+
+// bounds reads an SLO written in the threshold language: one string
+// ("ttft <= 500ms, tpot <= 50ms") or a list of them. The mapping form
+// (ttft_ms: 500) is the older spelling, decoded field by field.
+func (d *decoder) bounds(n *yaml.Node, v reflect.Value, path string) bool {
+	var exprs []string
+	switch n.Kind {
+	case yaml.ScalarNode:
+		exprs = []string{n.Value}
+	case yaml.SequenceNode:
+		for _, item := range n.Content {
+			if item = d.resolve(item, path); item == nil {
+				return false
+			}
+			if item.Kind != yaml.ScalarNode {
+				d.fail(item, path, "want a bound such as \"ttft <= 500ms\", got %s", kindName(item))
+				return false
+			}
+			exprs = append(exprs, item.Value)
+		}
+	default:
+		d.fail(n, path, "want bounds such as \"ttft <= 500ms, tpot <= 50ms\" (or a list of them), got %s", kindName(n))
+		return false
+	}
+	slo, err := record.ParseBounds(exprs)
+	if err != nil {
+		d.fail(n, path, "%v", err)
+		return false
+	}
+	v.Set(reflect.ValueOf(slo))
 	return true
 }
 

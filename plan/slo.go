@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 
 	"github.com/inferload/inferload/record"
 )
@@ -22,8 +24,33 @@ type Compute struct {
 // maxSLOMs bounds an SLO bound: a day, far beyond any request timeout.
 const maxSLOMs = 86_400_000
 
+// sloFlag collects --goodput-slo: per-request bounds in the threshold language,
+// repeatable and comma-separated ("ttft<=500ms,tpot<=50ms").
+type sloFlag struct {
+	exprs []string
+	slo   record.SLO
+}
+
+func (sf *sloFlag) String() string { return strings.Join(sf.exprs, ",") }
+
+// Type names the value in --help.
+func (sf *sloFlag) Type() string { return "bounds" }
+
+// Set parses one --goodput-slo and adds its bounds to the earlier ones'.
+func (sf *sloFlag) Set(s string) error {
+	slo, err := record.ParseBounds(append(slices.Clone(sf.exprs), s))
+	if err != nil {
+		return err
+	}
+	sf.exprs, sf.slo = append(sf.exprs, s), slo
+	return nil
+}
+
 func (f *Flags) bindSLOAndCompute() {
 	fs := f.fs
+	slo := &sloFlag{}
+	fs.Var(slo, "goodput-slo", "SLO each request is judged by for goodput (whole run and each sweep step), e.g. 'ttft<=500ms,tpot<=50ms' (repeatable; over the plan's workload.slo bound by bound; --slo-ttft-ms and the like are older spellings of one bound)")
+	f.add("goodput-slo", "workload.slo", func(p *Plan) { p.Workload.SLO = slo.slo.Over(p.Workload.SLO) })
 	bind(f, "slo-ttft-ms", "workload.slo.ttft_ms", fs.Float64("slo-ttft-ms", 0, "SLO: a request meets it only with TTFT at most this many ms; goodput (whole run and each sweep step) counts those (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFTMs })
 	bind(f, "slo-tpot-ms", "workload.slo.tpot_ms", fs.Float64("slo-tpot-ms", 0, "SLO: a request meets it only with TPOT at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TPOTMs })
 	bind(f, "slo-e2e-ms", "workload.slo.e2e_ms", fs.Float64("slo-e2e-ms", 0, "SLO: a request meets it only with E2E latency at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.E2EMs })
