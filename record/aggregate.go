@@ -135,20 +135,8 @@ func (a *Aggregate) Add(r *Result) {
 	if r.Late {
 		a.late++
 	}
-	if r.ExpectedRejection() {
-		a.rejected++
-		return
-	}
-	if r.Error == ErrClientResource {
-		// The load generator's own failure: the target never saw it.
-		a.clientFailed++
-		a.errors[r.Error]++
-		return
-	}
-	if !r.OK() {
-		a.failed++
-		a.errors[r.Error]++
-		a.failedE2E.Record(r.E2EUS)
+	if !r.MeasuredSuccess() {
+		a.addUnsuccessful(r)
 		return
 	}
 	a.succeeded++
@@ -157,6 +145,23 @@ func (a *Aggregate) Add(r *Result) {
 	a.server.add(r)
 	if !a.child {
 		a.reads.add(r)
+	}
+}
+
+// addUnsuccessful counts a measured request that did not succeed: an
+// expected rejection (a pass), the client's own failure, or the target's.
+func (a *Aggregate) addUnsuccessful(r *Result) {
+	switch {
+	case r.ExpectedRejection():
+		a.rejected++
+	case r.Error == ErrClientResource:
+		// The load generator's own failure: the target never saw it.
+		a.clientFailed++
+		a.errors[r.Error]++
+	default:
+		a.failed++
+		a.errors[r.Error]++
+		a.failedE2E.Record(r.E2EUS)
 	}
 }
 
@@ -203,14 +208,27 @@ func (a *Aggregate) addLatencies(r *Result) {
 		a.nonStream++
 		return
 	}
-	if r.TTFTUS <= 0 {
+	ttft, ok := TTFTUS(r)
+	if !ok {
 		return // no content event: nothing to time
 	}
-	a.ttft.Record(r.TTFTUS)
+	a.ttft.Record(ttft)
 	a.cache.add(r)
 	if tpot, ok := TPOTUS(r); ok {
 		a.tpot.Record(tpot)
 	}
+}
+
+// TTFTUS is a request's time to first token, the one rule every TTFT
+// figure and drawing uses (docs/metrics.md#latency-metrics): the
+// record's TTFT when it was streamed and carried a content event. ok is
+// false otherwise: a non-streamed reply arrives whole, so its "first
+// token" would be its end and time the transport, not generation.
+func TTFTUS(r *Result) (us int64, ok bool) {
+	if !r.Stream || r.TTFTUS <= 0 {
+		return 0, false
+	}
+	return r.TTFTUS, true
 }
 
 // TPOTUS is a request's time per output token, the one definition every
@@ -221,10 +239,11 @@ func (a *Aggregate) addLatencies(r *Result) {
 // TTFT share an origin, so an open-loop queue delay cancels out.
 // Example: E2E 1 100 ms, TTFT 100 ms, 101 tokens → 10 ms per token.
 func TPOTUS(r *Result) (us int64, ok bool) {
-	if !r.Stream || r.TTFTUS <= 0 {
+	ttft, ok := TTFTUS(r)
+	if !ok {
 		return 0, false
 	}
-	return TPOTOf(r.E2EUS, r.TTFTUS, r.OutputTokens)
+	return TPOTOf(r.E2EUS, ttft, r.OutputTokens)
 }
 
 // TPOTOf is TPOTUS's rule on its inputs alone, for a model that has no

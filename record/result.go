@@ -189,6 +189,13 @@ type Result struct {
 // OK reports whether the request succeeded.
 func (r *Result) OK() bool { return r.Error == ErrNone }
 
+// MeasuredSuccess reports whether r is a success of the measured window:
+// not warm-up, no error. Every latency figure of a summary (TTFT, ITL,
+// TPOT, E2E, client queue delay) and every latency drawing of the report
+// is made of these records alone: a failure's E2E goes to failed_e2e_ms,
+// a warm-up record only to the counts (docs/metrics.md).
+func (r *Result) MeasuredSuccess() bool { return !r.Warmup && r.OK() }
+
 // OriginUS is the run-clock instant latencies are measured from: the
 // intended time in open-loop runs, the send time otherwise.
 func (r *Result) OriginUS() int64 {

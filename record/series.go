@@ -172,8 +172,8 @@ func (ow *openWindow) add(r *Result) {
 	w.OutputTokens += int64(r.OutputTokens)
 	w.InputTokens += int64(inputTokens(r))
 	ow.e2e.Record(r.E2EUS)
-	if r.Stream && r.TTFTUS > 0 {
-		ow.ttft.Record(r.TTFTUS)
+	if ttft, ok := TTFTUS(r); ok {
+		ow.ttft.Record(ttft)
 	}
 	if r.Clock == ClockKernel {
 		ow.readLag.Record(r.ReadLagUS)

@@ -41,22 +41,46 @@ func (t *throughputMeter) add(r *Result) {
 	}
 	done[slotRequests]++
 	done[slotInputTokens] += float64(inputTokens(r))
-	// Output tokens arrive over the stream: spread them evenly over its
-	// content events, so a long reply that started before the window only
-	// counts the part that arrived inside it. A reply without events (not
-	// streamed) delivers everything at its end.
+	deliverOutput(r, t)
+}
+
+// outputSink receives a reply's output tokens at the times they arrived
+// (deliverOutput): the throughput meter's slots, or OutputFlow's columns.
+type outputSink interface {
+	// atEvents adds per tokens at each instant base+offsets[k].
+	atEvents(base int64, offsets []int64, per float64)
+	// spreadEven adds total tokens spread evenly over [fromUS, toUS], all
+	// at fromUS when the span is empty.
+	spreadEven(fromUS, toUS int64, total float64)
+}
+
+// deliverOutput is throughput's rule for when a successful reply's output
+// tokens arrived, the one every output-tokens rate uses. They arrive over
+// the stream: spread evenly over its content events, so a long reply that
+// started before the window only counts the part that arrived inside it.
+// A reply without events (not streamed) delivers everything at its end.
+func deliverOutput(r *Result, s outputSink) {
 	if len(r.EventsUS) == 0 || r.OutputTokens == 0 {
-		done[slotOutputTokens] += float64(r.OutputTokens)
+		done := r.DoneUS()
+		s.spreadEven(done, done, float64(r.OutputTokens))
 		return
 	}
 	per := float64(r.OutputTokens) / float64(r.ContentEvents())
-	t.m.spread(r.SendUS, r.EventsUS, throughputWidth, slotOutputTokens, per)
+	s.atEvents(r.SendUS, r.EventsUS, per)
 	if tl := r.EventsTail; tl != nil && tl.Dropped > 0 {
 		// The dropped events' times are gone: their tokens are spread
 		// evenly from the last kept event to the last event.
 		from := r.SendUS + r.EventsUS[len(r.EventsUS)-1]
-		t.m.spreadEven(from, r.SendUS+tl.LastUS, throughputWidth, slotOutputTokens, per*float64(tl.Dropped))
+		s.spreadEven(from, r.SendUS+tl.LastUS, per*float64(tl.Dropped))
 	}
+}
+
+func (t *throughputMeter) atEvents(base int64, offsets []int64, per float64) {
+	t.m.spread(base, offsets, throughputWidth, slotOutputTokens, per)
+}
+
+func (t *throughputMeter) spreadEven(fromUS, toUS int64, total float64) {
+	t.m.spreadEven(fromUS, toUS, throughputWidth, slotOutputTokens, total)
 }
 
 // over sums what was delivered in [fromUS, toUS].

@@ -35,45 +35,47 @@ func binEdgeMS(b int) float64 {
 }
 
 // Digest folds records into what the HTML report draws from them:
-// distributions of TTFT, ITL and E2E, and heat maps of latency over time.
-// Its size is bounded whatever the number of records; Add is not safe for
-// concurrent use. Warm-up requests and failures are left out, as in the
-// summary's latency figures.
+// distributions of TTFT, ITL and E2E, and heat maps of latency over time,
+// in display bins; and, from record, TTFT by input length and the output
+// tokens delivered over time. Its size is bounded whatever the number of
+// records; Add is not safe for concurrent use.
+//
+// It computes no figure of its own: which records count is record's rule
+// (Result.MeasuredSuccess, TTFTUS, EachGap, the throughput rule), as in
+// the summary, so a distribution holds as many samples as summary.json's
+// metric, and every number the page prints comes from record.
 type Digest struct {
 	ttft, itl, e2e [latencyBins]int64
 	ttftHeat       heat
 	e2eHeat        heat
 	// inputTTFT is TTFT by input-length bin (html_input.go).
-	inputTTFT map[int]*[latencyBins]int64
+	inputTTFT record.TTFTByInput
 	// output is the output tokens delivered over time, warm-up included.
-	output  tokenFlow
-	records int64
+	output record.OutputFlow
 }
 
 // NewDigest returns an empty digest.
 func NewDigest() *Digest {
-	return &Digest{ttftHeat: heat{widthS: 1}, e2eHeat: heat{widthS: 1}, output: tokenFlow{widthS: 1}}
+	return &Digest{ttftHeat: heat{widthS: 1}, e2eHeat: heat{widthS: 1}}
 }
 
 // Add folds one record in.
 func (d *Digest) Add(r *record.Result) {
-	d.records++
-	if r.OK() {
-		d.output.addResult(r)
-	}
-	if r.Warmup || !r.OK() {
+	d.output.Add(r)
+	d.inputTTFT.Add(r)
+	if !r.MeasuredSuccess() {
 		return
 	}
 	sec := max(r.DoneUS(), 0) / 1e6
 	d.e2e[binOf(r.E2EUS)]++
 	d.e2eHeat.add(sec, binOf(r.E2EUS))
-	if !r.Stream || r.TTFTUS <= 0 {
+	r.EachGap(func(gapUS, n int64) { d.itl[binOf(gapUS)] += n })
+	ttft, ok := record.TTFTUS(r)
+	if !ok {
 		return
 	}
-	d.ttft[binOf(r.TTFTUS)]++
-	d.ttftHeat.add(sec, binOf(r.TTFTUS))
-	d.addInput(r)
-	r.EachGap(func(gapUS, n int64) { d.itl[binOf(gapUS)] += n })
+	d.ttft[binOf(ttft)]++
+	d.ttftHeat.add(sec, binOf(ttft))
 }
 
 // heat counts requests per (time column, latency bin).
@@ -107,77 +109,3 @@ func (h *heat) coarsen() {
 
 // empty reports whether nothing was counted.
 func (h *heat) empty() bool { return len(h.cols) == 0 }
-
-// maxFlowColumns bounds tokenFlow's columns, as maxColumns does a heat
-// map's: a day-long run keeps 32-second columns.
-const maxFlowColumns = 4096
-
-// tokenFlow is the output tokens delivered per column of the run clock,
-// counted as the summary's throughput counts them: spread evenly over the
-// stream's content events, at the instant each arrived (a reply without
-// events delivers all at its end). A long reply's tokens thus land in the
-// seconds they streamed in, not in the second it completed.
-type tokenFlow struct {
-	widthS int64 // seconds per column, a power of two
-	cols   []float64
-}
-
-func (f *tokenFlow) addResult(r *record.Result) {
-	if len(r.EventsUS) == 0 || r.OutputTokens == 0 {
-		f.add(r.DoneUS(), float64(r.OutputTokens))
-		return
-	}
-	per := float64(r.OutputTokens) / float64(r.ContentEvents())
-	for _, off := range r.EventsUS {
-		f.add(r.SendUS+off, per)
-	}
-	if tl := r.EventsTail; tl != nil && tl.Dropped > 0 {
-		// As the summary's throughput: the dropped events' tokens spread
-		// evenly from the last kept event to the last event, per second.
-		from, to := r.SendUS+r.EventsUS[len(r.EventsUS)-1], r.SendUS+tl.LastUS
-		total := per * float64(tl.Dropped)
-		if to <= from {
-			f.add(from, total)
-			return
-		}
-		for us := from; us < to; {
-			next := min((us/1e6+1)*1e6, to)
-			f.add(us, total*float64(next-us)/float64(to-from))
-			us = next
-		}
-	}
-}
-
-func (f *tokenFlow) add(us int64, v float64) {
-	sec := max(us, 0) / 1e6
-	col := sec / f.widthS
-	for col >= maxFlowColumns {
-		merged := make([]float64, (len(f.cols)+1)/2)
-		for i, c := range f.cols {
-			merged[i/2] += c
-		}
-		f.cols, f.widthS = merged, f.widthS*2
-		col = sec / f.widthS
-	}
-	for int64(len(f.cols)) <= col {
-		f.cols = append(f.cols, 0)
-	}
-	f.cols[col] += v
-}
-
-// perSecond is the tokens delivered in [fromS, toS) per second, a column
-// that straddles an edge prorated by its overlap.
-func (f *tokenFlow) perSecond(fromS, toS float64) float64 {
-	if toS <= fromS {
-		return 0
-	}
-	w := float64(f.widthS)
-	var sum float64
-	for i := max(int(fromS/w), 0); i < len(f.cols) && float64(i)*w < toS; i++ {
-		start := float64(i) * w
-		if overlap := min(start+w, toS) - max(start, fromS); overlap > 0 {
-			sum += f.cols[i] * overlap / w
-		}
-	}
-	return sum / (toS - fromS)
-}

@@ -199,7 +199,7 @@ func timelineSection(in *HTMLInput) *section {
 	for i, w := range ws {
 		x[i] = w.t
 		if in.Digest != nil {
-			tok = append(tok, ptr(in.Digest.output.perSecond(w.t, w.t+w.widthS)))
+			tok = append(tok, ptr(in.Digest.output.PerSecond(w.t, w.t+w.widthS)))
 		}
 		ok = append(ok, ptr(w.succeeded/w.widthS))
 		failed = append(failed, ptr(w.failed/w.widthS))

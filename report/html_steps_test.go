@@ -138,25 +138,3 @@ func TestHTMLStagedRun(t *testing.T) {
 		t.Errorf("the drifted TTFT is not a failed verdict")
 	}
 }
-
-// TestHistQuantile: quantiles of a latency histogram land in the right bin.
-func TestHistQuantile(t *testing.T) {
-	t.Parallel()
-	var h [latencyBins]int64
-	h[binOf(10_000)] = 90  // 90 at ~10 ms
-	h[binOf(500_000)] = 10 // 10 at ~500 ms
-	tests := []struct {
-		q      float64
-		lo, hi float64
-	}{
-		{0.5, 10, 12.6},   // the median is in the 10 ms bin
-		{0.9, 10, 12.6},   // the 90th sample is still the last 10 ms one
-		{0.99, 398, 502},  // the tail is the 500 ms bin
-		{0.001, 10, 12.6}, // a tiny quantile is the first sample
-	}
-	for _, tt := range tests {
-		if v := histQuantile(&h, tt.q); v < tt.lo || v > tt.hi {
-			t.Errorf("q%v = %v, want in [%v, %v]", tt.q, v, tt.lo, tt.hi)
-		}
-	}
-}

@@ -68,8 +68,8 @@ func (w *windower) add(r *record.Result) {
 	}
 	w.succeeded++
 	w.e2e.Record(r.E2EUS)
-	if r.Stream && r.TTFTUS > 0 {
-		w.ttft.Record(r.TTFTUS)
+	if ttft, ok := record.TTFTUS(r); ok {
+		w.ttft.Record(ttft)
 	}
 }
 
