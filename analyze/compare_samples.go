@@ -24,7 +24,7 @@ type RunSamples struct {
 
 	// delivered counts every added record's completions and tokens per
 	// second until Close cuts the measured window from it.
-	delivered  deliveries
+	delivered  record.Deliveries
 	lastDoneUS int64
 	records    int64
 }
@@ -49,7 +49,7 @@ func NewRunSamples(name string) *RunSamples {
 func (rs *RunSamples) Add(r *record.Result) {
 	rs.records++
 	rs.lastDoneUS = max(rs.lastDoneUS, r.DoneUS())
-	rs.delivered.add(r)
+	rs.delivered.Add(r)
 	rs.Overall.Add(r)
 	class := r.Class
 	if class == "" {
@@ -79,7 +79,7 @@ func (rs *RunSamples) Close(info record.RunInfo) {
 	case info.EndUS > 0:
 		end = info.EndUS
 	}
-	rs.RequestsPerS, rs.OutputTokensPerS = rs.delivered.window(info.WarmupEndUS, end)
+	rs.RequestsPerS, rs.OutputTokensPerS = rs.delivered.Window(info.WarmupEndUS, end)
 }
 
 // Add counts one record.
@@ -87,7 +87,7 @@ func (s *Samples) Add(r *record.Result) {
 	if r.Warmup || r.ExpectedRejection() {
 		return
 	}
-	if !r.OK() {
+	if !r.MeasuredSuccess() {
 		s.Failed++
 		return
 	}
@@ -99,10 +99,11 @@ func (s *Samples) Add(r *record.Result) {
 			s.ITL = append(s.ITL, usToMS(gapUS))
 		}
 	})
-	if !r.Stream || r.TTFTUS <= 0 {
+	ttft, ok := record.TTFTUS(r)
+	if !ok {
 		return
 	}
-	s.TTFT = append(s.TTFT, usToMS(r.TTFTUS))
+	s.TTFT = append(s.TTFT, usToMS(ttft))
 	if tpot, ok := record.TPOTUS(r); ok {
 		s.TPOT = append(s.TPOT, usToMS(tpot))
 	}
@@ -129,69 +130,4 @@ func (s *Samples) values(metric string) []float64 {
 		return s.E2E
 	}
 	return nil
-}
-
-// deliveries adds up, per second of the run clock, the successful
-// requests that completed and the output tokens that arrived, warm-up
-// included (what the server did in a second does not depend on who sent
-// it), as summary.json's throughput does (record/throughput.go).
-type deliveries struct {
-	requests, tokens []float64
-}
-
-// maxDeliverySeconds bounds the per-second slices (7 days), so a garbled
-// record cannot allocate without bound.
-const maxDeliverySeconds = 7 * 24 * 3600
-
-func (d *deliveries) add(r *record.Result) {
-	if !r.OK() {
-		return
-	}
-	if s := d.slot(r.DoneUS()); s >= 0 {
-		d.requests[s]++
-	}
-	// Tokens arrive over the stream: spread them over its content events.
-	if len(r.EventsUS) == 0 || r.OutputTokens == 0 {
-		if s := d.slot(r.DoneUS()); s >= 0 {
-			d.tokens[s] += float64(r.OutputTokens)
-		}
-		return
-	}
-	per := float64(r.OutputTokens) / float64(len(r.EventsUS))
-	for _, ev := range r.EventsUS {
-		if s := d.slot(r.SendUS + ev); s >= 0 {
-			d.tokens[s] += per
-		}
-	}
-}
-
-// slot returns the index of the second holding us, growing the slices;
-// -1 when out of range.
-func (d *deliveries) slot(us int64) int {
-	if us < 0 || us/1_000_000 >= maxDeliverySeconds {
-		return -1
-	}
-	i := int(us / 1_000_000)
-	for len(d.requests) <= i {
-		d.requests = append(d.requests, 0)
-		d.tokens = append(d.tokens, 0)
-	}
-	return i
-}
-
-// window returns the per-second values of the whole seconds inside
-// [fromUS, toUS]: a partial second at either edge would read as a dip.
-func (d *deliveries) window(fromUS, toUS int64) (requests, tokens []float64) {
-	first := int((fromUS + 999_999) / 1_000_000)
-	last := int(toUS / 1_000_000) // exclusive
-	for i := max(first, 0); i < last; i++ {
-		if i < len(d.requests) {
-			requests = append(requests, d.requests[i])
-			tokens = append(tokens, d.tokens[i])
-		} else {
-			requests = append(requests, 0)
-			tokens = append(tokens, 0)
-		}
-	}
-	return requests, tokens
 }

@@ -118,10 +118,11 @@ func (m *Metrics) Observe(r *record.Result) {
 	m.inTok.WithLabelValues(class).Add(float64(r.InputTokens))
 	m.outTk.WithLabelValues(class).Add(float64(r.OutputTokens))
 	m.e2e.WithLabelValues(class).Observe(seconds(r.E2EUS))
-	if !r.Stream || r.TTFTUS <= 0 {
+	ttft, ok := record.TTFTUS(r)
+	if !ok {
 		return
 	}
-	m.ttft.WithLabelValues(class).Observe(seconds(r.TTFTUS))
+	m.ttft.WithLabelValues(class).Observe(seconds(ttft))
 	if tpot, ok := record.TPOTUS(r); ok {
 		m.tpot.WithLabelValues(class).Observe(seconds(tpot))
 	}

@@ -194,10 +194,11 @@ func (m *Monitor) Observe(r *record.Result) {
 	}
 	s.p.OutTokens += int64(r.OutputTokens)
 	s.e2.Record(r.E2EUS)
-	if !r.Stream || r.TTFTUS <= 0 {
+	ttft, ok := record.TTFTUS(r)
+	if !ok {
 		return
 	}
-	s.ttft.Record(r.TTFTUS)
+	s.ttft.Record(ttft)
 	if tpot, ok := record.TPOTUS(r); ok {
 		s.tpot.Record(tpot)
 	}
