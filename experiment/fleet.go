@@ -121,7 +121,7 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 		return nil, fmt.Errorf("fleet: workload: %w", err)
 	}
 	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*fleetProbe{}}
-	if p.Load.Trace.Path != "" || p.Load.FLOPsPerS > 0 {
+	if s := p.Load.Shape(); s == plan.ShapeTrace || s == plan.ShapeCompute {
 		return nil, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
 	}
 	if f.think, err = schedule.ParseThinkTime(p.Load.ThinkTime); err != nil {

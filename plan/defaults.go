@@ -73,8 +73,7 @@ func (l *LoadOptions) applyDefaults(durationSet bool) {
 	// A trace that plays once ends by itself: the run stops with its last
 	// request (experiment caps it at the trace's length). A duration the
 	// user wrote as 0 gets no default: validation says 0 is no duration.
-	endsByItself := l.Trace.Path != "" && !l.Trace.Loop
-	if l.Duration == 0 && l.Requests == 0 && !endsByItself && !durationSet {
+	if l.Duration == 0 && l.Requests == 0 && !l.PlaysOnce() && !durationSet {
 		l.Duration = DefaultDuration
 	}
 	setIfZero(&l.Grace, DefaultGrace)
@@ -84,7 +83,7 @@ func (l *LoadOptions) applyDefaults(durationSet bool) {
 	if l.OpenLoop() {
 		setIfZero(&l.LateAfter, DefaultLateAfter)
 	}
-	if l.Trace.Path != "" {
+	if l.Shape() == ShapeTrace {
 		setIfZero(&l.Trace.Speed, 1)
 	}
 	if l.Arrival == schedule.Gamma {
