@@ -14,6 +14,7 @@ import (
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -102,8 +103,9 @@ type Config struct {
 	Clock Clock
 }
 
-// DefaultGrace is the grace period when Config.Grace is zero.
-const DefaultGrace = 30 * time.Second
+// DefaultGrace is the grace period when Config.Grace is zero: the
+// schedule's, which the plan's load.grace defaults to as well.
+const DefaultGrace = schedule.DefaultGrace
 
 func (c *Config) validate() error {
 	var errs []error

@@ -3,7 +3,6 @@ package plan
 import (
 	"time"
 
-	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/schedule"
 )
@@ -11,7 +10,8 @@ import (
 // Defaults for fields left unset. docs/plan.md documents each; the flags'
 // help shows them too. A default that a lower package also applies to its
 // own zero value (the engine's grace, the client's connect timeout) is
-// that package's constant, so the two cannot drift apart.
+// one constant in the lowest package that applies it (schedule's grace,
+// the protocol's connect timeout), so the two cannot drift apart.
 const (
 	DefaultName           = "run"
 	DefaultAPI            = "chat"
@@ -25,7 +25,7 @@ const (
 	DefaultConnectTimeout = protocol.DefaultConnectTimeout
 	DefaultTTFTTimeout    = 60 * time.Second
 	DefaultTotalTimeout   = 10 * time.Minute
-	DefaultGrace          = engine.DefaultGrace
+	DefaultGrace          = schedule.DefaultGrace
 	DefaultLateAfter      = 10 * time.Millisecond
 	DefaultArrival        = schedule.Poisson
 	DefaultBurstiness     = 1.0
