@@ -86,7 +86,7 @@ func BenchmarkOpenLoopSendLag(b *testing.B) {
 	const n = 3000 // three seconds at 1,000/s
 	for b.Loop() {
 		rs := runPhase(b, Config{Client: client, Source: fixedSource{}, Render: render,
-			Arrivals: &constantArrivals{gap: time.Millisecond}, Requests: n, Grace: 10 * time.Second})
+			Shape: OpenLoop{Arrivals: &constantArrivals{gap: time.Millisecond}}, Requests: n, Grace: 10 * time.Second})
 		lags := make([]int64, 0, len(rs))
 		failed := 0
 		for _, r := range rs {
@@ -228,7 +228,7 @@ func BenchmarkConcurrentStreams10k(b *testing.B) {
 		runtime.ReadMemStats(&before)
 		counted := &startCounter{Client: client, want: streams, all: make(chan struct{})}
 		e, err := New(Config{Client: counted, Source: fixedSource{}, Render: render,
-			Concurrency: streams, Requests: streams, Grace: time.Minute})
+			Shape: ClosedLoop{Users: streams}, Requests: streams, Grace: time.Minute})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -101,7 +101,7 @@ type chainRun struct {
 // record: the chain's latency runs from the usual origin to the end of its
 // last step, its TTFT to the first token of the last step, and the failing
 // step's error, if any, is the record's. Retries do not apply to chains.
-func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec workload.Spec, intended time.Duration, openLoop bool) *record.Result {
+func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec workload.Spec, at arrival) *record.Result {
 	run := &chainRun{spec: spec, steps: make([]record.ChainStep, 0, len(ch.Steps))}
 	if e.cfg.TraceRun != "" {
 		run.trace = e.traceID(i)
@@ -117,7 +117,7 @@ func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec wor
 			break
 		}
 	}
-	return e.chainResult(i, run, intended, openLoop)
+	return e.chainResult(i, run, at)
 }
 
 // chainStep runs one step, appends its record and returns its trace.
@@ -183,7 +183,7 @@ func (e *Engine) stepRecord(s *ChainStep, req *protocol.Request, tr *protocol.Tr
 // chainResult builds the chain's record from its last step's trace, with
 // the chain's start (the first step's) as its start: result() then times
 // everything from the chain's origin.
-func (e *Engine) chainResult(i uint64, run *chainRun, intended time.Duration, openLoop bool) *record.Result {
+func (e *Engine) chainResult(i uint64, run *chainRun, at arrival) *record.Result {
 	tr := run.last
 	shiftUS := int64(0)
 	if !tr.Sent.IsZero() && !run.first.Sent.IsZero() {
@@ -203,7 +203,7 @@ func (e *Engine) chainResult(i uint64, run *chainRun, intended time.Duration, op
 	if run.last.FirstToken.IsZero() || req.API == "" {
 		tr.FirstToken = time.Time{} // only a model's first token is the chain's
 	}
-	r := e.result(i, prepared{spec: run.spec, req: req}, &tr, intended, openLoop)
+	r := e.result(i, prepared{spec: run.spec, req: req}, &tr, at)
 	r.BytesOut, r.BytesIn = run.bytes[0], run.bytes[1]
 	r.NewConn = run.newConn
 	r.Chain = run.steps

@@ -72,7 +72,7 @@ func runChain(t *testing.T, path string, n int) []*record.Result {
 	}
 	chain := &Chain{Steps: []ChainStep{modelStep("embed", protocol.APIEmbeddings),
 		{Name: "retrieve", HTTP: call}, modelStep("chat", protocol.APIChat)}}
-	eng, err := New(Config{Client: simClient(t), Source: ragSource{}, Render: render, Concurrency: 2,
+	eng, err := New(Config{Client: simClient(t), Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 2},
 		Requests: n, Chains: map[string]*Chain{"rag": chain}})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +158,7 @@ func TestChainConfigRejected(t *testing.T) {
 		{map[string]*Chain{"a": nil}, "nil"},
 	}
 	for _, tt := range tests {
-		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Concurrency: 1,
+		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
 			Requests: 1, Chains: tt.chains})
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%v: error %v, want %q", tt.chains, err, tt.want)
@@ -187,7 +187,7 @@ func TestChainSendsTraceContext(t *testing.T) {
 	}
 	t.Cleanup(c.Close)
 	chain := &Chain{Steps: []ChainStep{modelStep("plan", protocol.APIChat), modelStep("answer", protocol.APIChat)}}
-	eng, err := New(Config{Client: c, Source: ragSource{}, Render: render, Concurrency: 1, Requests: 1,
+	eng, err := New(Config{Client: c, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1}, Requests: 1,
 		Chains: map[string]*Chain{"rag": chain}, TraceRun: "run-x", TraceIDOf: func(id uint64) uint64 { return id + 40 }})
 	if err != nil {
 		t.Fatal(err)

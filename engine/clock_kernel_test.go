@@ -37,7 +37,7 @@ func TestRecordsSayTheirClock(t *testing.T) {
 		}
 		// The first request warms the connection (and the kernel's
 		// stamping, switched on in the background when first asked for).
-		rs := collect(t, Config{Client: c, Source: fixedSource{}, Render: render, Concurrency: 1, Requests: 5}, context.Background())
+		rs := collect(t, Config{Client: c, Source: fixedSource{}, Render: render, Shape: ClosedLoop{Users: 1}, Requests: 5}, context.Background())
 		for _, r := range rs[1:] {
 			if !r.OK() || r.Clock != want || (want == "" && r.ReadLagUS != 0) {
 				t.Errorf("user clock %v: record %d: error %q, clock %q, read lag %d µs; want clock %q",

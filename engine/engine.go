@@ -1,6 +1,7 @@
-// Package engine runs one phase of a load test: it pulls due requests from a
-// schedule, drives a protocol client, applies the stop conditions and the
-// in-flight cap, and emits one record.Result per request.
+// Package engine runs one phase of a load test: its Shape (a closed loop
+// of users or an open loop of arrivals) says when each request is due;
+// the engine drives a protocol client, applies the stop conditions and
+// the in-flight cap, and emits one record.Result per request.
 package engine
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -24,13 +26,13 @@ type Source interface {
 }
 
 // Arrivals yields the intended offsets of open-loop requests from the run's
-// start, in order (schedule.Arrivals is one).
+// start, in order (schedule.Arrivals is one); OpenLoop sends them.
 type Arrivals interface {
 	Next() time.Duration
 }
 
 // ThinkTime is a closed-loop user's pause between requests
-// (schedule.ThinkTime is one).
+// (schedule.ThinkTime is one); ClosedLoop applies it.
 type ThinkTime interface {
 	Sample(rng *rand.Rand) time.Duration
 }
@@ -39,8 +41,8 @@ type ThinkTime interface {
 // request is due, so body rendering never delays a send.
 type Renderer func(spec workload.Spec) (*protocol.Request, error)
 
-// Config describes one phase. Exactly one of Concurrency (closed loop) or
-// Arrivals (open loop) is set; at least one of Duration or Requests.
+// Config describes one phase: its Shape, and at least one of Duration or
+// Requests.
 //
 // Issuing stops at Duration, or once Requests have been issued, whichever
 // comes first, whatever the arrivals do: an open loop whose schedule has
@@ -53,23 +55,9 @@ type Config struct {
 	Source Source
 	Render Renderer
 
-	// Concurrency is the number of closed-loop users.
-	Concurrency int
-	// Think is the closed-loop think time; nil means none.
-	Think ThinkTime
-	// Users, when set, ramps a closed loop: of the Concurrency users only
-	// the first Users(elapsed) send; the others wait (their in-flight
-	// request finishes first). Concurrency is the most it may return.
-	Users func(elapsed time.Duration) int
-
-	// Arrivals drives an open-loop phase.
-	Arrivals Arrivals
-	// MaxInFlight caps concurrent open-loop requests; 0 means no cap.
-	// Requests that wait for a slot accumulate queue delay.
-	MaxInFlight int
-	// LateAfter marks an open-loop request late when its start lagged the
-	// intended time by more than this.
-	LateAfter time.Duration
+	// Shape is the phase's load (required): a ClosedLoop, an OpenLoop, or
+	// any shape that runs through one of them.
+	Shape Shape
 
 	// Duration is how long the phase issues requests (0: no limit).
 	Duration time.Duration
@@ -80,7 +68,7 @@ type Config struct {
 	// Grace is how long in-flight requests may run once issuing stops
 	// (0 means DefaultGrace).
 	Grace time.Duration
-	// Seed seeds the think-time generators.
+	// Seed seeds the closed-loop users' think-time generators.
 	Seed uint64
 	// TraceRun, when not empty, names the run for the join key every
 	// request carries (record.TraceID(TraceRun, TraceIDOf(id))): sent as
@@ -102,22 +90,24 @@ type Config struct {
 	Clock Clock
 }
 
-// DefaultGrace is the grace period when Config.Grace is zero.
-const DefaultGrace = 30 * time.Second
+// DefaultGrace is the grace period when Config.Grace is zero: the
+// schedule's, which the plan's load.grace defaults to as well.
+const DefaultGrace = schedule.DefaultGrace
 
 func (c *Config) validate() error {
 	var errs []error
 	if c.Client == nil || c.Source == nil || c.Render == nil {
 		errs = append(errs, errors.New("engine: Client, Source and Render are required"))
 	}
-	openLoop := c.Arrivals != nil
-	if openLoop == (c.Concurrency > 0) {
-		errs = append(errs, errors.New("engine: set exactly one of Concurrency (closed loop) or Arrivals (open loop)"))
+	if c.Shape == nil {
+		errs = append(errs, errors.New("engine: set Shape (a ClosedLoop of users or an OpenLoop of arrivals)"))
+	} else if err := c.Shape.Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if c.Duration <= 0 && c.Requests <= 0 {
 		errs = append(errs, errors.New("engine: set Duration or Requests so the phase ends"))
 	}
-	if c.Concurrency < 0 || c.MaxInFlight < 0 || c.Requests < 0 || c.Grace < 0 || c.Warmup < 0 {
+	if c.Requests < 0 || c.Grace < 0 || c.Warmup < 0 {
 		errs = append(errs, errors.New("engine: counts and durations must not be negative"))
 	}
 	if err := c.Retry.validate(); err != nil {
@@ -253,11 +243,7 @@ func (e *Engine) Run(ctx context.Context, out chan<- *record.Result) error {
 		timers.Go(func() { e.stopAtDuration(issueCtx) })
 	}
 	var requests sync.WaitGroup
-	if e.cfg.Arrivals != nil {
-		e.runOpenLoop(issueCtx, e.reqCtx, out, &requests)
-	} else {
-		e.runClosedLoop(issueCtx, e.reqCtx, out, &requests)
-	}
+	e.cfg.Shape.Run(&Phase{e: e, issueCtx: issueCtx, out: out, requests: &requests})
 	e.markStopped(e.sinceStartUS())
 	stop() // ends the duration timer when the phase ended by itself
 	e.awaitDrain(&requests)

@@ -152,7 +152,7 @@ func TestClosedLoopSendsExactlyTheRequestBudget(t *testing.T) {
 	simulated(t, func(t *testing.T) {
 		c := &serviceClient{service: 2 * time.Millisecond}
 		rs := collect(t, Config{Client: c, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-			Concurrency: 3, Requests: 20, Grace: time.Second}, context.Background())
+			Shape: ClosedLoop{Users: 3}, Requests: 20, Grace: time.Second}, context.Background())
 		if len(rs) != 20 {
 			t.Fatalf("got %d results, want 20", len(rs))
 		}
@@ -185,7 +185,7 @@ func TestOpenLoopCountsLatencyFromIntendedTime(t *testing.T) {
 		c := &serviceClient{service: service}
 		arr := &offsets{at: []time.Duration{0, time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
 		rs := collect(t, Config{Client: c, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-			Arrivals: arr, MaxInFlight: 1, Requests: 5, LateAfter: 10 * time.Millisecond, Grace: 5 * time.Second},
+			Shape: OpenLoop{Arrivals: arr, MaxInFlight: 1, LateAfter: 10 * time.Millisecond}, Requests: 5, Grace: 5 * time.Second},
 			context.Background())
 		if len(rs) != 5 {
 			t.Fatalf("got %d results, want 5", len(rs))
@@ -218,7 +218,7 @@ func TestWarmupFlagsEarlyRequests(t *testing.T) {
 		c := &serviceClient{service: time.Millisecond}
 		arr := &offsets{at: []time.Duration{0, 10 * time.Millisecond, 20 * time.Millisecond, 30 * time.Millisecond}}
 		rs := collect(t, Config{Client: c, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-			Arrivals: arr, Requests: 4, Warmup: 15 * time.Millisecond, Grace: time.Second}, context.Background())
+			Shape: OpenLoop{Arrivals: arr}, Requests: 4, Warmup: 15 * time.Millisecond, Grace: time.Second}, context.Background())
 		if len(rs) != 4 {
 			t.Fatalf("got %d results, want 4", len(rs))
 		}
@@ -278,7 +278,7 @@ func TestOpenLoopLastsItsDuration(t *testing.T) {
 			simulated(t, func(t *testing.T) {
 				start := time.Now()
 				rs, e := collectEngine(t, Config{Client: &serviceClient{service: time.Millisecond}, Source: fixedSource{},
-					Render: render, Clock: TimerClock{}, Arrivals: tt.arrivals(), Duration: tt.duration,
+					Render: render, Clock: TimerClock{}, Shape: OpenLoop{Arrivals: tt.arrivals()}, Duration: tt.duration,
 					Requests: tt.requests, Grace: time.Second}, context.Background())
 				if len(rs) != tt.wantResults {
 					t.Errorf("got %d results, want %d", len(rs), tt.wantResults)
@@ -299,7 +299,7 @@ func TestOpenLoopLastsItsDuration(t *testing.T) {
 func TestClosedLoopStopsAtDuration(t *testing.T) {
 	simulated(t, func(t *testing.T) {
 		rs, e := collectEngine(t, Config{Client: &serviceClient{service: 3 * time.Millisecond}, Source: fixedSource{},
-			Render: render, Clock: TimerClock{}, Concurrency: 2, Duration: 10 * time.Millisecond}, context.Background())
+			Render: render, Clock: TimerClock{}, Shape: ClosedLoop{Users: 2}, Duration: 10 * time.Millisecond}, context.Background())
 		// Each user sends at 0, 3, 6 and 9 ms; the last pair ends at 12 ms.
 		if len(rs) != 8 || e.StoppedIssuingUS() != 10_000 {
 			t.Errorf("%d results, stopped at %dµs; want 8 and 10000µs", len(rs), e.StoppedIssuingUS())
@@ -330,7 +330,7 @@ func TestStopGivesGraceThenCancels(t *testing.T) {
 				c := &serviceClient{block: make(chan struct{})}
 				ctx, stop := context.WithCancel(context.Background())
 				e, err := New(Config{Client: c, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-					Concurrency: 2, Duration: time.Hour, Grace: grace})
+					Shape: ClosedLoop{Users: 2}, Duration: time.Hour, Grace: grace})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -372,9 +372,9 @@ func TestStopGivesGraceThenCancels(t *testing.T) {
 // loop users went on sending (canceled) requests until the budget ran out,
 // and an open loop went on issuing on schedule.
 func TestStopIssuingAndAbort(t *testing.T) {
-	closed := func(c *Config) { c.Concurrency = 3 }
+	closed := func(c *Config) { c.Shape = ClosedLoop{Users: 3} }
 	open := func(c *Config) {
-		c.Arrivals = &offsets{at: []time.Duration{0, time.Millisecond, 2 * time.Millisecond, time.Minute}}
+		c.Shape = OpenLoop{Arrivals: &offsets{at: []time.Duration{0, time.Millisecond, 2 * time.Millisecond, time.Minute}}}
 	}
 	tests := []struct {
 		name     string
@@ -447,7 +447,7 @@ func TestStopIssuingBeforeRun(t *testing.T) {
 	simulated(t, func(t *testing.T) {
 		c := &serviceClient{service: time.Millisecond}
 		e, err := New(Config{Client: c, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-			Concurrency: 2, Duration: time.Hour})
+			Shape: ClosedLoop{Users: 2}, Duration: time.Hour})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -466,7 +466,7 @@ func TestRenderFailureIsARecordNotACrash(t *testing.T) {
 	t.Parallel()
 	bad := func(workload.Spec) (*protocol.Request, error) { return nil, errors.New("boom") }
 	rs := collect(t, Config{Client: &serviceClient{}, Source: fixedSource{}, Render: bad,
-		Concurrency: 1, Requests: 2, Grace: time.Second}, context.Background())
+		Shape: ClosedLoop{Users: 1}, Requests: 2, Grace: time.Second}, context.Background())
 	if len(rs) != 2 || rs[0].Error != record.ErrOther || rs[0].ErrorMsg == "" {
 		t.Fatalf("results %+v: want 2 failed records with a message", rs)
 	}
@@ -479,10 +479,17 @@ func TestConfigValidation(t *testing.T) {
 		name string
 		mod  func(*Config)
 	}{
-		{"neither loop", func(c *Config) {}},
-		{"both loops", func(c *Config) { c.Concurrency = 1; c.Arrivals = &offsets{at: []time.Duration{0}} }},
-		{"no end", func(c *Config) { c.Concurrency = 1; c.Requests = 0 }},
-		{"no client", func(c *Config) { c.Concurrency = 1; c.Client = nil }},
+		// No shape at all. (Both loops at once, which the old Config's
+		// fields allowed, cannot be written: a Config holds one Shape.)
+		{"no shape", func(c *Config) {}},
+		// A closed loop of no users.
+		{"no users", func(c *Config) { c.Shape = ClosedLoop{} }},
+		// An open loop with no schedule.
+		{"no arrivals", func(c *Config) { c.Shape = OpenLoop{} }},
+		// A negative in-flight cap.
+		{"negative cap", func(c *Config) { c.Shape = OpenLoop{Arrivals: &offsets{at: []time.Duration{0}}, MaxInFlight: -1} }},
+		{"no end", func(c *Config) { c.Shape = ClosedLoop{Users: 1}; c.Requests = 0 }},
+		{"no client", func(c *Config) { c.Shape = ClosedLoop{Users: 1}; c.Client = nil }},
 	}
 	for _, tt := range tests {
 		c := base
@@ -514,7 +521,7 @@ func TestGraceEndsARequestCountRun(t *testing.T) {
 	}
 	t.Cleanup(client.Close)
 	start := time.Now()
-	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: 2,
+	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Shape: ClosedLoop{Users: 2},
 		Requests: 2, Grace: 200 * time.Millisecond, Seed: 1}, context.Background())
 	took := time.Since(start)
 	t.Logf("took %v", took)

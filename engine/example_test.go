@@ -3,6 +3,8 @@ package engine_test
 import (
 	"context"
 	"fmt"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/inferload/inferload/engine"
@@ -35,7 +37,7 @@ func Example() {
 		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IncludeUsage: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
 		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens, EventsCap: s.MaxTokens}, err
 	}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Concurrency: 4, Requests: 20})
+	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 4}, Requests: 20})
 	if err != nil {
 		panic(err)
 	}
@@ -75,7 +77,7 @@ func ExampleEngine_StopIssuing() {
 		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
 		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens}, err
 	}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Concurrency: 4, Duration: time.Hour})
+	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 4}, Duration: time.Hour})
 	if err != nil {
 		panic(err)
 	}
@@ -93,4 +95,77 @@ func ExampleEngine_StopIssuing() {
 	}
 	fmt.Println(succeeded >= 10, succeeded == eng.Issued())
 	// Output: true true
+}
+
+// bursts is a load shape of its own: Size requests due together every
+// Every, an open loop whose schedule it writes. A new shape is one such
+// type, in one file: Validate for New, and a Run that sends through one
+// of the engine's loops.
+type bursts struct {
+	Size  int
+	Every time.Duration
+}
+
+func (b bursts) Validate() error {
+	if b.Size < 1 || b.Every <= 0 {
+		return fmt.Errorf("bursts: size %d every %s: want at least 1 request and a positive period", b.Size, b.Every)
+	}
+	return nil
+}
+
+func (b bursts) Run(ph *engine.Phase) {
+	engine.OpenLoop{Arrivals: &burstArrivals{b: b}}.Run(ph)
+}
+
+// burstArrivals yields the k-th request's offset: its burst's start.
+type burstArrivals struct {
+	b  bursts
+	mu sync.Mutex
+	k  int
+}
+
+func (a *burstArrivals) Next() time.Duration {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.k++
+	return time.Duration((a.k-1)/a.b.Size) * a.b.Every
+}
+
+// A phase of a shape written outside the engine: three bursts of two
+// requests, 20 ms apart. Each record keeps when its burst was due.
+func ExampleShape() {
+	prof, _ := sim.LookupProfile("tiny")
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(4), IgnoreEOS: true})
+	if err != nil {
+		panic(err)
+	}
+	render := func(s workload.Spec) (*protocol.Request, error) {
+		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
+		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens}, err
+	}
+	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render,
+		Shape: bursts{Size: 2, Every: 20 * time.Millisecond}, Requests: 6})
+	if err != nil {
+		panic(err)
+	}
+
+	results := make(chan *record.Result, 64)
+	go func() { _ = eng.Run(context.Background(), results) }()
+	var dueMS []int64
+	for r := range results {
+		dueMS = append(dueMS, r.IntendedUS/1000)
+	}
+	slices.Sort(dueMS)
+	fmt.Println("due (ms):", dueMS)
+	// Output: due (ms): [0 0 20 20 40 40]
 }

@@ -9,9 +9,23 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
+// arrival is when an open-loop request was due and how late it may start
+// before it counts as late; the zero value is a closed-loop request,
+// which has no due time (its latency runs from its send).
+type arrival struct {
+	open      bool
+	due       time.Duration // from the phase's start
+	lateAfter time.Duration
+}
+
+// late reports whether a queue delay of delayUS makes the request late.
+func (a arrival) late(delayUS int64) bool {
+	return time.Duration(delayUS)*time.Microsecond > a.lateAfter
+}
+
 // execute sends one prepared request and describes what happened. renderErr
 // is a failure to build the request: it becomes a failed record, not a crash.
-func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr error, intended time.Duration, openLoop bool) *record.Result {
+func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr error, at arrival) *record.Result {
 	e.inFlight.Add(1)
 	defer e.inFlight.Add(-1)
 
@@ -21,7 +35,7 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
 	}
 	if ch := e.cfg.Chains[p.spec.Class]; ch != nil {
-		return e.executeChain(ctx, i, ch, p.spec, intended, openLoop)
+		return e.executeChain(ctx, i, ch, p.spec, at)
 	}
 	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
 	if e.cfg.TraceRun != "" {
@@ -29,10 +43,10 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 	}
 	if !e.retry.enabled() {
 		e.cfg.Client.Do(ctx, p.req, &tr)
-		return e.result(i, p, &tr, intended, openLoop)
+		return e.result(i, p, &tr, at)
 	}
 	rs := e.doWithRetries(ctx, i, p, &tr)
-	return e.retried(e.result(i, p, &tr, intended, openLoop), rs)
+	return e.retried(e.result(i, p, &tr, at), rs, at)
 }
 
 // traceID is request i's join key: the run's trace name and the request's
@@ -48,7 +62,7 @@ func (e *Engine) traceID(i uint64) [16]byte {
 // retried moves a record's latency origin, queue delay and warm-up flag
 // back to its first attempt, so retries never hide latency, and attaches
 // the earlier attempts.
-func (e *Engine) retried(r *record.Result, rs *retryOutcome) *record.Result {
+func (e *Engine) retried(r *record.Result, rs *retryOutcome, at arrival) *record.Result {
 	r.RetryStop = rs.stop
 	if len(rs.attempts) == 0 {
 		return r
@@ -57,7 +71,7 @@ func (e *Engine) retried(r *record.Result, rs *retryOutcome) *record.Result {
 	r.Attempts = rs.attempts
 	if r.OpenLoop {
 		r.QueueDelayUS = max(e.offset(rs.firstStart)-r.IntendedUS, 0)
-		r.Late = time.Duration(r.QueueDelayUS)*time.Microsecond > e.cfg.LateAfter
+		r.Late = at.late(r.QueueDelayUS)
 		return r // the origin already is the intended time
 	}
 	shiftUS -= r.OriginUS()
@@ -72,7 +86,7 @@ func (e *Engine) retried(r *record.Result, rs *retryOutcome) *record.Result {
 // result converts a trace into a record, applying the measurement contract:
 // open-loop latencies count from the intended time, closed-loop ones from the
 // send time; the gap between intended and actual start is the queue delay.
-func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.Duration, openLoop bool) *record.Result {
+func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *record.Result {
 	sent := tr.Sent
 	if sent.IsZero() {
 		sent = tr.Start // never got a connection: latency runs from the attempt
@@ -100,12 +114,12 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, intended time.
 		r.Images, r.ImageSize = p.spec.ImageCount(), im.SizeLabel()
 	}
 	originUS := r.SendUS
-	if openLoop {
+	if at.open {
 		r.OpenLoop = true
-		r.IntendedUS = intended.Microseconds()
+		r.IntendedUS = at.due.Microseconds()
 		originUS = r.IntendedUS
 		r.QueueDelayUS = max(e.offset(tr.Start)-r.IntendedUS, 0)
-		r.Late = time.Duration(r.QueueDelayUS)*time.Microsecond > e.cfg.LateAfter
+		r.Late = at.late(r.QueueDelayUS)
 	}
 	r.Warmup = originUS < e.cfg.Warmup.Microseconds()
 	if !tr.FirstToken.IsZero() {

@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// TestClosedLoopRamp: with Users set, only the active users send. A ramp
+// TestClosedLoopRamp: with Active set, only the active users send. A ramp
 // that holds 2 users for the first half and 6 for the second never has
 // more than 2 in flight early, and reaches 6 later.
 func TestClosedLoopRamp(t *testing.T) {
@@ -24,7 +24,7 @@ func TestClosedLoopRamp(t *testing.T) {
 			}
 			return 6
 		}, 2, 6, 6},
-		// A function returning more than Concurrency is capped by it.
+		// A function returning more than Users is capped by it.
 		{"over the cap", func(time.Duration) int { return 100 }, 6, 6, 6},
 	}
 	for _, tt := range tests {
@@ -32,7 +32,7 @@ func TestClosedLoopRamp(t *testing.T) {
 			simulated(t, func(t *testing.T) {
 				client := &serviceClient{service: 20 * time.Millisecond}
 				rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-					Concurrency: 6, Users: tt.users, Duration: 600 * time.Millisecond}, t.Context())
+					Shape: ClosedLoop{Users: 6, Active: tt.users}, Duration: 600 * time.Millisecond}, t.Context())
 				byStart := map[int64]int64{}
 				for _, r := range rs {
 					byStart[r.SendUS/20_000]++ // requests started per 20 ms slot = users active then

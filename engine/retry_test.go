@@ -73,7 +73,7 @@ func runRetries(t *testing.T, url string, n int, p RetryPolicy) []*record.Result
 	}
 	t.Cleanup(client.Close)
 	return collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain,
-		Concurrency: 1, Requests: n, Retry: p, Seed: 1}, context.Background())
+		Shape: ClosedLoop{Users: 1}, Requests: n, Retry: p, Seed: 1}, context.Background())
 }
 
 // TestRetryAfterHonoured: a real server answering every other hit with 429
@@ -143,7 +143,7 @@ func TestRetryAfterOnTime(t *testing.T) {
 	simulated(t, func(t *testing.T) {
 		c := &refusingClient{retryAfter: time.Second}
 		recs := collect(t, Config{Client: c, Source: fixedSource{}, Render: renderPlain, Clock: TimerClock{},
-			Concurrency: 1, Requests: 2, Retry: RetryPolicy{MaxAttempts: 3}, Seed: 1}, t.Context())
+			Shape: ClosedLoop{Users: 1}, Requests: 2, Retry: RetryPolicy{MaxAttempts: 3}, Seed: 1}, t.Context())
 		if len(recs) != 2 || len(c.hits) != 4 {
 			t.Fatalf("%d records and %d attempts, want 2 and 4", len(recs), len(c.hits))
 		}
@@ -325,7 +325,7 @@ func TestNoRetryAfterIssuingStopped(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(client.Close)
-	rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: 1,
+	rs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Shape: ClosedLoop{Users: 1},
 		Duration: 200 * time.Millisecond, Grace: 30 * time.Second, Retry: RetryPolicy{MaxAttempts: 5}, Seed: 1},
 		context.Background())
 	if len(rs) != 1 || s.count() != 1 {
@@ -355,7 +355,7 @@ func (localFailClient) Do(_ context.Context, _ *protocol.Request, t *protocol.Tr
 func TestUserBacksOffOnLocalResourceErrors(t *testing.T) {
 	simulated(t, func(t *testing.T) {
 		rs := collect(t, Config{Client: localFailClient{}, Source: fixedSource{}, Render: render, Clock: TimerClock{},
-			Concurrency: 1, Duration: 3 * time.Second, Grace: time.Second}, context.Background())
+			Shape: ClosedLoop{Users: 1}, Duration: 3 * time.Second, Grace: time.Second}, context.Background())
 		if len(rs) != 7 {
 			t.Fatalf("%d requests in 3 s, want 7 (backing off 50 ms doubling to 1 s)", len(rs))
 		}
@@ -378,7 +378,7 @@ func TestRetryAfterBeyondCapNoStorm(t *testing.T) {
 	}
 	t.Cleanup(client.Close)
 	const users, duration, capWait = 2, time.Second, 250 * time.Millisecond
-	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Concurrency: users,
+	recs := collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain, Shape: ClosedLoop{Users: users},
 		Duration: duration, Retry: RetryPolicy{MaxAttempts: 3, MaxRetryAfter: capWait}, Seed: 1}, context.Background())
 	if most := users * int(duration/capWait+1); s.count() > most || len(recs) > most {
 		t.Fatalf("%d hits, %d records in %v from %d users; want at most %d (one per %v a user)",

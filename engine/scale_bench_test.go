@@ -102,7 +102,7 @@ func scaleRun(b *testing.B, url string, streams int, clock string) {
 	// reach the server evenly, as the probe's do, not in one wave a cycle.
 	cycle := scaleTTFT + scaleTokens*scaleITL
 	users := func(el time.Duration) int { return min(streams, 1+int(int64(streams)*int64(el)/int64(cycle))) }
-	rs := runPhase(b, Config{Client: client, Source: fixedSource{}, Render: render, Concurrency: streams, Users: users,
+	rs := runPhase(b, Config{Client: client, Source: fixedSource{}, Render: render, Shape: ClosedLoop{Users: streams, Active: users},
 		Duration: scalePhase, Warmup: scaleWarmup, Grace: 30 * time.Second})
 	own, err := serverTTFT(url)
 	if err != nil {

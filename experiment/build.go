@@ -14,7 +14,6 @@ import (
 	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
-	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -232,7 +231,8 @@ func requestStreams(p *plan.Plan, api protocol.API, stream bool) bool {
 }
 
 // engineConfig wires a plan into one engine phase, loading its datasets
-// and tokenizer through the run's files.
+// and tokenizer through the run's files; its load's shape is built in one
+// place, withShape (shape.go).
 func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (engine.Config, error) {
 	src, err := newSource(p, files)
 	if err != nil {
@@ -242,34 +242,13 @@ func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (e
 	cfg := engine.Config{
 		Client: client, Source: src, Render: newRenderer(p),
 		Duration: l.Duration, Requests: l.Requests, Warmup: l.Warmup, Grace: l.Grace,
-		Seed: p.Workload.Seed, LateAfter: l.LateAfter, MaxInFlight: l.MaxInFlight,
-		Retry: retryPolicy(p.Target.Retry),
+		Seed: p.Workload.Seed, Retry: retryPolicy(p.Target.Retry),
 	}
 	if cfg.Chains, err = newChains(p, client); err != nil {
 		return engine.Config{}, err
 	}
-	if l.Trace.Path != "" {
-		return withTrace(p, cfg, files)
-	}
-	if l.Rate > 0 || l.FLOPsPerS > 0 {
-		rate := l.Rate
-		if l.FLOPsPerS > 0 {
-			rate = flopsRate(l.FLOPsPerS, p.Compute.Model(), src)
-		}
-		arr, err := schedule.NewArrivals(l.Arrival, rate, l.Burstiness, p.Workload.Seed)
-		if err != nil {
-			return engine.Config{}, fmt.Errorf("load.arrival: %w", err)
-		}
-		cfg.Arrivals = arr
-		return cfg, nil
-	}
-	cfg.Concurrency = l.Concurrency
-	think, err := schedule.ParseThinkTime(l.ThinkTime)
-	if err != nil {
-		return engine.Config{}, fmt.Errorf("load.think_time: %w", err)
-	}
-	if !think.IsZero() {
-		cfg.Think = think
+	if err := withShape(p, &cfg, files); err != nil {
+		return engine.Config{}, err
 	}
 	return cfg, nil
 }

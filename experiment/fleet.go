@@ -121,20 +121,18 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 		return nil, fmt.Errorf("fleet: workload: %w", err)
 	}
 	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*fleetProbe{}}
-	if p.Load.Trace.Path != "" || p.Load.FLOPsPerS > 0 {
+	if s := p.Load.Shape(); s == plan.ShapeTrace || s == plan.ShapeCompute {
 		return nil, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
 	}
 	if f.think, err = schedule.ParseThinkTime(p.Load.ThinkTime); err != nil {
 		return nil, fmt.Errorf("fleet: load.think_time: %w", err)
 	}
-	peak := float64(p.Load.Concurrency)
+	peak := p.Load.Level()
 	switch {
 	case f.closed && o.PeakUsers > 0:
 		peak = float64(o.PeakUsers)
 	case !f.closed && o.PeakRate > 0:
 		peak = o.PeakRate
-	case !f.closed:
-		peak = p.Load.Rate
 	}
 	if o.PeakUsers > 0 && !f.closed || o.PeakRate > 0 && f.closed {
 		return nil, errors.New("fleet: --peak-users plans a closed loop and --peak-rate an open one; the plan's load is the other kind")

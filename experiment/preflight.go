@@ -156,7 +156,7 @@ var promName = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*$`)
 // planClasses are the class names the plan's summary can hold, nil when a
 // trace may bring its own.
 func planClasses(p *plan.Plan) []string {
-	if p.Load.Trace.Path != "" {
+	if p.Load.Shape() == plan.ShapeTrace {
 		return nil
 	}
 	var names []string

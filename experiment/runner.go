@@ -216,7 +216,9 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *summary.
 		base, seg := r.stageBase(st.Index), r.seg
 		st.cfg.TraceRun, st.cfg.TraceIDOf = r.opts.traceRun(r.dir), func(i uint64) uint64 { return seg.Global(i) + base }
 	}
-	applySegment(&st.cfg, r.seg)
+	if err := applySegment(&st.cfg, r.seg); err != nil {
+		return record.Step{}, nil, err
+	}
 	eng, err := engine.New(st.cfg)
 	if err != nil {
 		return record.Step{}, nil, err

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/inferload/inferload/engine"
@@ -12,26 +13,33 @@ import (
 // Segment): its share of the users (at every point of a ramp), every N-th
 // arrival of the one seeded schedule, its share of a request count and of
 // the in-flight cap, and request i numbered as the run-wide request it
-// stands for, so its prompts are the single-process run's.
-func applySegment(cfg *engine.Config, seg schedule.Segment) {
+// stands for, so its prompts are the single-process run's. Every shape
+// experiment builds is one of the engine's two loops, each split here.
+func applySegment(cfg *engine.Config, seg schedule.Segment) error {
 	if seg.Whole() {
-		return
+		return nil
 	}
 	cfg.Source = segmentSource{src: cfg.Source, seg: seg}
 	if cfg.Requests > 0 {
 		cfg.Requests = seg.Share(cfg.Requests)
 	}
-	if cfg.Arrivals != nil {
-		cfg.Arrivals = seg.Arrivals(cfg.Arrivals)
-		if cfg.MaxInFlight > 0 {
-			cfg.MaxInFlight = max(seg.Share(cfg.MaxInFlight), 1)
+	switch s := cfg.Shape.(type) {
+	case engine.OpenLoop:
+		s.Arrivals = seg.Arrivals(s.Arrivals)
+		if s.MaxInFlight > 0 {
+			s.MaxInFlight = max(seg.Share(s.MaxInFlight), 1)
 		}
-		return
+		cfg.Shape = s
+	case engine.ClosedLoop:
+		s.Users = seg.Share(s.Users)
+		if active := s.Active; active != nil {
+			s.Active = func(elapsed time.Duration) int { return seg.Share(active(elapsed)) }
+		}
+		cfg.Shape = s
+	default:
+		return fmt.Errorf("load.segment: a %T load cannot be split into segments", cfg.Shape)
 	}
-	cfg.Concurrency = seg.Share(cfg.Concurrency)
-	if users := cfg.Users; users != nil {
-		cfg.Users = func(elapsed time.Duration) int { return seg.Share(users(elapsed)) }
-	}
+	return nil
 }
 
 // segmentSource gives a segment's local request i the run-wide request's

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/inferload/inferload/analyze"
@@ -110,31 +109,8 @@ func (r *runner) stageConfig(index int, st schedule.Stage) (engine.Config, error
 	cfg.Source = offsetSource{src: cfg.Source, base: r.stageBase(index)}
 	cfg.Duration, cfg.Requests, cfg.Warmup = st.Duration, 0, p.Load.Warmup
 	cfg.Seed = p.Workload.Seed + uint64(index)
-	if st.Mode == record.ModeClosed {
-		cfg.Arrivals, cfg.Concurrency = nil, int(math.Max(st.From, st.Target))
-		if st.Kind == record.StepRamp {
-			cfg.Users = schedule.RampUsers(st.From, st.Target, st.Duration)
-		}
-		return cfg, nil
+	if cfg.Shape, err = stageShape(p, st, cfg.Seed); err != nil {
+		return engine.Config{}, err
 	}
-	cfg.Concurrency, cfg.Think = 0, nil
-	if st.Kind == record.StepRamp {
-		cfg.Arrivals = schedule.NewRampArrivals(st.From, st.Target, st.Duration)
-		return cfg, nil
-	}
-	arr, err := schedule.NewArrivals(arrivalKind(p), st.Target, p.Load.Burstiness, cfg.Seed)
-	if err != nil {
-		return engine.Config{}, fmt.Errorf("load.arrival: %w", err)
-	}
-	cfg.Arrivals = arr
 	return cfg, nil
-}
-
-// arrivalKind is the plan's arrival process; a closed-loop plan whose
-// sweep runs rates gets Poisson, the open-loop default.
-func arrivalKind(p *plan.Plan) string {
-	if p.Load.Arrival != "" {
-		return p.Load.Arrival
-	}
-	return schedule.Poisson
 }

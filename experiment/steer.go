@@ -201,19 +201,14 @@ func (s *Steering) detach() {
 // phase for a duration at a constant users or rate load.
 func steerable(p *plan.Plan) bool {
 	l := p.Load
-	return len(l.Stages) == 0 && l.Duration > 0 && l.Requests == 0 && l.Trace.Path == "" &&
-		l.FLOPsPerS == 0 && (l.Concurrency > 0 || l.Rate > 0)
+	return len(l.Stages) == 0 && l.Duration > 0 && l.Requests == 0 && l.Level() > 0
 }
 
 // runSteered runs a steerable plan as stages that follow s: stage 1 at
 // the plan's load; each change starts the next, until the plan's
 // duration of issuing (pauses not counted) has passed or ctx is done.
 func runSteered(ctx context.Context, p *plan.Plan, opts Options, s *Steering) (*Outcome, error) {
-	mode := p.Load.Mode()
-	level := float64(p.Load.Concurrency)
-	if mode == record.ModeOpen {
-		level = p.Load.Rate
-	}
+	mode, level := p.Load.Mode(), p.Load.Level()
 	s.steer(mode, level)
 	first := schedule.Stage{Kind: record.StepConstant, Mode: mode, Duration: p.Load.Duration, Target: level}
 	return execute(ctx, p, opts, summary.Design{Kind: summary.KindStages}, func(r *runner) (driver, error) {

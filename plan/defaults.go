@@ -3,7 +3,6 @@ package plan
 import (
 	"time"
 
-	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/schedule"
 )
@@ -11,7 +10,8 @@ import (
 // Defaults for fields left unset. docs/plan.md documents each; the flags'
 // help shows them too. A default that a lower package also applies to its
 // own zero value (the engine's grace, the client's connect timeout) is
-// that package's constant, so the two cannot drift apart.
+// one constant in the lowest package that applies it (schedule's grace,
+// the protocol's connect timeout), so the two cannot drift apart.
 const (
 	DefaultName           = "run"
 	DefaultAPI            = "chat"
@@ -25,7 +25,7 @@ const (
 	DefaultConnectTimeout = protocol.DefaultConnectTimeout
 	DefaultTTFTTimeout    = 60 * time.Second
 	DefaultTotalTimeout   = 10 * time.Minute
-	DefaultGrace          = engine.DefaultGrace
+	DefaultGrace          = schedule.DefaultGrace
 	DefaultLateAfter      = 10 * time.Millisecond
 	DefaultArrival        = schedule.Poisson
 	DefaultBurstiness     = 1.0
@@ -73,8 +73,7 @@ func (l *LoadOptions) applyDefaults(durationSet bool) {
 	// A trace that plays once ends by itself: the run stops with its last
 	// request (experiment caps it at the trace's length). A duration the
 	// user wrote as 0 gets no default: validation says 0 is no duration.
-	endsByItself := l.Trace.Path != "" && !l.Trace.Loop
-	if l.Duration == 0 && l.Requests == 0 && !endsByItself && !durationSet {
+	if l.Duration == 0 && l.Requests == 0 && !l.PlaysOnce() && !durationSet {
 		l.Duration = DefaultDuration
 	}
 	setIfZero(&l.Grace, DefaultGrace)
@@ -84,7 +83,7 @@ func (l *LoadOptions) applyDefaults(durationSet bool) {
 	if l.OpenLoop() {
 		setIfZero(&l.LateAfter, DefaultLateAfter)
 	}
-	if l.Trace.Path != "" {
+	if l.Shape() == ShapeTrace {
 		setIfZero(&l.Trace.Speed, 1)
 	}
 	if l.Arrival == schedule.Gamma {

@@ -213,9 +213,63 @@ type Trace struct {
 	Loop bool `yaml:"loop"`
 }
 
+// Shape is the kind of load a plan applies: what decides when its
+// requests are sent. LoadOptions.Shape derives it once from the fields
+// that set it; the loop mode (Mode), the load's level (Level) and the
+// engine phase experiment builds all follow from it. Stages are not a
+// shape of their own: they move a users or a rate load's level over time.
+type Shape string
+
+// The load shapes, each set by its own fields. A valid plan sets exactly
+// one (validation refuses two); Shape reads them in this order.
+const (
+	// ShapeTrace replays a request log: its timestamps are the arrivals
+	// (load.trace; an open loop).
+	ShapeTrace Shape = "trace"
+	// ShapeCompute paces arrivals by compute: load.flops_per_s ÷ the
+	// workload's mean FLOPs per request (an open loop).
+	ShapeCompute Shape = "compute"
+	// ShapeRate sends arrivals at load.rate requests/s (an open loop).
+	ShapeRate Shape = "rate"
+	// ShapeUsers runs load.concurrency closed-loop users, each sending its
+	// next request once its last reply has ended (and it has thought).
+	ShapeUsers Shape = "users"
+)
+
+// Shape is the kind of load l applies: the one place it is derived from
+// the fields that set it.
+func (l *LoadOptions) Shape() Shape {
+	switch {
+	case l.Trace.Path != "":
+		return ShapeTrace
+	case l.FLOPsPerS > 0:
+		return ShapeCompute
+	case l.Rate > 0:
+		return ShapeRate
+	}
+	return ShapeUsers
+}
+
 // OpenLoop reports whether requests arrive on a schedule (a rate, a trace
 // or compute pacing) rather than from closed-loop users.
-func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
+func (l *LoadOptions) OpenLoop() bool { return l.Shape() != ShapeUsers }
+
+// Level is the constant load the plan holds, in its shape's unit: users
+// for ShapeUsers, requests/s for ShapeRate; 0 for a trace or compute
+// pacing, whose rate is not one number the plan states.
+func (l *LoadOptions) Level() float64 {
+	switch l.Shape() {
+	case ShapeUsers:
+		return float64(l.Concurrency)
+	case ShapeRate:
+		return l.Rate
+	}
+	return 0
+}
+
+// PlaysOnce reports whether the load ends by itself: a trace replayed
+// once stops with its last request, without a duration or a count.
+func (l *LoadOptions) PlaysOnce() bool { return l.Shape() == ShapeTrace && !l.Trace.Loop }
 
 // MaxUsers is the most closed-loop users the load runs at once, its stages
 // included (0 for an open loop).

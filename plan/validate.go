@@ -295,7 +295,7 @@ func (v *validator) stopConditions() {
 	if l.Requests < 0 {
 		v.fail("load.requests", "%d: want a positive number of requests", l.Requests)
 	}
-	if l.Duration == 0 && l.Requests == 0 && !(l.Trace.Path != "" && !l.Trace.Loop) && !durationSet {
+	if l.Duration == 0 && l.Requests == 0 && !l.PlaysOnce() && !durationSet {
 		v.fail("load.duration", "set load.duration, load.requests or both")
 	}
 	switch {

@@ -22,6 +22,13 @@ type Stage struct {
 	Target   float64
 }
 
+// DefaultGrace is how long a stage's requests still in flight when it
+// stops issuing may run before they are canceled, when nothing says
+// otherwise. It is part of a stage's timeline, so it lives here, below
+// both places that apply it: the plan's default for load.grace and the
+// engine's for a zero Config.Grace, one constant so the two cannot drift.
+const DefaultGrace = 30 * time.Second
+
 // maxStageUsers stops a typo from starting a million goroutines.
 const maxStageUsers = 1_000_000
 

@@ -21,14 +21,8 @@ func runLoad(p *plan.Plan, d Design, agg *record.Aggregate, info record.RunInfo)
 // (their rate is not one number), or users who think between requests
 // (fewer than all of them are in flight by design).
 func intendedLoad(p *plan.Plan) float64 {
-	l := p.Load
-	switch {
-	case l.Mode() == record.ModeOpen && (l.Trace.Path != "" || l.FLOPsPerS > 0):
-		return 0
-	case l.Mode() == record.ModeOpen:
-		return l.Rate
-	case l.ThinkTime != "":
+	if p.Load.Shape() == plan.ShapeUsers && p.Load.ThinkTime != "" {
 		return 0
 	}
-	return float64(l.Concurrency)
+	return p.Load.Level()
 }

@@ -42,10 +42,12 @@ type rule struct {
 // the change that added this test, not disabled here.
 var rules = []rule{
 	// plan decides what a test is, not how it is run or shown: no
-	// experiment runner, no renderer, no live sink. (It reads the engine's
-	// and the protocol's defaults, each defined once where it applies.)
-	{subject: "plan", design: "plan | … | HTTP, reports",
-		notModule: []string{"experiment", "report", "live", "cmd/inferload/cli"}},
+	// engine (it feeds the engine; the engine never feeds it), no
+	// experiment runner, no renderer, no live sink. (It reads the
+	// schedule's and the protocol's defaults, each defined once below
+	// both of the packages that apply it.)
+	{subject: "plan", design: "plan ──► schedule ─► engine; plan | … | HTTP, reports",
+		notModule: []string{"engine", "experiment", "report", "live", "cmd/inferload/cli"}},
 	// workload builds request specs; when they are sent (schedule), how
 	// (protocol, engine) and how results look (report) are not its concern.
 	{subject: "workload", design: "workload | … | when or how a request is sent",

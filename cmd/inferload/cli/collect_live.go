@@ -210,7 +210,7 @@ func (collectControl) Note(string) (record.Event, error) { return record.Event{}
 func (c collectControl) Load() live.LoadState {
 	s := live.LoadState{Fixed: errCollectorFixed.Error()}
 	if p := c.v.runPlan(); p != nil {
-		s.Mode, s.Level = p.Load.Mode(), plannedLevel(p)
+		s.Mode, s.Level = p.Load.Mode(), p.Load.Level()
 	}
 	return s
 }

@@ -75,16 +75,7 @@ func (c *runControl) Load() live.LoadState {
 	if s.Steerable {
 		return live.LoadState{Steerable: true, Mode: s.Mode, Level: s.Level, MaxLevel: s.MaxLevel, Paused: s.Paused, Stopping: stopping}
 	}
-	return live.LoadState{Mode: c.p.Load.Mode(), Level: plannedLevel(c.p), Stopping: stopping}
-}
-
-// plannedLevel is the plan's load: its users, or its requests/s when open
-// loop.
-func plannedLevel(p *plan.Plan) float64 {
-	if p.Load.Mode() == record.ModeOpen {
-		return p.Load.Rate
-	}
-	return float64(p.Load.Concurrency)
+	return live.LoadState{Mode: c.p.Load.Mode(), Level: c.p.Load.Level(), Stopping: stopping}
 }
 
 // level is the load set now, for the monitor's points.

@@ -2,41 +2,66 @@ package engine
 
 import (
 	"context"
-	"math"
-	"sync"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	"github.com/inferload/inferload/record"
 )
 
-// runClosedLoop starts Concurrency users; each sends a request, waits for
+// ClosedLoop is a closed-loop phase: Users virtual users, each sending a
+// request, waiting for the whole reply, thinking, and sending again. The
+// server's speed sets the rate; latency runs from each request's send.
+type ClosedLoop struct {
+	// Users is the number of users (at least 1).
+	Users int
+	// Think is a user's pause between a reply and its next request; nil
+	// means none.
+	Think ThinkTime
+	// Active, when set, ramps the loop: of the Users users only the first
+	// Active(elapsed) send; the others wait (their in-flight request
+	// finishes first). Users is the most it may return.
+	Active func(elapsed time.Duration) int
+}
+
+// Validate says what keeps the loop from running.
+func (c ClosedLoop) Validate() error {
+	if c.Users < 1 {
+		return fmt.Errorf("engine: a closed loop needs at least 1 user, not %d", c.Users)
+	}
+	return nil
+}
+
+// Run sends the phase's requests from its users.
+func (c ClosedLoop) Run(ph *Phase) { ph.e.runClosedLoop(ph, c) }
+
+// runClosedLoop starts c.Users users; each sends a request, waits for
 // the whole reply, thinks, and repeats until issuing stops. It returns when
 // issuing has stopped (the users' last requests may still be in flight)
 // or when every user has finished because the request budget is spent.
 // Once the budget is all issued, the last requests get Grace to finish,
 // as at the end of a duration, and are canceled after it: a server that
 // stalls them cannot hold the phase until their own timeouts. The users
-// are counted in wg.
-func (e *Engine) runClosedLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
+// are counted in ph.requests.
+func (e *Engine) runClosedLoop(ph *Phase, c ClosedLoop) {
 	var active atomic.Int64
-	active.Store(int64(e.cfg.Concurrency))
+	active.Store(int64(c.Users))
 	allDone := make(chan struct{})
-	for u := range e.cfg.Concurrency {
-		wg.Go(func() {
+	for u := range c.Users {
+		ph.requests.Go(func() {
 			defer func() {
 				if active.Add(-1) == 0 {
 					close(allDone)
 				}
 			}()
-			e.user(issueCtx, reqCtx, uint64(u), out)
+			e.user(ph, c, uint64(u))
 		})
 	}
 	select {
-	case <-issueCtx.Done():
+	case <-ph.issueCtx.Done():
 	case <-allDone:
 	case <-e.allIssued:
-		e.graceForTheLast(issueCtx, allDone)
+		e.graceForTheLast(ph.issueCtx, allDone)
 	}
 }
 
@@ -63,12 +88,13 @@ func (e *Engine) graceForTheLast(issueCtx context.Context, allDone <-chan struct
 }
 
 // user is one closed-loop virtual user.
-func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *record.Result) {
+func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
+	issueCtx := ph.issueCtx
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
 	var localWait, later time.Duration
 	for issueCtx.Err() == nil {
-		if !e.awaitActive(issueCtx, id) {
+		if !e.awaitActive(issueCtx, c.Active, id) {
 			return
 		}
 		i, ok := e.claim()
@@ -84,18 +110,18 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
-		res := e.execute(reqCtx, i, p, err, 0, false)
+		res := e.execute(e.reqCtx, i, p, err, arrival{})
 		// Read before the collector owns res.
 		local := res.Error == record.ErrClientResource
 		later = e.retryLater(res)
-		out <- res
+		ph.out <- res
 		if !e.backOffLocal(issueCtx, local, &localWait) {
 			return
 		}
-		if e.cfg.Think == nil {
+		if c.Think == nil {
 			continue
 		}
-		if d := e.cfg.Think.Sample(rng); d > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(d)) {
+		if d := c.Think.Sample(rng); d > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(d)) {
 			return
 		}
 	}
@@ -106,87 +132,20 @@ func (e *Engine) user(issueCtx, reqCtx context.Context, id uint64, out chan<- *r
 // that idle users cost nothing.
 const rampPoll = 5 * time.Millisecond
 
-// awaitActive blocks user id while a ramp has fewer users active than id+1.
-// It returns false when issuing stops first.
-func (e *Engine) awaitActive(issueCtx context.Context, id uint64) bool {
-	if e.cfg.Users == nil {
+// awaitActive blocks user id while a ramp (active) has fewer users active
+// than id+1. It returns false when issuing stops first.
+func (e *Engine) awaitActive(issueCtx context.Context, active func(time.Duration) int, id uint64) bool {
+	if active == nil {
 		return true
 	}
 	for {
 		now := e.clock.Now()
-		if uint64(max(e.cfg.Users(now.Sub(e.start)), 0)) > id {
+		if uint64(max(active(now.Sub(e.start)), 0)) > id {
 			return true
 		}
 		if !e.clock.SleepUntil(issueCtx, now.Add(rampPoll)) {
 			return false
 		}
-	}
-}
-
-// never is the offset an Arrivals returns when no request will ever be
-// due again (schedule.TraceEnd).
-const never = time.Duration(math.MaxInt64)
-
-// runOpenLoop issues requests at their intended offsets, whatever the
-// server's speed. The schedule is absolute (offsets from the start), so a
-// late wake-up never shifts later arrivals: the lag shows up as queue delay
-// instead of silently lowering the offered load. The requests are counted
-// in wg.
-func (e *Engine) runOpenLoop(issueCtx, reqCtx context.Context, out chan<- *record.Result, wg *sync.WaitGroup) {
-	var slots chan struct{}
-	if e.cfg.MaxInFlight > 0 {
-		slots = make(chan struct{}, e.cfg.MaxInFlight)
-	}
-	for {
-		i, ok := e.claim()
-		if !ok {
-			return // the request budget is spent
-		}
-		due := e.cfg.Arrivals.Next()
-		if due == never || (e.cfg.Duration > 0 && due >= e.cfg.Duration) {
-			e.idleUntilStop(issueCtx)
-			return
-		}
-		p, err := e.prepare(i)
-		if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {
-			return
-		}
-		if slots != nil && !acquire(issueCtx, slots) {
-			return
-		}
-		if !e.admit(issueCtx) {
-			if slots != nil {
-				<-slots
-			}
-			return
-		}
-		wg.Go(func() {
-			if slots != nil {
-				defer func() { <-slots }()
-			}
-			out <- e.execute(reqCtx, i, p, err, due, true)
-		})
-	}
-}
-
-// idleUntilStop is what an open loop does once its schedule has nothing
-// more due within the phase (a trace played once, or the next arrival of
-// a sparse rate beyond Duration): with a Duration the phase still lasts
-// it, issuing nothing, so the window is the configured one; without one
-// (a trace played once) the phase ends now, at its last request.
-func (e *Engine) idleUntilStop(issueCtx context.Context) {
-	if e.cfg.Duration > 0 {
-		<-issueCtx.Done()
-	}
-}
-
-// acquire takes an in-flight slot, or gives up when issuing stops.
-func acquire(ctx context.Context, slots chan struct{}) bool {
-	select {
-	case slots <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

@@ -9,26 +9,27 @@ import (
 	"github.com/inferload/inferload/workload"
 )
 
-// withTrace makes cfg replay the plan's trace: its timestamps are the
-// arrivals, its lengths the requests'. A trace that plays once caps the
-// phase at its length unless a duration is set (the phase then lasts it).
-func withTrace(p *plan.Plan, cfg engine.Config, files *workloadFiles) (engine.Config, error) {
+// traceReplay is the trace shape: cfg replays the plan's trace, an open
+// loop whose arrivals are its timestamps and whose requests have its
+// lengths. A trace that plays once caps the phase at its length unless a
+// duration is set (the phase then lasts it).
+func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
 	t := p.Load.Trace
 	tr, err := schedule.LoadTrace(t.Path, schedule.TraceOptions{Format: t.Format, Speed: t.Speed, Loop: t.Loop,
 		Context: files.context()})
 	if err != nil {
-		return engine.Config{}, fmt.Errorf("load.trace: %w", err)
+		return fmt.Errorf("load.trace: %w", err)
 	}
 	gen, err := traceGenerator(p, files)
 	if err != nil {
-		return engine.Config{}, err
+		return err
 	}
-	cfg.Arrivals = tr
+	cfg.Shape = openLoop(p, tr)
 	cfg.Source = traceSource{gen: gen, trace: tr}
-	if !t.Loop && cfg.Duration == 0 && (cfg.Requests == 0 || cfg.Requests > tr.Len()) {
+	if p.Load.PlaysOnce() && cfg.Duration == 0 && (cfg.Requests == 0 || cfg.Requests > tr.Len()) {
 		cfg.Requests = tr.Len()
 	}
-	return cfg, nil
+	return nil
 }
 
 // traceGenerator builds the synthetic prompts of the default class, whose
