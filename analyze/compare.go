@@ -5,6 +5,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"sort"
+	"strings"
 
 	"github.com/inferload/inferload/record"
 )
@@ -30,6 +31,12 @@ type Comparison struct {
 	Env []EnvChange `json:"env"`
 	// Regressions counts deltas with Regression set.
 	Regressions int `json:"regressions"`
+	// BaselineRuns and CurrentRuns are how many runs (repeats) each side
+	// had; Batches, with one run a side, how many batches each was cut
+	// into for the runs check (0: the check was off).
+	BaselineRuns int `json:"baseline_runs"`
+	CurrentRuns  int `json:"current_runs"`
+	Batches      int `json:"batches,omitempty"`
 }
 
 // Delta is one figure in both runs.
@@ -74,6 +81,10 @@ type Delta struct {
 	// seconds of throughput, or requests.
 	BaselineN int `json:"baseline_n"`
 	CurrentN  int `json:"current_n"`
+	// Runs is the figure's second test, on the variance between runs (or
+	// batches of one run): a difference stands only when it agrees
+	// (compare_runs.go); absent on a figure too short to judge.
+	Runs *RunsCheck `json:"runs,omitempty"`
 }
 
 // Tests named in Delta.Test.
@@ -106,6 +117,13 @@ type CompareOptions struct {
 	// Seed makes the bootstrap repeatable: the same runs and seed give
 	// the same intervals.
 	Seed uint64
+	// Batches is how many contiguous batches a run is cut into for the
+	// runs check when each side has one run (DefaultBatches when 0).
+	// NoRunsCheck turns the check off: figures are then judged by their
+	// own test alone, as if values were independent and runs did not
+	// vary (true only of constructed samples).
+	Batches     int
+	NoRunsCheck bool
 }
 
 // latencyMetrics and comparedPercentiles are what a comparison shows of
@@ -120,23 +138,69 @@ var (
 // from either run are left out, and limits that named them are listed in
 // UnusedLimits.
 func Compare(baseline, current *RunSamples, opts CompareOptions) *Comparison {
+	return CompareRuns([]*RunSamples{baseline}, []*RunSamples{current}, opts)
+}
+
+// CompareRuns sets the current runs against the baseline runs: repeats
+// of one scenario on each side (at least one run a side). Each figure's
+// own test reads the runs' values pooled; its runs check (RunsCheck)
+// reads each run's own value, or with one run a side, each batch's.
+func CompareRuns(baseline, current []*RunSamples, opts CompareOptions) *Comparison {
 	opts = opts.withDefaults()
-	c := &Comparison{Baseline: baseline.Name, Current: current.Name,
+	base, cur := MergeRuns(baseline), MergeRuns(current)
+	c := &Comparison{Baseline: base.Name, Current: cur.Name,
 		Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed,
-		Limits: []string{}, Deltas: []Delta{}}
+		Limits: []string{}, Deltas: []Delta{}, BaselineRuns: len(baseline), CurrentRuns: len(current)}
 	cmp := comparer{opts: opts, limited: map[string]bool{}}
 	for _, l := range overlay(nil, opts.Limits) {
 		cmp.limited[l.Metric] = true
 	}
-	cmp.samples(c, "", baseline.Overall, current.Overall)
-	cmp.throughput(c, "output_tokens_per_s", baseline.OutputTokensPerS, current.OutputTokensPerS)
-	cmp.throughput(c, "requests_per_s", baseline.RequestsPerS, current.RequestsPerS)
-	for _, name := range sharedClasses(baseline, current) {
-		cmp.samples(c, "classes."+name+".", baseline.Classes[name], current.Classes[name])
+	cmp.samples(c, "", base.Overall, cur.Overall)
+	cmp.throughput(c, "output_tokens_per_s", base.OutputTokensPerS, cur.OutputTokensPerS)
+	cmp.throughput(c, "requests_per_s", base.RequestsPerS, cur.RequestsPerS)
+	for _, name := range sharedClasses(base, cur) {
+		cmp.samples(c, "classes."+name+".", base.Classes[name], cur.Classes[name])
 	}
-	c.Env = DiffEnv(baseline.Env, current.Env)
+	if !opts.NoRunsCheck {
+		bu, cu := unitSet{runs: baseline}, unitSet{runs: current}
+		if len(baseline) == 1 && len(current) == 1 {
+			bu.batches, cu.batches, c.Batches = opts.Batches, opts.Batches, opts.Batches
+		}
+		for i := range c.Deltas {
+			cmp.runsCheck(&c.Deltas[i], bu, cu)
+		}
+	}
+	c.Env = DiffEnv(base.Env, cur.Env)
 	applyLimits(c, opts.Limits)
 	return c
+}
+
+// MergeRuns pools runs of one side: their samples and per-second
+// throughput one after another, named "a+b+c", with the first run's
+// environment. One run is returned as it is.
+func MergeRuns(runs []*RunSamples) *RunSamples {
+	if len(runs) == 1 {
+		return runs[0]
+	}
+	names := make([]string, len(runs))
+	for i, rs := range runs {
+		names[i] = rs.Name
+	}
+	out := NewRunSamples(strings.Join(names, "+"))
+	out.Env = runs[0].Env
+	for _, rs := range runs {
+		out.Overall.merge(rs.Overall)
+		for name, s := range rs.Classes {
+			if out.Classes[name] == nil {
+				out.Classes[name] = &Samples{}
+			}
+			out.Classes[name].merge(s)
+		}
+		out.RequestsPerS = append(out.RequestsPerS, rs.RequestsPerS...)
+		out.OutputTokensPerS = append(out.OutputTokensPerS, rs.OutputTokensPerS...)
+		out.records += rs.records
+	}
+	return out
 }
 
 func (o CompareOptions) withDefaults() CompareOptions {
@@ -148,6 +212,9 @@ func (o CompareOptions) withDefaults() CompareOptions {
 	}
 	if o.Resamples <= 0 {
 		o.Resamples = DefaultResamples
+	}
+	if o.Batches <= 0 {
+		o.Batches = DefaultBatches
 	}
 	return o
 }
@@ -339,6 +406,19 @@ func (c *Comparison) Unjudged() []string {
 	var out []string
 	for _, d := range c.Deltas {
 		if d.Limit != "" && d.Change == ChangeTooShort {
+			out = append(out, d.Metric)
+		}
+	}
+	return out
+}
+
+// CannotTell lists the figures with a limit whose difference the runs
+// check could not tell from run-to-run noise: the limit checked nothing
+// there either, which a pass must say.
+func (c *Comparison) CannotTell() []string {
+	var out []string
+	for _, d := range c.Deltas {
+		if d.Limit != "" && d.Change == ChangeCannotTell {
 			out = append(out, d.Metric)
 		}
 	}

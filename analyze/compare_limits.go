@@ -165,6 +165,11 @@ func indexDelta(ds []Delta, metric string) int {
 // exceeded by any worsening.
 func (l Limit) exceeded(d *Delta) bool {
 	worse := max(math.Abs(d.DiffLow), math.Abs(d.DiffHigh))
+	if d.Runs != nil && !d.Runs.TooFew {
+		// The runs check's interval is the wider account of the noise:
+		// its worse end counts too.
+		worse = max(worse, math.Abs(d.Runs.DiffLow), math.Abs(d.Runs.DiffHigh))
+	}
 	if l.Absolute {
 		return worse > l.Value
 	}

@@ -32,11 +32,15 @@ type RunSamples struct {
 // Samples are the measured latencies (ms) and outcome counts of a set of
 // requests, counted by the rules of summary.json: warm-up records and
 // expected rejections are left out, latencies come from successes only,
-// TTFT and TPOT from streamed successes with a content event.
+// TTFT and TPOT from streamed successes with a content event. The
+// latency slices keep the order records came in (completion order), which
+// the batch-means check cuts into contiguous batches.
 type Samples struct {
 	TTFT, ITL, TPOT, E2E []float64
 	Succeeded, Failed    int64
-	sorted               bool
+	// failedAt marks, in record order, which counted requests failed.
+	failedAt []bool
+	sorted   map[string][]float64
 }
 
 // NewRunSamples returns empty samples named name, ready for Add.
@@ -87,12 +91,13 @@ func (s *Samples) Add(r *record.Result) {
 	if r.Warmup || r.ExpectedRejection() {
 		return
 	}
+	s.sorted = nil
+	s.failedAt = append(s.failedAt, !r.OK())
 	if !r.MeasuredSuccess() {
 		s.Failed++
 		return
 	}
 	s.Succeeded++
-	s.sorted = false
 	s.E2E = append(s.E2E, usToMS(r.E2EUS))
 	r.EachGap(func(gapUS, n int64) {
 		for range n {
@@ -111,14 +116,46 @@ func (s *Samples) Add(r *record.Result) {
 
 func usToMS(us int64) float64 { return float64(us) / 1000 }
 
-// values returns the sorted samples of a latency metric ("ttft_ms", ...).
-func (s *Samples) values(metric string) []float64 {
-	if !s.sorted {
-		for _, v := range [][]float64{s.TTFT, s.ITL, s.TPOT, s.E2E} {
-			slices.Sort(v)
+// Scaled is a copy of s with every latency times f: a planted slowdown
+// of the same requests, in the same order, for measuring compare.
+func (s *Samples) Scaled(f float64) *Samples {
+	scale := func(v []float64) []float64 {
+		out := make([]float64, len(v))
+		for i, x := range v {
+			out[i] = x * f
 		}
-		s.sorted = true
+		return out
 	}
+	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E),
+		Succeeded: s.Succeeded, Failed: s.Failed, failedAt: slices.Clone(s.failedAt)}
+}
+
+// merge appends o's values and counts to s's.
+func (s *Samples) merge(o *Samples) {
+	s.TTFT, s.ITL = append(s.TTFT, o.TTFT...), append(s.ITL, o.ITL...)
+	s.TPOT, s.E2E = append(s.TPOT, o.TPOT...), append(s.E2E, o.E2E...)
+	s.Succeeded, s.Failed = s.Succeeded+o.Succeeded, s.Failed+o.Failed
+	s.failedAt = append(s.failedAt, o.failedAt...)
+	s.sorted = nil
+}
+
+// values returns the sorted samples of a latency metric ("ttft_ms", ...),
+// a sorted copy: the slices themselves stay in record order.
+func (s *Samples) values(metric string) []float64 {
+	if v, ok := s.sorted[metric]; ok {
+		return v
+	}
+	v := slices.Clone(s.ordered(metric))
+	slices.Sort(v)
+	if s.sorted == nil {
+		s.sorted = map[string][]float64{}
+	}
+	s.sorted[metric] = v
+	return v
+}
+
+// ordered returns a latency metric's values in record order.
+func (s *Samples) ordered(metric string) []float64 {
 	switch metric {
 	case "ttft_ms":
 		return s.TTFT

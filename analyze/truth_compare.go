@@ -138,16 +138,26 @@ func countPairs(seed uint64, pairs, n int, slow float64, disagree *int, hit func
 }
 
 // disagreements counts deltas whose significance, p and interval tell
-// different stories.
+// different stories: the figure's own p and interval must agree; a
+// significant delta is one whose own test and runs check both are; a
+// "cannot tell" one had its own test significant; and the runs check's
+// p and interval must agree too.
 func disagreements(c *Comparison) int {
 	n := 0
 	alpha := 1 - c.Confidence
 	for _, d := range c.Deltas {
-		excludes := d.DiffLow > 0 || d.DiffHigh < 0
 		if d.Change == ChangeTooShort {
 			continue
 		}
-		if d.Significant != excludes || d.Significant != (d.PValue < alpha) {
+		own := d.PValue < alpha
+		switch {
+		case own != (d.DiffLow > 0 || d.DiffHigh < 0):
+			n++
+		case d.Change == ChangeCannotTell && (!own || d.Significant):
+			n++
+		case d.Change != ChangeCannotTell && d.Significant != own:
+			n++
+		case d.Runs != nil && !d.Runs.TooFew && (d.Runs.PValue < alpha) != (d.Runs.DiffLow > 0 || d.Runs.DiffHigh < 0):
 			n++
 		}
 	}

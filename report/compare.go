@@ -78,8 +78,11 @@ func comparePValue(p float64) string {
 // compareVerdict is REGRESSION, or the direction with the limit that held.
 func compareVerdict(d *analyze.Delta) string {
 	v := d.Change
-	if d.Change == analyze.ChangeTooShort {
+	switch {
+	case d.Change == analyze.ChangeTooShort:
 		v = fmt.Sprintf("too short to judge (%d values each needed)", d.NeededN)
+	case d.Change == analyze.ChangeCannotTell && d.Runs != nil:
+		v = "cannot tell: " + runsReason(d)
 	}
 	if d.Regression {
 		v = "REGRESSION"
@@ -88,6 +91,19 @@ func compareVerdict(d *analyze.Delta) string {
 		v += " (limit " + d.Limit + ")"
 	}
 	return v
+}
+
+// runsReason says why the runs check did not confirm a difference.
+func runsReason(d *analyze.Delta) string {
+	r, f := d.Runs, compareFormatter(d.Metric)
+	units := "runs"
+	if r.Test == analyze.TestBatchMeans {
+		units = "batches"
+	}
+	if r.TooFew {
+		return "too few values in each of the " + units + " to check it against their spread"
+	}
+	return fmt.Sprintf("the %s differ by %s [%s, %s], p %s", units, f(r.Diff, true), f(r.DiffLow, true), f(r.DiffHigh, true), comparePValue(r.PValue))
 }
 
 // compareHeadline is the one-line answer: what regressed, or that nothing did.
@@ -99,10 +115,17 @@ func compareHeadline(c *analyze.Comparison) string {
 	if len(c.Limits) == 0 {
 		return "PASS: no regression limits were set"
 	}
+	pass := "PASS: no figure is significantly worse beyond its limit"
 	if short := c.Unjudged(); len(short) > 0 {
-		return fmt.Sprintf("PASS: no figure is significantly worse beyond its limit; too short to judge: %s (run longer)", strings.Join(short, ", "))
+		pass += fmt.Sprintf("; too short to judge: %s (run longer)", strings.Join(short, ", "))
 	}
-	return "PASS: no figure is significantly worse beyond its limit"
+	if cannot := c.CannotTell(); len(cannot) > 0 {
+		pass += fmt.Sprintf("; cannot tell from run-to-run noise: %s", strings.Join(cannot, ", "))
+		if c.BaselineRuns <= 1 && c.CurrentRuns <= 1 {
+			pass += " (repeat each side and list the runs, comma-separated)"
+		}
+	}
+	return pass
 }
 
 func plural(n int, one, many string) string {
@@ -114,8 +137,19 @@ func plural(n int, one, many string) string {
 
 // compareMethod says how the intervals were computed, for every rendering.
 func compareMethod(c *analyze.Comparison) string {
-	return fmt.Sprintf("Intervals of current − baseline and p from one test per figure: latency percentiles by the exact quantile test (interval = the shifts it does not reject), throughput by bootstrap of per-second means (%d resamples, seed %d), failure rate by two-proportion z. Significant = p < %.2g = the interval excludes 0. Figures with a limit share the %.2g error rate (Bonferroni): their p is multiplied by the number of limits and their interval is at the level shown. A regression is significantly worse with the interval's worse end beyond the limit.",
-		c.Resamples, c.Seed, 1-c.Confidence, 1-c.Confidence)
+	return fmt.Sprintf("Intervals of current − baseline and p from one test per figure: latency percentiles by the exact quantile test (interval = the shifts it does not reject), throughput by bootstrap of per-second means (%d resamples, seed %d), failure rate by two-proportion z. Significant = p < %.2g = the interval excludes 0. Figures with a limit share the %.2g error rate (Bonferroni): their p is multiplied by the number of limits and their interval is at the level shown. %s A regression is significantly worse with the interval's worse end beyond the limit.",
+		c.Resamples, c.Seed, 1-c.Confidence, 1-c.Confidence, compareRunsMethod(c))
+}
+
+// compareRunsMethod says what a difference was checked against.
+func compareRunsMethod(c *analyze.Comparison) string {
+	switch {
+	case c.BaselineRuns > 1 || c.CurrentRuns > 1:
+		return fmt.Sprintf("A difference must also stand between the runs (%d baseline, %d current; Welch's t on each run's own figure), else it is \"cannot tell\".", c.BaselineRuns, c.CurrentRuns)
+	case c.Batches > 0:
+		return fmt.Sprintf("A difference must also stand between %d contiguous batches of each run (Welch's t on each batch's figure, for latencies serially correlated under load), else it is \"cannot tell\"; one run a side cannot show a shift that lasts a whole run: repeat each side for that.", c.Batches)
+	}
+	return "Values are taken as independent (no runs check)."
 }
 
 // WriteCompare writes a comparison for a terminal: the verdict, the table

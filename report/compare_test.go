@@ -13,7 +13,9 @@ import (
 // fixedComparison is a hand-made comparison covering every kind of row: a
 // regression beyond its limit, a significant improvement, noise, a
 // throughput drop, a failure-rate rise, a zero baseline, an unused limit
-// and environment changes (one carrying markup a target could send).
+// and environment changes (one carrying markup a target could send), a
+// difference the batches could not confirm and one they had too few
+// values to check.
 func fixedComparison() *analyze.Comparison {
 	rel := func(v float64) *float64 { return &v }
 	return &analyze.Comparison{
@@ -27,13 +29,18 @@ func fixedComparison() *analyze.Comparison {
 			{Metric: "itl_ms.p99", Baseline: 21, Current: 22, Diff: 1, DiffLow: -3, DiffHigh: 5, Relative: rel(0.0476), PValue: 1, Test: analyze.TestQuantile, Level: 0.95, Change: analyze.ChangeTooShort, NeededN: 299, Limit: "10%", BaselineN: 120, CurrentN: 130},
 			{Metric: "e2e_ms.p99", Baseline: 1320, Current: 1518, Diff: 198, DiffLow: 150, DiffHigh: 240, Relative: rel(0.15), PValue: 1e-40, Test: analyze.TestQuantile, Level: 0.9833, Family: 3, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 3000, CurrentN: 2900},
 			{Metric: "output_tokens_per_s", Baseline: 1900.5, Current: 1650.25, Diff: -250.25, DiffLow: -270, DiffHigh: -230, Relative: rel(-0.1317), PValue: 0, Test: analyze.TestBootstrap, Level: 0.9833, Family: 3, Significant: true, Change: "worse", Limit: "10%", Regression: true, BaselineN: 60, CurrentN: 60},
+			{Metric: "tpot_ms.p90", Baseline: 40, Current: 46, Diff: 6, DiffLow: 4, DiffHigh: 8, Relative: rel(0.15), PValue: 1e-6, Test: analyze.TestQuantile, Level: 0.95, Change: analyze.ChangeCannotTell, BaselineN: 3000, CurrentN: 2900,
+				Runs: &analyze.RunsCheck{Test: analyze.TestBatchMeans, Diff: 5.5, DiffLow: -2, DiffHigh: 13, PValue: 0.14, DF: 13.2, BaselineUnits: 8, CurrentUnits: 8}},
+			{Metric: "tpot_ms.p99", Baseline: 60, Current: 75, Diff: 15, DiffLow: 9, DiffHigh: 21, Relative: rel(0.25), PValue: 1e-5, Test: analyze.TestQuantile, Level: 0.95, Change: analyze.ChangeCannotTell, BaselineN: 3000, CurrentN: 2900,
+				Runs: &analyze.RunsCheck{Test: analyze.TestBatchMeans, PValue: 1, BaselineUnits: 1, CurrentUnits: 1, TooFew: true}},
 			{Metric: "failure_rate", Baseline: 0, Current: 0.05, Diff: 0.05, DiffLow: 0.04, DiffHigh: 0.06, PValue: 2e-9, Test: analyze.TestTwoProportion, Level: 0.95, Significant: true, Change: "worse", BaselineN: 3000, CurrentN: 3050},
 		},
 		Env: []analyze.EnvChange{
 			{Field: "target.model", Baseline: "llama-7b", Current: `<script>alert(1)</script>|x`},
 			{Field: "target.served.version", Baseline: "0.6.1", Absent: "current"},
 		},
-		Regressions: 2,
+		Regressions:  2,
+		BaselineRuns: 1, CurrentRuns: 1, Batches: 8,
 	}
 }
 

@@ -22,15 +22,21 @@ type compareFlags struct {
 	seed            uint64
 	html            string
 	embed           bool
+	batches         int
 }
 
-// maxResamples bounds the bootstrap so a typo cannot hang a CI job.
-const maxResamples = 1_000_000
+// maxResamples bounds the bootstrap so a typo cannot hang a CI job;
+// maxBatches and maxRuns bound the runs check and the repeats a side.
+const (
+	maxResamples = 1_000_000
+	maxBatches   = 1000
+	maxRuns      = 100
+)
 
 func newCompareCmd(st *State) *cobra.Command {
 	var f compareFlags
 	c := &cobra.Command{
-		Use:   "compare BASELINE CURRENT",
+		Use:   "compare BASELINE[,BASELINE...] CURRENT[,CURRENT...]",
 		Short: "Compare two run directories figure by figure, with confidence intervals, and fail on a regression",
 		Long: `Compare two run directories from their records: latency percentiles
 (TTFT, ITL, TPOT, E2E) overall and per class, throughput and failure rate,
@@ -39,12 +45,19 @@ quantile test for percentiles, a seeded bootstrap for throughput, a
 two-proportion z test for failure rates), and the env.json fields that
 differ. A percentile a run is too short to judge is reported as such.
 
+A difference must also stand against the variance between runs: with
+repeats (several run directories a side, comma-separated) each run's own
+value of the figure is a unit, with one run a side each of --batches
+contiguous batches of it is; a difference the units do not confirm
+(Welch's t) is "cannot tell", never a regression.
+
 A figure regresses when it is significantly worse and its interval reaches
 beyond its limit; the limits share the error rate (Bonferroni). The default
 limits fail when P99 TTFT, ITL or E2E, or output tokens/s, is more than 10%
 worse; --limit adds or replaces one (KEY=10%, KEY=0.01 in the figure's unit,
 KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
 		Example: `  inferload compare runs/base runs/new
+  inferload compare runs/base-1,runs/base-2,runs/base-3 runs/new-1,runs/new-2,runs/new-3
   inferload compare --format markdown --limit ttft_ms.p95=5% runs/base runs/new > comment.md
   inferload compare --format json --html compare.html runs/base runs/new`,
 		Args: cobra.ExactArgs(2),
@@ -57,6 +70,7 @@ KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
 	fl.IntVar(&f.resamples, "resamples", analyze.DefaultResamples, "bootstrap resamples per throughput figure")
 	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed of the throughput figures: the same runs and seed give the same intervals")
 	fl.StringVar(&f.html, "html", "", "also write the comparison as a self-contained HTML page to this file")
+	fl.IntVar(&f.batches, "batches", analyze.DefaultBatches, "with one run a side, the contiguous batches each is cut into to check a difference against the variance inside a run (0: no check; values are then taken as independent)")
 	fl.BoolVar(&f.embed, "embed", false, "also embed the comparison in CURRENT's report.html (kept as compare.json in its run directory)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		opts, write, err := f.options()
@@ -80,6 +94,9 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 	if !(f.confidence > 0 && f.confidence < 1) {
 		return opts, nil, usageErrorf("--confidence %v: want a level between 0 and 1, e.g. 0.95", f.confidence)
 	}
+	if f.batches < 0 || f.batches == 1 || f.batches > maxBatches {
+		return opts, nil, usageErrorf("--batches %d: want 0 (no check) or 2 to %d", f.batches, maxBatches)
+	}
 	if f.resamples < 100 || f.resamples > maxResamples {
 		return opts, nil, usageErrorf("--resamples %d: want 100 to %d", f.resamples, maxResamples)
 	}
@@ -94,7 +111,8 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 	if !f.noDefaultLimits {
 		limits = analyze.WithDefaults(limits)
 	}
-	opts = analyze.CompareOptions{Limits: limits, Confidence: f.confidence, Resamples: f.resamples, Seed: f.seed}
+	opts = analyze.CompareOptions{Limits: limits, Confidence: f.confidence, Resamples: f.resamples, Seed: f.seed,
+		Batches: f.batches, NoRunsCheck: f.batches == 0}
 	return opts, write, nil
 }
 
@@ -102,15 +120,15 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 // to ExitRegression.
 func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 	write func(io.Writer, *analyze.Comparison) error, htmlPath string, embed bool) error {
-	base, err := summary.LoadRunSamples(baseDir)
+	base, err := loadSide(baseDir)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
 	}
-	cur, err := summary.LoadRunSamples(curDir)
+	cur, err := loadSide(curDir)
 	if err != nil {
 		return fmt.Errorf("current: %w", err)
 	}
-	c := analyze.Compare(base, cur, opts)
+	c := analyze.CompareRuns(base, cur, opts)
 	if err := write(st.Stdout, c); err != nil {
 		return err
 	}
@@ -120,11 +138,35 @@ func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 		}
 	}
 	if embed {
+		if len(cur) > 1 {
+			return usageErrorf("--embed: the current side has %d runs; embed into one run's report", len(cur))
+		}
 		if err := summary.EmbedComparison(curDir, c); err != nil {
 			return fmt.Errorf("--embed: %w", err)
 		}
 	}
 	return regressionVerdict(c)
+}
+
+// loadSide loads one side's runs: a run directory, or several
+// comma-separated (repeats of one scenario).
+func loadSide(dirs string) ([]*analyze.RunSamples, error) {
+	parts := strings.Split(dirs, ",")
+	if len(parts) > maxRuns {
+		return nil, usageErrorf("%d runs: at most %d a side", len(parts), maxRuns)
+	}
+	var out []*analyze.RunSamples
+	for _, dir := range parts {
+		if dir = strings.TrimSpace(dir); dir == "" {
+			return nil, usageErrorf("%q: an empty run directory in the list", dirs)
+		}
+		rs, err := summary.LoadRunSamples(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs)
+	}
+	return out, nil
 }
 
 // regressionVerdict is nil when nothing regressed, and otherwise the error

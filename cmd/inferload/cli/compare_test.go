@@ -103,6 +103,16 @@ func TestCompareCommand(t *testing.T) {
 		{name: "bad format", args: []string{"--format", "yaml", base, slow}, code: ExitUsage, stderr: "--format"},
 		{name: "bad confidence", args: []string{"--confidence", "95", base, slow}, code: ExitUsage, stderr: "--confidence"},
 		{name: "one arg", args: []string{base}, code: ExitUsage, stderr: "accepts 2 arg(s)"},
+		// Repeats: comma-separated runs a side are judged on the spread
+		// between them, and say so; an empty entry is a usage error.
+		{name: "repeats", args: []string{"--format", "json", base + "," + same, slow + "," + slow}, code: ExitRegression,
+			stdout: []string{`"baseline_runs": 2`, `"current_runs": 2`, `"test": "between-runs-t"`}},
+		{name: "repeats text", args: []string{base + "," + same, same + "," + base}, code: ExitOK, stdout: []string{"stand between the runs (2 baseline, 2 current"}},
+		{name: "empty repeat", args: []string{base + ",", slow}, code: ExitUsage, stderr: "an empty run directory"},
+		{name: "embed repeats", args: []string{"--embed", base, slow + "," + same}, code: ExitUsage, stderr: "--embed: the current side has 2 runs"},
+		{name: "bad batches", args: []string{"--batches", "1", base, slow}, code: ExitUsage, stderr: "--batches 1"},
+		// --batches 0 takes values as independent, and says so.
+		{name: "no runs check", args: []string{"--batches", "0", base, slow}, code: ExitRegression, stdout: []string{"Values are taken as independent"}},
 		// A directory that is not a run is an error that names which side.
 		{name: "not a run", args: []string{t.TempDir(), slow}, code: ExitError, stderr: "baseline: "},
 	}
