@@ -122,19 +122,10 @@ func (r *runner) stageConfig(index int, st schedule.Stage) (engine.Config, error
 		cfg.Arrivals = schedule.NewRampArrivals(st.From, st.Target, st.Duration)
 		return cfg, nil
 	}
-	arr, err := schedule.NewArrivals(arrivalKind(p), st.Target, p.Load.Burstiness, cfg.Seed)
+	arr, err := schedule.NewArrivals(p.Load.ArrivalProcess(), st.Target, p.Load.Burstiness, cfg.Seed)
 	if err != nil {
 		return engine.Config{}, fmt.Errorf("load.arrival: %w", err)
 	}
 	cfg.Arrivals = arr
 	return cfg, nil
-}
-
-// arrivalKind is the plan's arrival process; a closed-loop plan whose
-// sweep runs rates gets Poisson, the open-loop default.
-func arrivalKind(p *plan.Plan) string {
-	if p.Load.Arrival != "" {
-		return p.Load.Arrival
-	}
-	return schedule.Poisson
 }

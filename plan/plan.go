@@ -217,6 +217,16 @@ type Trace struct {
 // or compute pacing) rather than from closed-loop users.
 func (l *LoadOptions) OpenLoop() bool { return l.Rate > 0 || l.Trace.Path != "" || l.FLOPsPerS > 0 }
 
+// ArrivalProcess is the arrival process of the load's open loops:
+// load.arrival, or Poisson, the open-loop default (a closed-loop plan
+// whose sweep or fleet runs rates gets it too).
+func (l *LoadOptions) ArrivalProcess() string {
+	if l.Arrival != "" {
+		return l.Arrival
+	}
+	return schedule.Poisson
+}
+
 // MaxUsers is the most closed-loop users the load runs at once, its stages
 // included (0 for an open loop).
 func (l *LoadOptions) MaxUsers() int {
