@@ -16,11 +16,12 @@ import (
 	"github.com/inferload/inferload/summary"
 )
 
-// fleetWorkload is the plan's workload as `inferload fleet` reads it
-// (the CLI's fleetWorkload, which a test here cannot import).
+// fleetWorkload is the workload and load of a plan (its YAML, less the
+// name and the target, which fleet never contacts) as `inferload fleet`
+// reads them (the CLI's fleetWorkload, which a test here cannot import).
 func fleetWorkload(t testing.TB, yaml string) capacity.FleetWorkload {
 	t.Helper()
-	p, err := plan.Parse("test.yaml", []byte(yaml))
+	p, err := plan.Parse("test.yaml", []byte("name: fleet\ntarget: {url: \"http://127.0.0.1:1/v1\", model: m}\n"+yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,6 @@ func fleetWorkload(t testing.TB, yaml string) capacity.FleetWorkload {
 func fleetOptions(t *testing.T, load, slo string) capacity.FleetOptions {
 	t.Helper()
 	w := fleetWorkload(t, fmt.Sprintf(`
-name: fleet
-target: {url: "http://127.0.0.1:1/v1", model: m}
 workload:
   seed: 3
   classes:
@@ -196,8 +195,6 @@ func TestColdStart(t *testing.T) {
 // answer.
 func BenchmarkPlanFleet(b *testing.B) {
 	w := fleetWorkload(b, `
-name: fleet
-target: {url: "http://127.0.0.1:1/v1", model: m}
 workload:
   seed: 1
   classes:

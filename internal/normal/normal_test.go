@@ -5,20 +5,18 @@ import (
 	"testing"
 )
 
-// TestQuantile: the table values every statistics text prints.
-func TestQuantile(t *testing.T) {
+// TestQuantileInvertsTheCDF: Φ(Quantile(p)) = p across the range the
+// callers use (1% to 99.9%), and the two-sided 95% bound is the textbook
+// 1.96.
+func TestQuantileInvertsTheCDF(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		p, want float64
-	}{
-		{0.5, 0},          // the median is the mean
-		{0.975, 1.95996},  // a two-sided 95% interval's bound
-		{0.9, 1.28155},    // the p90 of a lognormal's log
-		{0.025, -1.95996}, // symmetric about 0
-	}
-	for _, tt := range tests {
-		if got := Quantile(tt.p); math.Abs(got-tt.want) > 1e-5 {
-			t.Errorf("Quantile(%g) = %g, want %g", tt.p, got, tt.want)
+	for _, p := range []float64{0.001, 0.01, 0.025, 0.5, 0.9, 0.975, 0.999} {
+		z := Quantile(p)
+		if cdf := (1 + math.Erf(z/math.Sqrt2)) / 2; math.Abs(cdf-p) > 1e-12 {
+			t.Errorf("Φ(Quantile(%g)) = %g", p, cdf)
 		}
+	}
+	if z := Quantile(0.975); math.Abs(z-1.959964) > 1e-6 {
+		t.Errorf("Quantile(0.975) = %g, want 1.959964", z)
 	}
 }
