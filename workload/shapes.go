@@ -176,7 +176,7 @@ func parseLognormal(args []string) (Dist, error) {
 		return nil, err
 	}
 	sigma := math.Sqrt(math.Log1p(sd * sd / (mean * mean)))
-	mu := math.Log(mean) - sigma*sigma/2
+	mu := normal.LognormalMu(mean, sigma)
 	q := func(p float64) float64 { return math.Exp(mu + sigma*normal.Quantile(p)) }
 	return newQuantileDist(canonical("lognormal", p, lo, hi), q, lo, hi)
 }

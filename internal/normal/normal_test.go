@@ -20,3 +20,18 @@ func TestQuantileInvertsTheCDF(t *testing.T) {
 		t.Errorf("Quantile(0.975) = %g, want 1.959964", z)
 	}
 }
+
+// TestLognormalMuKeepsTheMean: the mean of exp(μ + σZ) is exp(μ + σ²/2),
+// which must give the mean back; lognormal(512,256)'s median is 458
+// (docs/plan.md).
+func TestLognormalMuKeepsTheMean(t *testing.T) {
+	t.Parallel()
+	sigma := math.Sqrt(math.Log1p(256.0 * 256 / (512 * 512)))
+	mu := LognormalMu(512, sigma)
+	if mean := math.Exp(mu + sigma*sigma/2); math.Abs(mean-512) > 1e-9 {
+		t.Errorf("mean %g, want 512", mean)
+	}
+	if median := math.Exp(mu); math.Round(median) != 458 {
+		t.Errorf("median %g, want 458", median)
+	}
+}
