@@ -1,5 +1,6 @@
 // Package capacity plans capacity in virtual time on the simulator's
-// batching model (sim.Engine): the reference table of a profile against
+// batching model (sim.Engine, through the few methods of batchModel):
+// the reference table of a profile against
 // published figures (Reference), calibration, the one meaning of the word
 // in inferload: a profile's costs fitted to measured load levels
 // (Calibrate over run directories; Fit, FitHeldOut on levels), and

@@ -208,7 +208,7 @@ func newLoopStats() *loopStats {
 	return &loopStats{ttft: h(), tpot: h(), itl: h(), e2e: h()}
 }
 
-func (l *loopStats) step(r *sim.StepResult, e *sim.Engine) {
+func (l *loopStats) step(r *sim.StepResult, e batchModel) {
 	d := r.Duration.Seconds()
 	l.busy += d
 	l.running += d * float64(e.Running())
@@ -234,7 +234,7 @@ func (l *loopStats) finish(s *sim.Sequence) {
 }
 
 func runClosedLoop(spec ReferenceSpec, users int) (ReferenceRow, error) {
-	eng, err := sim.NewEngine(spec.Profile)
+	eng, err := newBatchModel(spec.Profile)
 	if err != nil {
 		return ReferenceRow{}, err
 	}
@@ -247,9 +247,10 @@ func runClosedLoop(spec ReferenceSpec, users int) (ReferenceRow, error) {
 		return ReferenceRow{}, err
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, uint64(users)))
+	block := spec.Profile.WithDefaults().BlockSize // the engine's, defaults filled in
 	submit := func(now time.Duration) error {
 		prompt, out := prompts.Sample(rng), outputs.Sample(rng)
-		_, err := eng.Add(sim.Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/eng.Profile().BlockSize)}, now)
+		_, err := eng.Add(sim.Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/block)}, now)
 		return err
 	}
 	for range users {
