@@ -142,9 +142,9 @@ type fleetSearch struct {
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
-	o = o.withDefaults()
-	w := &o.Workload
-	f := &fleetSearch{o: o, w: w, probes: map[int]*fleetProbe{}}
+	f := &fleetSearch{o: o.withDefaults(), probes: map[int]*fleetProbe{}}
+	o, w := f.o, &f.o.Workload
+	f.w = w
 	peak := float64(w.Users)
 	switch {
 	case !w.OpenLoop && o.PeakUsers > 0:
