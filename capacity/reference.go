@@ -233,6 +233,14 @@ func (l *loopStats) finish(s *sim.Sequence) {
 	l.outTokens += s.Generated()
 }
 
+// runClosedLoop runs one row: users that resubmit the moment a request
+// ends, as a benchmark client does, so the next request joins the very
+// next step. It is not RunFleet with zero think time on purpose: the
+// fleet starts a replica's next step before an arrival at the same
+// instant (the request joins the step after), which is the fleet's and
+// the fit's model; one loop for both would change either the reference
+// table docs/sim.md compares with published figures, or every fleet and
+// fitted figure.
 func runClosedLoop(spec ReferenceSpec, users int) (ReferenceRow, error) {
 	eng, err := newBatchModel(spec.Profile)
 	if err != nil {
