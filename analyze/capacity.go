@@ -43,6 +43,74 @@ func CheckSLO(b record.SLO, t Tally, confidence float64) SLOVerdict {
 		b, t.Exceed, t.N, allowed, confidence*100)}
 }
 
+// CountSLOs counts one measured record toward each SLO as goodput judges it
+// (record.SLO.Judge): a failed request counts as exceeding every bound; a
+// success no bound of the SLO applies to (no TPOT) is left out; a warm-up
+// record is not counted.
+func CountSLOs(res *record.Result, slos []record.SLO, tallies []Tally) {
+	if res.Warmup {
+		return
+	}
+	for i, b := range slos {
+		met, judged := b.Judge(res)
+		if !judged {
+			continue
+		}
+		tallies[i].N++
+		if !met {
+			tallies[i].Exceed++
+		}
+	}
+}
+
+// DefaultMaxFailureRate is the capacity rule's bound on the share of
+// failed requests when none is given: find-capacity's and the fleet
+// planner's --max-failure-rate.
+const DefaultMaxFailureRate = 0.01
+
+// ProbeRule is the capacity rule's parameters: the SLOs that must hold,
+// the confidence each is shown at, and the largest failure rate allowed.
+// find-capacity judges its probes by it, and the fleet planner its fleet
+// sizes.
+type ProbeRule struct {
+	SLOs           []record.SLO
+	Confidence     float64
+	MaxFailureRate float64
+}
+
+// SLOJudgement is the capacity rule's verdict on one load.
+type SLOJudgement struct {
+	Passed bool
+	// Inconclusive: some SLO had too few samples to judge (then passed is
+	// false too).
+	Inconclusive bool
+	// Reasons say, per SLO and for the failure rate, why it held or not;
+	// Misses are those that did not.
+	Reasons, Misses []string
+}
+
+// Judge is the capacity rule for one load: every SLO shown to hold by
+// the binomial rule (CheckSLO) at the confidence, with tallies[i] counted
+// for SLOs[i] by CountSLOs, and the failure rate within its bound.
+func (r ProbeRule) Judge(failureRate float64, tallies []Tally) SLOJudgement {
+	j := SLOJudgement{Passed: true, Reasons: []string{}}
+	for i, b := range r.SLOs {
+		v := CheckSLO(b, tallies[i], r.Confidence)
+		j.Passed = j.Passed && v.Met
+		j.Inconclusive = j.Inconclusive || !v.Conclusive
+		j.Reasons = append(j.Reasons, v.Reason)
+		if !v.Met {
+			j.Misses = append(j.Misses, v.Reason)
+		}
+	}
+	if failureRate > r.MaxFailureRate {
+		j.Passed = false
+		miss := fmt.Sprintf("failure rate %.2f%% is above %.2f%%", failureRate*100, r.MaxFailureRate*100)
+		j.Reasons, j.Misses = append(j.Reasons, miss), append(j.Misses, miss)
+	}
+	return j
+}
+
 // SearchOptions bound a capacity search.
 type SearchOptions struct {
 	// Low and High are the lowest and highest loads to probe.

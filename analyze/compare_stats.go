@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/inferload/inferload/internal/normal"
 )
 
 // percentileRank is the 1-based nearest-rank position of quantile q in n
@@ -92,16 +94,11 @@ func twoProportions(failB, totalB, failC, totalC int64, conf float64) (diff, lo,
 	pb := float64(failB) / float64(totalB)
 	pc := float64(failC) / float64(totalC)
 	diff = pc - pb
-	z := normalQuantile(1 - (1-conf)/2)
+	z := normal.Quantile(1 - (1-conf)/2)
 	se := math.Sqrt(pb*(1-pb)/float64(totalB) + pc*(1-pc)/float64(totalC))
 	lo, hi = diff-z*se, diff+z*se
 	if se == 0 {
 		return diff, lo, hi, 1
 	}
 	return diff, lo, hi, math.Erfc(math.Abs(diff) / se / math.Sqrt2)
-}
-
-// normalQuantile is the standard normal quantile of p in (0, 1).
-func normalQuantile(p float64) float64 {
-	return math.Sqrt2 * math.Erfinv(2*p-1)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/inferload/inferload/internal/normal"
 	"github.com/inferload/inferload/record"
 )
 
@@ -129,7 +130,7 @@ func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 // 1): 43 arrivals bound the mean at 55.4 at 95% (one-sided).
 func PoissonUpper(count, confidence float64) float64 {
 	k := count + 1
-	z := normalQuantile(confidence)
+	z := normal.Quantile(confidence)
 	return k * math.Pow(1-1/(9*k)+z/(3*math.Sqrt(k)), 3)
 }
 

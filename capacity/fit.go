@@ -235,8 +235,8 @@ type kvMeter struct {
 	maxRunning     int
 }
 
-func (m *kvMeter) observe(from, to time.Duration) func(*sim.Engine, *sim.StepResult) {
-	return func(e *sim.Engine, r *sim.StepResult) {
+func (m *kvMeter) observe(from, to time.Duration) func(batchModel, *sim.StepResult) {
+	return func(e batchModel, r *sim.StepResult) {
 		if r.Start < from || r.Start >= to {
 			return
 		}

@@ -68,7 +68,7 @@ type FleetSpec struct {
 	Seed uint64
 	// observe, when set, sees each replica's step as it starts (Fit
 	// meters the KV cache with it).
-	observe func(*sim.Engine, *sim.StepResult)
+	observe func(batchModel, *sim.StepResult)
 }
 
 // FleetOutcome is one request's fate. Times are on the fleet's clock
@@ -129,7 +129,7 @@ type fleetSeq struct {
 
 type fleetRun struct {
 	spec     FleetSpec
-	engines  []*sim.Engine
+	engines  []batchModel
 	pending  []*sim.StepResult // a replica's step in flight, applied at its end
 	inflight []int             // requests routed and not finished, per replica
 	stats    []ReplicaStats
@@ -186,12 +186,12 @@ func newFleetRun(spec FleetSpec, emit func(*FleetOutcome)) (*fleetRun, error) {
 	}
 	n := len(spec.ReadyAt)
 	r := &fleetRun{
-		spec: spec, engines: make([]*sim.Engine, n), pending: make([]*sim.StepResult, n),
+		spec: spec, engines: make([]batchModel, n), pending: make([]*sim.StepResult, n),
 		inflight: make([]int, n), stats: make([]ReplicaStats, n), router: rt,
 		rng: rand.New(rand.NewPCG(spec.Seed, 0xf1ee7)), live: map[*fleetSeq]*sim.Sequence{}, emit: emit,
 	}
 	for i := range r.engines {
-		if r.engines[i], err = sim.NewEngine(spec.Profile); err != nil {
+		if r.engines[i], err = newBatchModel(spec.Profile); err != nil {
 			return nil, err
 		}
 	}

@@ -27,9 +27,17 @@ func (p *poissonArrivals) Next() time.Duration {
 // groups > 0 each prompt opens with one of groups shared 16-token blocks,
 // drawn at random.
 func mixRequests(prompts, outputs Mix, groups int) func(uint64) FleetRequest {
+	p, err := prompts.dist()
+	if err != nil {
+		panic(err)
+	}
+	o, err := outputs.dist()
+	if err != nil {
+		panic(err)
+	}
 	return func(i uint64) FleetRequest {
 		rng := rand.New(rand.NewPCG(i, 7))
-		req := FleetRequest{PromptTokens: prompts.sample(rng), OutputTokens: outputs.sample(rng)}
+		req := FleetRequest{PromptTokens: p.Sample(rng), OutputTokens: o.Sample(rng)}
 		if groups > 0 {
 			req.BlockHashes = make([]uint64, req.PromptTokens/16)
 			for k := range req.BlockHashes {

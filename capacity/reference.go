@@ -12,6 +12,7 @@ import (
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/workload"
 )
 
 // MixItem is one length in a weighted mix.
@@ -36,18 +37,14 @@ func (m Mix) validate(name string) error {
 	return nil
 }
 
-func (m Mix) sample(r *rand.Rand) int {
-	total := 0.0
-	for _, it := range m {
-		total += it.Weight
+// dist is the mix as workload's weighted choice of lengths, which draws
+// it: one rule for a length mix, here and in a plan's "buckets(...)".
+func (m Mix) dist() (workload.Dist, error) {
+	lengths, weights := make([]int, len(m)), make([]float64, len(m))
+	for i, it := range m {
+		lengths[i], weights[i] = it.Tokens, it.Weight
 	}
-	u := r.Float64() * total
-	for _, it := range m {
-		if u -= it.Weight; u < 0 {
-			return it.Tokens
-		}
-	}
-	return m[len(m)-1].Tokens
+	return workload.Buckets(lengths, weights)
 }
 
 // String renders the mix as "128×7 512×2 2048×1" (tokens×weight).
@@ -211,7 +208,7 @@ func newLoopStats() *loopStats {
 	return &loopStats{ttft: h(), tpot: h(), itl: h(), e2e: h()}
 }
 
-func (l *loopStats) step(r *sim.StepResult, e *sim.Engine) {
+func (l *loopStats) step(r *sim.StepResult, e batchModel) {
 	d := r.Duration.Seconds()
 	l.busy += d
 	l.running += d * float64(e.Running())
@@ -236,15 +233,32 @@ func (l *loopStats) finish(s *sim.Sequence) {
 	l.outTokens += s.Generated()
 }
 
+// runClosedLoop runs one row: users that resubmit the moment a request
+// ends, as a benchmark client does, so the next request joins the very
+// next step. It is not RunFleet with zero think time on purpose: the
+// fleet starts a replica's next step before an arrival at the same
+// instant (the request joins the step after), which is the fleet's and
+// the fit's model; one loop for both would change either the reference
+// table docs/sim.md compares with published figures, or every fleet and
+// fitted figure.
 func runClosedLoop(spec ReferenceSpec, users int) (ReferenceRow, error) {
-	eng, err := sim.NewEngine(spec.Profile)
+	eng, err := newBatchModel(spec.Profile)
+	if err != nil {
+		return ReferenceRow{}, err
+	}
+	prompts, err := spec.Prompts.dist()
+	if err != nil {
+		return ReferenceRow{}, err
+	}
+	outputs, err := spec.Outputs.dist()
 	if err != nil {
 		return ReferenceRow{}, err
 	}
 	rng := rand.New(rand.NewPCG(spec.Seed, uint64(users)))
+	block := spec.Profile.WithDefaults().BlockSize // the engine's, defaults filled in
 	submit := func(now time.Duration) error {
-		prompt, out := spec.Prompts.sample(rng), spec.Outputs.sample(rng)
-		_, err := eng.Add(sim.Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/eng.Profile().BlockSize)}, now)
+		prompt, out := prompts.Sample(rng), outputs.Sample(rng)
+		_, err := eng.Add(sim.Request{PromptTokens: prompt, OutputTokens: out, BlockHashes: uniqueHashes(rng, prompt/block)}, now)
 		return err
 	}
 	for range users {

@@ -10,7 +10,7 @@ import (
 
 // TestReferenceTable regenerates the reference table of docs/sim.md:
 //
-//	go test ./sim -run TestCalibrationTable -v
+//	go test ./capacity -run TestReferenceTable -v
 //
 // and checks the shape the published vLLM 0.4 figures show: near-linear
 // growth to 100 users, saturation between 100 and 150, decline at 200,
@@ -62,7 +62,7 @@ func TestReferenceTable(t *testing.T) {
 	}
 }
 
-func TestCalibrateIsDeterministic(t *testing.T) {
+func TestReferenceIsDeterministic(t *testing.T) {
 	t.Parallel()
 	spec := DefaultReference()
 	spec.Profile, _ = sim.LookupProfile("tiny")
@@ -84,7 +84,7 @@ func TestCalibrateIsDeterministic(t *testing.T) {
 	}
 }
 
-func TestCalibrateRejectsBadSpecs(t *testing.T) {
+func TestReferenceRejectsBadSpecs(t *testing.T) {
 	t.Parallel()
 	base := DefaultReference()
 	tests := []struct {
@@ -112,7 +112,7 @@ func TestCalibrateRejectsBadSpecs(t *testing.T) {
 	}
 }
 
-func TestCalibrationSpecWithProfile(t *testing.T) {
+func TestReferenceSpecWithProfile(t *testing.T) {
 	t.Parallel()
 	spec := DefaultReference()
 	same, _ := sim.LookupProfile(sim.DefaultProfile)

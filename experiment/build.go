@@ -127,6 +127,13 @@ func classTimeouts(p *plan.Plan, ct plan.Timeouts) *protocol.Timeouts {
 	return &protocol.Timeouts{Connect: cmp.Or(ct.Connect, p.Target.Timeouts.Connect), TTFT: ct.TTFT, Total: ct.Total}
 }
 
+// Workload is the requests a run of p sends: its classes, lengths and
+// prefixes, with its datasets and tokenizer read as a run reads them
+// (ctx bounds the reads). The fleet planner simulates them.
+func Workload(ctx context.Context, p *plan.Plan) (*workload.Mix, error) {
+	return newSource(p, newWorkloadFiles(ctx))
+}
+
 // newSource builds the workload of a plan: its request classes (or the
 // single default class) and its bad-input mix.
 func newSource(p *plan.Plan, files *workloadFiles) (*workload.Mix, error) {

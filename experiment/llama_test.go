@@ -89,7 +89,7 @@ func TestLlamaCalibrateLearnsSlots(t *testing.T) {
 	}
 	base, _ := sim.LookupProfile("cpu-small")
 	base.MaxNumSeqs = 256
-	cal, err := Calibrate(CalibrateOptions{Dirs: []string{out.Dir}, Base: base, Seed: 1})
+	cal, err := calibrate(out.Dir, base)
 	if err != nil {
 		t.Fatal(err)
 	}

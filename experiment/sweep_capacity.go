@@ -32,13 +32,9 @@ type CapacityOptions struct {
 	Stage StageOptions
 }
 
-// DefaultMaxFailureRate is CapacityOptions.MaxFailureRate when zero, and
-// find-capacity's --max-failure-rate.
-const DefaultMaxFailureRate = 0.01
-
 func (o CapacityOptions) withDefaults() CapacityOptions {
 	if o.MaxFailureRate == 0 {
-		o.MaxFailureRate = DefaultMaxFailureRate
+		o.MaxFailureRate = analyze.DefaultMaxFailureRate
 	}
 	if o.Confidence == 0 {
 		o.Confidence = analyze.DefaultConfidence

@@ -225,25 +225,45 @@ func histDelta(s *Sample, series string, prev, cur *dto.MetricFamily, scale floa
 }
 
 // quantile interpolates linearly inside the bucket holding the q-th
-// observation, as Prometheus's histogram_quantile does; an observation in
-// the +Inf bucket reports the highest finite bound.
+// observation (bucketHolding), as Prometheus's histogram_quantile does;
+// an observation in the +Inf bucket reports the highest finite bound.
 func (h cumHist) quantile(q float64) float64 {
 	rank := q * h.count
-	lower, below := 0.0, 0.0
-	for i, b := range h.bounds {
-		if h.counts[i] >= rank {
-			if math.IsInf(b, 1) {
-				return lower
-			}
-			inBucket := h.counts[i] - below
-			if inBucket <= 0 {
-				return b
-			}
-			return lower + (b-lower)*(rank-below)/inBucket
+	i := bucketHolding(h.counts, rank)
+	if i == len(h.bounds) {
+		if i == 0 {
+			return 0
 		}
-		lower, below = b, h.counts[i]
+		return h.bounds[i-1]
 	}
-	return lower
+	lower, below := 0.0, 0.0
+	if i > 0 {
+		lower, below = h.bounds[i-1], h.counts[i-1]
+	}
+	b := h.bounds[i]
+	if math.IsInf(b, 1) {
+		return lower
+	}
+	inBucket := h.counts[i] - below
+	if inBucket <= 0 {
+		return b
+	}
+	return lower + (b-lower)*(rank-below)/inBucket
+}
+
+// bucketHolding is observe's one rule for which histogram bucket holds
+// the observation of a rank: the first whose cumulative count (cum[i],
+// the observations in buckets 0..i) reaches it; len(cum) when none does.
+// The q-th of n observations has rank q·n. The server's histograms
+// interpolate inside that bucket (cumHist.quantile); the load
+// generator's own take its upper bound (bucketQuantile).
+func bucketHolding(cum []float64, rank float64) int {
+	for i, c := range cum {
+		if c >= rank {
+			return i
+		}
+	}
+	return len(cum)
 }
 
 // gpuMemory completes the memory figures: DCGM exports used and free, not

@@ -180,25 +180,21 @@ func anyCount(counts []uint64) bool {
 }
 
 // bucketQuantile is the upper bound of the bucket holding the q-th
-// observation (the lower bound for the open-ended last bucket): an upper
-// estimate, which is the safe side for a saturation check.
+// observation (bucketHolding; the lower bound for the open-ended last
+// bucket): an upper estimate, which is the safe side for a saturation
+// check. counts are per bucket, bounds the runtime's len(counts)+1
+// bucket edges.
 func bucketQuantile(counts []uint64, bounds []float64, q float64) float64 {
+	cum := make([]float64, len(counts))
 	var n uint64
-	for _, c := range counts {
+	for i, c := range counts {
 		n += c
+		cum[i] = float64(n)
 	}
 	if n == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(q * float64(n)))
-	var seen uint64
-	for i, c := range counts {
-		seen += c
-		if seen >= rank {
-			return finiteBound(bounds, i)
-		}
-	}
-	return finiteBound(bounds, len(counts)-1)
+	return finiteBound(bounds, min(bucketHolding(cum, q*float64(n)), len(counts)-1))
 }
 
 // bucketSum estimates the total (bucket midpoints) and the largest value.

@@ -271,6 +271,16 @@ func (l *LoadOptions) Level() float64 {
 // once stops with its last request, without a duration or a count.
 func (l *LoadOptions) PlaysOnce() bool { return l.Shape() == ShapeTrace && !l.Trace.Loop }
 
+// ArrivalProcess is the arrival process of the load's open loops:
+// load.arrival, or Poisson, the open-loop default (a closed-loop plan
+// whose sweep or fleet runs rates gets it too).
+func (l *LoadOptions) ArrivalProcess() string {
+	if l.Arrival != "" {
+		return l.Arrival
+	}
+	return schedule.Poisson
+}
+
 // MaxUsers is the most closed-loop users the load runs at once, its stages
 // included (0 for an open loop).
 func (l *LoadOptions) MaxUsers() int {

@@ -31,21 +31,29 @@ func NewRampArrivals(r0, r1 float64, d time.Duration) *RampArrivals {
 func (a *RampArrivals) Next() time.Duration {
 	a.k++
 	sec := a.d.Seconds()
-	slope := (a.r1 - a.r0) / sec
-	var t float64
-	if math.Abs(slope) < 1e-12 {
-		t = a.k / a.r0
-	} else {
-		disc := a.r0*a.r0 + 2*slope*a.k
-		if disc < 0 {
-			return a.d // a falling ramp that never reaches k
-		}
-		t = (-a.r0 + math.Sqrt(disc)) / slope
-	}
+	t := RampTime(a.r0, a.r1, sec, a.k)
 	if math.IsNaN(t) || t >= sec {
 		return a.d
 	}
 	return time.Duration(t * float64(time.Second))
+}
+
+// RampTime is the one rule for where a linear ramp puts an arrival: the
+// instant t, in seconds from the ramp's start, at which the integral of a
+// rate moving from r0 to r1 requests/s over d seconds reaches area:
+//
+//	N(t) = r0·t + (r1−r0)·t²/(2d) = area
+//
+// (a flat ramp is area/r0). It is NaN when a falling ramp never reaches
+// the area; a t beyond d is past the ramp's end, where the caller's rate
+// takes over. RampArrivals spaces arrivals by it, and capacity's cold
+// start maps a Poisson or gamma process through it.
+func RampTime(r0, r1, d, area float64) float64 {
+	slope := (r1 - r0) / d
+	if math.Abs(slope) < 1e-12 {
+		return area / r0
+	}
+	return (-r0 + math.Sqrt(r0*r0+2*slope*area)) / slope
 }
 
 // RampUsers is a closed loop's active user count over a ramp from u0 to u1

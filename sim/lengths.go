@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"github.com/inferload/inferload/internal/normal"
 )
 
 // LengthDist is a distribution of token counts: how long an answer runs
@@ -58,9 +60,8 @@ func (d LengthDist) Sample(r *rand.Rand) int {
 		return lo + r.IntN(max(d.Max-lo+1, 1))
 	case "exponential":
 		v = r.ExpFloat64() * float64(d.Mean)
-	default: // lognormal, parameterised by its mean: mu = ln(mean) - sigma²/2.
-		mu := math.Log(float64(d.Mean)) - d.Sigma*d.Sigma/2
-		v = math.Exp(mu + d.Sigma*r.NormFloat64())
+	default: // lognormal, parameterised by its mean, as workload's is
+		v = math.Exp(normal.LognormalMu(float64(d.Mean), d.Sigma) + d.Sigma*r.NormFloat64())
 	}
 	n := max(int(math.Round(v)), lo)
 	if d.Max > 0 {

@@ -213,8 +213,9 @@ func readSpans(dir string) (*observe.SpanJoin, error) {
 }
 
 // ReadTelemetry loads a run directory's telemetry.jsonl; a run without
-// one (older, or telemetry off) has no samples. It is the one reader of
-// the file: rebuilds, merges and calibrate use it.
+// one (older, or telemetry off) has no samples. Rebuilds and merges read
+// the file through it (capacity's calibrate, which may not import
+// summary, reads it with rundir.ReadTelemetry directly).
 func ReadTelemetry(dir string) ([]observe.Sample, error) {
 	return rundir.ReadTelemetry[observe.Sample](filepath.Join(dir, rundir.Telemetry))
 }

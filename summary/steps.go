@@ -23,7 +23,7 @@ func NewAggregate(p *plan.Plan) *record.Aggregate {
 }
 
 // StepAcc folds one stage's records: its aggregate and, in a capacity
-// search, each SLO's CountSLOs.
+// search, each SLO's analyze.CountSLOs.
 type StepAcc struct {
 	agg     *record.Aggregate
 	slos    []record.SLO
@@ -42,31 +42,12 @@ func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
 // Add folds in one record of the stage.
 func (a *StepAcc) Add(r *record.Result) {
 	a.agg.Add(r)
-	CountSLOs(r, a.slos, a.tallies)
+	analyze.CountSLOs(r, a.slos, a.tallies)
 }
 
 // Tallies are the stage's SLO tallies so far, one per SLO of the capacity
 // search (none in other designs).
 func (a *StepAcc) Tallies() []analyze.Tally { return a.tallies }
-
-// CountSLOs counts one measured record toward each SLO as goodput judges it
-// (record.SLO.Judge): a failed request counts as exceeding every bound; a
-// success no bound of the SLO applies to (no TPOT) is left out.
-func CountSLOs(res *record.Result, slos []record.SLO, tallies []analyze.Tally) {
-	if res.Warmup {
-		return
-	}
-	for i, b := range slos {
-		met, judged := b.Judge(res)
-		if !judged {
-			continue
-		}
-		tallies[i].N++
-		if !met {
-			tallies[i].Exceed++
-		}
-	}
-}
 
 // BuildStep is a stage's step: the figures of its records over its own
 // window, the load it achieved (from the same records) and its validity.
@@ -117,7 +98,7 @@ func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
 // JudgeProbe decides one probe of a capacity search: every SLO held at
 // the confidence, the failure rate is within bounds and the step is valid.
 func JudgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
-	j := JudgeSLOs(c, step.FailureRate, tallies)
+	j := c.Rule().Judge(step.FailureRate, tallies)
 	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: j.Passed, Reasons: j.Reasons}
 	if !step.Validity.Valid {
 		probe.Passed = false
@@ -126,37 +107,9 @@ func JudgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) 
 	return probe
 }
 
-// SLOJudgement is the capacity rule's verdict on one load.
-type SLOJudgement struct {
-	Passed bool
-	// Inconclusive: some SLO had too few samples to judge (then passed is
-	// false too).
-	Inconclusive bool
-	// Reasons say, per SLO and for the failure rate, why it held or not;
-	// Misses are those that did not.
-	Reasons, Misses []string
-}
-
-// JudgeSLOs is the capacity rule for one load: every SLO shown to hold
-// by the binomial rule at the confidence, and the failure rate within its
-// bound.
-func JudgeSLOs(c *CapacityJudging, failureRate float64, tallies []analyze.Tally) SLOJudgement {
-	j := SLOJudgement{Passed: true, Reasons: []string{}}
-	for i, b := range c.SLOs {
-		v := analyze.CheckSLO(b, tallies[i], c.Confidence)
-		j.Passed = j.Passed && v.Met
-		j.Inconclusive = j.Inconclusive || !v.Conclusive
-		j.Reasons = append(j.Reasons, v.Reason)
-		if !v.Met {
-			j.Misses = append(j.Misses, v.Reason)
-		}
-	}
-	if failureRate > c.MaxFailureRate {
-		j.Passed = false
-		miss := fmt.Sprintf("failure rate %.2f%% is above %.2f%%", failureRate*100, c.MaxFailureRate*100)
-		j.Reasons, j.Misses = append(j.Reasons, miss), append(j.Misses, miss)
-	}
-	return j
+// Rule is the capacity rule c judges each probe by.
+func (c *CapacityJudging) Rule() analyze.ProbeRule {
+	return analyze.ProbeRule{SLOs: c.SLOs, Confidence: c.Confidence, MaxFailureRate: c.MaxFailureRate}
 }
 
 // capacityOf is a capacity search's answer from its steps: each step that

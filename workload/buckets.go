@@ -23,8 +23,8 @@ func parseBuckets(args []string) (Dist, error) {
 	if len(args) == 0 || (len(args) == 1 && args[0] == "") {
 		return nil, fmt.Errorf("buckets needs length:weight pairs, e.g. buckets(128:7,512:2,2048:1)")
 	}
-	b := buckets{}
-	total := 0.0
+	var lengths []int
+	var weights []float64
 	for _, a := range args {
 		l, w, ok := strings.Cut(a, ":")
 		if !ok {
@@ -35,10 +35,36 @@ func parseBuckets(args []string) (Dist, error) {
 			return nil, fmt.Errorf("bucket %q: %w", a, err)
 		}
 		weight, err := strconv.ParseFloat(strings.TrimSpace(w), 64)
-		if err != nil || weight <= 0 || weight != weight || weight > 1e12 {
+		if err != nil || !validWeight(weight) {
 			return nil, fmt.Errorf("bucket %q: weight must be a positive number", a)
 		}
-		total += weight
+		lengths, weights = append(lengths, n), append(weights, weight)
+	}
+	return Buckets(lengths, weights)
+}
+
+// validWeight is a bucket's weight rule: positive, and at most 1e12 so
+// that the cumulative weights stay exact enough to draw by.
+func validWeight(w float64) bool { return w > 0 && w <= 1e12 }
+
+// Buckets is the weighted choice of lengths, "buckets(...)" built from
+// code: lengths[i] is drawn with weight weights[i]. Each length is in
+// 0..MaxLength, each weight positive; one draw takes one Float64 from
+// the rng.
+func Buckets(lengths []int, weights []float64) (Dist, error) {
+	if len(lengths) == 0 || len(lengths) != len(weights) {
+		return nil, fmt.Errorf("buckets need one weight per length, at least one: got %d lengths and %d weights", len(lengths), len(weights))
+	}
+	b := buckets{}
+	total := 0.0
+	for i, n := range lengths {
+		if n < 0 || n > MaxLength {
+			return nil, fmt.Errorf("bucket %d: %d tokens is outside 0..%d", i+1, n, MaxLength)
+		}
+		if !validWeight(weights[i]) {
+			return nil, fmt.Errorf("bucket %d: weight must be a positive number, got %g", i+1, weights[i])
+		}
+		total += weights[i]
 		b.lengths = append(b.lengths, n)
 		b.cum = append(b.cum, total)
 	}

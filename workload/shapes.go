@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/inferload/inferload/internal/normal"
 )
 
 func init() {
@@ -85,11 +87,6 @@ func (d *quantileDist) Min() int                  { return d.lo }
 func (d *quantileDist) Max() int                  { return d.hi }
 func (d *quantileDist) String() string            { return d.spec }
 
-// normalQuantile is the standard normal quantile function.
-func normalQuantile(p float64) float64 {
-	return math.Sqrt2 * math.Erfinv(2*p-1)
-}
-
 // parseFloats parses every argument as a finite number.
 func parseFloats(what string, args []string) ([]float64, error) {
 	out := make([]float64, len(args))
@@ -153,7 +150,7 @@ func parseNormal(args []string) (Dist, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := func(p float64) float64 { return mean + sd*normalQuantile(p) }
+	q := func(p float64) float64 { return mean + sd*normal.Quantile(p) }
 	return newQuantileDist(canonical("normal", p, lo, hi), q, lo, hi)
 }
 
@@ -179,8 +176,8 @@ func parseLognormal(args []string) (Dist, error) {
 		return nil, err
 	}
 	sigma := math.Sqrt(math.Log1p(sd * sd / (mean * mean)))
-	mu := math.Log(mean) - sigma*sigma/2
-	q := func(p float64) float64 { return math.Exp(mu + sigma*normalQuantile(p)) }
+	mu := normal.LognormalMu(mean, sigma)
+	q := func(p float64) float64 { return math.Exp(mu + sigma*normal.Quantile(p)) }
 	return newQuantileDist(canonical("lognormal", p, lo, hi), q, lo, hi)
 }
 
@@ -274,7 +271,7 @@ func parsePercentiles(args []string) (Dist, error) {
 	for i, k := range knots {
 		spec[i] = fmt.Sprintf("p%s=%d", formatP(k.pct), roundLength(math.Exp(k.logLen)))
 	}
-	q := func(p float64) float64 { return math.Exp(interpolate(knots, normalQuantile(p))) }
+	q := func(p float64) float64 { return math.Exp(interpolate(knots, normal.Quantile(p))) }
 	return newQuantileDist("empirical("+strings.Join(spec, ",")+")", q, -1, -1)
 }
 
@@ -294,7 +291,7 @@ func parseKnot(a string) (knot, error) {
 		return knot{}, fmt.Errorf("empirical %q: a percentile length must be at least 1", a)
 	}
 	p := pct / 100
-	return knot{pct: pct, p: p, z: normalQuantile(p), logLen: math.Log(float64(n))}, nil
+	return knot{pct: pct, p: p, z: normal.Quantile(p), logLen: math.Log(float64(n))}, nil
 }
 
 // interpolate is the piecewise-linear function through the knots (z,

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferload/inferload/internal/normal"
 )
 
 // ksCritical is the Kolmogorov–Smirnov critical value at α = 0.001 for n
@@ -74,7 +76,7 @@ func TestShapesKS(t *testing.T) {
 		{"lognormal(300,600)", lognormCDF(300, 600)},
 		// Percentiles of a lognormal give back that lognormal: median 458.
 		{"empirical(p50=458,p90=843)", func(x float64) float64 {
-			sigma := (math.Log(843) - math.Log(458)) / normalQuantile(0.9)
+			sigma := (math.Log(843) - math.Log(458)) / normal.Quantile(0.9)
 			return stdNormalCDF((math.Log(x) - math.Log(458)) / sigma)
 		}},
 	}

@@ -101,6 +101,11 @@ var rules = []rule{
 	// independent of the load generator it stands in front of.
 	{subject: "sim", design: "sim | … | the load generator",
 		notModule: []string{"plan", "workload", "schedule", "protocol", "engine", "record", "observe", "analyze", "report", "live", "experiment", "capacity"}},
+	// experiment orchestrates runs against real targets: the simulator,
+	// and capacity planning on its model, are not its concern (its tests
+	// start the simulator as a target, which a test may).
+	{subject: "experiment", design: "experiment | … | the simulator",
+		notModule: []string{"sim", "capacity"}},
 	// capacity plans in virtual time on the simulator's batching model:
 	// it neither sends requests nor runs stages (and sim, the model it
 	// drives, knows nothing of it: sim's rule).

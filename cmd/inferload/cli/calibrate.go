@@ -11,8 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/capacity"
-	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 func newCalibrateCmd(st *State) *cobra.Command {
@@ -44,7 +44,11 @@ docs/capacity-planning.md explains the method and its limits.`,
 		if err != nil {
 			return usageError(err)
 		}
-		cal, err := experiment.Calibrate(experiment.CalibrateOptions{Dirs: dirs, Base: prof, HeldOut: heldOut, Seed: 1})
+		runs, err := measuredRuns(dirs)
+		if err != nil {
+			return err
+		}
+		cal, err := capacity.Calibrate(capacity.CalibrateOptions{Runs: runs, Base: prof, HeldOut: heldOut, Seed: 1})
 		if err != nil {
 			return err
 		}
@@ -77,9 +81,35 @@ docs/capacity-planning.md explains the method and its limits.`,
 	return c
 }
 
+// measuredRuns reads the run directories for capacity.Calibrate: each
+// one's plan (its load) and its summary as `inferload report` rebuilds
+// it. (capacity assembles no summary: summary reads plans, which know the
+// engine.) An open-loop run is read without its summary: calibration
+// refuses it, saying why.
+func measuredRuns(dirs []string) ([]capacity.MeasuredRun, error) {
+	var out []capacity.MeasuredRun
+	for _, dir := range dirs {
+		p, err := summary.ReadPlan(dir)
+		if err != nil {
+			return nil, err
+		}
+		run := capacity.MeasuredRun{Dir: dir, OpenLoop: p.Load.OpenLoop(), Users: p.Load.Concurrency,
+			ThinkTime: p.Load.ThinkTime, Warmup: p.Load.Warmup}
+		if !run.OpenLoop {
+			built, err := summary.Assemble(dir)
+			if err != nil {
+				return nil, err
+			}
+			run.Summary = built.Summary
+		}
+		out = append(out, run)
+	}
+	return out, nil
+}
+
 // writeCalibration prints measured against fitted (and held-out) figures
 // per level, and what the runs could not identify.
-func writeCalibration(w io.Writer, cal *experiment.Calibration) {
+func writeCalibration(w io.Writer, cal *capacity.Calibration) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.1f", float64(d)/float64(time.Millisecond)) }
 	head := "users\treq/s meas\tfit\tTTFT p50 meas\tfit\tTTFT p99 meas\tfit\tTPOT p50 meas\tfit\t"

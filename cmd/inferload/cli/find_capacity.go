@@ -29,7 +29,7 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.StringVar(&f.users, "users", "", "closed loop: search users in LOW:HIGH, e.g. 1:256")
 	fs.StringVar(&f.rates, "rates", "", "open loop: search requests/s in LOW:HIGH, e.g. 0.5:64")
 	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
-	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", experiment.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
 	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
 	fs.Float64Var(&f.precision, "precision", analyze.DefaultSearch.Precision, "stop once the best passing and lowest failing loads are this close (fraction)")
 	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes")

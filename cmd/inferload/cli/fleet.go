@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"time"
@@ -14,7 +17,9 @@ import (
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
 
 // fleetPlaceholderURL stands in for a plan's target: fleet contacts no
@@ -45,11 +50,11 @@ func (f *fleetFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.peakRate, "peak-rate", 0, "open loop: plan for this many requests/s (default: the plan's rate)")
 	fs.Float64Var(&f.headroom, "headroom", 0.2, "plan for the peak times 1+HEADROOM")
 	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
-	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", experiment.DefaultMaxFailureRate, "a passing size's failure rate (refused or unfinished requests) is at most this")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing size's failure rate (refused or unfinished requests) is at most this")
 	fs.Float64Var(&f.conf, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
-	fs.DurationVar(&f.window, "sim-duration", experiment.DefaultFleetDuration, "simulated (virtual) time measured per fleet size")
-	fs.DurationVar(&f.warmup, "sim-warmup", experiment.DefaultFleetWarmup, "simulated time discarded before it")
-	fs.IntVar(&f.maxReplicas, "max-replicas", experiment.DefaultFleetMaxReplicas, "the largest fleet to try")
+	fs.DurationVar(&f.window, "sim-duration", capacity.DefaultFleetDuration, "simulated (virtual) time measured per fleet size")
+	fs.DurationVar(&f.warmup, "sim-warmup", capacity.DefaultFleetWarmup, "simulated time discarded before it")
+	fs.IntVar(&f.maxReplicas, "max-replicas", capacity.DefaultFleetMaxReplicas, "the largest fleet to try")
 	fs.Float64Var(&f.pricePerHour, "price-per-hour", 0, "one replica's price per hour, for the cost figures")
 	fs.StringVar(&f.format, "output", "text", "text or json")
 	fs.StringVar(&f.html, "html", "", "also write the answer as a self-contained HTML page (the replica curve, the scale-out) to this file")
@@ -59,7 +64,7 @@ func (f *fleetFlags) bind(c *cobra.Command) {
 }
 
 // coldStartOf runs the scale-out scenario to the answer's size.
-func (f *fleetFlags) coldStartOf(o experiment.FleetOptions, answer *record.Fleet) error {
+func (f *fleetFlags) coldStartOf(o capacity.FleetOptions, answer *record.Fleet) error {
 	if f.coldStart <= 0 {
 		return nil
 	}
@@ -70,7 +75,7 @@ func (f *fleetFlags) coldStartOf(o experiment.FleetOptions, answer *record.Fleet
 	if answer.Replicas < 2 || from >= answer.Replicas {
 		return usageErrorf("--cold-start: the answer is %d replicas; scaling out needs --scale-from below it", answer.Replicas)
 	}
-	cs, err := experiment.SimulateColdStart(o, experiment.ColdStart{From: from, To: answer.Replicas, ColdStart: f.coldStart, Ramp: f.ramp})
+	cs, err := capacity.SimulateColdStart(o, capacity.ColdStart{From: from, To: answer.Replicas, ColdStart: f.coldStart, Ramp: f.ramp})
 	if err != nil {
 		return usageError(err)
 	}
@@ -79,33 +84,60 @@ func (f *fleetFlags) coldStartOf(o experiment.FleetOptions, answer *record.Fleet
 }
 
 // options checks the flags and turns them into the planner's options.
-func (f *fleetFlags) options(p *plan.Plan) (experiment.FleetOptions, error) {
+func (f *fleetFlags) options(p *plan.Plan) (capacity.FleetOptions, error) {
 	prof, err := loadProfile(f.profile)
 	if err != nil {
-		return experiment.FleetOptions{}, usageError(err)
+		return capacity.FleetOptions{}, usageError(err)
 	}
 	if len(f.slos) == 0 {
-		return experiment.FleetOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
+		return capacity.FleetOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
 	}
 	var bounds []record.SLO
 	for _, s := range f.slos {
 		b, err := record.ParseSLO(s)
 		if err != nil {
-			return experiment.FleetOptions{}, usageError(err)
+			return capacity.FleetOptions{}, usageError(err)
 		}
 		bounds = append(bounds, b)
 	}
 	switch {
 	case f.format != "text" && f.format != "json":
-		return experiment.FleetOptions{}, usageErrorf("--output %q: want text or json", f.format)
+		return capacity.FleetOptions{}, usageErrorf("--output %q: want text or json", f.format)
 	case f.window <= 0 || f.warmup < 0:
-		return experiment.FleetOptions{}, usageErrorf("--sim-duration must be above 0 and --sim-warmup at least 0")
+		return capacity.FleetOptions{}, usageErrorf("--sim-duration must be above 0 and --sim-warmup at least 0")
 	case f.maxReplicas < 1 || f.peakUsers < 0 || f.peakRate < 0 || f.pricePerHour < 0:
-		return experiment.FleetOptions{}, usageErrorf("--max-replicas must be at least 1; --peak-users, --peak-rate and --price-per-hour at least 0")
+		return capacity.FleetOptions{}, usageErrorf("--max-replicas must be at least 1; --peak-users, --peak-rate and --price-per-hour at least 0")
 	}
-	return experiment.FleetOptions{Plan: p, Profile: prof, Router: capacity.Router(f.router), PeakUsers: f.peakUsers,
+	w, err := fleetWorkload(p)
+	if err != nil {
+		return capacity.FleetOptions{}, usageError(err)
+	}
+	return capacity.FleetOptions{Workload: w, Profile: prof, Router: capacity.Router(f.router), PeakUsers: f.peakUsers,
 		PeakRate: f.peakRate, Headroom: f.headroom, SLOs: bounds, Confidence: f.conf, MaxFailureRate: f.maxFailureRate,
 		Warmup: f.warmup, Duration: f.window, MaxReplicas: f.maxReplicas, PricePerHour: f.pricePerHour}, nil
+}
+
+// fleetWorkload reads what the fleet planner is offered from the plan:
+// the requests a run of it sends, its load's shape and its summary's
+// aggregate. (capacity reads no plan: plan and summary know the engine,
+// which a virtual-time planner must not; and experiment, which reads
+// plans, knows no simulator.)
+func fleetWorkload(p *plan.Plan) (capacity.FleetWorkload, error) {
+	mix, err := experiment.Workload(context.Background(), p)
+	if err != nil {
+		return capacity.FleetWorkload{}, fmt.Errorf("fleet: workload: %w", err)
+	}
+	if p.Load.Trace.Path != "" || p.Load.FLOPsPerS > 0 {
+		return capacity.FleetWorkload{}, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
+	}
+	think, err := schedule.ParseThinkTime(p.Load.ThinkTime)
+	if err != nil {
+		return capacity.FleetWorkload{}, fmt.Errorf("fleet: load.think_time: %w", err)
+	}
+	return capacity.FleetWorkload{Name: p.Name, Requests: mix, Seed: p.Workload.Seed,
+		OpenLoop: p.Load.OpenLoop(), Users: p.Load.Concurrency, Think: think,
+		Rate: p.Load.Rate, Arrival: p.Load.ArrivalProcess(), Burstiness: p.Load.Burstiness,
+		NewAggregate: func() *record.Aggregate { return summary.NewAggregate(p) }}, nil
 }
 
 // fleetPlanFlags fills what a plan needs and fleet does not: a target
@@ -164,7 +196,7 @@ docs/capacity-planning.md explains the method and its limits.`,
 		if err != nil {
 			return err
 		}
-		answer, err := experiment.PlanFleet(o)
+		answer, err := capacity.PlanFleet(o)
 		if err != nil {
 			return usageError(err)
 		}

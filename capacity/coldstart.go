@@ -1,4 +1,4 @@
-package experiment
+package capacity
 
 import (
 	"fmt"
@@ -7,10 +7,8 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
-	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
-	"github.com/inferload/inferload/summary"
 )
 
 // ColdStart asks what a fleet suffers while it scales out: From replicas
@@ -50,35 +48,35 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 		ready[k] = up
 	}
 	base := f.planned * float64(c.From) / float64(c.To)
-	spec := capacity.FleetSpec{Profile: o.Profile, ReadyAt: ready, Router: o.Router, Request: f.request,
-		Duration: end, Drain: fleetDrain, Seed: o.Plan.Workload.Seed}
-	if f.closed {
+	w := f.w
+	spec := f.spec(ready, end)
+	if !w.OpenLoop {
 		spec.Load = f.rampUsers(int(math.Round(base)), int(f.planned), t0, c.Ramp)
 	} else {
-		unit, err := schedule.NewArrivals(arrivalKind(o.Plan), 1, o.Plan.Load.Burstiness, o.Plan.Workload.Seed)
+		unit, err := schedule.NewArrivals(w.Arrival, 1, w.Burstiness, w.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("cold start: %w", err)
 		}
-		spec.Load = capacity.Load{Arrivals: &rampedArrivals{unit: unit, r0: base, r1: f.planned, t0: t0, d: c.Ramp}}
+		spec.Load = Load{Arrivals: &rampedArrivals{unit: unit, r0: base, r1: f.planned, t0: t0, d: c.Ramp}}
 	}
 	out := &record.FleetColdStart{From: c.From, To: c.To, ColdStartS: c.ColdStart.Seconds(), RampS: c.Ramp.Seconds(),
 		JudgedS: (up + coldStartTail - t0).Seconds()}
-	win := newStartupWindows(t0, end, f.judging.SLOs)
-	tallies := make([]analyze.Tally, len(f.judging.SLOs))
-	agg := summary.NewAggregate(o.Plan)
-	if _, err := capacity.RunFleet(spec, func(fo *capacity.FleetOutcome) {
-		r := fleetRecord(fo, !f.closed, t0) // before the ramp is warm-up
+	win := newStartupWindows(t0, end, f.rule.SLOs)
+	tallies := make([]analyze.Tally, len(f.rule.SLOs))
+	agg := w.NewAggregate()
+	if _, err := RunFleet(spec, func(fo *FleetOutcome) {
+		r := fo.Record(w.OpenLoop, t0) // before the ramp is warm-up
 		win.add(&r, fo.Arrival)
 		if fo.Arrival >= t0 && fo.Arrival < up+coldStartTail {
 			agg.Add(&r)
-			summary.CountSLOs(&r, f.judging.SLOs, tallies)
+			analyze.CountSLOs(&r, f.rule.SLOs, tallies)
 		}
 	}); err != nil {
 		return nil, err
 	}
-	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: f.judging.Mode, WarmupEndUS: t0.Microseconds(),
+	s := agg.Summary(record.RunInfo{Name: w.Name, Mode: w.mode(), WarmupEndUS: t0.Microseconds(),
 		MeasureEndUS: (up + coldStartTail).Microseconds()})
-	j := summary.JudgeSLOs(&f.judging, s.FailureRate, tallies)
+	j := f.rule.Judge(s.FailureRate, tallies)
 	out.Passed, out.Reasons = j.Passed, j.Reasons
 	out.Windows = win.windows(ready)
 	return out, nil
@@ -86,10 +84,11 @@ func SimulateColdStart(o FleetOptions, c ColdStart) (*record.FleetColdStart, err
 
 // rampUsers is a closed loop of u1 users of which u0 start at once
 // (spread over a think time) and the rest one by one over the ramp.
-func (f *fleetSearch) rampUsers(u0, u1 int, t0, ramp time.Duration) capacity.Load {
+func (f *fleetSearch) rampUsers(u0, u1 int, t0, ramp time.Duration) Load {
 	u0 = min(max(u0, 1), u1)
-	mean := f.think.Mean()
-	return capacity.Load{Users: u1, Think: f.think.Sample, ThinkMean: mean, StartAt: func(u int) time.Duration {
+	think := f.w.Think
+	mean := think.Mean()
+	return Load{Users: u1, Think: think.Sample, ThinkMean: mean, StartAt: func(u int) time.Duration {
 		if u < u0 {
 			return mean * time.Duration(u) / time.Duration(u0)
 		}
@@ -100,7 +99,7 @@ func (f *fleetSearch) rampUsers(u0, u1 int, t0, ramp time.Duration) capacity.Loa
 // rampedArrivals is an open loop at r0 until t0, rising linearly to r1
 // over d, then staying there. It maps a unit-rate process (Poisson, gamma
 // or constant, so the burstiness is kept) through the inverse of the
-// cumulative rate Λ(t):
+// cumulative rate Λ(t), the ramp's part solved by schedule.RampTime:
 //
 //	Λ(t) = r0·t                                   t ≤ t0
 //	     = r0·t + (r1−r0)·(t−t0)²/(2d)            t0 < t ≤ t0+d
@@ -120,12 +119,7 @@ func (a *rampedArrivals) Next() time.Duration {
 	}
 	l1 := l0 + a.r0*d + (a.r1-a.r0)*d/2
 	if s <= l1 && d > 0 {
-		k, slope := s-l0, (a.r1-a.r0)/d
-		x := k / a.r0
-		if math.Abs(slope) > 1e-12 {
-			x = (-a.r0 + math.Sqrt(a.r0*a.r0+2*slope*k)) / slope
-		}
-		return secondsOf(t0 + x)
+		return secondsOf(t0 + schedule.RampTime(a.r0, a.r1, d, s-l0))
 	}
 	return secondsOf(t0 + d + (s-l1)/a.r1)
 }

@@ -1,26 +1,39 @@
-package experiment
+package capacity
 
 import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"time"
 
-	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
-	"github.com/inferload/inferload/summary"
 )
+
+// MeasuredRun is one run directory as calibration reads it: its records
+// and scraped telemetry (read from Dir), its summary as `inferload
+// report` rebuilds it, and its plan's load. experiment's MeasuredRuns
+// reads it; this package reads no plan and assembles no summary.
+type MeasuredRun struct {
+	Dir     string
+	Summary *record.Summary
+	// OpenLoop, Users (load.concurrency), ThinkTime (load.think_time, as
+	// written) and Warmup (load.warmup) are the plan's load.
+	OpenLoop  bool
+	Users     int
+	ThinkTime string
+	Warmup    time.Duration
+}
 
 // CalibrateOptions fits a simulator profile to measured runs.
 type CalibrateOptions struct {
-	// Dirs are run directories of closed-loop runs against one server:
-	// a sweep's steps each count as a load level, a single-phase run as
-	// one.
-	Dirs []string
+	// Runs are closed-loop runs against one server: a sweep's steps each
+	// count as a load level, a single-phase run as one.
+	Runs []MeasuredRun
 	// Base is the profile whose limits (batch, KV cache, token budget)
 	// the fit keeps and whose costs it starts from.
 	Base sim.Profile
@@ -33,25 +46,26 @@ type CalibrateOptions struct {
 // Calibration is a fitted profile and its evidence.
 type Calibration struct {
 	Profile sim.Profile
-	Steps   []capacity.FitStep
-	Fit     capacity.FitResult
+	Steps   []FitStep
+	Fit     FitResult
 	// HeldOut holds each level's prediction by a fit of the others; nil
 	// unless asked for.
-	HeldOut []capacity.FitPrediction
+	HeldOut []FitPrediction
 	// Learned says, for each limit, what the runs showed of it and what
 	// the profile holds: learned from them, or kept from the base and why.
 	Learned []string
 }
 
-// Calibrate reads the load levels of o.Dirs and fits the profile's costs
-// to them (capacity.Fit). Each level's figures are its summary's, as
+// Calibrate reads the load levels of o.Runs and fits the profile's costs
+// to them (Fit): "calibrate" in inferload means this, a profile fitted to
+// measured runs. Each level's figures are its summary's, as
 // `inferload report` computes them; its requests are its measured
 // successful ones.
 func Calibrate(o CalibrateOptions) (*Calibration, error) {
-	var steps []capacity.FitStep
+	var steps []FitStep
 	var spans []levelSpan
-	for _, dir := range o.Dirs {
-		s, sp, err := fitStepsOf(dir)
+	for _, run := range o.Runs {
+		s, sp, err := fitStepsOf(run)
 		if err != nil {
 			return nil, err
 		}
@@ -63,8 +77,8 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 		top = max(top, s.Users)
 	}
 	var batch []batchSample
-	for _, dir := range o.Dirs {
-		b, err := batchSamples(dir, spans, top)
+	for _, run := range o.Runs {
+		b, err := batchSamples(run.Dir, spans, top)
 		if err != nil {
 			return nil, err
 		}
@@ -72,13 +86,13 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	}
 	var learned string
 	o.Base, learned = learnBatchLimit(o.Base, steps, batch)
-	res, err := capacity.Fit(o.Base, steps, o.Seed)
+	res, err := Fit(o.Base, steps, o.Seed)
 	if err != nil {
 		return nil, err
 	}
 	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res, Learned: []string{learned}}
 	if o.HeldOut && len(steps) >= 3 {
-		if c.HeldOut, err = capacity.FitHeldOut(o.Base, steps, o.Seed); err != nil {
+		if c.HeldOut, err = FitHeldOut(o.Base, steps, o.Seed); err != nil {
 			return nil, err
 		}
 	}
@@ -95,43 +109,36 @@ type levelSpan struct {
 // fitStepsOf turns one run directory into load levels: its summary's
 // steps (or the whole run), each with its measured requests, and when
 // each ran.
-func fitStepsOf(dir string) ([]capacity.FitStep, []levelSpan, error) {
-	p, err := summary.ReadPlan(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	if p.Load.OpenLoop() {
+func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
+	dir := run.Dir
+	if run.OpenLoop {
 		return nil, nil, fmt.Errorf("calibrate %s: an open-loop run; fit closed-loop runs (a sweep over --users), whose users the simulation can replay", dir)
 	}
-	think, err := schedule.ParseThinkTime(p.Load.ThinkTime)
+	think, err := schedule.ParseThinkTime(run.ThinkTime)
 	if err != nil {
 		return nil, nil, fmt.Errorf("calibrate %s: load.think_time: %w", dir, err)
 	}
-	built, err := summary.Assemble(dir)
-	if err != nil {
-		return nil, nil, err
-	}
-	s := built.Summary
-	reqs := map[int][]capacity.FitRequest{}
+	s := run.Summary
+	reqs := map[int][]FitRequest{}
 	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
-			reqs[r.Step] = append(reqs[r.Step], capacity.FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
+			reqs[r.Step] = append(reqs[r.Step], FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
 		}
 		return nil
 	}); err != nil {
 		return nil, nil, err
 	}
-	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []capacity.FitRequest) capacity.FitStep {
-		return capacity.FitStep{Users: int(users), Think: think.Mean(), Warmup: p.Load.Warmup,
+	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest) FitStep {
+		return FitStep{Users: int(users), Think: think.Mean(), Warmup: run.Warmup,
 			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
 			TTFTP50: msDuration(m.TTFT.P50), TTFTP99: msDuration(m.TTFT.P99),
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
 	}
 	if len(s.Steps) == 0 {
-		whole := levelSpan{dir: dir, users: p.Load.Concurrency, toUS: math.MaxInt64}
-		return []capacity.FitStep{level(float64(p.Load.Concurrency), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, []levelSpan{whole}, nil
+		whole := levelSpan{dir: dir, users: run.Users, toUS: math.MaxInt64}
+		return []FitStep{level(float64(run.Users), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, []levelSpan{whole}, nil
 	}
-	var out []capacity.FitStep
+	var out []FitStep
 	var spans []levelSpan
 	for _, st := range s.Steps {
 		if st.Kind != record.StepConstant || st.Mode != record.ModeClosed {
@@ -166,7 +173,7 @@ type batchSample struct {
 // running batch, marking those scraped while a level of top users ran
 // (spans); none when the run scraped none.
 func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error) {
-	samples, err := summary.ReadTelemetry(dir)
+	samples, err := rundir.ReadTelemetry[observe.Sample](filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
 	}
@@ -203,7 +210,7 @@ func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error)
 // offered the limit is at least that; without a running or a waiting
 // series, or when the queue was not persistent, the base's limit stays.
 // The sentence says which.
-func learnBatchLimit(base sim.Profile, steps []capacity.FitStep, batch []batchSample) (sim.Profile, string) {
+func learnBatchLimit(base sim.Profile, steps []FitStep, batch []batchSample) (sim.Profile, string) {
 	users := 0
 	for _, s := range steps {
 		users = max(users, s.Users)

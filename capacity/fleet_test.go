@@ -1,24 +1,50 @@
-package experiment
+package capacity_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/inferload/inferload/capacity"
+	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
+	"github.com/inferload/inferload/summary"
 )
+
+// fleetWorkload is the workload and load of a plan (its YAML, less the
+// name and the target, which fleet never contacts) as `inferload fleet`
+// reads them (the CLI's fleetWorkload, which a test here cannot import).
+func fleetWorkload(t testing.TB, yaml string) capacity.FleetWorkload {
+	t.Helper()
+	p, err := plan.Parse("test.yaml", []byte("name: fleet\ntarget: {url: \"http://127.0.0.1:1/v1\", model: m}\n"+yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mix, err := experiment.Workload(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	think, err := schedule.ParseThinkTime(p.Load.ThinkTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return capacity.FleetWorkload{Name: p.Name, Requests: mix, Seed: p.Workload.Seed,
+		OpenLoop: p.Load.OpenLoop(), Users: p.Load.Concurrency, Think: think,
+		Rate: p.Load.Rate, Arrival: p.Load.ArrivalProcess(), Burstiness: p.Load.Burstiness,
+		NewAggregate: func() *record.Aggregate { return summary.NewAggregate(p) }}
+}
 
 // fleetOptions plans a fleet of the a100-7b preset for a chat+doc mix
 // under load (a plan's load: block) with one TTFT SLO, over a short
 // simulated window so brute force stays cheap.
-func fleetOptions(t *testing.T, load, slo string) FleetOptions {
+func fleetOptions(t *testing.T, load, slo string) capacity.FleetOptions {
 	t.Helper()
-	p := testPlan(t, fmt.Sprintf(`
-name: fleet
-target: {url: "http://127.0.0.1:1/v1", model: m}
+	w := fleetWorkload(t, fmt.Sprintf(`
 workload:
   seed: 3
   classes:
@@ -35,7 +61,7 @@ load:
 	if err != nil {
 		t.Fatal(err)
 	}
-	return FleetOptions{Plan: p, Profile: prof, Router: capacity.LeastOutstanding, SLOs: []record.SLO{b},
+	return capacity.FleetOptions{Workload: w, Profile: prof, Router: capacity.LeastOutstanding, SLOs: []record.SLO{b},
 		Warmup: 10 * time.Second, Duration: time.Minute, MaxReplicas: 10}
 }
 
@@ -56,21 +82,17 @@ func TestPlanFleetAgreesWithBruteForce(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			o := fleetOptions(t, tt.load, tt.slo)
-			got, err := PlanFleet(o)
-			if err != nil {
-				t.Fatal(err)
-			}
-			f, err := newFleetSearch(o)
+			got, err := capacity.PlanFleet(o)
 			if err != nil {
 				t.Fatal(err)
 			}
 			brute := 0
 			for n := 1; n <= o.MaxReplicas && brute == 0; n++ {
-				p, err := f.simulate(n, f.planned)
+				passed, err := capacity.SimulateFleetSize(o, n)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if p.passed() {
+				if passed {
 					brute = n
 				}
 			}
@@ -102,17 +124,17 @@ func TestPlanFleetRefusesWhatItCannotPlan(t *testing.T) {
 	t.Parallel()
 	o := fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.SLOs = nil
-	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "SLO") {
+	if _, err := capacity.PlanFleet(o); err == nil || !strings.Contains(err.Error(), "SLO") {
 		t.Errorf("no SLO: %v, want an error asking for one", err)
 	}
 	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.PeakRate = 5
-	if _, err := PlanFleet(o); err == nil || !strings.Contains(err.Error(), "--peak-rate") {
+	if _, err := capacity.PlanFleet(o); err == nil || !strings.Contains(err.Error(), "--peak-rate") {
 		t.Errorf("peak rate on a closed loop: %v, want an error naming the mismatch", err)
 	}
 	o = fleetOptions(t, "  concurrency: 8", "ttft.p99<=1s")
 	o.Headroom = -1
-	if _, err := PlanFleet(o); err == nil {
+	if _, err := capacity.PlanFleet(o); err == nil {
 		t.Error("negative headroom: want an error")
 	}
 }
@@ -123,7 +145,7 @@ func TestPlanFleetSaysWhenNothingSuffices(t *testing.T) {
 	t.Parallel()
 	o := fleetOptions(t, "  rate: 4", "ttft.p99<=1ms")
 	o.MaxReplicas = 3
-	got, err := PlanFleet(o)
+	got, err := capacity.PlanFleet(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +162,7 @@ func TestPlanFleetSaysWhenNothingSuffices(t *testing.T) {
 func TestColdStart(t *testing.T) {
 	t.Parallel()
 	o := fleetOptions(t, "  rate: 20\n  arrival: poisson", "ttft.p99<=1500ms")
-	slow, err := SimulateColdStart(o, ColdStart{From: 1, To: 3, ColdStart: 3 * time.Minute, Ramp: 30 * time.Second})
+	slow, err := capacity.SimulateColdStart(o, capacity.ColdStart{From: 1, To: 3, ColdStart: 3 * time.Minute, Ramp: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,14 +176,14 @@ func TestColdStart(t *testing.T) {
 	if first.MetShare > 0.5 || last.MetShare < 0.95 || last.Replicas != 3 {
 		t.Errorf("windows: %.0f%% met a minute in (want under 50%%), %.0f%% at the end with %d up (want 95%%+, 3)", first.MetShare*100, last.MetShare*100, last.Replicas)
 	}
-	fast, err := SimulateColdStart(o, ColdStart{From: 1, To: 3, ColdStart: 5 * time.Second, Ramp: 30 * time.Second})
+	fast, err := capacity.SimulateColdStart(o, capacity.ColdStart{From: 1, To: 3, ColdStart: 5 * time.Second, Ramp: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !fast.Passed {
 		t.Errorf("a 5-second start under a 30-second ramp missed the SLO: %q", fast.Reasons)
 	}
-	if _, err := SimulateColdStart(o, ColdStart{From: 3, To: 3, ColdStart: time.Minute}); err == nil {
+	if _, err := capacity.SimulateColdStart(o, capacity.ColdStart{From: 3, To: 3, ColdStart: time.Minute}); err == nil {
 		t.Error("scaling 3 to 3: want an error")
 	}
 }
@@ -172,9 +194,7 @@ func TestColdStart(t *testing.T) {
 // minutes per size): the one-replica estimate and the sizes around the
 // answer.
 func BenchmarkPlanFleet(b *testing.B) {
-	p := testPlan(b, `
-name: fleet
-target: {url: "http://127.0.0.1:1/v1", model: m}
+	w := fleetWorkload(b, `
 workload:
   seed: 1
   classes:
@@ -197,7 +217,7 @@ load:
 	}
 	var got *record.Fleet
 	for range b.N {
-		if got, err = PlanFleet(FleetOptions{Plan: p, Profile: prof, Router: capacity.LeastOutstanding, SLOs: slos, Headroom: 0.2}); err != nil {
+		if got, err = capacity.PlanFleet(capacity.FleetOptions{Workload: w, Profile: prof, Router: capacity.LeastOutstanding, SLOs: slos, Headroom: 0.2}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,8 +1,7 @@
-package experiment
+package capacity
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -11,25 +10,56 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
-	"github.com/inferload/inferload/capacity"
-	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/sim"
-	"github.com/inferload/inferload/summary"
 	"github.com/inferload/inferload/workload"
 )
 
+// FleetWorkload is what a plan says a fleet is offered: the requests (its
+// classes, lengths and prefixes) and the load's shape (closed-loop users
+// with think time, or an open loop's arrival process). experiment's
+// FleetWorkload reads it from a plan; this package reads no plan.
+type FleetWorkload struct {
+	// Name is the plan's, for the simulated summaries.
+	Name string
+	// Requests gives request i as a run of the plan would send it
+	// (workload.Mix).
+	Requests interface{ Spec(i uint64) workload.Spec }
+	// Seed draws the arrivals (and, through FleetSpec, think times).
+	Seed uint64
+	// OpenLoop: arrivals at Rate requests/s from the process named by
+	// Arrival (schedule.Poisson, ...) with Burstiness; otherwise Users
+	// users, each thinking Think between requests.
+	OpenLoop   bool
+	Users      int
+	Think      schedule.ThinkTime
+	Rate       float64
+	Arrival    string
+	Burstiness float64
+	// NewAggregate returns an empty aggregate set up as the plan's run
+	// would set it (summary.NewAggregate): every simulated window's
+	// figures come from one.
+	NewAggregate func() *record.Aggregate
+}
+
+// mode is the load's mode as records and summaries name it.
+func (w *FleetWorkload) mode() string {
+	if w.OpenLoop {
+		return record.ModeOpen
+	}
+	return record.ModeClosed
+}
+
 // FleetOptions asks how many replicas of one server a load needs. The
-// plan gives the workload (classes, lengths, prefixes) and the load's
-// shape (closed-loop users with think time, or an open loop's arrival
-// process); the peak replaces its size.
+// workload gives what is sent and the load's shape; the peak replaces its
+// size.
 type FleetOptions struct {
-	Plan    *plan.Plan
-	Profile sim.Profile
-	Router  capacity.Router
+	Workload FleetWorkload
+	Profile  sim.Profile
+	Router   Router
 	// PeakUsers (closed loop) or PeakRate (open loop, requests/s) is the
-	// load to plan for; 0 keeps the plan's concurrency or rate.
+	// load to plan for; 0 keeps the workload's users or rate.
 	PeakUsers int
 	PeakRate  float64
 	// Headroom plans for the peak times 1+Headroom (0.2: 20% spare).
@@ -42,7 +72,7 @@ type FleetOptions struct {
 	Confidence float64
 	// MaxFailureRate bounds the share of failed requests (refused, or
 	// unfinished at the drain's end), as in find-capacity: default
-	// DefaultMaxFailureRate.
+	// analyze.DefaultMaxFailureRate.
 	MaxFailureRate float64
 	// Warmup and Duration are the simulated window (virtual time):
 	// defaults DefaultFleetWarmup and DefaultFleetDuration.
@@ -67,7 +97,7 @@ const (
 type fleetProbe struct {
 	replicas     int
 	summary      *record.Summary
-	judged       summary.SLOJudgement
+	judged       analyze.SLOJudgement
 	util, maxUtl float64
 }
 
@@ -100,48 +130,38 @@ func PlanFleet(o FleetOptions) (*record.Fleet, error) {
 
 type fleetSearch struct {
 	o       FleetOptions
-	mix     *workload.Mix
-	closed  bool
-	think   schedule.ThinkTime
-	judging summary.CapacityJudging
+	w       *FleetWorkload
+	rule    analyze.ProbeRule
 	peak    float64
 	planned float64
 	probes  map[int]*fleetProbe
 	// requests caches request i across the search's simulations: each
 	// size is offered the same requests, and rendering a prompt to hash
 	// it costs more than simulating it.
-	requests []capacity.FleetRequest
+	requests []FleetRequest
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
-	o = o.withDefaults()
-	p := o.Plan
-	mix, err := newSource(p, newWorkloadFiles(context.Background()))
-	if err != nil {
-		return nil, fmt.Errorf("fleet: workload: %w", err)
-	}
-	f := &fleetSearch{o: o, mix: mix, closed: !p.Load.OpenLoop(), probes: map[int]*fleetProbe{}}
-	if s := p.Load.Shape(); s == plan.ShapeTrace || s == plan.ShapeCompute {
-		return nil, errors.New("fleet: plan a closed loop (load.concurrency) or an open loop at a rate (load.rate); traces and FLOP pacing are not simulated")
-	}
-	if f.think, err = schedule.ParseThinkTime(p.Load.ThinkTime); err != nil {
-		return nil, fmt.Errorf("fleet: load.think_time: %w", err)
-	}
-	peak := p.Load.Level()
+	f := &fleetSearch{o: o.withDefaults(), probes: map[int]*fleetProbe{}}
+	o, w := f.o, &f.o.Workload
+	f.w = w
+	peak := float64(w.Users)
 	switch {
-	case f.closed && o.PeakUsers > 0:
+	case !w.OpenLoop && o.PeakUsers > 0:
 		peak = float64(o.PeakUsers)
-	case !f.closed && o.PeakRate > 0:
+	case w.OpenLoop && o.PeakRate > 0:
 		peak = o.PeakRate
+	case w.OpenLoop:
+		peak = w.Rate
 	}
-	if o.PeakUsers > 0 && !f.closed || o.PeakRate > 0 && f.closed {
+	if o.PeakUsers > 0 && w.OpenLoop || o.PeakRate > 0 && !w.OpenLoop {
 		return nil, errors.New("fleet: --peak-users plans a closed loop and --peak-rate an open one; the plan's load is the other kind")
 	}
 	if !(peak > 0) || o.Headroom < 0 || math.IsInf(o.Headroom, 0) {
 		return nil, fmt.Errorf("fleet: peak load %g and headroom %g: want a positive peak and headroom >= 0", peak, o.Headroom)
 	}
 	f.peak, f.planned = peak, peak*(1+o.Headroom)
-	if f.closed {
+	if !w.OpenLoop {
 		f.planned = math.Ceil(f.planned)
 	}
 	if len(o.SLOs) == 0 {
@@ -150,7 +170,7 @@ func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	if !(o.Confidence > 0 && o.Confidence < 1) || !(o.MaxFailureRate >= 0 && o.MaxFailureRate < 1) {
 		return nil, fmt.Errorf("fleet: confidence %g and max failure rate %g: want fractions below 1", o.Confidence, o.MaxFailureRate)
 	}
-	f.judging = summary.CapacityJudging{Mode: p.Load.Mode(), SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
+	f.rule = analyze.ProbeRule{SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence}
 	return f, nil
 }
 
@@ -165,10 +185,13 @@ func (o FleetOptions) withDefaults() FleetOptions {
 		o.MaxReplicas = DefaultFleetMaxReplicas
 	}
 	if o.MaxFailureRate == 0 {
-		o.MaxFailureRate = DefaultMaxFailureRate
+		o.MaxFailureRate = analyze.DefaultMaxFailureRate
 	}
 	if o.Confidence == 0 {
 		o.Confidence = analyze.DefaultConfidence
+	}
+	if o.Workload.NewAggregate == nil {
+		o.Workload.NewAggregate = record.NewAggregate
 	}
 	return o
 }
@@ -176,7 +199,7 @@ func (o FleetOptions) withDefaults() FleetOptions {
 // header is the answer's statement of what was asked.
 func (f *fleetSearch) header() *record.Fleet {
 	o := f.o
-	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, capacity.RoundRobin)), Mode: f.judging.Mode,
+	out := &record.Fleet{Profile: o.Profile.Name, Router: string(cmp.Or(o.Router, RoundRobin)), Mode: f.w.mode(),
 		Peak: f.peak, Headroom: o.Headroom, Load: f.planned, Confidence: o.Confidence, MaxFailureRate: o.MaxFailureRate,
 		WarmupS: o.Warmup.Seconds(), WindowS: o.Duration.Seconds(), Probes: []record.FleetProbe{}, Shown: record.ShownFor(o.SLOs)}
 	for _, b := range o.SLOs {
@@ -230,7 +253,7 @@ func (f *fleetSearch) search() (*record.Fleet, error) {
 // SLOs, by analyze.NextLoad's doubling and bisection from 1 user or
 // request/s up to the planned load (to 5%); 0 when even the least failed.
 func (f *fleetSearch) perReplica() (float64, error) {
-	o := analyze.SearchOptions{Low: min(1, f.planned), High: f.planned, Whole: f.closed, Precision: 0.05, MaxProbes: 16}
+	o := analyze.SearchOptions{Low: min(1, f.planned), High: f.planned, Whole: !f.w.OpenLoop, Precision: 0.05, MaxProbes: 16}
 	var passed, failed []float64
 	for {
 		load, done := analyze.NextLoad(passed, failed, o)
@@ -262,35 +285,38 @@ func (f *fleetSearch) probe(n int) (*fleetProbe, error) {
 	return p, nil
 }
 
+// spec is the simulation of replicas ready at the given instants until
+// end, its load left to the caller.
+func (f *fleetSearch) spec(ready []time.Duration, end time.Duration) FleetSpec {
+	return FleetSpec{Profile: f.o.Profile, ReadyAt: ready, Router: f.o.Router, Request: f.request,
+		Duration: end, Drain: fleetDrain, Seed: f.w.Seed}
+}
+
 // simulate runs n replicas at load and judges the summary.
 func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
-	o := f.o
-	spec := capacity.FleetSpec{
-		Profile: o.Profile, ReadyAt: make([]time.Duration, n), Router: o.Router,
-		Request:  f.request,
-		Duration: o.Warmup + o.Duration, Drain: fleetDrain, Seed: o.Plan.Workload.Seed,
-	}
-	if f.closed {
-		spec.Load = capacity.Load{Users: int(load), Think: f.think.Sample, ThinkMean: f.think.Mean()}
+	o, w := f.o, f.w
+	spec := f.spec(make([]time.Duration, n), o.Warmup+o.Duration)
+	if !w.OpenLoop {
+		spec.Load = Load{Users: int(load), Think: w.Think.Sample, ThinkMean: w.Think.Mean()}
 	} else {
-		arr, err := schedule.NewArrivals(arrivalKind(o.Plan), load, o.Plan.Load.Burstiness, o.Plan.Workload.Seed)
+		arr, err := schedule.NewArrivals(w.Arrival, load, w.Burstiness, w.Seed)
 		if err != nil {
 			return nil, fmt.Errorf("fleet: %w", err)
 		}
-		spec.Load = capacity.Load{Arrivals: arr}
+		spec.Load = Load{Arrivals: arr}
 	}
-	agg, tallies := summary.NewAggregate(o.Plan), make([]analyze.Tally, len(f.judging.SLOs))
-	st, err := capacity.RunFleet(spec, func(out *capacity.FleetOutcome) {
-		r := fleetRecord(out, !f.closed, o.Warmup)
+	agg, tallies := w.NewAggregate(), make([]analyze.Tally, len(f.rule.SLOs))
+	st, err := RunFleet(spec, func(out *FleetOutcome) {
+		r := out.Record(w.OpenLoop, o.Warmup)
 		agg.Add(&r)
-		summary.CountSLOs(&r, f.judging.SLOs, tallies)
+		analyze.CountSLOs(&r, f.rule.SLOs, tallies)
 	})
 	if err != nil {
 		return nil, err
 	}
-	s := agg.Summary(record.RunInfo{Name: o.Plan.Name, Mode: o.Plan.Load.Mode(),
+	s := agg.Summary(record.RunInfo{Name: w.Name, Mode: w.mode(),
 		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
-	p := &fleetProbe{replicas: n, summary: s, judged: summary.JudgeSLOs(&f.judging, s.FailureRate, tallies)}
+	p := &fleetProbe{replicas: n, summary: s, judged: f.rule.Judge(s.FailureRate, tallies)}
 	for _, rs := range st.Replicas {
 		p.util += rs.Utilisation / float64(n)
 		p.maxUtl = max(p.maxUtl, rs.Utilisation)
@@ -301,7 +327,7 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 // request is request i of the plan's workload as the fleet sees it: its
 // class, lengths (the output exactly max_tokens, as with ignore_eos) and
 // the prompt's block hashes for prefix caching and the prefix router.
-func (f *fleetSearch) request(i uint64) capacity.FleetRequest {
+func (f *fleetSearch) request(i uint64) FleetRequest {
 	for uint64(len(f.requests)) <= i {
 		f.requests = append(f.requests, f.render(uint64(len(f.requests))))
 	}
@@ -309,8 +335,8 @@ func (f *fleetSearch) request(i uint64) capacity.FleetRequest {
 }
 
 // render builds request i from the plan's workload.
-func (f *fleetSearch) render(i uint64) capacity.FleetRequest {
-	spec := f.mix.Spec(i)
+func (f *fleetSearch) render(i uint64) FleetRequest {
+	spec := f.w.Requests.Spec(i)
 	h := sim.NewPromptHasher(f.o.Profile.BlockSize)
 	for _, m := range spec.Messages {
 		h.AddText(m.Content)
@@ -318,13 +344,15 @@ func (f *fleetSearch) render(i uint64) capacity.FleetRequest {
 	if len(spec.Messages) == 0 {
 		h.AddText(spec.Prompt)
 	}
-	return capacity.FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
+	return FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
 		OutputTokens: max(1, spec.MaxTokens), BlockHashes: h.BlockHashes()}
 }
 
-// fleetRecord turns a simulated request into the record a real run of it
-// would have written, so one aggregate computes every figure.
-func fleetRecord(o *capacity.FleetOutcome, open bool, warmup time.Duration) record.Result {
+// Record is the outcome as the record a real run of the request would
+// have written (open: an open loop's, whose intended time is its send
+// time; sent before warmup: a warm-up record), so one aggregate computes
+// every figure.
+func (o *FleetOutcome) Record(open bool, warmup time.Duration) record.Result {
 	us := func(d time.Duration) int64 { return d.Microseconds() }
 	r := record.Result{ID: o.Index + 1, Class: o.Class, OpenLoop: open, SendUS: us(o.Arrival),
 		Warmup: o.Arrival < warmup, Stream: true, InputTokens: o.PromptTokens, MaxTokens: o.OutputTokens,
@@ -342,7 +370,7 @@ func fleetRecord(o *capacity.FleetOutcome, open bool, warmup time.Duration) reco
 	switch {
 	case o.Err == nil:
 		r.Status, r.E2EUS, r.FinishReason = 200, us(o.LastToken-o.Arrival), "length"
-	case errors.Is(o.Err, capacity.ErrUnfinished):
+	case errors.Is(o.Err, ErrUnfinished):
 		r.E2EUS = us(max(o.LastToken, o.Arrival) - o.Arrival)
 		r.Error = record.ErrTimeoutBeforeTTFT
 		if o.Generated > 0 {
@@ -363,7 +391,7 @@ func fleetRecord(o *capacity.FleetOutcome, open bool, warmup time.Duration) reco
 
 // reason says why the plan's answer is what it is.
 func (f *fleetSearch) reason(out *record.Fleet) string {
-	load := record.LoadText(f.planned, f.judging.Mode)
+	load := record.LoadText(f.planned, f.w.mode())
 	if out.Replicas == 0 {
 		return fmt.Sprintf("no fleet of up to %d replicas meets every SLO at %s; raise --max-replicas or relax the SLOs", f.o.MaxReplicas, load)
 	}
