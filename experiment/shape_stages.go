@@ -31,18 +31,9 @@ func stageShape(p *plan.Plan, st schedule.Stage, seed uint64) (engine.Shape, err
 	if st.Kind == record.StepRamp {
 		return openLoop(p, schedule.NewRampArrivals(st.From, st.Target, st.Duration)), nil
 	}
-	arr, err := schedule.NewArrivals(arrivalKind(p), st.Target, p.Load.Burstiness, seed)
+	arr, err := schedule.NewArrivals(p.Load.ArrivalProcess(), st.Target, p.Load.Burstiness, seed)
 	if err != nil {
 		return nil, fmt.Errorf("load.arrival: %w", err)
 	}
 	return openLoop(p, arr), nil
-}
-
-// arrivalKind is the plan's arrival process; a closed-loop plan whose
-// sweep runs rates gets Poisson, the open-loop default.
-func arrivalKind(p *plan.Plan) string {
-	if p.Load.Arrival != "" {
-		return p.Load.Arrival
-	}
-	return schedule.Poisson
 }
