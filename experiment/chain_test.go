@@ -236,9 +236,12 @@ workload:
 		t.Fatalf("chains %+v, errors %v", rag, s.Errors)
 	}
 	// The embeddings step opens the model pool's connections and the
-	// answer step reuses them: the chains still opened connections.
-	if c := s.Connections; c == nil || c.Opened < 1 || c.Opened > 2 {
-		t.Errorf("connections %+v, want 1 or 2 opened (2 users)", c)
+	// answer step reuses them: 16 model calls open about one connection
+	// per user (2), one more when a busy host makes a request start
+	// while its user's connection is still being returned (seen once
+	// under a load average of 11); without reuse it would be 16.
+	if c := s.Connections; c == nil || c.Opened < 1 || c.Opened > 3 {
+		t.Errorf("connections %+v, want 1 to 3 opened (2 users, 16 model calls)", c)
 	}
 	// Two 96-word passages beside a 16-token question: over 190 input
 	// tokens a request.

@@ -30,6 +30,8 @@ type outputFlags struct {
 	// before runExperiment.
 	ui     uiFlags
 	uiPlan *plan.Plan
+	// ranDir, when set, is told each finished run's directory (--repeat).
+	ranDir func(dir string)
 }
 
 func (o *outputFlags) bind(c *cobra.Command) {
@@ -60,6 +62,7 @@ func (o *outputFlags) print(w io.Writer, s *record.Summary) error {
 
 func newRunCmd(st *State) *cobra.Command {
 	var file string
+	var repeat int
 	var out outputFlags
 	c := &cobra.Command{
 		Use:   "run [flags]",
@@ -76,11 +79,15 @@ Open loop (arrivals on a schedule, latency counted from the intended time):
 From a plan file, flags overriding it:
   inferload run -f plan.yaml --out runs/
 
+Three runs of one scenario, and the run-to-run spread of each figure:
+  inferload run -f plan.yaml --repeat 3
+
 Every flag is also a plan field; see docs/plan.md.`,
 		Args: cobra.NoArgs,
 	}
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	c.Flags().IntVar(&repeat, "repeat", 1, "run the plan this many times back to back (NAME-1, NAME-2, ...) and print each figure's mean over the runs with its confidence interval and run-to-run spread (2 to 100)")
 	out.bind(c)
 	out.dist.bind(c)
 	out.exports.bind(c)
@@ -95,6 +102,12 @@ Every flag is also a plan field; see docs/plan.md.`,
 			return usageError(err)
 		}
 		warnFileLimit(st.Stderr, plannedConnections(p))
+		if cmd.Flags().Changed("repeat") {
+			if err := checkRepeat(cmd, repeat); err != nil {
+				return err
+			}
+			return runRepeats(cmd.Context(), st, p, out, repeat)
+		}
 		return runPlan(cmd.Context(), st, p, out)
 	}
 	return c
@@ -179,6 +192,9 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	}
 	if !out.quiet {
 		fmt.Fprintf(st.Stderr, "results: %s\n", res.Dir)
+	}
+	if out.ranDir != nil {
+		out.ranDir(res.Dir)
 	}
 	return thresholdsVerdict(res.Summary)
 }
