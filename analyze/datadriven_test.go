@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/ddtest"
 	"github.com/inferload/inferload/record"
 )
 
@@ -46,28 +47,14 @@ import (
 //	slo-holds confidence=F q=F
 //	    input: "N EXCEED" lines: whether the q-quantile is within the bound.
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata/verdicts", func(t *testing.T, path string) {
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			switch d.Cmd {
-			case "knee":
-				return kneeCase(t, d)
-			case "thresholds":
-				return thresholdsCase(t, d)
-			case "next-load":
-				return nextLoadCase(t, d)
-			case "search":
-				return searchCase(t, d)
-			case "min-samples":
-				return minSamplesCase(t, d)
-			case "backed":
-				return backedCase(t, d)
-			case "slo-holds":
-				return sloHoldsCase(t, d)
-			default:
-				d.Fatalf(t, "unknown directive %q", d.Cmd)
-				return ""
-			}
-		})
+	ddtest.Run(t, "testdata/verdicts", map[string]ddtest.Case{
+		"knee":        kneeCase,
+		"thresholds":  thresholdsCase,
+		"next-load":   nextLoadCase,
+		"search":      searchCase,
+		"min-samples": minSamplesCase,
+		"backed":      backedCase,
+		"slo-holds":   sloHoldsCase,
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/inferload/inferload/internal/ddtest"
 	"github.com/inferload/inferload/record"
 )
 
@@ -44,16 +45,8 @@ import (
 // (http_5xx, …). Flags: warmup, nostream, expect (bad input: a 4xx is a
 // pass).
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata/figures", func(t *testing.T, path string) {
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			switch d.Cmd {
-			case "aggregate":
-				return aggregateCase(t, d)
-			default:
-				d.Fatalf(t, "unknown directive %q", d.Cmd)
-				return ""
-			}
-		})
+	ddtest.Run(t, "testdata/figures", map[string]ddtest.Case{
+		"aggregate": aggregateCase,
 	})
 }
 

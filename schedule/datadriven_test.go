@@ -9,6 +9,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"github.com/inferload/inferload/internal/ddtest"
 	"github.com/inferload/inferload/schedule"
 )
 
@@ -29,20 +30,10 @@ import (
 //	arrivals kind=K rate=F seed=N [burstiness=F] [n=N]
 //	    NewArrivals: the first N offsets (default 8), or the error.
 func TestDataDriven(t *testing.T) {
-	datadriven.Walk(t, "testdata/schedules", func(t *testing.T, path string) {
-		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
-			switch d.Cmd {
-			case "stages":
-				return stagesCase(t, d)
-			case "ramp":
-				return rampCase(t, d)
-			case "arrivals":
-				return arrivalsCase(t, d)
-			default:
-				d.Fatalf(t, "unknown directive %q", d.Cmd)
-				return ""
-			}
-		})
+	ddtest.Run(t, "testdata/schedules", map[string]ddtest.Case{
+		"stages":   stagesCase,
+		"ramp":     rampCase,
+		"arrivals": arrivalsCase,
 	})
 }
 
