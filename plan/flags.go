@@ -150,6 +150,7 @@ func (f *Flags) bindClasses() {
 // bindThresholds adds --threshold: each one is appended to the plan's
 // thresholds rather than replacing them, so CI can tighten a plan's gate.
 func (f *Flags) bindThresholds() {
+	bind(f, "allow-invalid", "allow_invalid", f.fs.Bool("allow-invalid", false, "let the thresholds pass a run that is NOT VALID (by default such a run exits 97 whatever its thresholds say)"), func(p *Plan) *bool { return &p.AllowInvalid })
 	exprs := f.fs.StringArray("threshold", nil, "pass/fail check over a summary figure, e.g. 'ttft_ms.p99 < 2000' (repeatable; adds to the plan's thresholds)")
 	f.add("threshold", "thresholds", func(p *Plan) {
 		for _, e := range *exprs {

@@ -138,7 +138,7 @@ func TestDecodeErrors(t *testing.T) {
 		// A field in the wrong section says where it belongs.
 		{validHead + "load:\n  url: x\n", `plan.yaml:3: load.url: unknown field (did you mean "target.url"? it belongs under target)`},
 		// A name far from any field lists what the section has.
-		{"zzz: 1\n", `plan.yaml:1: zzz: unknown field ((top level) has: compute, env, load, name, observe, output, target, thresholds, workload)`},
+		{"zzz: 1\n", `plan.yaml:1: zzz: unknown field ((top level) has: allow_invalid, compute, env, load, name, observe, output, target, thresholds, workload)`},
 		// A bad duration names field, line and the expected form.
 		{validHead + "load:\n  concurrency: 1\n  duration: 2 min\n", `plan.yaml:4: load.duration: "2 min" is not a duration (e.g. 90s, 2m)`},
 		// A duration without a unit is rejected, not read as nanoseconds.

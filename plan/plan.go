@@ -24,6 +24,11 @@ type Plan struct {
 	// "ttft.p99 < 2s". A failed one makes the run exit with its own code
 	// (see docs/report.md). Validate parses them once (Checks).
 	Thresholds []string `yaml:"thresholds"`
+	// AllowInvalid lets the thresholds gate a run that is NOT VALID (too
+	// few samples, the load not achieved, a saturated client). Without
+	// it such a run fails its gate with its own exit code, whatever its
+	// thresholds say: a passed check on an untrustworthy run is no pass.
+	AllowInvalid bool `yaml:"allow_invalid"`
 	// Observe says what server, GPU and client telemetry is sampled beside
 	// the load (docs/telemetry.md).
 	Observe Observe `yaml:"observe"`

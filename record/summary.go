@@ -68,6 +68,10 @@ type Summary struct {
 	// Thresholds are the plan's pass/fail checks, in plan order; absent when
 	// the plan has none.
 	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+	// ThresholdsAllowInvalid: the plan's allow_invalid, so its thresholds
+	// gate a run that is NOT VALID too; absent (false) by default, when
+	// such a run exits with its own code whatever its thresholds say.
+	ThresholdsAllowInvalid bool `json:"thresholds_allow_invalid,omitempty"`
 	// Validity says whether a single-phase run's figures can be trusted as
 	// they are (enough samples, the intended load achieved, the client not
 	// saturated); staged runs judge each step instead (steps[].validity).

@@ -118,6 +118,7 @@ func applyThresholds(s *record.Summary, p *plan.Plan) error {
 		return err
 	}
 	s.Thresholds, err = analyze.Evaluate(ths, s)
+	s.ThresholdsAllowInvalid = p.AllowInvalid
 	return err
 }
 

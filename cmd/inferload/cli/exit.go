@@ -24,6 +24,10 @@ const (
 	// ExitRegression: `inferload compare` found a figure significantly
 	// worse than the baseline, beyond its regression limit.
 	ExitRegression = 98
+	// ExitNotValid: the run is NOT VALID, so its gate proves nothing: its
+	// thresholds passed on figures that cannot be trusted. allow_invalid
+	// (--allow-invalid) lets the thresholds decide alone.
+	ExitNotValid = 97
 	// ExitRecordsLost: records are missing from the run directory. From
 	// `run`: its files stopped being written (a full disk), issuing
 	// stopped at once and the summary printed is from memory. From
@@ -36,11 +40,20 @@ const (
 	ExitInterrupted = 130
 )
 
-// thresholdsVerdict is nil when every threshold of s passed, and otherwise
+// thresholdsVerdict is the gate of a finished run: thresholdsFailed, and
+// when every threshold passed, notValidVerdict.
+func thresholdsVerdict(s *record.Summary) error {
+	if err := thresholdsFailed(s); err != nil {
+		return err
+	}
+	return notValidVerdict(s)
+}
+
+// thresholdsFailed is nil when every threshold of s passed, and otherwise
 // the error that exits with ExitThresholds. It names the failed ones (the
 // first few, with the figure or the reason), so a quiet CI log says which
 // gate broke without the table.
-func thresholdsVerdict(s *record.Summary) error {
+func thresholdsFailed(s *record.Summary) error {
 	failed := analyze.Failed(s.Thresholds)
 	if failed == 0 {
 		return nil
@@ -61,6 +74,17 @@ func thresholdsVerdict(s *record.Summary) error {
 		more = fmt.Sprintf("; %d more", failed-named)
 	}
 	return &exitError{code: ExitThresholds, err: fmt.Errorf("%d of %d thresholds failed: %s%s", failed, len(s.Thresholds), strings.Join(which, "; "), more)}
+}
+
+// notValidVerdict is the error that exits with ExitNotValid when s has
+// thresholds, all passed, but is NOT VALID and its plan does not allow
+// that; nil otherwise.
+func notValidVerdict(s *record.Summary) error {
+	if len(s.Thresholds) == 0 || s.Validity == nil || s.Validity.Valid || s.ThresholdsAllowInvalid {
+		return nil
+	}
+	return &exitError{code: ExitNotValid, err: fmt.Errorf("the run is NOT VALID (%s): its %d thresholds passed on figures that cannot be trusted; fix the run, or set allow_invalid (--allow-invalid) to gate on it anyway",
+		strings.Join(s.Validity.Reasons, "; "), len(s.Thresholds))}
 }
 
 // recordsLost is nil when loss says nothing is missing, and otherwise the

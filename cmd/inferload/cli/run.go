@@ -196,6 +196,11 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	if out.ranDir != nil {
 		out.ranDir(res.Dir)
 	}
+	if p.Load.Segment != "" {
+		// A segment is a part: the collector's merged run is the one
+		// whose validity gates (its thresholds still count here).
+		return thresholdsFailed(res.Summary)
+	}
 	return thresholdsVerdict(res.Summary)
 }
 

@@ -9,8 +9,10 @@ import (
 // TestThresholdExitCodes: a run whose thresholds all pass exits 0, one
 // that fails one exits ExitThresholds with the verdicts printed, a bad
 // expression or a figure that cannot exist is a usage error before anything
-// runs, and `report` checks
-// the plan's thresholds again.
+// runs, a NOT VALID run whose thresholds pass exits ExitNotValid unless
+// --allow-invalid says the run is a smoke test, and `report` checks the
+// plan's thresholds again. Eight requests cannot back a P90, so every run
+// here is NOT VALID and the rows pass --allow-invalid unless they test it.
 func TestThresholdExitCodes(t *testing.T) {
 	t.Parallel()
 	srv := chatServer(t, 4, 0)
@@ -37,16 +39,26 @@ func TestThresholdExitCodes(t *testing.T) {
 		{"bad expression", []string{"failure_rate < 2s"}, ExitUsage, "", "--threshold"},
 		// The threshold language shared with --slo: a short name and a duration.
 		{"duration", []string{"ttft.p99 < 1h"}, ExitOK, "PASS  ttft.p99 < 1h", ""},
+		// Thresholds that hold on a run too small to back them: the gate fails.
+		{"not valid", []string{"error_rate < 0.01", "strict"}, ExitNotValid, "all 1 thresholds passed", "NOT VALID"},
 	}
 	for _, tt := range tests {
 		dir := t.TempDir()
 		args := append(append([]string{}, base...), "--out", dir)
+		strict := false
 		for _, th := range tt.thresholds {
+			if th == "strict" { // no --allow-invalid
+				strict = true
+				continue
+			}
 			if strings.HasPrefix(th, "-") { // a flag of the run, not a threshold
 				args = append(args, th)
 				continue
 			}
 			args = append(args, "--threshold", th)
+		}
+		if !strict {
+			args = append(args, "--allow-invalid")
 		}
 		code, stdout, stderr := runCLI(t, args...)
 		if code != tt.wantCode || !strings.Contains(stdout, tt.wantOut) || !strings.Contains(stderr, tt.wantErr) {
