@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"io"
+	"maps"
 
 	"github.com/inferload/inferload/record"
 )
@@ -23,7 +24,7 @@ type embeddingsReply struct {
 	Usage *struct {
 		PromptTokens int `json:"prompt_tokens"`
 	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	replyError
 }
 
 // renderEmbeddings builds an embeddings body: the prompt as "input", the
@@ -35,9 +36,7 @@ func (b OpenAIBody) renderEmbeddings() map[string]any {
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
-	for k, v := range b.Extra {
-		m[k] = v
-	}
+	maps.Copy(m, b.Extra)
 	return m
 }
 
@@ -51,11 +50,8 @@ func (cl *call) readEmbeddings(body io.Reader) error {
 // applyEmbeddings checks a whole embeddings reply and records its usage.
 func (cl *call) applyEmbeddings(b []byte, a arrival) error {
 	var r embeddingsReply
-	if err := json.Unmarshal(b, &r); err != nil {
-		return &failure{record.ErrMalformedEvent, "embeddings reply: " + err.Error()}
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return streamError("error in reply: ", b)
+	if err := checkWholeReply("embeddings reply", b, &r); err != nil {
+		return err
 	}
 	if len(r.Data) == 0 || len(r.Data[0].Embedding) == 0 {
 		return &failure{record.ErrEmptyOutput, "embeddings reply has no vector"}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"io"
+	"maps"
 
 	"github.com/inferload/inferload/record"
 )
@@ -21,7 +22,7 @@ type imagesReply struct {
 		B64JSON json.RawMessage `json:"b64_json"`
 		URL     json.RawMessage `json:"url"`
 	} `json:"data"`
-	Error json.RawMessage `json:"error"`
+	replyError
 }
 
 // renderImages builds an image generation body: the prompt, the model,
@@ -35,9 +36,7 @@ func (b OpenAIBody) renderImages() map[string]any {
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
-	for k, v := range b.Extra {
-		m[k] = v
-	}
+	maps.Copy(m, b.Extra)
 	return m
 }
 
@@ -51,11 +50,8 @@ func (cl *call) readImages(body io.Reader) error {
 // nothing useful is not counted as a success.
 func (cl *call) applyImages(b []byte, a arrival) error {
 	var r imagesReply
-	if err := json.Unmarshal(b, &r); err != nil {
-		return &failure{record.ErrMalformedEvent, "images reply: " + err.Error()}
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return streamError("error in reply: ", b)
+	if err := checkWholeReply("images reply", b, &r); err != nil {
+		return err
 	}
 	if len(r.Data) == 0 || (!present(r.Data[0].B64JSON) && !present(r.Data[0].URL)) {
 		return &failure{record.ErrEmptyOutput, "images reply has no image (neither b64_json nor url)"}

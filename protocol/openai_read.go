@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -209,6 +210,28 @@ func (cl *call) wholeBody(body io.Reader, use func(b []byte, a arrival) error) e
 	}
 	cl.clock.end(cl.t, a)
 	return use(b, a)
+}
+
+// replyError is the "error" member of a whole JSON reply (embeddings,
+// images, Triton's /infer), embedded in the reply's type.
+type replyError struct {
+	Error json.RawMessage `json:"error"`
+}
+
+func (e *replyError) errorMember() json.RawMessage { return e.Error }
+
+// checkWholeReply unmarshals a whole JSON reply into r. JSON that does not
+// decode fails the request as malformed (named by what, "embeddings
+// reply"); an error member holding anything but null fails it as the
+// server's error, classified by its code.
+func checkWholeReply(what string, b []byte, r interface{ errorMember() json.RawMessage }) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return &failure{record.ErrMalformedEvent, what + ": " + err.Error()}
+	}
+	if e := r.errorMember(); len(e) > 0 && string(e) != "null" {
+		return streamError("error in reply: ", b)
+	}
+	return nil
 }
 
 // applyBody checks a whole chat or completions reply.
