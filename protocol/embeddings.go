@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"io"
 	"maps"
 
 	"github.com/inferload/inferload/record"
@@ -31,8 +30,12 @@ type embeddingsReply struct {
 // model, and Extra (dimensions, encoding_format, ...). Streaming,
 // max_tokens and ignore_eos mean nothing to this API and are left out.
 func (b OpenAIBody) renderEmbeddings() map[string]any {
-	m := make(map[string]any, 2+len(b.Extra))
-	m["input"] = b.Prompt
+	return b.tokenlessBody(map[string]any{"input": b.Prompt})
+}
+
+// tokenlessBody completes the body of an API without tokens (embeddings,
+// images): the model when one is set, and Extra over both.
+func (b OpenAIBody) tokenlessBody(m map[string]any) map[string]any {
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
@@ -40,14 +43,9 @@ func (b OpenAIBody) renderEmbeddings() map[string]any {
 	return m
 }
 
-// readEmbeddings reads an embeddings reply. It fails when the reply holds
-// an error or no vector, so a server that answers 200 with nothing useful
-// is not counted as a success.
-func (cl *call) readEmbeddings(body io.Reader) error {
-	return cl.wholeBody(body, cl.applyEmbeddings)
-}
-
 // applyEmbeddings checks a whole embeddings reply and records its usage.
+// It fails when the reply holds an error or no vector, so a server that
+// answers 200 with nothing useful is not counted as a success.
 func (cl *call) applyEmbeddings(b []byte, a arrival) error {
 	var r embeddingsReply
 	if err := checkWholeReply("embeddings reply", b, &r); err != nil {

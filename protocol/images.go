@@ -2,8 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"io"
-	"maps"
 
 	"github.com/inferload/inferload/record"
 )
@@ -30,19 +28,7 @@ type imagesReply struct {
 // as they are, and able to override n). Streaming, max_tokens and
 // ignore_eos mean nothing to this API and are left out.
 func (b OpenAIBody) renderImages() map[string]any {
-	m := make(map[string]any, 3+len(b.Extra))
-	m["prompt"] = b.Prompt
-	m["n"] = 1
-	if b.Model != "" {
-		m["model"] = b.Model
-	}
-	maps.Copy(m, b.Extra)
-	return m
-}
-
-// readImages reads an image generation reply.
-func (cl *call) readImages(body io.Reader) error {
-	return cl.wholeBody(body, cl.applyImages)
+	return b.tokenlessBody(map[string]any{"prompt": b.Prompt, "n": 1})
 }
 
 // applyImages checks a whole image generation reply: an error in it, or
