@@ -15,7 +15,7 @@ import (
 
 // capacityFlags are find-capacity's own options, beside the plan's.
 type capacityFlags struct {
-	users, rates   string
+	stepLoads
 	slos           []string
 	maxFailureRate float64
 	confidence     float64
@@ -34,8 +34,6 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes")
 }
 
-func (f *capacityFlags) open() bool { return f.rates != "" }
-
 func (f *capacityFlags) busiest(o experiment.CapacityOptions) (string, float64) {
 	return o.Mode, o.Search.High
 }
@@ -45,12 +43,9 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if p.Load.Duration <= 0 {
 		return experiment.CapacityOptions{}, usageErrorf("--duration: each probe's length is required (a search does not stop on --requests)")
 	}
-	if (f.users == "") == (f.rates == "") {
-		return experiment.CapacityOptions{}, usageErrorf("set --users LOW:HIGH (closed loop) or --rates LOW:HIGH (open loop), not both")
-	}
-	mode, span := record.ModeClosed, f.users
-	if f.rates != "" {
-		mode, span = record.ModeOpen, f.rates
+	mode, span, err := f.pick(" LOW:HIGH")
+	if err != nil {
+		return experiment.CapacityOptions{}, err
 	}
 	low, high, err := parseSpan(span, mode == record.ModeClosed)
 	if err != nil {

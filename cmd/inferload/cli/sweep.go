@@ -14,7 +14,7 @@ import (
 
 // sweepFlags are sweep's own options, beside the plan's.
 type sweepFlags struct {
-	users, rates    string
+	stepLoads
 	knee            analyze.KneeOptions
 	confidence      float64
 	stopFailureRate float64
@@ -32,8 +32,6 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
 }
 
-func (f *sweepFlags) open() bool { return f.rates != "" }
-
 func (f *sweepFlags) busiest(o experiment.SweepOptions) (string, float64) {
 	return o.Mode, slices.Max(o.Loads)
 }
@@ -44,12 +42,9 @@ func (f *sweepFlags) options(p *plan.Plan) (experiment.SweepOptions, error) {
 	if stepDuration <= 0 {
 		return experiment.SweepOptions{}, usageErrorf("--duration: each step's length is required (a sweep does not stop on --requests)")
 	}
-	if (f.users == "") == (f.rates == "") {
-		return experiment.SweepOptions{}, usageErrorf("set --users (closed loop) or --rates (open loop), not both")
-	}
-	mode, list := record.ModeClosed, f.users
-	if f.rates != "" {
-		mode, list = record.ModeOpen, f.rates
+	mode, list, err := f.pick("")
+	if err != nil {
+		return experiment.SweepOptions{}, err
 	}
 	loads, err := experiment.ParseLoads(list, mode == record.ModeClosed)
 	if err != nil {
@@ -87,6 +82,26 @@ grows less than --knee-throughput-gain while latency grows more than
 Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
 		Args: cobra.NoArgs,
 	}, &sweepFlags{}, experiment.Sweep)
+}
+
+// stepLoads are a stepped experiment's --users or --rates.
+type stepLoads struct {
+	users, rates string
+}
+
+// open reports whether the loads are rates (an open loop).
+func (l *stepLoads) open() bool { return l.rates != "" }
+
+// pick returns the loop and the loads of the one flag set, or a usage
+// error when both or neither are; form is what the flags take (" LOW:HIGH").
+func (l *stepLoads) pick(form string) (mode, loads string, err error) {
+	if (l.users == "") == (l.rates == "") {
+		return "", "", usageErrorf("set --users%s (closed loop) or --rates%s (open loop), not both", form, form)
+	}
+	if l.open() {
+		return record.ModeOpen, l.rates, nil
+	}
+	return record.ModeClosed, l.users, nil
 }
 
 // steppedFlags are the own flags of an experiment that sets each step's
