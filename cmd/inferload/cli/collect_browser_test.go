@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/sim"
 )
 
 // TestCollectorUIInBrowser drives the collector's live page in Debian's
@@ -33,22 +31,16 @@ import (
 func TestCollectorUIInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := chromiumPath(t)
-	s, err := sim.New(sim.Config{Seed: 1, Speedup: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	target := httptest.NewServer(s.Handler())
-	t.Cleanup(target.Close)
+	_, simURL := startSim(t)
 
 	work := t.TempDir()
 	planFile := filepath.Join(work, "plan.yaml")
 	plan := fmt.Sprintf(`name: cluster-ui
-target: {url: %s/v1}
+target: {url: %s}
 load: {concurrency: 4, duration: 8s}
 workload: {input_tokens: "16", output_tokens: "16"}
 observe: {gpu: false, scrape: "off"}
-`, target.URL)
+`, simURL)
 	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,7 @@ import (
 func TestUICommandInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := chromiumPath(t)
-	_, simURL, err := startSim(t)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, simURL := startSim(t)
 	// The launcher needs its token on loopback too: open the URL it printed.
 	printed := startUICommand(t, "--out", t.TempDir())
 	launcher, err := url.Parse(printed)
@@ -62,14 +59,16 @@ func TestUICommandInBrowser(t *testing.T) {
 	// startUICommand's cleanup checks that Ctrl-C ends the command.
 }
 
-// startSim starts the simulator at 20× speed on 127.0.0.1.
-func startSim(t *testing.T) (*sim.Server, string, error) {
+// startSim starts the simulator at 20× speed on 127.0.0.1 and returns it
+// with its URL (…/v1).
+func startSim(t *testing.T) (*sim.Server, string) {
 	t.Helper()
 	s, u, err := sim.Start(sim.Config{Seed: 1, Speedup: 20}, "127.0.0.1:0")
-	if err == nil {
-		t.Cleanup(s.Close)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return s, u, err
+	t.Cleanup(s.Close)
+	return s, u
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.
