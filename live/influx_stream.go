@@ -55,7 +55,7 @@ func StartInfluxStream(url string, o InfluxStreamOptions) *InfluxStream {
 		o.Timeout = 10 * time.Second
 	}
 	s := &InfluxStream{url: url, o: o, stop: make(chan struct{}), done: make(chan struct{})}
-	go s.loop()
+	go everyInterval(s.o.Interval, s.stop, s.done, func() { s.flush(context.Background()) })
 	return s
 }
 
@@ -76,15 +76,18 @@ func (s *InfluxStream) Add(lines []byte) {
 	}
 }
 
-func (s *InfluxStream) loop() {
-	defer close(s.done)
-	t := time.NewTicker(s.o.Interval)
+// everyInterval calls post each interval until stop is closed, then
+// closes done: the background half of a sink that posts on an interval
+// (InfluxStream, RemoteWriter), whose Close stops it and posts once more.
+func everyInterval(interval time.Duration, stop <-chan struct{}, done chan<- struct{}, post func()) {
+	defer close(done)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-t.C:
-			s.flush(context.Background())
-		case <-s.stop:
+			post()
+		case <-stop:
 			return
 		}
 	}

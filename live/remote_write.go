@@ -96,7 +96,11 @@ func StartRemoteWrite(rawURL string, m *Metrics, opts RemoteWriteOptions) (*Remo
 	w := &RemoteWriter{api: api, m: m, version: opts.Version, now: opts.Now,
 		target: []string{"instance", opts.Instance, "job", opts.Job},
 		stop:   make(chan struct{}), done: make(chan struct{})}
-	go w.loop(opts.Interval)
+	go everyInterval(opts.Interval, w.stop, w.done, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), opts.Interval)
+		defer cancel()
+		w.record(w.Push(ctx))
+	})
 	return w, nil
 }
 
@@ -118,22 +122,6 @@ func newRemoteAPI(rawURL string, client *http.Client) (*remote.API, error) {
 		return nil, fmt.Errorf("remote write to %q: %w", rawURL, err)
 	}
 	return api, nil
-}
-
-func (w *RemoteWriter) loop(every time.Duration) {
-	defer close(w.done)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			w.record(w.Push(ctx))
-			cancel()
-		}
-	}
 }
 
 func (w *RemoteWriter) record(err error) {
