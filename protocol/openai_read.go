@@ -55,7 +55,7 @@ func (cl *call) readStream(resp *http.Response) error {
 		case bytes.Equal(bytes.TrimSpace(ev.Data), doneData):
 			cl.t.SawDone = true
 			cl.clock.end(cl.t, arrival{ev.At, ev.ReadLag, ev.Kernel})
-			cl.drain(sse)
+			drain[Event](cl, sse)
 			return emptyOutput(cl.t)
 		}
 		if err := cl.event(ev, shape, &ck); err != nil {
@@ -162,14 +162,18 @@ func (cl *call) token(a arrival, reasoning bool) error {
 	return nil
 }
 
-// drain reads what follows [DONE] (normally just the end of the chunked
-// body) so the connection goes back to the pool.
-func (cl *call) drain(sse *SSEReader) {
+// drain reads what follows a stream's end ([DONE], a native API's final
+// event or object: normally just the end of the chunked body) from r, an
+// SSEReader or a LineReader, so the connection goes back to the pool.
+func drain[E any](cl *call, r interface {
+	Next() (E, error)
+	BytesRead() int64
+}) {
 	tm := time.AfterFunc(drainAfterDoneGrace, func() { cl.cancel(errDrainTimeout) })
 	defer tm.Stop()
-	limit := sse.BytesRead() + drainAfterDone
-	for sse.BytesRead() < limit {
-		if _, err := sse.Next(); err != nil {
+	limit := r.BytesRead() + drainAfterDone
+	for r.BytesRead() < limit {
+		if _, err := r.Next(); err != nil {
 			return
 		}
 	}
