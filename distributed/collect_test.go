@@ -20,6 +20,20 @@ import (
 	"github.com/inferload/inferload/schedule"
 )
 
+// serveCollector starts a collector with cfg, in a fresh directory,
+// behind a test server closed when the test ends.
+func serveCollector(t testing.TB, cfg CollectorConfig) (*Collector, *httptest.Server) {
+	t.Helper()
+	cfg.Dir = t.TempDir()
+	c, err := NewCollector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(c.Handler())
+	t.Cleanup(srv.Close)
+	return c, srv
+}
+
 // startCollector serves a collector for n segments on a loopback port.
 func startCollector(t *testing.T, n int, o CollectOptions) (c *Collector, url string, result func() (*Merged, error)) {
 	t.Helper()
@@ -188,12 +202,7 @@ func (l *lostAfterRecords) RoundTrip(req *http.Request) (*http.Response, error) 
 func TestMeasureClock(t *testing.T) {
 	t.Parallel()
 	skew := 3 * time.Second
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: func() time.Time { return time.Now().Add(skew) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	_, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: func() time.Time { return time.Now().Add(skew) }})
 	got, err := MeasureClock(context.Background(), srv.Client(), srv.URL, time.Now)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -29,12 +28,7 @@ func BenchmarkCollectorIngest(b *testing.B) {
 }
 
 func benchIngest(b *testing.B, feed *Feed) {
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: b.TempDir(), Now: time.Now, Feed: feed})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	_, srv := serveCollector(b, CollectorConfig{Segments: 1, Now: time.Now, Feed: feed})
 	const perUpload = 1000
 	var chunk bytes.Buffer
 	events := make([]int64, 128)

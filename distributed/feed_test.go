@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,16 +34,11 @@ func TestFeedShiftsLinesOntoTheLiveClock(t *testing.T) {
 	t.Parallel()
 	var got fed
 	base := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), StartLead: time.Second,
+	_, srv := serveCollector(t, CollectorConfig{Segments: 1, StartLead: time.Second,
 		Now: func() time.Time { return base }, Feed: &Feed{
 			Record: func(_ int, r *record.Result) { got.mu.Lock(); got.records = append(got.records, *r); got.mu.Unlock() },
 			Event:  func(_ int, e *record.Event) { got.mu.Lock(); got.events = append(got.events, *e); got.mu.Unlock() },
 		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
 	// Ready: the common start is base + 1 s on the collector's clock.
 	resp, err := http.Post(srv.URL+"/v1/segments/0/ready", "", nil)
 	if err != nil {
@@ -117,12 +111,7 @@ func TestPhase(t *testing.T) {
 func TestCollectorToken(t *testing.T) {
 	t.Parallel()
 	const token = "s3cret-token-value"
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now, Token: token})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	_, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now, Token: token})
 	for _, tc := range []struct {
 		name, token, want string
 	}{
@@ -161,12 +150,7 @@ func TestNeedsToken(t *testing.T) {
 // neither shows it silent nor its in-flight count stale.
 func TestUploaderHeartbeat(t *testing.T) {
 	t.Parallel()
-	c, err := NewCollector(CollectorConfig{Segments: 2, Dir: t.TempDir(), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	c, srv := serveCollector(t, CollectorConfig{Segments: 2, Now: time.Now})
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, rundir.Records), nil, 0o644); err != nil {
 		t.Fatal(err)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,12 +24,7 @@ import (
 // clients: no Origin, loopback Host) go through.
 func TestCollectorRefusesBrowsers(t *testing.T) {
 	t.Parallel()
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	c, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now})
 	for _, tc := range []struct {
 		name, method, path, body string
 		header                   map[string]string
@@ -90,12 +84,7 @@ func TestCollectorRefusesBrowsers(t *testing.T) {
 func TestCollectorUploadBounds(t *testing.T) {
 	// No Feed: decoding lines for the live view makes garbage line by
 	// line, which the allocation count would take for the append's.
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	c, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now})
 	put := func(ctx context.Context, name string, body []byte) (int, string, error) {
 		req, _ := http.NewRequestWithContext(ctx, "PUT", srv.URL+"/v1/segments/0/files/"+name+"?offset=0", bytes.NewReader(body))
 		req.Header.Set("Content-Type", uploadType)
@@ -166,12 +155,7 @@ func TestCollectorRefusesAnEarlierCollection(t *testing.T) {
 // never, and the collector holds it whole.
 func TestUploaderSendsALineLongerThanAPiece(t *testing.T) {
 	t.Parallel()
-	c, err := NewCollector(CollectorConfig{Segments: 1, Dir: t.TempDir(), Now: time.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(c.Handler())
-	defer srv.Close()
+	c, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now})
 	dir := t.TempDir()
 	line := append(bytes.Repeat([]byte("x"), maxUpload+maxUpload/2), '\n')
 	if err := os.WriteFile(filepath.Join(dir, rundir.Events), line, 0o644); err != nil {

@@ -30,10 +30,9 @@ type InfluxStreamOptions struct {
 // stores them once), and when the sink stays down the oldest lines are
 // dropped, counted, and reported by Close.
 type InfluxStream struct {
-	url  string
-	o    InfluxStreamOptions
-	stop chan struct{}
-	done chan struct{}
+	url   string
+	o     InfluxStreamOptions
+	posts *interval
 
 	mu       sync.Mutex
 	pending  []byte // whole lines, oldest first
@@ -54,8 +53,8 @@ func StartInfluxStream(url string, o InfluxStreamOptions) *InfluxStream {
 	if o.Timeout <= 0 {
 		o.Timeout = 10 * time.Second
 	}
-	s := &InfluxStream{url: url, o: o, stop: make(chan struct{}), done: make(chan struct{})}
-	go s.loop()
+	s := &InfluxStream{url: url, o: o}
+	s.posts = startInterval(o.Interval, func() { s.flush(context.Background()) })
 	return s
 }
 
@@ -76,18 +75,36 @@ func (s *InfluxStream) Add(lines []byte) {
 	}
 }
 
-func (s *InfluxStream) loop() {
-	defer close(s.done)
-	t := time.NewTicker(s.o.Interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-t.C:
-			s.flush(context.Background())
-		case <-s.stop:
-			return
+// interval is the background half of a sink that posts on an interval
+// (InfluxStream, RemoteWriter): the sink's Close halts it, then posts
+// once more.
+type interval struct {
+	stop, done chan struct{}
+}
+
+// startInterval calls post every d until halt.
+func startInterval(d time.Duration, post func()) *interval {
+	iv := &interval{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(iv.done)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				post()
+			case <-iv.stop:
+				return
+			}
 		}
-	}
+	}()
+	return iv
+}
+
+// halt stops the posts, waiting for one under way.
+func (iv *interval) halt() {
+	close(iv.stop)
+	<-iv.done
 }
 
 // flush posts what is pending; on failure it stays pending.
@@ -121,8 +138,7 @@ func (s *InfluxStream) flush(ctx context.Context) error {
 // Close stops the stream after one last post of what is pending, within
 // ctx. The error says how many lines never reached the sink, and why.
 func (s *InfluxStream) Close(ctx context.Context) error {
-	close(s.stop)
-	<-s.done
+	s.posts.halt()
 	err := s.flush(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -11,25 +11,27 @@ import (
 // The page and its script and style, served from the binary: the page
 // needs no network beyond this server (no CDN).
 //
-//go:embed assets/live.html assets/live.js assets/live.css assets/launch.html assets/launch.js
+//go:embed assets/live.html assets/live.js assets/live.css assets/launch.html assets/launch.js assets/token.js
 var pageFiles embed.FS
 
 // pageCSP lets the page run only its own scripts and talk only to this
 // server. uPlot sets inline styles, hence style-src 'unsafe-inline'.
 const pageCSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-func servePage(w http.ResponseWriter, _ *http.Request) {
-	b, _ := pageFiles.ReadFile("assets/live.html")
-	w.Header().Set("Content-Security-Policy", pageCSP)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b)
-}
+// servePage and serveLauncherPage answer with the live page and the
+// launcher's.
+var (
+	servePage         = pageHandler("assets/live.html")
+	serveLauncherPage = pageHandler("assets/launch.html")
+)
 
-func serveLauncherPage(w http.ResponseWriter, _ *http.Request) {
-	b, _ := pageFiles.ReadFile("assets/launch.html")
-	w.Header().Set("Content-Security-Policy", pageCSP)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b)
+func pageHandler(name string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		b, _ := pageFiles.ReadFile(name)
+		w.Header().Set("Content-Security-Policy", pageCSP)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write(b)
+	}
 }
 
 // assets are the files under /assets/, with their content types.
@@ -39,6 +41,7 @@ var assets = map[string]struct{ body, ctype string }{
 	"live.js":           {mustAsset("live.js"), "text/javascript; charset=utf-8"},
 	"live.css":          {mustAsset("live.css"), "text/css; charset=utf-8"},
 	"launch.js":         {mustAsset("launch.js"), "text/javascript; charset=utf-8"},
+	"token.js":          {mustAsset("token.js"), "text/javascript; charset=utf-8"},
 }
 
 func mustAsset(name string) string {

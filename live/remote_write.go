@@ -55,8 +55,7 @@ type RemoteWriter struct {
 	version string
 	now     func() time.Time
 	target  []string // job and instance label pairs
-	stop    chan struct{}
-	done    chan struct{}
+	posts   *interval
 
 	mu      sync.Mutex
 	pushes  int
@@ -94,9 +93,12 @@ func StartRemoteWrite(rawURL string, m *Metrics, opts RemoteWriteOptions) (*Remo
 		return nil, err
 	}
 	w := &RemoteWriter{api: api, m: m, version: opts.Version, now: opts.Now,
-		target: []string{"instance", opts.Instance, "job", opts.Job},
-		stop:   make(chan struct{}), done: make(chan struct{})}
-	go w.loop(opts.Interval)
+		target: []string{"instance", opts.Instance, "job", opts.Job}}
+	w.posts = startInterval(opts.Interval, func() {
+		ctx, cancel := context.WithTimeout(context.Background(), opts.Interval)
+		defer cancel()
+		w.record(w.Push(ctx))
+	})
 	return w, nil
 }
 
@@ -118,22 +120,6 @@ func newRemoteAPI(rawURL string, client *http.Client) (*remote.API, error) {
 		return nil, fmt.Errorf("remote write to %q: %w", rawURL, err)
 	}
 	return api, nil
-}
-
-func (w *RemoteWriter) loop(every time.Duration) {
-	defer close(w.done)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for {
-		select {
-		case <-w.stop:
-			return
-		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), every)
-			w.record(w.Push(ctx))
-			cancel()
-		}
-	}
 }
 
 func (w *RemoteWriter) record(err error) {
@@ -169,8 +155,7 @@ func (w *RemoteWriter) Push(ctx context.Context) error {
 // Close stops the interval pushes and sends the final values within ctx.
 // It reports the final push's error, or how many interval pushes failed.
 func (w *RemoteWriter) Close(ctx context.Context) error {
-	close(w.stop)
-	<-w.done
+	w.posts.halt()
 	err := w.Push(ctx)
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -369,20 +369,21 @@ func (s *UIServer) events(w http.ResponseWriter, r *http.Request, sess *session)
 }
 
 func stop(w http.ResponseWriter, _ *http.Request, sess *session) {
-	if refused(w, sess) {
-		return
-	}
-	sess.mon.Mark(sess.mon.Elapsed(), "stop", "stop requested from the UI")
-	sess.ctl.Stop()
-	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
+	endRun(w, sess, "stop", sess.ctl.Stop)
 }
 
 func abort(w http.ResponseWriter, _ *http.Request, sess *session) {
+	endRun(w, sess, "abort", sess.ctl.Abort)
+}
+
+// endRun ends the run as the page asked (what: stop or abort), marking
+// the request as a stop event, unless the run cannot be stopped from it.
+func endRun(w http.ResponseWriter, sess *session, what string, end func()) {
 	if refused(w, sess) {
 		return
 	}
-	sess.mon.Mark(sess.mon.Elapsed(), "stop", "abort requested from the UI")
-	sess.ctl.Abort()
+	sess.mon.Mark(sess.mon.Elapsed(), "stop", what+" requested from the UI")
+	end()
 	writeJSON(w, http.StatusAccepted, sess.ctl.Load())
 }
 

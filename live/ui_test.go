@@ -110,6 +110,9 @@ func TestUIAPI(t *testing.T) {
 		// The page and its assets are served from the binary, no CDN.
 		{"page", "GET", "/", "", 200, `src="assets/uPlot.iife.min.js"`},
 		{"chart library", "GET", "/assets/uPlot.iife.min.js", "", 200, "uPlot"},
+		// The script that takes the token out of the address bar, shared
+		// with the launcher's page.
+		{"token script", "GET", "/assets/token.js", "", 200, "history.replaceState"},
 		{"unknown asset", "GET", "/assets/nope.js", "", 404, ""},
 		// A load change is applied and answered with the new load.
 		{"load", "POST", "/api/load", `{"level": 8}`, 200, `"level":8`},

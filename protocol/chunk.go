@@ -452,13 +452,9 @@ func decodeKey(raw []byte, escaped bool, dst []byte) []byte {
 func (s *scanner) top(c *Chunk) error {
 	var errKey, objErr bool
 	var errMsg, topMsg []byte
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return kerr
-		}
-		switch string(decodeKey(k, esc, s.kb[:0])) {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		switch string(k) {
 		case "choices":
 			err = s.choices(c)
 		case "usage":
@@ -474,8 +470,8 @@ func (s *scanner) top(c *Chunk) error {
 		default:
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	switch {
@@ -522,13 +518,9 @@ func (s *scanner) choice() (part, []byte, error) {
 	}
 	var delta, message part
 	var text, finish []byte
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return part{}, nil, kerr
-		}
-		switch string(decodeKey(k, esc, s.kb[:0])) {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		switch string(k) {
 		case "delta":
 			delta, err = s.part()
 		case "message":
@@ -540,8 +532,8 @@ func (s *scanner) choice() (part, []byte, error) {
 		default:
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	p := part{
@@ -558,13 +550,9 @@ func (s *scanner) part() (part, error) {
 	}
 	var content, reasoningContent, reasoning []byte
 	var tools bool
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return part{}, kerr
-		}
-		switch string(decodeKey(k, esc, s.kb[:0])) {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		switch string(k) {
 		case "content":
 			content, err = s.outputString()
 		case "reasoning_content":
@@ -578,8 +566,8 @@ func (s *scanner) part() (part, error) {
 		default:
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	return part{
@@ -595,13 +583,9 @@ func (s *scanner) usage(c *Chunk) error {
 		return s.skip()
 	}
 	c.Usage = true
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return kerr
-		}
-		switch string(decodeKey(k, esc, s.kb[:0])) {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		switch string(k) {
 		case "prompt_tokens":
 			c.PromptTokens, err = s.count()
 		case "completion_tokens":
@@ -613,8 +597,8 @@ func (s *scanner) usage(c *Chunk) error {
 		default:
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	return err
@@ -628,19 +612,15 @@ func (s *scanner) member(name string) (int, error) {
 		return 0, s.skip()
 	}
 	n := 0
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return 0, kerr
-		}
-		if string(decodeKey(k, esc, s.kb[:0])) == name {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		if string(k) == name {
 			n, err = s.count()
 		} else {
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	return n, err
@@ -658,19 +638,15 @@ func (s *scanner) errorValue() (bool, []byte, error) {
 		return false, nil, s.skip()
 	}
 	var msg []byte
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return false, nil, kerr
-		}
-		if string(decodeKey(k, esc, s.kb[:0])) == "message" {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		if string(k) == "message" {
 			msg, err = s.stringOrSkip()
 		} else {
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	return true, msg, err

@@ -1,15 +1,12 @@
 package protocol
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
 
 // chunkView is a comparable summary of a Chunk.
@@ -33,10 +30,7 @@ func viewOf(c *Chunk) chunkView {
 
 func TestScanChunk(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, in string
-		want     chunkView
-	}{
+	tests := []scanCase[chunkView]{
 		// A role-only first chunk (vLLM: content "") is not content.
 		{"role only empty", `{"choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}`, chunkView{}},
 		// A role-only first chunk (llama.cpp: content null) is not content.
@@ -101,16 +95,14 @@ func TestScanChunk(t *testing.T) {
 		// Unexpected types for known keys are skipped, not errors.
 		{"odd types", `{"choices":{"a":1},"usage":"none","error":false}`, chunkView{}},
 	}
+	chunkScan.table(t, tests)
+	// Each row's view is also what encoding/json reads.
 	for _, tc := range tests {
 		var c Chunk
-		if err := ScanChunk([]byte(tc.in), &c); err != nil {
-			t.Errorf("%s: %v", tc.name, err)
-			continue
+		if ScanChunk([]byte(tc.data), &c) != nil {
+			continue // reported by table
 		}
-		if diff := cmp.Diff(tc.want, viewOf(&c)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
-		}
-		if ref, ok := referenceChunk([]byte(tc.in)); !ok || ref != viewOf(&c) {
+		if ref, ok := referenceChunk([]byte(tc.data)); !ok || ref != viewOf(&c) {
 			t.Errorf("%s: encoding/json reference says %+v (valid %v)", tc.name, ref, ok)
 		}
 	}
@@ -192,16 +184,7 @@ var plainCount = regexp.MustCompile(`^[0-9]{1,15}$`)
 // referenceChunk computes with encoding/json what ScanChunk must report.
 // ok is false when data is not a valid JSON object.
 func referenceChunk(data []byte) (chunkView, bool) {
-	if !json.Valid(data) {
-		return chunkView{}, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top any
-	if dec.Decode(&top) != nil {
-		return chunkView{}, false
-	}
-	obj, ok := top.(map[string]any)
+	obj, ok := referenceObject(data)
 	if !ok {
 		return chunkView{}, false
 	}
@@ -218,17 +201,10 @@ func referenceChunk(data []byte) (chunkView, bool) {
 			v.ReasoningTokens = refCount(d["reasoning_tokens"])
 		}
 	}
-	switch e := obj["error"].(type) {
-	case string:
-		v.Error, v.ErrMsg = true, e
-	case map[string]any:
+	v.Error, v.ErrMsg = referenceError(obj["error"])
+	if !v.Error && obj["object"] == "error" {
 		v.Error = true
-		v.ErrMsg, _ = e["message"].(string)
-	default:
-		if obj["object"] == "error" {
-			v.Error = true
-			v.ErrMsg, _ = obj["message"].(string)
-		}
+		v.ErrMsg, _ = obj["message"].(string)
 	}
 	return v, true
 }
@@ -266,3 +242,5 @@ func refCount(v any) int {
 	i, _ := strconv.Atoi(string(n))
 	return i
 }
+
+var chunkScan = scanCheck[Chunk, chunkView]{scan: ScanChunk, view: viewOf, reference: referenceChunk}

@@ -2,7 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
-	"io"
+	"maps"
 
 	"github.com/inferload/inferload/record"
 )
@@ -23,39 +23,33 @@ type embeddingsReply struct {
 	Usage *struct {
 		PromptTokens int `json:"prompt_tokens"`
 	} `json:"usage"`
-	Error json.RawMessage `json:"error"`
+	replyError
 }
 
 // renderEmbeddings builds an embeddings body: the prompt as "input", the
 // model, and Extra (dimensions, encoding_format, ...). Streaming,
 // max_tokens and ignore_eos mean nothing to this API and are left out.
 func (b OpenAIBody) renderEmbeddings() map[string]any {
-	m := make(map[string]any, 2+len(b.Extra))
-	m["input"] = b.Prompt
+	return b.tokenlessBody(map[string]any{"input": b.Prompt})
+}
+
+// tokenlessBody completes the body of an API without tokens (embeddings,
+// images): the model when one is set, and Extra over both.
+func (b OpenAIBody) tokenlessBody(m map[string]any) map[string]any {
 	if b.Model != "" {
 		m["model"] = b.Model
 	}
-	for k, v := range b.Extra {
-		m[k] = v
-	}
+	maps.Copy(m, b.Extra)
 	return m
 }
 
-// readEmbeddings reads an embeddings reply. It fails when the reply holds
-// an error or no vector, so a server that answers 200 with nothing useful
-// is not counted as a success.
-func (cl *call) readEmbeddings(body io.Reader) error {
-	return cl.wholeBody(body, cl.applyEmbeddings)
-}
-
 // applyEmbeddings checks a whole embeddings reply and records its usage.
+// It fails when the reply holds an error or no vector, so a server that
+// answers 200 with nothing useful is not counted as a success.
 func (cl *call) applyEmbeddings(b []byte, a arrival) error {
 	var r embeddingsReply
-	if err := json.Unmarshal(b, &r); err != nil {
-		return &failure{record.ErrMalformedEvent, "embeddings reply: " + err.Error()}
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return streamError("error in reply: ", b)
+	if err := checkWholeReply("embeddings reply", b, &r); err != nil {
+		return err
 	}
 	if len(r.Data) == 0 || len(r.Data[0].Embedding) == 0 {
 		return &failure{record.ErrEmptyOutput, "embeddings reply has no vector"}

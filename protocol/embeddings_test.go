@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"net/http"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -30,19 +29,12 @@ func TestEmbeddingsReplies(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, seen := recordingServer(t, func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.reply))
-			})
-			c := newClient(t, srv.URL+"/v1", nil)
 			body, err := OpenAIBody{Model: "m", Prompt: "hello there", MaxTokens: 9, Stream: true, IgnoreEOS: true,
 				Extra: map[string]any{"dimensions": 2}}.Render(APIEmbeddings)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := doTrace(t, c, &Request{API: APIEmbeddings, Body: body})
-			req := <-seen
+			tr, req := wholeReplyTrace(t, tc.status, tc.reply, &Request{API: APIEmbeddings, Body: body})
 			checkEmbeddingsRequest(t, req)
 			if tr.Err != tc.err {
 				t.Fatalf("error %q (%s), want %q", tr.Err, tr.ErrMsg, tc.err)
@@ -50,9 +42,7 @@ func TestEmbeddingsReplies(t *testing.T) {
 			if got := map[bool]int{true: tr.PromptTokens, false: -1}[tr.UsageReported]; got != tc.usage {
 				t.Errorf("prompt tokens %d, want %d", got, tc.usage)
 			}
-			if tc.err == record.ErrNone && (tr.FirstToken != tr.End || tr.ContentEvents != 0) {
-				t.Errorf("success: first token %v, end %v, %d content events; want first = end, none", tr.FirstToken, tr.End, tr.ContentEvents)
-			}
+			checkNoTokens(t, tr)
 		})
 	}
 }

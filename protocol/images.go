@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"io"
 
 	"github.com/inferload/inferload/record"
 )
@@ -21,7 +20,7 @@ type imagesReply struct {
 		B64JSON json.RawMessage `json:"b64_json"`
 		URL     json.RawMessage `json:"url"`
 	} `json:"data"`
-	Error json.RawMessage `json:"error"`
+	replyError
 }
 
 // renderImages builds an image generation body: the prompt, the model,
@@ -29,21 +28,7 @@ type imagesReply struct {
 // as they are, and able to override n). Streaming, max_tokens and
 // ignore_eos mean nothing to this API and are left out.
 func (b OpenAIBody) renderImages() map[string]any {
-	m := make(map[string]any, 3+len(b.Extra))
-	m["prompt"] = b.Prompt
-	m["n"] = 1
-	if b.Model != "" {
-		m["model"] = b.Model
-	}
-	for k, v := range b.Extra {
-		m[k] = v
-	}
-	return m
-}
-
-// readImages reads an image generation reply.
-func (cl *call) readImages(body io.Reader) error {
-	return cl.wholeBody(body, cl.applyImages)
+	return b.tokenlessBody(map[string]any{"prompt": b.Prompt, "n": 1})
 }
 
 // applyImages checks a whole image generation reply: an error in it, or
@@ -51,11 +36,8 @@ func (cl *call) readImages(body io.Reader) error {
 // nothing useful is not counted as a success.
 func (cl *call) applyImages(b []byte, a arrival) error {
 	var r imagesReply
-	if err := json.Unmarshal(b, &r); err != nil {
-		return &failure{record.ErrMalformedEvent, "images reply: " + err.Error()}
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return streamError("error in reply: ", b)
+	if err := checkWholeReply("images reply", b, &r); err != nil {
+		return err
 	}
 	if len(r.Data) == 0 || (!present(r.Data[0].B64JSON) && !present(r.Data[0].URL)) {
 		return &failure{record.ErrEmptyOutput, "images reply has no image (neither b64_json nor url)"}

@@ -2,7 +2,6 @@ package protocol
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -38,25 +37,17 @@ func TestImagesReplies(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			srv, seen := recordingServer(t, func(w http.ResponseWriter, _ *http.Request) {
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(tc.status)
-				_, _ = w.Write([]byte(tc.reply))
-			})
-			c := newClient(t, srv.URL+"/v1", nil)
 			body, err := OpenAIBody{Model: "sdxl", Prompt: "a red fox", MaxTokens: 9, Stream: true, IgnoreEOS: true,
 				Extra: map[string]any{"size": "512x512", "lora": "pixel-art"}}.Render(APIImages)
 			if err != nil {
 				t.Fatal(err)
 			}
-			tr := doTrace(t, c, &Request{API: APIImages, Body: body, Stream: true})
-			checkImagesRequest(t, <-seen)
+			tr, req := wholeReplyTrace(t, tc.status, tc.reply, &Request{API: APIImages, Body: body, Stream: true})
+			checkImagesRequest(t, req)
 			if tr.Err != tc.err {
 				t.Fatalf("error %q (%s), want %q", tr.Err, tr.ErrMsg, tc.err)
 			}
-			if tc.err == record.ErrNone && (tr.FirstToken != tr.End || tr.ContentEvents != 0) {
-				t.Errorf("success: first token %v, end %v, %d content events; want first = end, none", tr.FirstToken, tr.End, tr.ContentEvents)
-			}
+			checkNoTokens(t, tr)
 		})
 	}
 }

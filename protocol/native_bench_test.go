@@ -23,23 +23,57 @@ const (
 // and the fold into the trace (timestamp kept), without the network. One
 // op is one token event.
 func BenchmarkTGIEventPath(b *testing.B) {
-	r := NewSSEReader(&repeatReader{pattern: []byte(tgiEvent), left: -1}, time.Now)
+	benchTokenPath(b, sseEvents(tgiEvent), ScanTGI, func(e *TGIEvent) bool { return e.Token }, (*call).tgi)
+}
+
+// BenchmarkOllamaEventPath is Ollama's per-token path: the NDJSON line
+// reader, ScanOllama and the fold into the trace.
+func BenchmarkOllamaEventPath(b *testing.B) {
+	r := NewLineReader(&repeatReader{pattern: []byte(ollamaLine), left: -1}, time.Now)
+	next := func() ([]byte, time.Time, error) {
+		line, err := r.Next()
+		return line.Data, line.At, err
+	}
+	benchTokenPath(b, next, ScanOllama, func(l *OllamaLine) bool { return l.Content }, (*call).ollama)
+}
+
+// BenchmarkTritonEventPath is the generate extension's per-token path:
+// SSE parse, ScanTriton and the fold into the trace.
+func BenchmarkTritonEventPath(b *testing.B) {
+	benchTokenPath(b, sseEvents(tritonEvent), ScanTriton, func(e *TritonEvent) bool { return e.Content }, (*call).triton)
+}
+
+// benchTokenPath runs one native API's per-token path b.N times: next
+// reads an event from an endless stream, scan reads it (it must be a
+// token), fold adds it to the trace.
+func benchTokenPath[E any](b *testing.B, next func() ([]byte, time.Time, error), scan func([]byte, *E) error,
+	token func(*E) bool, fold func(*call, *E, arrival) error) {
 	cl := benchCall()
-	var e TGIEvent
+	var e E
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		ev, err := r.Next()
+		data, at, err := next()
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := ScanTGI(ev.Data, &e); err != nil || !e.Token {
+		if err := scan(data, &e); err != nil || !token(&e) {
 			b.Fatal(err)
 		}
-		if err := cl.tgi(&e, arrival{at: ev.At}); err != nil {
+		if err := fold(cl, &e, arrival{at: at}); err != nil {
 			b.Fatal(err)
 		}
 		cl.rewind()
+	}
+}
+
+// sseEvents is an endless SSE stream of event, read as benchTokenPath
+// reads it.
+func sseEvents(event string) func() ([]byte, time.Time, error) {
+	r := NewSSEReader(&repeatReader{pattern: []byte(event), left: -1}, time.Now)
+	return func() ([]byte, time.Time, error) {
+		ev, err := r.Next()
+		return ev.Data, ev.At, err
 	}
 }
 
@@ -54,52 +88,6 @@ func (cl *call) rewind() {
 	if len(cl.t.EventsUS) == 1000 {
 		cl.t.EventsUS = cl.t.EventsUS[:0]
 		cl.t.ContentEvents = 0
-	}
-}
-
-// BenchmarkOllamaEventPath is Ollama's per-token path: the NDJSON line
-// reader, ScanOllama and the fold into the trace.
-func BenchmarkOllamaEventPath(b *testing.B) {
-	r := NewLineReader(&repeatReader{pattern: []byte(ollamaLine), left: -1}, time.Now)
-	cl := benchCall()
-	var l OllamaLine
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		line, err := r.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ScanOllama(line.Data, &l); err != nil || !l.Content {
-			b.Fatal(err)
-		}
-		if err := cl.ollama(&l, arrival{at: line.At}); err != nil {
-			b.Fatal(err)
-		}
-		cl.rewind()
-	}
-}
-
-// BenchmarkTritonEventPath is the generate extension's per-token path:
-// SSE parse, ScanTriton and the fold into the trace.
-func BenchmarkTritonEventPath(b *testing.B) {
-	r := NewSSEReader(&repeatReader{pattern: []byte(tritonEvent), left: -1}, time.Now)
-	cl := benchCall()
-	var e TritonEvent
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		ev, err := r.Next()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := ScanTriton(ev.Data, &e); err != nil || !e.Content {
-			b.Fatal(err)
-		}
-		if err := cl.triton(&e, arrival{at: ev.At}); err != nil {
-			b.Fatal(err)
-		}
-		cl.rewind()
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -68,7 +67,6 @@ func ScanOllama(data []byte, l *OllamaLine) error {
 
 func (s *scanner) ollamaMember(k []byte, l *OllamaLine) error {
 	var err error
-	var n int
 	switch string(k) {
 	case "message":
 		l.msgContent, l.msgThinking, err = s.ollamaMessage()
@@ -91,23 +89,25 @@ func (s *scanner) ollamaMember(k []byte, l *OllamaLine) error {
 		l.EvalCount, err = s.count()
 		l.Counts = true
 	case "total_duration":
-		n, err = s.count()
-		l.TotalNS = int64(n)
+		l.TotalNS, err = s.nanos()
 	case "load_duration":
-		n, err = s.count()
-		l.LoadNS = int64(n)
+		l.LoadNS, err = s.nanos()
 	case "prompt_eval_duration":
-		n, err = s.count()
-		l.PromptEvalNS = int64(n)
+		l.PromptEvalNS, err = s.nanos()
 	case "eval_duration":
-		n, err = s.count()
-		l.EvalNS = int64(n)
+		l.EvalNS, err = s.nanos()
 	case "error":
 		l.Error, l.ErrorMessage, err = s.errorValue()
 	default:
 		err = s.skip()
 	}
 	return err
+}
+
+// nanos reads one of Ollama's durations, a count of nanoseconds.
+func (s *scanner) nanos() (int64, error) {
+	n, err := s.count()
+	return int64(n), err
 }
 
 // ollamaMessage reads a message object: whether it carries content
@@ -166,7 +166,7 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 		if l.Done {
 			cl.t.SawDone = true
 			cl.clock.end(cl.t, arrival{line.At, line.ReadLag, line.Kernel})
-			cl.drainLines(lr)
+			drain[Line](cl, lr)
 			return emptyOutput(cl.t)
 		}
 	}
@@ -229,18 +229,5 @@ func (c *OpenAI) putLines(lr *LineReader) {
 	lr.Reset(nil)
 	if lr.BufferSize() <= maxPooledReader {
 		c.lines.Put(lr)
-	}
-}
-
-// drainLines reads what follows the final object so the connection goes
-// back to the pool, bounded as drain is.
-func (cl *call) drainLines(lr *LineReader) {
-	tm := time.AfterFunc(drainAfterDoneGrace, func() { cl.cancel(errDrainTimeout) })
-	defer tm.Stop()
-	limit := lr.BytesRead() + drainAfterDone
-	for lr.BytesRead() < limit {
-		if _, err := lr.Next(); err != nil {
-			return
-		}
 	}
 }

@@ -36,7 +36,6 @@ func referenceOllama(data []byte) (ollamaView, bool) {
 		return ollamaView{}, false
 	}
 	var v ollamaView
-	nonEmpty := func(x any) bool { s, _ := x.(string); return s != "" }
 	if m, ok := obj["message"].(map[string]any); ok {
 		calls, _ := m["tool_calls"].([]any)
 		v.Content = nonEmpty(m["content"]) || len(calls) > 0
@@ -52,23 +51,13 @@ func referenceOllama(data []byte) (ollamaView, bool) {
 	v.Prompt, v.Eval = refCount(obj["prompt_eval_count"]), refCount(obj["eval_count"])
 	v.Total, v.Load = int64(refCount(obj["total_duration"])), int64(refCount(obj["load_duration"]))
 	v.PromptNS, v.EvalNS = int64(refCount(obj["prompt_eval_duration"])), int64(refCount(obj["eval_duration"]))
-	switch e := obj["error"].(type) {
-	case string:
-		v.Error, v.ErrMsg = true, e
-	case map[string]any:
-		v.Error = true
-		v.ErrMsg, _ = e["message"].(string)
-	}
+	v.Error, v.ErrMsg = referenceError(obj["error"])
 	return v, true
 }
 
 func TestScanOllama(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		data string
-		want ollamaView
-	}{
+	tests := []scanCase[ollamaView]{
 		// A chat line with text is content.
 		{"chat", `{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}`, ollamaView{Content: true}},
 		// An empty content line (Ollama opens with one at times) is not.
@@ -85,16 +74,7 @@ func TestScanOllama(t *testing.T) {
 		// An error.
 		{"error", `{"error":"model \"x\" not found"}`, ollamaView{Error: true, ErrMsg: `model "x" not found`}},
 	}
-	for _, tt := range tests {
-		var l OllamaLine
-		if err := ScanOllama([]byte(tt.data), &l); err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, viewOllama(&l)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
+	ollamaScan.table(t, tests)
 }
 
 // FuzzOllama checks ScanOllama against encoding/json.
@@ -102,20 +82,7 @@ func FuzzOllama(f *testing.F) {
 	f.Add([]byte(`{"model":"m","created_at":"2024-01-01T00:00:00Z","message":{"role":"assistant","content":"a"},"done":false}`))
 	f.Add([]byte(`{"response":"","done":true,"context":[1,2],"total_duration":5,"prompt_eval_count":1,"eval_count":2,"eval_duration":3}`))
 	f.Add([]byte(`{"error":"x"}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var l OllamaLine
-		err := ScanOllama(data, &l)
-		ref, valid := referenceOllama(data)
-		if !valid {
-			return
-		}
-		if err != nil {
-			t.Fatalf("valid JSON object rejected: %v", err)
-		}
-		if diff := cmp.Diff(ref, viewOllama(&l)); diff != "" {
-			t.Errorf("differs from encoding/json (-json +scan):\n%s", diff)
-		}
-	})
+	ollamaScan.fuzz(f)
 }
 
 func TestLineReader(t *testing.T) {
@@ -177,3 +144,5 @@ func FuzzNDJSON(f *testing.F) {
 		}
 	})
 }
+
+var ollamaScan = scanCheck[OllamaLine, ollamaView]{scan: ScanOllama, view: viewOllama, reference: referenceOllama}

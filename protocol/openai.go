@@ -568,13 +568,13 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 	case unaskedEncoding(resp) != nil:
 		err = unaskedEncoding(resp)
 	case cl.req.API == APIEmbeddings:
-		err = cl.readEmbeddings(resp.Body)
+		err = cl.wholeBody(resp.Body, cl.applyEmbeddings)
 	case cl.req.API == APITritonInfer:
 		err = cl.wholeBody(resp.Body, cl.applyTritonInfer)
 	case cl.req.API == APIHTTP:
 		err = cl.readHTTP(resp)
 	case cl.req.API == APIImages:
-		err = cl.readImages(resp.Body)
+		err = cl.wholeBody(resp.Body, cl.applyImages)
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:

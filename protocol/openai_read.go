@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -54,7 +55,7 @@ func (cl *call) readStream(resp *http.Response) error {
 		case bytes.Equal(bytes.TrimSpace(ev.Data), doneData):
 			cl.t.SawDone = true
 			cl.clock.end(cl.t, arrival{ev.At, ev.ReadLag, ev.Kernel})
-			cl.drain(sse)
+			drain[Event](cl, sse)
 			return emptyOutput(cl.t)
 		}
 		if err := cl.event(ev, shape, &ck); err != nil {
@@ -161,14 +162,18 @@ func (cl *call) token(a arrival, reasoning bool) error {
 	return nil
 }
 
-// drain reads what follows [DONE] (normally just the end of the chunked
-// body) so the connection goes back to the pool.
-func (cl *call) drain(sse *SSEReader) {
+// drain reads what follows a stream's end ([DONE], a native API's final
+// event or object: normally just the end of the chunked body) from r, an
+// SSEReader or a LineReader, so the connection goes back to the pool.
+func drain[E any](cl *call, r interface {
+	Next() (E, error)
+	BytesRead() int64
+}) {
 	tm := time.AfterFunc(drainAfterDoneGrace, func() { cl.cancel(errDrainTimeout) })
 	defer tm.Stop()
-	limit := sse.BytesRead() + drainAfterDone
-	for sse.BytesRead() < limit {
-		if _, err := sse.Next(); err != nil {
+	limit := r.BytesRead() + drainAfterDone
+	for r.BytesRead() < limit {
+		if _, err := r.Next(); err != nil {
 			return
 		}
 	}
@@ -209,6 +214,28 @@ func (cl *call) wholeBody(body io.Reader, use func(b []byte, a arrival) error) e
 	}
 	cl.clock.end(cl.t, a)
 	return use(b, a)
+}
+
+// replyError is the "error" member of a whole JSON reply (embeddings,
+// images, Triton's /infer), embedded in the reply's type.
+type replyError struct {
+	Error json.RawMessage `json:"error"`
+}
+
+func (e *replyError) errorMember() json.RawMessage { return e.Error }
+
+// checkWholeReply unmarshals a whole JSON reply into r. JSON that does not
+// decode fails the request as malformed (named by what, "embeddings
+// reply"); an error member holding anything but null fails it as the
+// server's error, classified by its code.
+func checkWholeReply(what string, b []byte, r interface{ errorMember() json.RawMessage }) error {
+	if err := json.Unmarshal(b, r); err != nil {
+		return &failure{record.ErrMalformedEvent, what + ": " + err.Error()}
+	}
+	if e := r.errorMember(); len(e) > 0 && string(e) != "null" {
+		return streamError("error in reply: ", b)
+	}
+	return nil
 }
 
 // applyBody checks a whole chat or completions reply.

@@ -259,6 +259,29 @@ func recordingServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Req
 	return srv, seen
 }
 
+// wholeReplyTrace sends body to a server that answers with status and the
+// whole JSON reply, and returns the trace and what the server received.
+func wholeReplyTrace(t *testing.T, status int, reply string, req *Request) (*Trace, seenRequest) {
+	t.Helper()
+	srv, seen := recordingServer(t, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(reply))
+	})
+	tr := doTrace(t, newClient(t, srv.URL+"/v1", nil), req)
+	return tr, <-seen
+}
+
+// checkNoTokens checks a successful reply of an API without tokens
+// (embeddings, images): its arrival is both the first token and the end,
+// and no content event is counted.
+func checkNoTokens(t *testing.T, tr *Trace) {
+	t.Helper()
+	if tr.Err == record.ErrNone && (tr.FirstToken != tr.End || tr.ContentEvents != 0) {
+		t.Errorf("success: first token %v, end %v, %d content events; want first = end, none", tr.FirstToken, tr.End, tr.ContentEvents)
+	}
+}
+
 func TestRequestCarriesAuthHeadersAndExtraFields(t *testing.T) {
 	t.Parallel()
 	srv, seen := recordingServer(t, func(w http.ResponseWriter, r *http.Request) {

@@ -180,7 +180,7 @@ func (cl *call) readEventStream(resp *http.Response, each func(data []byte, a ar
 		if end {
 			cl.t.SawDone = true
 			cl.clock.end(cl.t, arrival{ev.At, ev.ReadLag, ev.Kernel})
-			cl.drain(sse)
+			drain[Event](cl, sse)
 			return emptyOutput(cl.t)
 		}
 	}

@@ -1,11 +1,8 @@
 package protocol
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/inferload/inferload/record"
 )
 
@@ -44,40 +41,14 @@ func referenceTGI(data []byte) (tgiView, bool) {
 		v.Finish, v.HasFinish = d["finish_reason"].(string)
 		v.Generated, v.Input = refCount(d["generated_tokens"]), refCount(d["input_length"])
 	}
-	switch e := obj["error"].(type) {
-	case string:
-		v.Error, v.ErrMsg = true, e
-	case map[string]any:
-		v.Error = true
-		v.ErrMsg, _ = e["message"].(string)
-	}
+	v.Error, v.ErrMsg = referenceError(obj["error"])
 	v.ErrType, _ = obj["error_type"].(string)
 	return v, true
 }
 
-// referenceObject decodes data as one JSON object with numbers kept as
-// written, or reports false.
-func referenceObject(data []byte) (map[string]any, bool) {
-	if !json.Valid(data) {
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var top any
-	if dec.Decode(&top) != nil {
-		return nil, false
-	}
-	obj, ok := top.(map[string]any)
-	return obj, ok
-}
-
 func TestScanTGI(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name string
-		data string
-		want tgiView
-	}{
+	tests := []scanCase[tgiView]{
 		// An ordinary streamed token is output.
 		{"token", `{"index":1,"token":{"id":5,"text":"a","logprob":-0.1,"special":false},"generated_text":null,"details":null}`,
 			tgiView{Token: true}},
@@ -95,16 +66,7 @@ func TestScanTGI(t *testing.T) {
 		{"duplicate details", `{"details":{"finish_reason":"length","generated_tokens":3},"details":{"generated_tokens":4}}`,
 			tgiView{Details: true, Generated: 4}},
 	}
-	for _, tt := range tests {
-		var e TGIEvent
-		if err := ScanTGI([]byte(tt.data), &e); err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, viewTGI(&e)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
+	tgiScan.table(t, tests)
 	for _, bad := range []string{``, `[]`, `{"token":}`, `{"a":1} x`, `{"token":{"special":tru}}`} {
 		var e TGIEvent
 		if ScanTGI([]byte(bad), &e) == nil {
@@ -133,18 +95,7 @@ func FuzzTGI(f *testing.F) {
 	f.Add([]byte(`{"index":1,"token":{"id":5,"text":"a","logprob":-0.1,"special":false},"generated_text":null,"details":null}`))
 	f.Add([]byte(`{"token":{"special":true},"generated_text":"x","details":{"finish_reason":"length","generated_tokens":1,"input_length":3}}`))
 	f.Add([]byte(`{"error":"x","error_type":"generation"}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var e TGIEvent
-		err := ScanTGI(data, &e)
-		ref, valid := referenceTGI(data)
-		if !valid {
-			return
-		}
-		if err != nil {
-			t.Fatalf("valid JSON object rejected: %v", err)
-		}
-		if diff := cmp.Diff(ref, viewTGI(&e)); diff != "" {
-			t.Errorf("differs from encoding/json (-json +scan):\n%s", diff)
-		}
-	})
+	tgiScan.fuzz(f)
 }
+
+var tgiScan = scanCheck[TGIEvent, tgiView]{scan: ScanTGI, view: viewTGI, reference: referenceTGI}

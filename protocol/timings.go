@@ -36,13 +36,9 @@ func (s *scanner) timings(t *ServerTimings) error {
 		return s.skip()
 	}
 	t.Present = true
-	more, err := s.enter('{', '}')
-	for more && err == nil {
-		k, esc, kerr := s.key()
-		if kerr != nil {
-			return kerr
-		}
-		switch string(decodeKey(k, esc, s.kb[:0])) {
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		switch string(k) {
 		case "prompt_n":
 			t.PromptN, err = s.count()
 		case "prompt_ms":
@@ -59,8 +55,8 @@ func (s *scanner) timings(t *ServerTimings) error {
 		default:
 			err = s.skip()
 		}
-		if err == nil {
-			more, err = s.next('}')
+		if err != nil {
+			break
 		}
 	}
 	return err

@@ -1,10 +1,6 @@
 package protocol
 
-import (
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-)
+import "testing"
 
 // tritonView is a TritonEvent with its message decoded.
 type tritonView struct {
@@ -29,22 +25,13 @@ func referenceTriton(data []byte) (tritonView, bool) {
 	case []any:
 		v.Content = len(out) > 0
 	}
-	switch e := obj["error"].(type) {
-	case string:
-		v.Error, v.ErrMsg = true, e
-	case map[string]any:
-		v.Error = true
-		v.ErrMsg, _ = e["message"].(string)
-	}
+	v.Error, v.ErrMsg = referenceError(obj["error"])
 	return v, true
 }
 
 func TestScanTriton(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		name, data string
-		want       tritonView
-	}{
+	tests := []scanCase[tritonView]{
 		// A response with text is output.
 		{"text", `{"model_name":"ensemble","model_version":"1","text_output":"a"}`, tritonView{Content: true}},
 		// An empty text is not.
@@ -54,16 +41,7 @@ func TestScanTriton(t *testing.T) {
 		// The extension's error object.
 		{"error", `{"error":"request was cancelled"}`, tritonView{Error: true, ErrMsg: "request was cancelled"}},
 	}
-	for _, tt := range tests {
-		var e TritonEvent
-		if err := ScanTriton([]byte(tt.data), &e); err != nil {
-			t.Errorf("%s: %v", tt.name, err)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, viewTriton(&e)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
-		}
-	}
+	tritonScan.table(t, tests)
 }
 
 // FuzzTriton checks ScanTriton against encoding/json.
@@ -71,18 +49,7 @@ func FuzzTriton(f *testing.F) {
 	f.Add([]byte(`{"model_name":"ensemble","model_version":"1","text_output":"a"}`))
 	f.Add([]byte(`{"text_output":[" b"],"output_log_probs":[0.0]}`))
 	f.Add([]byte(`{"error":"x"}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		var e TritonEvent
-		err := ScanTriton(data, &e)
-		ref, valid := referenceTriton(data)
-		if !valid {
-			return
-		}
-		if err != nil {
-			t.Fatalf("valid JSON object rejected: %v", err)
-		}
-		if diff := cmp.Diff(ref, viewTriton(&e)); diff != "" {
-			t.Errorf("differs from encoding/json (-json +scan):\n%s", diff)
-		}
-	})
+	tritonScan.fuzz(f)
 }
+
+var tritonScan = scanCheck[TritonEvent, tritonView]{scan: ScanTriton, view: viewTriton, reference: referenceTriton}

@@ -53,9 +53,9 @@ type inferTensor struct {
 
 // inferReply is the part of a v2 /infer reply the client reads.
 type inferReply struct {
-	ModelName string          `json:"model_name"`
-	Outputs   []inferTensor   `json:"outputs"`
-	Error     json.RawMessage `json:"error"`
+	ModelName string        `json:"model_name"`
+	Outputs   []inferTensor `json:"outputs"`
+	replyError
 }
 
 // renderTritonInfer builds an /infer body: the prompt as a [1, 1] BYTES
@@ -79,11 +79,8 @@ func (b OpenAIBody) renderTritonInfer() map[string]any {
 // event is counted: the output is a tensor, not generated tokens.
 func (cl *call) applyTritonInfer(b []byte, a arrival) error {
 	var r inferReply
-	if err := json.Unmarshal(b, &r); err != nil {
-		return &failure{record.ErrMalformedEvent, "infer reply: " + err.Error()}
-	}
-	if len(r.Error) > 0 && string(r.Error) != "null" {
-		return streamError("error in reply: ", b)
+	if err := checkWholeReply("infer reply", b, &r); err != nil {
+		return err
 	}
 	out, err := findOutput(r.Outputs, cl.c.tensors.Output)
 	if err != nil {

@@ -126,34 +126,12 @@ func idRuns(recs []record.Result) []uint64 {
 // counted as cut but no byte of it dropped.
 func TestBlockFlushReadsBackWithoutItsFrame(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, Records)
-	w, err := NewJSONLWriter(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := sampleRecords(60, 64)
-	writeRecords(t, w, recs[:20])
-	if err := w.Flush(); err != nil { // a whole frame
-		t.Fatal(err)
-	}
-	writeRecords(t, w, recs[20:40])
-	w.mu.Lock()
-	err = w.flushBlockLocked() // the background flush
-	w.mu.Unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeRecords(t, w, recs[40:]) // buffered: lost to a kill
-	killed, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	snap := filepath.Join(dir, "killed.zst")
-	writeBytes(t, snap, killed)
+	path, snap, _ := writeKilled(t, recs, func(w *JSONLWriter) error { // the background flush
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.flushBlockLocked()
+	})
 	got, st := readAll(t, snap)
 	if len(got) != 40 || got[39].ID != recs[39].ID || st.Truncated != 1 || st.DroppedBytes != 0 {
 		t.Errorf("after a block flush read %d records (%+v), want the 40 flushed, the frame cut, nothing dropped", len(got), st)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,23 +61,11 @@ func TestReadRecords(t *testing.T) {
 			if (err == nil) != (tt.errHas == "") || (err != nil && !strings.Contains(err.Error(), tt.errHas)) {
 				t.Errorf("err = %v, want containing %q", err, tt.errHas)
 			}
-			if st != tt.want || !equalIDs(ids, tt.ids) {
+			if st != tt.want || !slices.Equal(ids, tt.ids) {
 				t.Errorf("stats %+v ids %v, want %+v %v", st, ids, tt.want, tt.ids)
 			}
 		})
 	}
-}
-
-func equalIDs(a, b []uint64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestReadErrors: a missing file and a callback error are reported with

@@ -130,31 +130,8 @@ func TestCompressedRoundTrip(t *testing.T) {
 // whole frames only, with the cut counted as Truncated and never an error.
 func TestCompressedSurvivesCut(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	path := filepath.Join(dir, Records)
-	w, err := NewJSONLWriter(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := sampleRecords(60, 4)
-	writeRecords(t, w, recs[:20])
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	writeRecords(t, w, recs[20:40])
-	if err := w.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	writeRecords(t, w, recs[40:]) // buffered, not flushed: lost to a kill
-	killed, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	snap := filepath.Join(dir, "killed.zst")
-	writeBytes(t, snap, killed)
+	_, snap, killed := writeKilled(t, recs, (*JSONLWriter).Flush)
 	if got, st := readAll(t, snap); len(got) != 40 || st.Truncated != 0 || got[39].ID != recs[39].ID {
 		t.Fatalf("copy taken after two flushes read %d records (%+v), want the 40 flushed", len(got), st)
 	}
@@ -188,6 +165,39 @@ func dataFrames(b []byte) int {
 		}
 		at += l
 	}
+}
+
+// writeKilled writes recs (60) to a records file: 20 and a Flush (a whole
+// frame), 20 and second (the flush under test), the rest left buffered.
+// It returns the file, closed, and a copy of the bytes it held before the
+// close (what a SIGKILL leaves) in snap, and those bytes.
+func writeKilled(t *testing.T, recs []record.Result, second func(*JSONLWriter) error) (path, snap string, killed []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	path = filepath.Join(dir, Records)
+	w, err := NewJSONLWriter(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, w, recs[:20])
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, w, recs[20:40])
+	if err := second(w); err != nil {
+		t.Fatal(err)
+	}
+	writeRecords(t, w, recs[40:]) // buffered, not flushed: lost to a kill
+	killed, err = os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	snap = filepath.Join(dir, "killed.zst")
+	writeBytes(t, snap, killed)
+	return path, snap, killed
 }
 
 func writeBytes(t *testing.T, path string, b []byte) {

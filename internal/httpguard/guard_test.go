@@ -83,18 +83,7 @@ func TestPolicy(t *testing.T) {
 		if tt.ctype != "" {
 			req.Header.Set("Content-Type", tt.ctype)
 		}
-		for k, v := range tt.header {
-			req.Header.Set(k, v)
-		}
-		if h, ok := tt.header["Host"]; ok {
-			req.Host = h
-		}
-		resp, err := srv.Client().Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := send(t, srv.Client(), req, tt.header)
 		if resp.StatusCode != tt.code || !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: %d %s, want %d with %q", tt.name, resp.StatusCode, b, tt.code, tt.want)
 		}
@@ -172,18 +161,7 @@ func TestOpenReads(t *testing.T) {
 		{"closed get, no token", "GET", closed.URL, nil, 401, "token is required", ""},
 	} {
 		req, _ := http.NewRequest(tt.method, tt.url, nil)
-		for k, v := range tt.header {
-			req.Header.Set(k, v)
-		}
-		if h, ok := tt.header["Host"]; ok {
-			req.Host = h
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
+		resp, b := send(t, http.DefaultClient, req, tt.header)
 		if resp.StatusCode != tt.code || !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: %d %s, want %d with %q", tt.name, resp.StatusCode, b, tt.code, tt.want)
 		}
@@ -197,4 +175,24 @@ func TestOpenReads(t *testing.T) {
 			t.Errorf("%s: Set-Cookie %q, want %q", tt.name, set, tt.setCookie)
 		}
 	}
+}
+
+// send sends req through c with header set as a browser would send it (a
+// Host entry becomes the request's host) and returns the response with
+// its body read.
+func send(t *testing.T, c *http.Client, req *http.Request, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	if h, ok := header["Host"]; ok {
+		req.Host = h
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, b
 }

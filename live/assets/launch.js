@@ -3,16 +3,6 @@
 // set with textContent only.
 (function () {
   "use strict";
-  // A token that came in the URL now rides in the cookie the page's own
-  // load set (HttpOnly): take it out of the address bar, the history and
-  // whatever a screen share shows.
-  (function () {
-    var u = new URL(location.href);
-    if (u.searchParams.has("token")) {
-      u.searchParams.delete("token");
-      history.replaceState(null, "", u.pathname + u.search + u.hash);
-    }
-  })();
   function $(id) { return document.getElementById(id); }
   var fields = ["url", "model", "api", "plan", "mode", "duration", "input_tokens", "output_tokens"];
 

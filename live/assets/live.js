@@ -5,16 +5,6 @@
 // markup; event labels are painted on the canvas.
 (function () {
   "use strict";
-  // A token that came in the URL now rides in the cookie the page's own
-  // load set (HttpOnly): take it out of the address bar, the history and
-  // whatever a screen share shows.
-  (function () {
-    var u = new URL(location.href);
-    if (u.searchParams.has("token")) {
-      u.searchParams.delete("token");
-      history.replaceState(null, "", u.pathname + u.search + u.hash);
-    }
-  })();
   var dpr = window.devicePixelRatio || 1;
   var pts = [], tel = { server: [], client: [] }, events = [], win = 3600, charts = {}, state = null, finished = false;
 

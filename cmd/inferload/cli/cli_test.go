@@ -152,11 +152,16 @@ func TestBadInputExitCodes(t *testing.T) {
 	}
 }
 
-// startChild runs `inferload run` as a separate process writing into out.
-func startChild(t *testing.T, url, out string) *exec.Cmd {
+// startChild runs `inferload run` against a chat server as a separate
+// process, and returns it with its run directory once that holds n
+// records.
+func startChild(t *testing.T, n int) (cmd *exec.Cmd, runDir string) {
 	t.Helper()
-	return startChildArgs(t, "run", "--url", url, "--concurrency", "8", "--duration", "5m",
+	srv := chatServer(t, 4, time.Millisecond)
+	out := t.TempDir()
+	cmd = startChildArgs(t, "run", "--url", srv.URL+"/v1", "--concurrency", "8", "--duration", "5m",
 		"--input-tokens", "8", "--output-tokens", "4", "--out", out, "-q", "--grace", "2s")
+	return cmd, waitForRecords(t, out, n)
 }
 
 // startChildArgs runs this test binary as inferload with args.
@@ -218,10 +223,7 @@ func waitForRecords(t *testing.T, out string, n int) string {
 // readable and `report` rebuilds a summary from them.
 func TestSIGKILLKeepsFlushedRecords(t *testing.T) {
 	t.Parallel()
-	srv := chatServer(t, 4, time.Millisecond)
-	out := t.TempDir()
-	cmd := startChild(t, srv.URL+"/v1", out)
-	runDir := waitForRecords(t, out, 50)
+	cmd, runDir := startChild(t, 50)
 	s := killAndRebuild(t, cmd, runDir)
 	if s.Requests.Succeeded < 50 || !s.Interrupted {
 		t.Errorf("rebuilt %+v interrupted=%v: want >= 50 successes and interrupted", s.Requests, s.Interrupted)
@@ -277,10 +279,7 @@ func waitForFile(t *testing.T, out, name string, done func([]byte) bool) string 
 // summary.json and exits with the interrupted code.
 func TestSIGTERMStopsGracefully(t *testing.T) {
 	t.Parallel()
-	srv := chatServer(t, 4, time.Millisecond)
-	out := t.TempDir()
-	cmd := startChild(t, srv.URL+"/v1", out)
-	runDir := waitForRecords(t, out, 20)
+	cmd, runDir := startChild(t, 20)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,7 +17,6 @@ import (
 
 	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/sim"
 )
 
 // TestCollectorUIInBrowser drives the collector's live page in Debian's
@@ -34,22 +31,16 @@ import (
 func TestCollectorUIInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := chromiumPath(t)
-	s, err := sim.New(sim.Config{Seed: 1, Speedup: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	target := httptest.NewServer(s.Handler())
-	t.Cleanup(target.Close)
+	_, simURL := startSim(t)
 
 	work := t.TempDir()
 	planFile := filepath.Join(work, "plan.yaml")
 	plan := fmt.Sprintf(`name: cluster-ui
-target: {url: %s/v1}
+target: {url: %s}
 load: {concurrency: 4, duration: 8s}
 workload: {input_tokens: "16", output_tokens: "16"}
 observe: {gpu: false, scrape: "off"}
-`, target.URL)
+`, simURL)
 	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -76,57 +67,26 @@ observe: {gpu: false, scrape: "off"}
 	}()
 	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
 
-	ctx := chromiumTab(t, browser)
-	var mu sync.Mutex
-	var problems []string
-	msgs := chromedp.Console(ctx)
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
-	poll := func(js string) {
-		t.Helper()
-		if _, err := chromedp.Run(ctx, chromedp.Poll[any](js, chromedp.WithPollingTimeout(60*time.Second))); err != nil {
-			t.Fatalf("waiting for %s: %v", js, err)
-		}
-	}
-	eval := func(js string) string {
-		t.Helper()
-		v, err := chromedp.Run(ctx, chromedp.Evaluate[string](js))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	if err := chromedp.Do(ctx, chromedp.Navigate("http://"+uiAddr+"/?token="+token)); err != nil {
-		t.Fatal(err)
-	}
+	pg := openPage(t, browser, 60*time.Second)
+	pg.do(chromedp.Navigate("http://" + uiAddr + "/?token=" + token))
 	// The page is up before any segment: both wait.
 	rows := `Array.from(document.querySelectorAll('#segments tbody tr'))`
-	poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'waiting'; })`)
+	pg.poll(rows + `.length === 2 && ` + rows + `.every(function (r) { return r.cells[1].textContent === 'waiting'; })`)
 	for i := range 2 {
 		startChildArgs(t, "run", "-f", planFile, "--segment", fmt.Sprintf("%d/2", i), "--collector", url,
 			"--collector-token-file", filepath.Join(work, "gathered", distributed.TokenFile), "--out", filepath.Join(work, fmt.Sprint("shard-", i)), "-q")
 	}
 	// Both segments running, each with requests of its own, and the tiles
 	// counting them.
-	poll(rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
-	poll(`Number(document.getElementById('t-done').textContent.split(' / ')[0]) > 0`)
+	pg.poll(rows + `.every(function (r) { return r.cells[1].textContent === 'running' && Number(r.cells[2].textContent) > 0; })`)
+	pg.poll(`Number(document.getElementById('t-done').textContent.split(' / ')[0]) > 0`)
 
 	// The controls are off, with the reason (not the lock: the page has
 	// the token); the API says 409 with the token, 401 without.
-	if eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled && document.getElementById('locked-msg').hidden)`) != "true" {
+	if pg.eval(`String(document.getElementById('stop').disabled && document.getElementById('pause').disabled && document.getElementById('locked-msg').hidden)`) != "true" {
 		t.Error("stop and pause are enabled on a collector's page, or it says it is locked")
 	}
-	if msg := eval(`document.getElementById('control-msg').textContent`); !strings.Contains(msg, "not steered from its collector") {
+	if msg := pg.eval(`document.getElementById('control-msg').textContent`); !strings.Contains(msg, "not steered from its collector") {
 		t.Errorf("control message %q: want the reason", msg)
 	}
 	for path, body := range map[string]string{"pause": `{}`, "stop": `{}`, "abort": `{}`, "load": `{"level": 3}`, "note": `{"text": "x"}`} {
@@ -152,7 +112,7 @@ observe: {gpu: false, scrape: "off"}
 	}
 
 	// The end: the merged summary on the page, the same count as the tiles.
-	poll(`!document.getElementById('final').hidden && document.getElementById('final-text').textContent.indexOf('succeeded') >= 0`)
+	pg.poll(`!document.getElementById('final').hidden && document.getElementById('final-text').textContent.indexOf('succeeded') >= 0`)
 	res := <-done
 	if res.code != 0 {
 		t.Fatalf("collector exit %d: %s", res.code, res.stderr)
@@ -167,25 +127,15 @@ observe: {gpu: false, scrape: "off"}
 			t.Errorf("the collector's terminal lacks %q:\n%s", want, res.stderr)
 		}
 	}
-	tile := strings.Split(eval(`document.getElementById('t-done').textContent`), " / ")[0]
+	tile := strings.Split(pg.eval(`document.getElementById('t-done').textContent`), " / ")[0]
 	var rowSum int64
 	for i := range 2 {
-		n, _ := strconv.ParseInt(eval(fmt.Sprintf(`document.querySelectorAll('#segments tbody tr')[%d].cells[2].textContent`, i)), 10, 64)
+		n, _ := strconv.ParseInt(pg.eval(fmt.Sprintf(`document.querySelectorAll('#segments tbody tr')[%d].cells[2].textContent`, i)), 10, 64)
 		rowSum += n
 	}
 	if want := strconv.FormatInt(sum.Requests.Total, 10); tile != want || rowSum != sum.Requests.Total || sum.Requests.Total == 0 {
 		t.Errorf("page: %s completed, segment rows %d; merged summary %d requests: want all equal", tile, rowSum, sum.Requests.Total)
 	}
-	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(artifactDir(t), "collector-ui.png"), shot, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, p := range problems {
-		t.Errorf("page console: %s", p)
-	}
+	pg.screenshot("collector-ui.png")
+	pg.checkConsole()
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,7 +15,7 @@ import (
 
 // capacityFlags are find-capacity's own options, beside the plan's.
 type capacityFlags struct {
-	users, rates   string
+	stepLoads
 	slos           []string
 	maxFailureRate float64
 	confidence     float64
@@ -35,17 +34,18 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes")
 }
 
+func (f *capacityFlags) busiest(o experiment.CapacityOptions) (string, float64) {
+	return o.Mode, o.Search.High
+}
+
 // options checks the flags and turns them into the search's options.
 func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error) {
 	if p.Load.Duration <= 0 {
 		return experiment.CapacityOptions{}, usageErrorf("--duration: each probe's length is required (a search does not stop on --requests)")
 	}
-	if (f.users == "") == (f.rates == "") {
-		return experiment.CapacityOptions{}, usageErrorf("set --users LOW:HIGH (closed loop) or --rates LOW:HIGH (open loop), not both")
-	}
-	mode, span := record.ModeClosed, f.users
-	if f.rates != "" {
-		mode, span = record.ModeOpen, f.rates
+	mode, span, err := f.pick(" LOW:HIGH")
+	if err != nil {
+		return experiment.CapacityOptions{}, err
 	}
 	low, high, err := parseSpan(span, mode == record.ModeClosed)
 	if err != nil {
@@ -88,10 +88,7 @@ func parseSpan(s string, whole bool) (low, high float64, err error) {
 }
 
 func newFindCapacityCmd(st *State) *cobra.Command {
-	var file string
-	var out outputFlags
-	var cf capacityFlags
-	c := &cobra.Command{
+	return newSteppedCmd(st, &cobra.Command{
 		Use:   "find-capacity [flags]",
 		Short: "Find the highest load at which the SLOs hold, with stated confidence",
 		Long: `Probe loads, each for --duration with its first --warmup discarded, doubling
@@ -106,31 +103,5 @@ a probe with too few samples for the percentile never passes (a P99 needs
 
 Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
 		Args: cobra.NoArgs,
-	}
-	flags := plan.BindFlags(c.Flags())
-	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
-	out.bind(c)
-	out.dist.bind(c)
-	cf.bind(c)
-	c.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := out.validate(); err != nil {
-			return err
-		}
-		if err := chooseLoop(cmd, cf.rates != ""); err != nil {
-			return err
-		}
-		p, err := plan.Load(file, flags, st.Getenv)
-		if err != nil {
-			return usageError(err)
-		}
-		o, err := cf.options(p)
-		if err != nil {
-			return err
-		}
-		warnFileLimit(st.Stderr, stepConnections(p, o.Mode, o.Search.High))
-		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
-			return experiment.FindCapacity(ctx, p, opts, o)
-		})
-	}
-	return c
+	}, &capacityFlags{}, experiment.FindCapacity)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/rundir"
-	"github.com/inferload/inferload/sim"
 )
 
 // A dropped SSH session sends SIGHUP and takes the terminal with it: the
@@ -23,11 +22,7 @@ import (
 // the summary to stdout after the signal.
 func TestSIGHUPStopsLikeSIGTERM(t *testing.T) {
 	t.Parallel()
-	srv, url, err := sim.Start(sim.Config{Seed: 1, Speedup: 20}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, url := startSim(t)
 	out := t.TempDir()
 	cmd := exec.Command(os.Args[0], "run", "--url", url, "--model", srv.Profile().Model, "--concurrency", "8",
 		"--duration", "5m", "--input-tokens", "16", "--output-tokens", "8", "--out", out, "--grace", "5s")

@@ -121,6 +121,27 @@ func startDaemon(t *testing.T, name string, cmd *exec.Cmd, logPath, base string,
 	}
 }
 
+// waitForProm queries Prometheus at base until query gives want, which
+// must be above 0 (an empty sum is no proof), or fails the test once ctx
+// ends. A scraped or pushed sample is queryable a moment after it came.
+func waitForProm(ctx context.Context, t *testing.T, base, query string, want float64) {
+	t.Helper()
+	for {
+		v, ok, err := promQuery(ctx, base, query)
+		if err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+		if ok && v == want && want > 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("%s = %v (found %v), want %v", query, v, ok, want)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
 // promQuery evaluates an instant PromQL query returning one scalar-like
 // sample; ok is false when the result is empty.
 func promQuery(ctx context.Context, base, query string) (v float64, ok bool, err error) {
@@ -194,19 +215,6 @@ func TestPrometheusScrapesLiveRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for _, c := range checks {
-		for {
-			v, ok, err := promQuery(ctx, prom, c.query)
-			if err != nil {
-				t.Fatalf("%s: %v", c.query, err)
-			}
-			if ok && v == c.want && c.want > 0 {
-				break
-			}
-			select {
-			case <-ctx.Done():
-				t.Fatalf("%s = %v (found %v), want %v", c.query, v, ok, c.want)
-			case <-time.After(200 * time.Millisecond): // Prometheus commits the scrape a moment after it ends
-			}
-		}
+		waitForProm(ctx, t, prom, c.query, c.want)
 	}
 }

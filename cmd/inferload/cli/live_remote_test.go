@@ -58,20 +58,7 @@ func TestPrometheusRemoteWrite(t *testing.T) {
 			// Output tokens of all successes (4 each from the chat server).
 			{`sum(last_over_time(inferload_output_tokens_total[5m]))`, float64(4 * s.Requests.Succeeded)},
 		} {
-			for {
-				v, ok, err := promQuery(ctx, prom, c.query)
-				if err != nil {
-					t.Fatalf("%s: %v", c.query, err)
-				}
-				if ok && v == c.want && c.want > 0 {
-					break
-				}
-				select {
-				case <-ctx.Done():
-					t.Fatalf("%s = %v (found %v), want %v", c.query, v, ok, c.want)
-				case <-time.After(200 * time.Millisecond): // samples are queryable a moment after the push
-				}
-			}
+			waitForProm(ctx, t, prom, c.query, c.want)
 		}
 		cancel()
 	}

@@ -116,6 +116,19 @@ func startStoppableRun(t *testing.T, out string, extra ...string) (ui string, ex
 // a run is a change, which needs it (docs/live.md).
 const stopToken = "test-stop-token"
 
+// waitDuringRun waits for cond, then checks that the run whose exit code
+// arrives on exit is still going: what cond saw came during the run, not
+// at its end.
+func waitDuringRun(t *testing.T, exit <-chan int, what string, cond func() (bool, error)) {
+	t.Helper()
+	waitFor(t, what, cond)
+	select {
+	case <-exit:
+		t.Fatal("the run ended before the check: the data was not seen during it")
+	default:
+	}
+}
+
 // stopRun stops the run through its live UI's API and waits for it.
 func stopRun(t *testing.T, ui string, exit <-chan int) {
 	t.Helper()
@@ -141,15 +154,10 @@ func TestInfluxStreamDuringRun(t *testing.T) {
 	influx := startInfluxDB(t, "load")
 	out := t.TempDir()
 	ui, exit := startStoppableRun(t, out, "--influx-stream", influx+"/write?db=load", "--influx-stream-interval", "300ms")
-	waitFor(t, "completed requests in InfluxDB during the run", func() (bool, error) {
+	waitDuringRun(t, exit, "completed requests in InfluxDB during the run", func() (bool, error) {
 		v, ok, err := influxSum(influx, "load", "completed")
 		return ok && v > 0, err
 	})
-	select {
-	case <-exit:
-		t.Fatal("the run ended before the check: the data was not seen during it")
-	default:
-	}
 	stopRun(t, ui, exit)
 	var want int64
 	if _, err := rundir.ReadSeries(filepath.Join(runDirIn(t, out), rundir.Series), func(w *record.Window) error {
@@ -173,15 +181,10 @@ func TestRemoteWriteDuringRun(t *testing.T) {
 		"--remote-write-interval", "300ms")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	waitFor(t, "finished requests in Prometheus during the run", func() (bool, error) {
+	waitDuringRun(t, exit, "finished requests in Prometheus during the run", func() (bool, error) {
 		v, ok, err := promQuery(ctx, prom, `sum(inferload_requests_total)`)
 		return ok && v > 0, err
 	})
-	select {
-	case <-exit:
-		t.Fatal("the run ended before the check: the data was not seen during it")
-	default:
-	}
 	stopRun(t, ui, exit)
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,7 +14,7 @@ import (
 
 // sweepFlags are sweep's own options, beside the plan's.
 type sweepFlags struct {
-	users, rates    string
+	stepLoads
 	knee            analyze.KneeOptions
 	confidence      float64
 	stopFailureRate float64
@@ -33,17 +32,19 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
 }
 
+func (f *sweepFlags) busiest(o experiment.SweepOptions) (string, float64) {
+	return o.Mode, slices.Max(o.Loads)
+}
+
 // options checks the flags and turns them into the sweep's options.
-func (f *sweepFlags) options(stepDuration time.Duration) (experiment.SweepOptions, error) {
+func (f *sweepFlags) options(p *plan.Plan) (experiment.SweepOptions, error) {
+	stepDuration := p.Load.Duration
 	if stepDuration <= 0 {
 		return experiment.SweepOptions{}, usageErrorf("--duration: each step's length is required (a sweep does not stop on --requests)")
 	}
-	if (f.users == "") == (f.rates == "") {
-		return experiment.SweepOptions{}, usageErrorf("set --users (closed loop) or --rates (open loop), not both")
-	}
-	mode, list := record.ModeClosed, f.users
-	if f.rates != "" {
-		mode, list = record.ModeOpen, f.rates
+	mode, list, err := f.pick("")
+	if err != nil {
+		return experiment.SweepOptions{}, err
 	}
 	loads, err := experiment.ParseLoads(list, mode == record.ModeClosed)
 	if err != nil {
@@ -65,10 +66,7 @@ func (f *sweepFlags) options(stepDuration time.Duration) (experiment.SweepOption
 }
 
 func newSweepCmd(st *State) *cobra.Command {
-	var file string
-	var out outputFlags
-	var sf sweepFlags
-	c := &cobra.Command{
+	return newSteppedCmd(st, &cobra.Command{
 		Use:   "sweep [flags]",
 		Short: "Step through loads, find the knee and the safe operating point",
 		Long: `Run a single-request baseline, then one step per load, each for --duration
@@ -83,30 +81,72 @@ grows less than --knee-throughput-gain while latency grows more than
 
 Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
 		Args: cobra.NoArgs,
+	}, &sweepFlags{}, experiment.Sweep)
+}
+
+// stepLoads are a stepped experiment's --users or --rates.
+type stepLoads struct {
+	users, rates string
+}
+
+// open reports whether the loads are rates (an open loop).
+func (l *stepLoads) open() bool { return l.rates != "" }
+
+// pick returns the loop and the loads of the one flag set, or a usage
+// error when both or neither are; form is what the flags take (" LOW:HIGH").
+func (l *stepLoads) pick(form string) (mode, loads string, err error) {
+	if (l.users == "") == (l.rates == "") {
+		return "", "", usageErrorf("set --users%s (closed loop) or --rates%s (open loop), not both", form, form)
 	}
+	if l.open() {
+		return record.ModeOpen, l.rates, nil
+	}
+	return record.ModeClosed, l.users, nil
+}
+
+// steppedFlags are the own flags of an experiment that sets each step's
+// load itself (sweep, find-capacity), checked into its options O.
+type steppedFlags[O any] interface {
+	bind(c *cobra.Command)
+	// open reports whether the loads are rates (an open loop).
+	open() bool
+	options(p *plan.Plan) (O, error)
+	// busiest is the loop and the highest load a step of o runs at.
+	busiest(o O) (mode string, load float64)
+}
+
+// newSteppedCmd completes c as a stepped experiment's command: the plan's
+// flags and -f, the output and distribution flags and f; it checks them,
+// warns when the busiest step needs more files than the process may open,
+// and runs the experiment.
+func newSteppedCmd[O any](st *State, c *cobra.Command, f steppedFlags[O],
+	run func(context.Context, *plan.Plan, experiment.Options, O) (*experiment.Outcome, error)) *cobra.Command {
+	var file string
+	var out outputFlags
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	out.bind(c)
 	out.dist.bind(c)
-	sf.bind(c)
+	f.bind(c)
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
 		}
-		if err := chooseLoop(cmd, sf.rates != ""); err != nil {
+		if err := chooseLoop(cmd, f.open()); err != nil {
 			return err
 		}
 		p, err := plan.Load(file, flags, st.Getenv)
 		if err != nil {
 			return usageError(err)
 		}
-		o, err := sf.options(p.Load.Duration)
+		o, err := f.options(p)
 		if err != nil {
 			return err
 		}
-		warnFileLimit(st.Stderr, stepConnections(p, o.Mode, slices.Max(o.Loads)))
+		mode, load := f.busiest(o)
+		warnFileLimit(st.Stderr, stepConnections(p, mode, load))
 		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
-			return experiment.Sweep(ctx, p, opts, o)
+			return run(ctx, p, opts, o)
 		})
 	}
 	return c

@@ -14,15 +14,7 @@ import (
 // are usage errors.
 func TestSweepCommand(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := startTinySim(t)
 	base := []string{"sweep", "--url", url, "--model", "tiny-sim", "--input-tokens", "16", "--output-tokens", "8",
 		"--duration", "400ms", "--warmup", "100ms", "--out", t.TempDir(), "-q"}
 	tests := []struct {
@@ -96,15 +88,7 @@ func TestFindCapacityCommand(t *testing.T) {
 // a malformed stage is reported with its index.
 func TestRunWithStages(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url := startTinySim(t)
 	base := []string{"run", "--url", url, "--model", "tiny-sim", "--concurrency", "1", "--input-tokens", "16", "--output-tokens", "4",
 		"--out", t.TempDir(), "-q", "-o", "json"}
 	tests := []struct {
@@ -172,4 +156,20 @@ func runSummaryCase(t *testing.T, name string, args []string, wantCode int, want
 		t.Fatalf("%s: %v in %s", name, err, stdout)
 	}
 	return &s
+}
+
+// startTinySim starts the simulator with its tiny profile (model
+// "tiny-sim") on 127.0.0.1 and returns its URL.
+func startTinySim(t *testing.T) string {
+	t.Helper()
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return url
 }
