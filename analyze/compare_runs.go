@@ -235,7 +235,7 @@ func (m comparer) runsCheck(d *Delta, base, cur unitSet) {
 	bv, okB := base.unitValues(d.Metric, minN)
 	cv, okC := cur.unitValues(d.Metric, minN)
 	rc := &RunsCheck{Test: TestBetweenRuns, BaselineUnits: len(bv), CurrentUnits: len(cv)}
-	if base.runs != nil && len(base.runs) == 1 && len(cur.runs) == 1 {
+	if len(base.runs) == 1 && len(cur.runs) == 1 {
 		rc.Test = TestBatchMeans
 		okB = okB && base.batches >= 2
 	}
