@@ -37,6 +37,9 @@ throughput, failures by kind, with the client itself kept out of the way.`,
 		SilenceErrors: true,
 		Version:       st.Version,
 	}
+	if st.VersionLine != "" {
+		root.SetVersionTemplate("inferload version " + st.VersionLine + "\n")
+	}
 	root.SetOut(st.Stdout)
 	root.SetErr(st.Stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -32,8 +32,10 @@ type State struct {
 	Signals <-chan os.Signal
 	// Clock is the time runs and notes read; nil means the real one
 	// (engine.PreciseClock).
-	Clock   engine.Clock
-	Version string
+	Clock engine.Clock
+	// Version names the build in run directories (see version);
+	// VersionLine is what --version prints, Version when empty.
+	Version, VersionLine string
 }
 
 // clock is st.Clock, or the real clock.
@@ -48,7 +50,7 @@ func (st *State) clock() engine.Clock {
 func OSState() *State {
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	return &State{
+	st := &State{
 		Args:      os.Args[1:],
 		Stdout:    os.Stdout,
 		Stderr:    os.Stderr,
@@ -57,6 +59,10 @@ func OSState() *State {
 		Signals:   hangupSafe(sig),
 		Version:   version(),
 	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		st.VersionLine = versionLine(bi)
+	}
+	return st
 }
 
 // hangupSafe passes the signals of in on. A SIGHUP (a dropped SSH
@@ -80,12 +86,4 @@ func hangupSafe(in <-chan os.Signal) <-chan os.Signal {
 		}
 	}()
 	return out
-}
-
-// version is the module version stamped by `go install`, or "dev".
-func version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
 }
