@@ -259,9 +259,15 @@ func TestSIGKILLedSweepKeepsCompletedSteps(t *testing.T) {
 
 // waitForFile polls the child's run directory until its file name holds
 // what done wants, and returns the directory.
+// childPatience bounds how long a test waits for a child process's
+// file: generous, because on a loaded two-core CI host a child that
+// compiles nothing can still take tens of seconds to start its run, and
+// the wait ends as soon as the file is there.
+const childPatience = 2 * time.Minute
+
 func waitForFile(t *testing.T, out, name string, done func([]byte) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(childPatience)
 	for time.Now().Before(deadline) {
 		paths, _ := filepath.Glob(filepath.Join(out, "*", name))
 		if len(paths) == 1 {
@@ -271,7 +277,7 @@ func waitForFile(t *testing.T, out, name string, done func([]byte) bool) string 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("child's %s never got there in 30s", name)
+	t.Fatalf("child's %s never got there in %s", name, childPatience)
 	return ""
 }
 

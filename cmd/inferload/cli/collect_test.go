@@ -112,14 +112,14 @@ func checkLostTail(t *testing.T, localPath, gatheredPath string, killedAt time.T
 // waitForPath polls until path exists and is not empty.
 func waitForPath(t *testing.T, path string) []byte {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(childPatience)
 	for time.Now().Before(deadline) {
 		if b, err := os.ReadFile(path); err == nil && len(bytes.TrimSpace(b)) > 0 {
 			return b
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("%s never appeared", path)
+	t.Fatalf("%s never appeared in %s", path, childPatience)
 	return nil
 }
 
