@@ -84,6 +84,9 @@ type SLOJudgement struct {
 	// Inconclusive: some SLO had too few samples to judge (then passed is
 	// false too).
 	Inconclusive bool
+	// Missed: some SLO was shown not to hold, or the failure rate is
+	// above its bound; a load that is only inconclusive has not missed.
+	Missed bool
 	// Reasons say, per SLO and for the failure rate, why it held or not;
 	// Misses are those that did not.
 	Reasons, Misses []string
@@ -98,13 +101,14 @@ func (r ProbeRule) Judge(failureRate float64, tallies []Tally) SLOJudgement {
 		v := CheckSLO(b, tallies[i], r.Confidence)
 		j.Passed = j.Passed && v.Met
 		j.Inconclusive = j.Inconclusive || !v.Conclusive
+		j.Missed = j.Missed || (v.Conclusive && !v.Met)
 		j.Reasons = append(j.Reasons, v.Reason)
 		if !v.Met {
 			j.Misses = append(j.Misses, v.Reason)
 		}
 	}
 	if failureRate > r.MaxFailureRate {
-		j.Passed = false
+		j.Passed, j.Missed = false, true
 		miss := fmt.Sprintf("failure rate %.2f%% is above %.2f%%", failureRate*100, r.MaxFailureRate*100)
 		j.Reasons, j.Misses = append(j.Reasons, miss), append(j.Misses, miss)
 	}

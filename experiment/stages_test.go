@@ -202,6 +202,9 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	url := smallSim(t, 8)
 	p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
 	p.Workload.OutputTokens = "16"
+	// The operating point: the highest step whose TTFT P50 is shown to be
+	// within 80 ms (the knee's percentile is the objectives' share).
+	p.Workload.SLO = record.SLO{TTFTMs: 80}
 	loads, err := ParseLoads("geometric(1,2,32)", true)
 	if err != nil {
 		t.Fatal(err)
@@ -237,6 +240,31 @@ func TestSweepFindsTheKnee(t *testing.T) {
 	}
 	t.Logf("knee: %s", k.Reason)
 	checkStepServerTime(t, s)
+	checkOperatingPoint(t, s)
+}
+
+// checkOperatingPoint: the plan's SLO judged every step (the 1-user
+// baseline is one of the loads, so a probe too) as find-capacity judges
+// a probe, and the operating point is that answer: on a free machine
+// 8 users (they fit the batch: TTFT P50 about 20 ms, against about 170 ms
+// at 16, when half the requests wait a whole reply), or 4 on a host
+// busy enough to stretch the simulator's steps.
+func checkOperatingPoint(t *testing.T, s *record.Summary) {
+	t.Helper()
+	c, op := s.Capacity, s.Operating
+	if c == nil || op == nil || len(c.Probes) != len(s.Steps) || strings.Join(c.SLOs, ",") != "TTFT p50 ≤ 80ms" {
+		t.Fatalf("capacity %+v, operating point %+v: want every step judged by TTFT p50 ≤ 80ms", c, op)
+	}
+	checkAnswerFollowsProbes(t, c)
+	if op.Basis != record.OperatingSLO || op.Load != c.Load || op.Found != c.Found {
+		t.Fatalf("operating point %+v; want the SLO answer %v", op, c.Load)
+	}
+	if s.Steps[0].Metrics.TTFT.P50 > 40 {
+		t.Logf("the 1-user step's TTFT P50 is %v ms, not the planted ~10 ms (host busy): checked the answer's consistency only", s.Steps[0].Metrics.TTFT.P50)
+	} else if op.Load != 4 && op.Load != 8 {
+		t.Errorf("operating point %v users, want 8 (4 on a busy host): %s", op.Load, op.Reason)
+	}
+	t.Logf("operating point: %s", op.Reason)
 }
 
 // checkStepServerTime: each step's server_time is its own records' (one

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -30,6 +31,15 @@ type SweepOptions struct {
 	// Stage holds validity criteria and the failure rate that ends the
 	// sweep early. Goodput is judged by the plan's workload SLOs.
 	Stage StageOptions
+	// SLOs judge each step as find-capacity judges a probe, for the
+	// operating point: the highest step at which every one held. None
+	// means the plan's goodput SLOs at the knee's percentile
+	// (plan.Workload.Objectives); with none there either, the operating
+	// point is the knee's.
+	SLOs []record.SLO
+	// MaxFailureRate is the highest failure rate a step meeting the SLOs
+	// may have (default analyze.DefaultMaxFailureRate).
+	MaxFailureRate float64
 }
 
 // Sweep runs the baseline (1 user) and then each load of o for
@@ -41,8 +51,31 @@ func Sweep(ctx context.Context, p *plan.Plan, opts Options, o SweepOptions) (*Ou
 	if err != nil {
 		return nil, err
 	}
-	d := summary.Design{Kind: summary.KindSweep, Knee: &summary.KneeDesign{Options: o.Knee, Mode: o.Mode}}
+	d := summary.Design{Kind: summary.KindSweep, Knee: &summary.KneeDesign{Options: o.Knee, Mode: o.Mode},
+		Capacity: o.judging(p, stages)}
 	return runStages(ctx, p, stages, opts, o.Stage, d)
+}
+
+// judging is how the sweep judges its steps against its objectives (o's
+// SLOs, else the plan's goodput SLOs at the knee's percentile), or nil
+// when there are none. The baseline is no probe unless it is one of the
+// sweep's loads.
+func (o SweepOptions) judging(p *plan.Plan, stages []schedule.Stage) *summary.CapacityJudging {
+	slos := o.SLOs
+	if len(slos) == 0 {
+		q, _ := record.PercentileQ(cmp.Or(o.Knee.Percentile, analyze.DefaultKnee.Percentile))
+		slos = p.Workload.Objectives(q)
+	}
+	if len(slos) == 0 {
+		return nil
+	}
+	c := &summary.CapacityJudging{Mode: o.Mode, SLOs: slos, Sweep: true,
+		MaxFailureRate: cmp.Or(o.MaxFailureRate, analyze.DefaultMaxFailureRate),
+		Confidence:     cmp.Or(o.Stage.Criteria.Confidence, analyze.DefaultConfidence)}
+	if len(stages) > len(o.Loads) {
+		c.Baseline = 1
+	}
+	return c
 }
 
 // sweepStages is the baseline and one step per load.

@@ -109,3 +109,30 @@ func (w *Workload) SLOs() *record.SLOs {
 	}
 	return s
 }
+
+// Objectives are the workload's goodput SLOs as capacity objectives of
+// the given share: one per class whose SLO (its own bounds over
+// workload.slo) bounds anything, judged on that class's requests only,
+// or with no classes workload.slo over every request. A sweep judges
+// each step by them, so a class that misses is not averaged away by the
+// others. None when the plan declares no SLO.
+func (w *Workload) Objectives(share float64) []record.SLO {
+	var out []record.SLO
+	if len(w.Classes) == 0 {
+		if w.SLO != (record.SLO{}) {
+			o := w.SLO
+			o.Share = share
+			out = append(out, o)
+		}
+		return out
+	}
+	for _, c := range w.Classes {
+		o := c.SLO.Over(w.SLO)
+		if o == (record.SLO{}) {
+			continue
+		}
+		o.Share, o.Class = share, c.Name
+		out = append(out, o)
+	}
+	return out
+}

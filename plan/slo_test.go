@@ -53,6 +53,30 @@ func TestSLOsAndModel(t *testing.T) {
 	}
 }
 
+// TestObjectives: the goodput SLOs as capacity objectives, one per class
+// that has bounds (its own over the run's), or the run's with no classes.
+func TestObjectives(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		w    Workload
+		want []record.SLO
+	}{
+		{"none declared", Workload{}, nil},
+		{"run-wide only", Workload{SLO: record.SLO{TTFTMs: 500}}, []record.SLO{{TTFTMs: 500, Share: 0.9}}},
+		{"per class over the run's", Workload{SLO: record.SLO{TPOTMs: 50}, Classes: []Class{
+			{Name: "chat", SLO: record.SLO{TTFTMs: 500}}, {Name: "batch"}}},
+			[]record.SLO{{TTFTMs: 500, TPOTMs: 50, Share: 0.9, Class: "chat"}, {TPOTMs: 50, Share: 0.9, Class: "batch"}}},
+		{"a class without bounds is not judged", Workload{Classes: []Class{{Name: "chat", SLO: record.SLO{TTFTMs: 500}}, {Name: "batch"}}},
+			[]record.SLO{{TTFTMs: 500, Share: 0.9, Class: "chat"}}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, tt.w.Objectives(0.9)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
 // TestSLOInThresholdLanguage: workload.slo and a class's slo read the
 // threshold language as one string or a list, the mapping form stays
 // the older spelling of the same bounds, and a bad bound is refused at

@@ -28,6 +28,11 @@ type SLO struct {
 	// that must meet the bounds (0.99 for a p99). Goodput judges requests
 	// one by one and leaves it 0; a plan has no field for it.
 	Share float64 `json:"share,omitempty" yaml:"-"`
+	// Class, in a capacity objective, is the request class it judges
+	// ("chat:ttft.p90<=500ms"); "" judges every request. A sweep turns
+	// each class's goodput SLO into one (plan.Workload.Objectives), so a
+	// class that misses is not hidden by the others.
+	Class string `json:"class,omitempty" yaml:"-"`
 }
 
 // Over returns s with each of its unset bounds taken from base: a class
@@ -40,7 +45,7 @@ func (s SLO) Over(base SLO) SLO {
 		return def
 	}
 	return SLO{TTFTMs: pick(s.TTFTMs, base.TTFTMs), TPOTMs: pick(s.TPOTMs, base.TPOTMs),
-		E2EMs: pick(s.E2EMs, base.E2EMs), Share: pick(s.Share, base.Share)}
+		E2EMs: pick(s.E2EMs, base.E2EMs), Share: pick(s.Share, base.Share), Class: s.Class}
 }
 
 // Met reports whether r met every bound of s: it must have succeeded, and
@@ -56,8 +61,12 @@ func (s SLO) Met(r *Result) bool {
 // token before its end, so its TTFT is its E2E; TPOT is checked only where
 // TPOTUS has one. So judged is false only for a success without a TPOT
 // under an SLO that bounds TPOT alone, which a capacity search leaves out
-// of its count rather than count it as met.
+// of its count rather than count it as met. An objective of one Class
+// does not judge another class's requests.
 func (s SLO) Judge(r *Result) (met, judged bool) {
+	if s.Class != "" && r.Class != s.Class {
+		return false, false
+	}
 	if !r.OK() {
 		return false, true
 	}
@@ -111,7 +120,30 @@ func (s SLO) String() string {
 	if len(parts) == 0 {
 		return "no bound"
 	}
+	if s.Class != "" {
+		return s.Class + ": " + strings.Join(parts, ", ")
+	}
 	return strings.Join(parts, ", ")
+}
+
+// Exprs writes a capacity objective back in the language ParseSLO reads,
+// one expression per bound ("chat:ttft.p90<=500ms"), for a command line
+// that reruns it: a sweep's advice to run find-capacity quotes them.
+func (s SLO) Exprs() []string {
+	prefix := ""
+	if s.Class != "" {
+		prefix = s.Class + ":"
+	}
+	var out []string
+	for _, b := range []struct {
+		name string
+		ms   float64
+	}{{"ttft", s.TTFTMs}, {"tpot", s.TPOTMs}, {"e2e", s.E2EMs}} {
+		if b.ms > 0 {
+			out = append(out, fmt.Sprintf("%s%s.%s<=%s", prefix, b.name, s.Percentile(), time.Duration(math.Round(b.ms*1e6))))
+		}
+	}
+	return out
 }
 
 // sloMetric is what a capacity objective bounds: a latency figure's
@@ -124,9 +156,28 @@ var sloMetric = regexp.MustCompile(`^(ttft|tpot|e2e)_ms\.(p[0-9]+)$`)
 // "METRIC.PERCENTILE <= LIMIT" with METRIC ttft, tpot or e2e (or ttft_ms,
 // ...), PERCENTILE one of Percentiles and LIMIT a duration or a number of
 // ms, e.g. "ttft.p99<=2s", "tpot.p99 <= 100ms" or "ttft_ms.p99 <= 2000":
-// the SLO bounding that metric, with the percentile as its Share.
+// the SLO bounding that metric, with the percentile as its Share. A
+// "CLASS:" prefix ("chat:ttft.p90<=500ms") judges only that request
+// class's requests.
 func ParseSLO(s string) (SLO, error) {
-	lower := strings.ToLower(s)
+	class, expr, found := strings.Cut(s, ":")
+	if !found {
+		class, expr = "", s
+	} else if class = strings.TrimSpace(class); class == "" {
+		return SLO{}, fmt.Errorf("SLO %q: empty class before \":\" (want CLASS:METRIC.PERCENTILE<=DURATION, e.g. chat:ttft.p90<=500ms)", s)
+	}
+	o, err := parseObjective(s, expr)
+	if err != nil {
+		return SLO{}, err
+	}
+	o.Class = class
+	return o, nil
+}
+
+// parseObjective reads ParseSLO's expression after any class prefix;
+// errors quote the whole input s.
+func parseObjective(s, expr string) (SLO, error) {
+	lower := strings.ToLower(expr)
 	th, err := ParseThreshold(lower)
 	if i, op := findOperator(lower); err != nil && i >= 0 && sloMetric.MatchString(canonicalMetric(strings.TrimSpace(lower[:i]))) {
 		return SLO{}, fmt.Errorf("SLO %q: %q is not a positive duration", s, strings.TrimSpace(lower[i+len(op):]))

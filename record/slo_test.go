@@ -97,6 +97,10 @@ func TestParseSLO(t *testing.T) {
 		{"tpot.p95<=80", SLO{TPOTMs: 80, Share: 0.95}, "TPOT p95 ≤ 80ms", ""},
 		// A lower bound is no objective.
 		{"ttft.p99>=2s", SLO{}, "", "METRIC ttft, tpot or e2e"},
+		// A class prefix judges one class's requests only.
+		{"chat:ttft.p90<=500ms", SLO{TTFTMs: 500, Share: 0.9, Class: "chat"}, "chat: TTFT p90 ≤ 500ms", ""},
+		{" :ttft.p90<=500ms", SLO{}, "", "empty class"},
+		{"chat:ttft.p90<=soon", SLO{}, "", "not a positive duration"},
 	}
 	for _, tt := range tests {
 		got, err := ParseSLO(tt.in)
@@ -109,6 +113,27 @@ func TestParseSLO(t *testing.T) {
 		if err != nil || got != tt.want || got.String() != tt.text {
 			t.Errorf("%q = %+v (%q), %v; want %+v (%q)", tt.in, got, got.String(), err, tt.want, tt.text)
 		}
+		// Exprs writes back what ParseSLO reads.
+		for _, e := range got.Exprs() {
+			if back, err := ParseSLO(e); err != nil || back != got {
+				t.Errorf("%q: Exprs %q reads back as %+v, %v", tt.in, e, back, err)
+			}
+		}
+	}
+}
+
+// An objective of one class neither meets nor misses another class's
+// requests: they are not judged, so they do not dilute its share.
+func TestSLOClassJudgesItsOwn(t *testing.T) {
+	t.Parallel()
+	o := SLO{TTFTMs: 100, Share: 0.9, Class: "chat"}
+	slow := &Result{Class: "chat", Stream: true, TTFTUS: 200_000, E2EUS: 300_000}
+	other := &Result{Class: "batch", Stream: true, TTFTUS: 200_000, E2EUS: 300_000}
+	if met, judged := o.Judge(slow); met || !judged {
+		t.Errorf("chat request over the bound: met %v judged %v, want a judged miss", met, judged)
+	}
+	if met, judged := o.Judge(other); met || judged {
+		t.Errorf("batch request: met %v judged %v, want not judged", met, judged)
 	}
 }
 

@@ -83,6 +83,27 @@ type Knee struct {
 	OperatingFraction float64 `json:"operating_fraction"`
 }
 
+// OperatingPoint is a sweep's answer to "at what load should this
+// serve": with objectives (the plan's goodput SLOs or --slo), the
+// highest step at which every one held, the sweep's Capacity; without,
+// the knee's Recommended.
+type OperatingPoint struct {
+	Found bool `json:"found"`
+	// Load is in users or requests/s (Mode); 0 when not found.
+	Load float64 `json:"load"`
+	Mode string  `json:"mode"`
+	// Basis is what chose it: OperatingSLO or OperatingKnee.
+	Basis string `json:"basis"`
+	// Reason says it in words, with what to run next.
+	Reason string `json:"reason"`
+}
+
+// The bases of an operating point.
+const (
+	OperatingSLO  = "slo"  // the highest step at which every objective held
+	OperatingKnee = "knee" // a fraction of the knee: no objective was declared
+)
+
 // Capacity is a capacity search's answer: the highest load at which every
 // SLO held at the stated confidence, with every probe (the probes' own
 // figures are the run's steps, by index).
@@ -109,6 +130,11 @@ type CapacityProbe struct {
 	Passed bool    `json:"passed"`
 	// Reasons give each SLO's verdict, the failure rate's and validity's.
 	Reasons []string `json:"reasons"`
+	// NoVerdict marks a sweep's step that neither met nor missed: no
+	// objective was shown missed, but one could not be shown to hold (too
+	// few samples) or the step is invalid. It is left out of the answer.
+	// A search's probe is never without a verdict: it fails.
+	NoVerdict bool `json:"no_verdict,omitempty"`
 }
 
 // Soak is a soak run's windowed figures and their drift over time.

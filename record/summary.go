@@ -81,8 +81,13 @@ type Summary struct {
 	Steps []Step `json:"steps,omitempty"`
 	// Knee is a sweep's knee detection; absent from other runs.
 	Knee *Knee `json:"knee,omitempty"`
-	// Capacity is a capacity search's answer; absent from other runs.
+	// Capacity is a capacity search's answer, or the highest step of a
+	// sweep with objectives at which every one held; absent from other
+	// runs.
 	Capacity *Capacity `json:"capacity,omitempty"`
+	// Operating is a sweep's recommended operating point; absent from
+	// other runs.
+	Operating *OperatingPoint `json:"operating_point,omitempty"`
 	// Soak is a soak run's windows and drift; absent from other runs.
 	Soak *Soak `json:"soak,omitempty"`
 	// Segments has each segment's own figures in a run merged from

@@ -14,14 +14,35 @@ func headlineSection(in *HTMLInput) *section {
 	m := s.Metrics
 	sec := &section{ID: "headline", Title: "Headline",
 		Help: "Measured window only: warm-up requests are left out. Latencies are milliseconds of successful requests."}
-	sec.Cards = []card{
+	var pcts map[string]string
+	if s.Validity != nil {
+		pcts = s.Validity.Percentiles
+	}
+	// latency is a P50 / P99 card, "-" without samples, a percentile its
+	// samples do not back starred as in the terminal's tables.
+	latency := func(label string, st record.Stats, metric string) card {
+		if st.Count == 0 {
+			return card{label, "-", "no samples"}
+		}
+		p50, p99 := pcts == nil || backedBy(pcts, metric, "p50"), pcts == nil || backedBy(pcts, metric, "p99")
+		c := card{label, msCell(st, st.P50, p50) + " / " + msCell(st, st.P99, p99), "ms"}
+		if !p50 || !p99 {
+			c.Detail = "ms; " + unbackedNote
+		}
+		return c
+	}
+	sec.Cards = append(stepCards(s), []card{
 		{"Requests", fmt.Sprintf("%d", s.Requests.Succeeded+s.Requests.Failed), fmt.Sprintf("%d ok · %d failed · %d warm-up", s.Requests.Succeeded, s.Requests.Failed, s.Requests.Warmup)},
 		{"Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate), ""},
 		{"Requests/s", fmt.Sprintf("%.2f", s.Throughput.RequestsPerS), ""},
 		{"Output tokens/s", fmt.Sprintf("%.1f", s.Throughput.OutputTokensPerS), "tokens " + s.Tokens.Source},
-		{"TTFT P50 / P99", fmt.Sprintf("%s / %s", ms(m.TTFT.P50), ms(m.TTFT.P99)), "ms"},
-		{"ITL P50 / P99", fmt.Sprintf("%s / %s", ms(m.ITL.P50), ms(m.ITL.P99)), "ms"},
-		{"E2E P50 / P99", fmt.Sprintf("%s / %s", ms(m.E2E.P50), ms(m.E2E.P99)), "ms"},
+		latency("TTFT P50 / P99", m.TTFT, "ttft"),
+		latency("ITL P50 / P99", m.ITL, "itl"),
+		latency("E2E P50 / P99", m.E2E, "e2e"),
+	}...)
+	if len(s.Steps) > 1 {
+		sec.Title = "Headline: all steps pooled"
+		sec.Help = fmt.Sprintf("The first cards are the steps' verdicts. The figures after them pool all %d steps, a mix of loads and not one operating point: read each load's figures under Load steps. Measured windows only; latencies are milliseconds of successful requests.", len(s.Steps))
 	}
 	sec.Cards = append(sec.Cards, goodputCards(s)...)
 	if v := s.Validity; v != nil {
@@ -35,6 +56,31 @@ func headlineSection(in *HTMLInput) *section {
 	}
 	sec.Notes = append(sec.Notes, s.Warnings...)
 	return sec
+}
+
+// stepCards lead a sweep's headline with its answers: where to run and
+// where the knee is.
+func stepCards(s *record.Summary) []card {
+	var out []card
+	if o := s.Operating; o != nil {
+		v := "none"
+		if o.Found {
+			v = record.LoadText(o.Load, o.Mode)
+		}
+		basis := "highest step meeting every SLO"
+		if o.Basis == record.OperatingKnee {
+			basis = "a fraction of the knee (no SLO declared)"
+		}
+		out = append(out, card{"Run at", v, basis})
+	}
+	if k := s.Knee; k != nil {
+		v := "none found"
+		if k.Found {
+			v = record.LoadText(k.Load, k.Mode)
+		}
+		out = append(out, card{"Knee", v, "throughput stops growing, latency climbs"})
+	}
+	return out
 }
 
 // goodputCards are goodput, when an SLO defines it, and the compute

@@ -31,7 +31,7 @@ func stepsSection(in *HTMLInput) *section {
 		itl99 = append(itl99, gap(st.Metrics.ITL.P99))
 		e2e99 = append(e2e99, gap(st.Metrics.E2E.P99))
 	}
-	marks := kneeMarks(s.Knee)
+	marks := stepMarks(s)
 	curve := chart{ID: "steps-throughput", Kind: "curve", Title: "Throughput and failures against load", X: x, XLabel: xl,
 		YLabel: "output tokens/s", Y2Label: "%", VMarks: marks,
 		Series: []line{{Label: "output tokens/s", Values: tok, Color: "#4c78a8"},
@@ -45,15 +45,29 @@ func stepsSection(in *HTMLInput) *section {
 			{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}}
 	sec.Charts = []chart{curve, lat}
 	sec.Tables = []table{stepTable(s.Steps)}
+	sec.Notes = append(sec.Notes, stepVerdicts(s)...)
 	for _, st := range s.Steps {
 		for _, r := range st.Validity.Reasons {
 			sec.Notes = append(sec.Notes, fmt.Sprintf("Step %d: %s", st.Index, r))
 		}
 	}
-	if k := s.Knee; k != nil {
-		sec.Notes = append(sec.Notes, "Knee: "+k.Reason)
-	}
 	return sec
+}
+
+// stepVerdicts are what a staged run concludes from its steps, its answer
+// first: the operating point, the knee, the SLO capacity.
+func stepVerdicts(s *record.Summary) []string {
+	var out []string
+	if o := s.Operating; o != nil {
+		out = append(out, "Run at: "+o.Reason)
+	}
+	if k := s.Knee; k != nil {
+		out = append(out, "Knee: "+k.Reason)
+	}
+	if c := s.Capacity; c != nil {
+		out = append(out, "Capacity: "+c.Reason)
+	}
+	return out
 }
 
 // loadLabel names the x axis of a step chart by the loop's mode.
@@ -64,21 +78,33 @@ func loadLabel(mode string) string {
 	return "concurrency (users)"
 }
 
-// kneeMarks are the knee and the recommended point as vertical lines.
-func kneeMarks(k *record.Knee) []annotation {
-	if k == nil || !k.Found {
-		return nil
+// stepMarks are the knee and the recommended operating point (a sweep's,
+// else the knee's fraction) as vertical lines.
+func stepMarks(s *record.Summary) []annotation {
+	var out []annotation
+	k := s.Knee
+	if k != nil && k.Found {
+		out = append(out, annotation{T: k.Load, Label: "knee " + num(k.Load)})
 	}
-	return []annotation{{T: k.Load, Label: "knee " + num(k.Load)}, {T: k.Recommended, Label: "recommended " + num(k.Recommended)}}
+	switch o := s.Operating; {
+	case o != nil && o.Found:
+		out = append(out, annotation{T: o.Load, Label: "run at " + num(o.Load)})
+	case o == nil && k != nil && k.Found:
+		out = append(out, annotation{T: k.Recommended, Label: "recommended " + num(k.Recommended)})
+	}
+	return out
 }
 
 // stepTable lists each step's figures, with its validity verdict.
 func stepTable(steps []record.Step) table {
-	t := table{Caption: "latencies in ms", Head: []string{"step", "load", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "ITL p99", "E2E p99", "fail %", "goodput/s", "valid"}}
-	for _, st := range steps {
+	t := table{Caption: "latencies in ms; " + unbackedNote, Head: []string{"step", "load", "req/s", "out tok/s", "TTFT p50", "TTFT p99", "ITL p99", "E2E p99", "fail %", "goodput/s", "valid"}}
+	for i := range steps {
+		st := &steps[i]
 		m := st.Metrics
 		t.Rows = append(t.Rows, []string{fmt.Sprint(st.Index), num(st.Target), fmt.Sprintf("%.2f", st.Throughput.RequestsPerS),
-			fmt.Sprintf("%.1f", st.Throughput.OutputTokensPerS), ms(m.TTFT.P50), ms(m.TTFT.P99), ms(m.ITL.P99), ms(m.E2E.P99),
+			fmt.Sprintf("%.1f", st.Throughput.OutputTokensPerS),
+			msCell(m.TTFT, m.TTFT.P50, backs(st, "ttft", "p50")), msCell(m.TTFT, m.TTFT.P99, backs(st, "ttft", "p99")),
+			msCell(m.ITL, m.ITL.P99, backs(st, "itl", "p99")), msCell(m.E2E, m.E2E.P99, backs(st, "e2e", "p99")),
 			fmt.Sprintf("%.2f", 100*st.FailureRate), fmt.Sprintf("%.2f", st.GoodputPerS), validWord(st.Validity)})
 	}
 	return t

@@ -138,3 +138,62 @@ func TestHTMLStagedRun(t *testing.T) {
 		t.Errorf("the drifted TTFT is not a failed verdict")
 	}
 }
+
+// TestHTMLSweepLeadsWithItsAnswer: a sweep's report opens with where to
+// run and the knee (Diagnosis, then the headline's first cards), heads
+// its pooled figures as pooled, marks the SLO operating point on the
+// step charts, and stars a step's percentile its samples do not back.
+func TestHTMLSweepLeadsWithItsAnswer(t *testing.T) {
+	t.Parallel()
+	in := stagedInput()
+	s := in.Summary
+	s.Operating = &record.OperatingPoint{Found: true, Load: 4, Mode: record.ModeClosed, Basis: record.OperatingSLO,
+		Reason: "at most 4 users: the highest step at which every objective held"}
+	for i := range s.Steps {
+		s.Steps[i].Metrics.TTFT.Count = 500
+		s.Steps[i].Validity.Percentiles = map[string]string{"ttft": "p99"}
+	}
+	s.Steps[0].Validity.Percentiles["ttft"] = "p90"
+	page := render(t, in)
+	diagnosis := page[strings.Index(page, `id="diagnosis"`):]
+	headline := page[strings.Index(page, `id="headline"`):]
+	for _, c := range []struct{ where, in, want string }{
+		{"diagnosis", diagnosis[:strings.Index(diagnosis, "</section>")], "Run at: at most 4 users"},
+		{"diagnosis", diagnosis[:strings.Index(diagnosis, "</section>")], "Knee: throughput grew"},
+		{"headline", headline[:strings.Index(headline, "</section>")], "Headline: all steps pooled"},
+		{"headline", headline[:strings.Index(headline, "</section>")], "pool all 5 steps"},
+		{"steps table", page, "<td>80.0*</td>"},
+	} {
+		if !strings.Contains(c.in, c.want) {
+			t.Errorf("%s lacks %q", c.where, c.want)
+		}
+	}
+	if strings.Index(headline, ">Run at<") > strings.Index(headline, ">Requests<") {
+		t.Errorf("the headline's first card is not where to run")
+	}
+	marks := chartByID(t, reportData(t, page), "steps-throughput").VMarks
+	if len(marks) != 2 || marks[0].T != 8 || marks[1].T != 4 || marks[1].Label != "run at 4" {
+		t.Errorf("marks = %+v, want the knee at 8 and the SLO operating point at 4", marks)
+	}
+}
+
+// TestHTMLHeadlineNoFigureIsDash: a non-streamed run has no TTFT or ITL
+// samples; its headline shows "-" as the terminal does, never "0 / 0".
+func TestHTMLHeadlineNoFigureIsDash(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{SchemaVersion: 1, Name: "plain", Mode: record.ModeClosed, WindowS: 10,
+		Requests: record.Requests{Total: 50, Succeeded: 50},
+		Metrics:  record.Metrics{E2E: record.Stats{Count: 50, P50: 120, P99: 300}},
+		Validity: &record.Validity{Valid: true, Percentiles: map[string]string{"e2e": "p90", "ttft": "none", "itl": "none"}}}
+	page := render(t, &HTMLInput{Summary: s, Digest: NewDigest()})
+	headline := page[strings.Index(page, `id="headline"`):]
+	headline = headline[:strings.Index(headline, "</section>")]
+	for _, want := range []string{"TTFT P50 / P99</div><div class=\"value\">-<", "ITL P50 / P99</div><div class=\"value\">-<", ">120.0 / 300.0*<"} {
+		if !strings.Contains(headline, want) {
+			t.Errorf("headline lacks %q:\n%s", want, headline)
+		}
+	}
+	if strings.Contains(headline, ">0 / 0<") {
+		t.Errorf("headline shows 0 / 0 for a figure with no samples")
+	}
+}

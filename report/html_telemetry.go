@@ -15,11 +15,13 @@ import (
 // bottleneck hints with the figures behind them.
 func diagnosisSection(in *HTMLInput) *section {
 	s := in.Summary
-	if s.Client == nil && len(s.Hints) == 0 && s.ClientReads == nil && s.Connections == nil {
+	verdicts := stepVerdicts(s)
+	if s.Client == nil && len(s.Hints) == 0 && s.ClientReads == nil && s.Connections == nil && len(verdicts) == 0 {
 		return nil
 	}
 	sec := &section{ID: "diagnosis", Title: "Diagnosis",
-		Help: "Read this first. A saturated load generator makes every figure below suspect. Hints come from the documented rules in docs/telemetry.md and cite the figures that triggered them."}
+		Help: "Read this first. A sweep's answer (where to run, the knee) leads. A saturated load generator makes every figure below suspect. Hints come from the documented rules in docs/telemetry.md and cite the figures that triggered them."}
+	sec.Notes = append(sec.Notes, verdicts...)
 	if c := s.Client; c != nil {
 		v := verdict{Passed: !c.Saturated, Expr: "load generator not saturated", Detail: c.Verdict}
 		if c.Saturated {

@@ -17,9 +17,19 @@ var stepColumns = []string{"step", "load", "req/s", "out tok/s", "TTFT p50", "TT
 // the knee, a capacity search's answer, a soak's drift. It writes nothing
 // for a plain run.
 func writeSteps(b *bytes.Buffer, s *record.Summary) {
+	writeOperating(b, s.Operating)
 	writeStepTable(b, s)
 	writeCapacity(b, s.Capacity)
 	writeSoak(b, s.Soak)
+}
+
+// writeOperating writes a sweep's recommended operating point, its
+// answer, first.
+func writeOperating(b *bytes.Buffer, o *record.OperatingPoint) {
+	if o == nil {
+		return
+	}
+	fmt.Fprintf(b, "%-*s%s\n", labelWidth, "Run at", o.Reason)
 }
 
 // writeStepTable writes one row per stage of a staged run or sweep
@@ -37,7 +47,7 @@ func writeStepTable(b *bytes.Buffer, s *record.Summary) {
 	for i := range s.Steps {
 		writeStepRow(b, &s.Steps[i])
 	}
-	b.WriteString("  * too few samples for that percentile at 95% confidence\n")
+	b.WriteString("  " + unbackedNote + "\n")
 	for _, st := range s.Steps {
 		if len(st.Validity.Reasons) > 0 {
 			fmt.Fprintf(b, "  step %d: %s\n", st.Index, strings.Join(st.Validity.Reasons, "; "))
@@ -72,8 +82,11 @@ func writeCapacity(b *bytes.Buffer, c *record.Capacity) {
 	fmt.Fprintf(b, "\n%-*s%s\n", labelWidth, "Capacity", c.Reason)
 	for _, p := range c.Probes {
 		verdict := "fail"
-		if p.Passed {
+		switch {
+		case p.Passed:
 			verdict = "pass"
+		case p.NoVerdict:
+			verdict = "no verdict"
 		}
 		fmt.Fprintf(b, "  step %d at %g: %s: %s\n", p.Step, p.Load, verdict, strings.Join(p.Reasons, "; "))
 	}
@@ -126,9 +139,18 @@ var percentileOrder = map[string]int{"none": 0, "p50": 1, "p90": 2, "p95": 3, "p
 
 // backs reports whether the step's sample count for metric backs pct.
 func backs(st *record.Step, metric, pct string) bool {
-	got, ok := st.Validity.Percentiles[metric]
+	return backedBy(st.Validity.Percentiles, metric, pct)
+}
+
+// backedBy reports whether a validity's Percentiles (the highest
+// percentile each metric's sample count backs) back metric's pct.
+func backedBy(percentiles map[string]string, metric, pct string) bool {
+	got, ok := percentiles[metric]
 	return ok && percentileOrder[got] >= percentileOrder[pct]
 }
+
+// unbackedNote explains msCell's "*".
+const unbackedNote = "* too few samples for that percentile at 95% confidence"
 
 func validCell(v record.Validity) string {
 	if v.Valid {

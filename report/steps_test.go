@@ -56,3 +56,35 @@ func TestWriteSummarySteps(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSummarySweepLeads: a run of several steps opens with its
+// answers and the steps table; the run-wide figures follow, headed as
+// the pool of every load they are.
+func TestWriteSummarySweepLeads(t *testing.T) {
+	t.Parallel()
+	st := record.Step{Index: 1, Kind: record.StepConstant, Mode: record.ModeClosed, Target: 8}
+	s := record.Summary{Steps: []record.Step{st, st}, Knee: &record.Knee{Reason: "the knee is 8 users"},
+		Operating: &record.OperatingPoint{Reason: "at most 4 users: the highest step at which every objective held"}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, &s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	order := []string{"Run at        at most 4 users", "\nSteps\n", "Knee          the knee is 8 users", "All 2 steps pooled: a mix of loads", "Requests ", "Latency (ms)"}
+	last := -1
+	for _, w := range order {
+		i := strings.Index(out, w)
+		if i <= last {
+			t.Fatalf("%q is at %d, after %d: want the order %q\n%s", w, i, last, order, out)
+		}
+		last = i
+	}
+	var one bytes.Buffer
+	s.Steps = s.Steps[:1]
+	if err := WriteSummary(&one, &s); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(one.String(), "pooled") || strings.Index(one.String(), "Requests ") > strings.Index(one.String(), "Steps") {
+		t.Errorf("a single step is no pool: its figures lead as a plain run's\n%s", one.String())
+	}
+}

@@ -26,10 +26,17 @@ const (
 )
 
 // WriteSummary writes the final summary table: requests, errors by kind,
-// throughput, tokens, a latency table in milliseconds, then warnings.
+// throughput, tokens, a latency table in milliseconds, then warnings. A
+// run of several steps leads with its verdicts and steps table: its
+// run-wide figures pool every load, so they come after, headed as such.
 func WriteSummary(w io.Writer, s *record.Summary) error {
 	var b bytes.Buffer
 	writeHeader(&b, s)
+	pooled := len(s.Steps) > 1
+	if pooled {
+		writeSteps(&b, s)
+		fmt.Fprintf(&b, "\nAll %d steps pooled: a mix of loads, not one operating point (each load's figures are in Steps)\n\n", len(s.Steps))
+	}
 	writeCounts(&b, s)
 	b.WriteByte('\n')
 	writeLatencies(&b, s)
@@ -37,7 +44,9 @@ func WriteSummary(w io.Writer, s *record.Summary) error {
 	writeClasses(&b, s)
 	writeBuckets(&b, s)
 	writeChains(&b, s)
-	writeSteps(&b, s)
+	if !pooled {
+		writeSteps(&b, s)
+	}
 	writeTelemetry(&b, s)
 	writeWarnings(&b, s.Warnings)
 	if _, err := w.Write(b.Bytes()); err != nil {

@@ -134,6 +134,7 @@ func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.Sta
 	if d.Capacity != nil {
 		s.Capacity = capacityOf(d.Capacity, s.Steps, marks, accs)
 	}
+	s.Operating = operatingOf(d, s.Knee, s.Capacity)
 	return nil
 }
 

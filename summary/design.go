@@ -63,6 +63,14 @@ type CapacityJudging struct {
 	// Search is how the loads were chosen: its precision and probe budget
 	// tell an answer the budget cut short.
 	Search analyze.SearchOptions `json:"search"`
+	// Sweep: the probes are a sweep's steps, its loads chosen up front
+	// (no probe budget); the answer is its highest step at which every
+	// objective held.
+	Sweep bool `json:"sweep,omitempty"`
+	// Baseline is the index of a step that is no probe: a sweep's
+	// single-user baseline when it is not one of the sweep's loads (0:
+	// none).
+	Baseline int `json:"baseline,omitempty"`
 }
 
 // staged reports whether the design's records carry a step per stage.

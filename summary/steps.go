@@ -97,6 +97,10 @@ func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
 
 // JudgeProbe decides one probe of a capacity search: every SLO held at
 // the confidence, the failure rate is within bounds and the step is valid.
+// A sweep's step that missed nothing but could not pass (too few samples
+// for an objective, or invalid) has no verdict: a sweep cannot lengthen
+// it, and counting it as a miss would put the answer below a load that
+// was never shown to fail.
 func JudgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) record.CapacityProbe {
 	j := c.Rule().Judge(step.FailureRate, tallies)
 	probe := record.CapacityProbe{Step: step.Index, Load: step.Target, Passed: j.Passed, Reasons: j.Reasons}
@@ -104,6 +108,7 @@ func JudgeProbe(c *CapacityJudging, step *record.Step, tallies []analyze.Tally) 
 		probe.Passed = false
 		probe.Reasons = append(probe.Reasons, "invalid step: "+strings.Join(step.Validity.Reasons, "; "))
 	}
+	probe.NoVerdict = c.Sweep && !probe.Passed && !j.Missed
 	return probe
 }
 
@@ -112,8 +117,9 @@ func (c *CapacityJudging) Rule() analyze.ProbeRule {
 	return analyze.ProbeRule{SLOs: c.SLOs, Confidence: c.Confidence, MaxFailureRate: c.MaxFailureRate}
 }
 
-// capacityOf is a capacity search's answer from its steps: each step that
-// ran to its end is a probe (a probe cut short proves nothing).
+// capacityOf is a capacity search's answer from its steps: each step of
+// its loop that ran to its end is a probe (a probe cut short proves
+// nothing), but for a sweep's baseline.
 func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMark, accs map[int]*StepAcc) *record.Capacity {
 	answer := &record.Capacity{Mode: c.Mode, Confidence: c.Confidence, MaxFailureRate: c.MaxFailureRate,
 		SLOs: []string{}, Probes: []record.CapacityProbe{}}
@@ -122,11 +128,14 @@ func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMar
 	}
 	var passed, failed []float64
 	for i := range steps {
-		if marks[i].Interrupted {
+		if marks[i].Interrupted || steps[i].Index == c.Baseline || steps[i].Mode != c.Mode {
 			continue
 		}
 		probe := JudgeProbe(c, &steps[i], accs[steps[i].Index].tallies)
 		answer.Probes = append(answer.Probes, probe)
+		if probe.NoVerdict {
+			continue
+		}
 		if probe.Passed {
 			passed = append(passed, probe.Load)
 		} else {
@@ -143,18 +152,25 @@ func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMar
 func capacityReason(o *CapacityJudging, c *record.Capacity, failed []float64) string {
 	objectives := strings.Join(append(append([]string{}, c.SLOs...), fmt.Sprintf("failure rate ≤ %.2g%%", o.MaxFailureRate*100)), ", ")
 	unit := func(v float64) string { return record.LoadText(v, o.Mode) }
+	probes, ceiling := "probes", "the search's ceiling"
+	if o.Sweep {
+		probes, ceiling = "steps", "the sweep's highest load"
+	}
 	switch {
 	case len(c.Probes) == 0:
-		return "no probe finished: the search was interrupted"
+		return fmt.Sprintf("no %s finished: the run was interrupted", probes)
+	case len(failed) == 0 && !c.Found:
+		return fmt.Sprintf("no verdict: none of the %d %s could show %s held or missed (too few samples, or invalid)", len(c.Probes), probes, objectives)
 	case !c.Found:
-		return fmt.Sprintf("even the lowest load, %s, missed: %s", unit(c.Probes[0].Load), strings.Join(c.Probes[0].Reasons, "; "))
+		first := c.Probes[slices.IndexFunc(c.Probes, func(p record.CapacityProbe) bool { return !p.NoVerdict })]
+		return fmt.Sprintf("even the lowest load, %s, missed: %s", unit(first.Load), strings.Join(first.Reasons, "; "))
 	case len(failed) == 0:
-		return fmt.Sprintf("every probe passed up to %s, the search's ceiling: capacity is at least that (%s at %.0f%% confidence)",
-			unit(c.Load), objectives, o.Confidence*100)
+		return fmt.Sprintf("every one of the %d %s passed up to %s, %s: capacity is at least that (%s at %.0f%% confidence)",
+			len(c.Probes), probes, unit(c.Load), ceiling, objectives, o.Confidence*100)
 	}
-	reason := fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d probes, the lowest failing load was %s",
-		unit(c.Load), objectives, o.Confidence*100, len(c.Probes), unit(slices.Min(failed)))
-	if budgetCut(o.Search, len(c.Probes), c.Load, slices.Min(failed)) {
+	reason := fmt.Sprintf("capacity %s: the highest load probed at which %s held at %.0f%% confidence; %d %s, the lowest failing load was %s",
+		unit(c.Load), objectives, o.Confidence*100, len(c.Probes), probes, unit(slices.Min(failed)))
+	if !o.Sweep && budgetCut(o.Search, len(c.Probes), c.Load, slices.Min(failed)) {
 		reason += fmt.Sprintf("; the probe budget (%d) ran out before the %.0f%% precision: the capacity lies between %s and %s (raise --max-probes for a closer answer)",
 			len(c.Probes), precision(o.Search)*100, unit(c.Load), unit(slices.Min(failed)))
 	}

@@ -27,7 +27,7 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.users, "users", "", "closed loop: search users in LOW:HIGH, e.g. 1:256")
 	fs.StringVar(&f.rates, "rates", "", "open loop: search requests/s in LOW:HIGH, e.g. 0.5:64")
-	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
+	fs.StringArrayVar(&f.slos, "slo", nil, sloFlagHelp)
 	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
 	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
 	fs.Float64Var(&f.precision, "precision", analyze.DefaultSearch.Precision, "stop once the best passing and lowest failing loads are this close (fraction)")
@@ -54,13 +54,9 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if len(f.slos) == 0 {
 		return experiment.CapacityOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
 	}
-	var bounds []record.SLO
-	for _, s := range f.slos {
-		b, err := record.ParseSLO(s)
-		if err != nil {
-			return experiment.CapacityOptions{}, usageError(err)
-		}
-		bounds = append(bounds, b)
+	bounds, err := parseObjectives(f.slos)
+	if err != nil {
+		return experiment.CapacityOptions{}, err
 	}
 	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 1 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
 		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes at least 1")
@@ -70,6 +66,22 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 		Search: analyze.SearchOptions{Low: low, High: high, Whole: mode == record.ModeClosed, Precision: f.precision, MaxProbes: f.maxProbes},
 		SLOs:   bounds, MaxFailureRate: f.maxFailureRate, Confidence: f.confidence, ProbeDuration: p.Load.Duration,
 	}, nil
+}
+
+// sloFlagHelp is --slo's help, the same for every command that takes it.
+const sloFlagHelp = "objective [CLASS:]METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s or chat:ttft.p90<=500ms (repeatable)"
+
+// parseObjectives reads --slo's objectives (record.ParseSLO).
+func parseObjectives(exprs []string) ([]record.SLO, error) {
+	var out []record.SLO
+	for _, s := range exprs {
+		b, err := record.ParseSLO(s)
+		if err != nil {
+			return nil, usageError(err)
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // parseSpan reads LOW:HIGH.

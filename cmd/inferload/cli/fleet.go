@@ -49,7 +49,7 @@ func (f *fleetFlags) bind(c *cobra.Command) {
 	fs.IntVar(&f.peakUsers, "peak-users", 0, "closed loop: plan for this many users (default: the plan's concurrency)")
 	fs.Float64Var(&f.peakRate, "peak-rate", 0, "open loop: plan for this many requests/s (default: the plan's rate)")
 	fs.Float64Var(&f.headroom, "headroom", 0.2, "plan for the peak times 1+HEADROOM")
-	fs.StringArrayVar(&f.slos, "slo", nil, "objective METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s (repeatable)")
+	fs.StringArrayVar(&f.slos, "slo", nil, sloFlagHelp)
 	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing size's failure rate (refused or unfinished requests) is at most this")
 	fs.Float64Var(&f.conf, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
 	fs.DurationVar(&f.window, "sim-duration", capacity.DefaultFleetDuration, "simulated (virtual) time measured per fleet size")
@@ -92,13 +92,9 @@ func (f *fleetFlags) options(p *plan.Plan) (capacity.FleetOptions, error) {
 	if len(f.slos) == 0 {
 		return capacity.FleetOptions{}, usageErrorf("set at least one --slo, e.g. --slo 'ttft.p99<=2s'")
 	}
-	var bounds []record.SLO
-	for _, s := range f.slos {
-		b, err := record.ParseSLO(s)
-		if err != nil {
-			return capacity.FleetOptions{}, usageError(err)
-		}
-		bounds = append(bounds, b)
+	bounds, err := parseObjectives(f.slos)
+	if err != nil {
+		return capacity.FleetOptions{}, err
 	}
 	switch {
 	case f.format != "text" && f.format != "json":

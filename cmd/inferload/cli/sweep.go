@@ -18,6 +18,8 @@ type sweepFlags struct {
 	knee            analyze.KneeOptions
 	confidence      float64
 	stopFailureRate float64
+	slos            []string
+	maxFailureRate  float64
 }
 
 func (f *sweepFlags) bind(c *cobra.Command) {
@@ -30,6 +32,8 @@ func (f *sweepFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.knee.OperatingFraction, "operating-point", analyze.DefaultKnee.OperatingFraction, "recommend running at this fraction of the knee")
 	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence a percentile's sample count must give for a step to count")
 	fs.Float64Var(&f.stopFailureRate, "stop-failure-rate", 0.10, "end the sweep after a step whose failure rate exceeds this (0: never)")
+	fs.StringArrayVar(&f.slos, "slo", nil, sloFlagHelp+"; the operating point is the highest step meeting every one (default: the plan's goodput SLOs at --knee-percentile)")
+	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a step meeting the SLOs has a failure rate at most this")
 }
 
 func (f *sweepFlags) busiest(o experiment.SweepOptions) (string, float64) {
@@ -56,8 +60,15 @@ func (f *sweepFlags) options(p *plan.Plan) (experiment.SweepOptions, error) {
 	if _, err := analyze.FindKnee(nil, f.knee); err != nil {
 		return experiment.SweepOptions{}, usageError(err)
 	}
+	if !(f.maxFailureRate > 0 && f.maxFailureRate < 1) {
+		return experiment.SweepOptions{}, usageErrorf("--max-failure-rate %v: want a fraction above 0 and below 1", f.maxFailureRate)
+	}
+	slos, err := parseObjectives(f.slos)
+	if err != nil {
+		return experiment.SweepOptions{}, err
+	}
 	return experiment.SweepOptions{
-		Mode: mode, Loads: loads, StepDuration: stepDuration, Knee: f.knee,
+		Mode: mode, Loads: loads, StepDuration: stepDuration, Knee: f.knee, SLOs: slos, MaxFailureRate: f.maxFailureRate,
 		Stage: experiment.StageOptions{
 			Criteria:        analyze.Criteria{Confidence: f.confidence, Required: f.knee.Percentile},
 			StopFailureRate: f.stopFailureRate,
@@ -74,10 +85,14 @@ with its first --warmup discarded, into one run directory. Prints a table of
 throughput, TTFT/ITL/E2E percentiles, failure rate and goodput per step,
 whether each step is valid, and the knee: the load beyond which throughput
 grows less than --knee-throughput-gain while latency grows more than
---knee-latency-growth, with the recommended operating point.
+--knee-latency-growth, and the recommended operating point: with SLOs (--slo,
+or the plan's workload.slo and class slo at --knee-percentile), the highest step
+at which every one held at --confidence, judged as find-capacity judges a
+probe; without, --operating-point of the knee.
 
   inferload sweep --url http://127.0.0.1:8000/v1 --model m --users 1,8,16,32,64 --duration 2m --warmup 30s
   inferload sweep --url http://127.0.0.1:8000/v1 --model m --rates 'geometric(1,2,64)' --duration 1m
+  inferload sweep -f plan.yaml --users 8,16,32,64 --duration 2m --slo 'ttft.p99<=2s' --slo 'tpot.p99<=80ms'
 
 Every plan flag applies (see docs/plan.md); docs/experiments.md explains the method.`,
 		Args: cobra.NoArgs,
