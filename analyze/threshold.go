@@ -15,7 +15,9 @@ import (
 
 // Evaluate checks every threshold against s. A metric that resolves to
 // nothing, or to more than one figure, fails with the reason in Error: a
-// gate that cannot be checked must not pass silently.
+// gate that cannot be checked must not pass silently. So does a
+// percentile its sample count does not back (unbacked): a P99 from 32
+// requests is their maximum, a gate on it passes or fails on one request.
 func Evaluate(ths []record.Threshold, s *record.Summary) ([]record.ThresholdResult, error) {
 	figures, err := Figures(s)
 	if err != nil {
@@ -25,10 +27,14 @@ func Evaluate(ths []record.Threshold, s *record.Summary) ([]record.ThresholdResu
 	for _, t := range ths {
 		r := record.ThresholdResult{Expr: t.Expr}
 		path, v, err := Resolve(figures, t.Metric)
-		if err != nil {
+		switch {
+		case err != nil:
 			r.Error = err.Error()
-		} else {
+		default:
 			r.Metric, r.Value, r.Passed = path, v, t.Holds(v)
+			if why := unbacked(figures, path); why != "" {
+				r.Passed, r.Error = false, fmt.Sprintf("%s = %.4g %s", path, v, why)
+			}
 		}
 		out = append(out, r)
 	}
@@ -51,6 +57,41 @@ func Figures(s *record.Summary) (map[string]float64, error) {
 	out := make(map[string]float64)
 	flatten(out, "", tree)
 	return out, nil
+}
+
+// unbacked says why the figure at path is a percentile its own sample
+// count (the count beside it: metrics.ttft_ms.count for
+// metrics.ttft_ms.p99) does not back at DefaultConfidence, as the tables'
+// "*" does; "" when it is backed or no percentile of a distribution.
+func unbacked(figures map[string]float64, path string) string {
+	prefix, name, ok := cutLast(path)
+	if !ok {
+		return ""
+	}
+	q, isPct := record.PercentileQ(name)
+	n, hasCount := figures[prefix+".count"]
+	if !isPct || !hasCount {
+		return ""
+	}
+	need := MinSamples(q, DefaultConfidence)
+	if int(n) >= need {
+		return ""
+	}
+	advice := "lengthen the run"
+	if b := Backed(int64(n), DefaultConfidence); b != "none" {
+		advice += ", or gate the " + b + " its samples back"
+	}
+	return fmt.Sprintf("rests on %d samples, too few to back a %s at %.0f%% confidence (%d needed): %s (docs/report.md, \"How long a CI run must be\")",
+		int(n), name, DefaultConfidence*100, need, advice)
+}
+
+// cutLast splits a dotted path at its last dot.
+func cutLast(path string) (prefix, last string, ok bool) {
+	i := strings.LastIndexByte(path, '.')
+	if i < 0 {
+		return "", "", false
+	}
+	return path[:i], path[i+1:], true
 }
 
 func flatten(out map[string]float64, prefix string, v any) {

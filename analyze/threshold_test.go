@@ -70,7 +70,7 @@ func TestResolve(t *testing.T) {
 func TestEvaluate(t *testing.T) {
 	t.Parallel()
 	s := &record.Summary{SchemaVersion: 1, FailureRate: 0.02}
-	s.Metrics.TTFT.P99 = 1500
+	s.Metrics.TTFT.P99, s.Metrics.TTFT.Count = 1500, 1000
 	s.Throughput.OutputTokensPerS = 640
 	ths, err := record.ParseThresholds([]string{
 		"ttft_ms.p99 < 2000",              // passes
@@ -98,6 +98,47 @@ func TestEvaluate(t *testing.T) {
 	}
 	if n := Failed(got); n != 2 {
 		t.Errorf("Failed = %d, want 2", n)
+	}
+}
+
+// TestEvaluateUnbacked: a gate on a percentile its own sample count does
+// not back at 95% confidence fails, whatever its value, with the count,
+// the need and the percentile the samples do back; one they back is
+// judged on its value. The count is the one beside the figure: a class's
+// or a step's own, not the run's.
+func TestEvaluateUnbacked(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{SchemaVersion: 1}
+	s.Metrics.TTFT = record.Stats{Count: 320, P90: 400, P99: 900}
+	chat := &record.Breakdown{}
+	chat.Metrics.TTFT = record.Stats{Count: 32, P90: 380, P99: 410}
+	s.Classes = map[string]*record.Breakdown{"chat": chat}
+	s.Steps = []record.Step{{Index: 1, Metrics: record.Metrics{E2E: record.Stats{Count: 3, P50: 100}}}}
+	tests := []struct {
+		expr   string
+		passed bool
+		reason string // "" for a figure judged on its value
+	}{
+		{"ttft_ms.p99 < 1000", true, ""}, // 320 samples back a P99 (299)
+		{"classes.chat.ttft_ms.p99 < 1000", false, "classes.chat.metrics.ttft_ms.p99 = 410 rests on 32 samples, too few to back a p99 at 95% confidence (299 needed): lengthen the run, or gate the p90 its samples back"},
+		{"classes.chat.ttft_ms.p90 < 1000", true, ""}, // 32 back a P90 (29)
+		{"classes.chat.ttft_ms.p90 < 100", false, ""}, // backed, and over its limit
+		{"steps.0.e2e_ms.p50 < 1000", false, "rests on 3 samples, too few to back a p50 at 95% confidence (5 needed): lengthen the run ("}, // backs none
+		{"classes.chat.ttft_ms.max < 1000", true, ""}, // not a percentile
+	}
+	for _, tt := range tests {
+		ths, err := record.ParseThresholds([]string{tt.expr})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Evaluate(ths, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := got[0]
+		if r.Passed != tt.passed || (tt.reason == "") != (r.Error == "") || !strings.Contains(r.Error, tt.reason) {
+			t.Errorf("%s: passed %v, error %q; want passed %v, error with %q", tt.expr, r.Passed, r.Error, tt.passed, tt.reason)
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/summary"
@@ -41,9 +42,12 @@ thresholds:
 		t.Fatal(err)
 	}
 	got := res.Summary.Thresholds
+	// The run is too short to back a P99: that gate fails as unbacked.
+	unbacked := fmt.Sprintf("metrics.ttft_ms.p99 = %.4g rests on %d samples, too few to back a p99 at 95%% confidence (299 needed): lengthen the run, or gate the %s its samples back (docs/report.md, \"How long a CI run must be\")",
+		res.Summary.Metrics.TTFT.P99, res.Summary.Metrics.TTFT.Count, analyze.Backed(res.Summary.Metrics.TTFT.Count, analyze.DefaultConfidence))
 	want := []record.ThresholdResult{
 		{Expr: "error_rate < 0.01", Metric: "failure_rate", Value: 0, Passed: true},
-		{Expr: "ttft_ms.p99 < 0.001", Metric: "metrics.ttft_ms.p99", Value: res.Summary.Metrics.TTFT.P99},
+		{Expr: "ttft_ms.p99 < 0.001", Metric: "metrics.ttft_ms.p99", Value: res.Summary.Metrics.TTFT.P99, Error: unbacked},
 		// A figure a staged run would have: allowed at start, missing after.
 		{Expr: "steps.0.ttft_ms.p99 < 1", Error: `no summary figure matches "steps.0.ttft_ms.p99" (see docs/summary.md)`},
 	}

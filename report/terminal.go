@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 )
 
@@ -187,17 +188,31 @@ func writeLatencies(b *bytes.Buffer, s *record.Summary) {
 	}
 	b.WriteByte('\n')
 	m := s.Metrics
-	latencyRow(b, "TTFT", m.TTFT)
-	latencyRow(b, "ITL", m.ITL)
-	latencyRow(b, "TPOT", m.TPOT)
-	latencyRow(b, "E2E", m.E2E)
+	starred := latencyRow(b, "TTFT", m.TTFT)
+	starred = latencyRow(b, "ITL", m.ITL) || starred
+	starred = latencyRow(b, "TPOT", m.TPOT) || starred
+	starred = latencyRow(b, "E2E", m.E2E) || starred
 	if m.QueueDelay.Count > 0 {
 		// The client's own wait, open loop only: in a closed loop there is
 		// none, and an empty row beside a server that queued would read as
 		// "no queue".
-		latencyRow(b, "Client queue", m.QueueDelay)
+		starred = latencyRow(b, "Client queue", m.QueueDelay) || starred
 	}
-	latencyRow(b, "Failed E2E", s.FailedE2E)
+	starred = latencyRow(b, "Failed E2E", s.FailedE2E) || starred
+	footnote(b, starred)
+}
+
+// footnote explains the "*" under a table that printed one.
+func footnote(b *bytes.Buffer, starred bool) {
+	if starred {
+		b.WriteString("  " + unbackedNote + "\n")
+	}
+}
+
+// backedByCount reports whether a distribution's sample count backs its
+// percentile q at the confidence the tables' "*" is read at.
+func backedByCount(st record.Stats, q float64) bool {
+	return st.Count >= int64(analyze.MinSamples(q, analyze.DefaultConfidence))
 }
 
 // writeServerTime shows where the time went by the server's account
@@ -211,17 +226,20 @@ func writeServerTime(b *bytes.Buffer, st *record.ServerTimeSummary) {
 		fmt.Fprintf(b, "%*s", cellWidth, c)
 	}
 	b.WriteByte('\n')
+	starred := false
 	if st.QueueMS != nil {
-		latencyRow(b, "Queue", *st.QueueMS)
+		starred = latencyRow(b, "Queue", *st.QueueMS)
 	}
 	if st.WaitMS != nil {
-		latencyRow(b, "Wait (inferred)", *st.WaitMS)
+		starred = latencyRow(b, "Wait (inferred)", *st.WaitMS) || starred
 	}
-	latencyRow(b, "Prefill", st.PrefillMS)
-	latencyRow(b, "Decode", st.DecodeMS)
+	starred = latencyRow(b, "Prefill", st.PrefillMS) || starred
+	starred = latencyRow(b, "Decode", st.DecodeMS) || starred
 	if st.WaitMS == nil {
-		latencyRow(b, "Outside server", st.OutsideMS)
-	} else {
+		starred = latencyRow(b, "Outside server", st.OutsideMS) || starred
+	}
+	footnote(b, starred)
+	if st.WaitMS != nil {
 		fmt.Fprintf(b, "(the server reports no queue: the wait is inferred as time outside the server beyond its least, %s ms, the network and HTTP floor)\n",
 			formatMS(st.OutsideFloorMS))
 	}
@@ -232,17 +250,20 @@ func writeServerTime(b *bytes.Buffer, st *record.ServerTimeSummary) {
 
 // latencyRow prints one metric; a metric with no values shows dashes
 // rather than zeros that could be mistaken for measurements.
-func latencyRow(b *bytes.Buffer, label string, st record.Stats) {
+// latencyRow writes one distribution's row, a percentile its count does
+// not back starred; it reports whether it starred one.
+func latencyRow(b *bytes.Buffer, label string, st record.Stats) (starred bool) {
 	fmt.Fprintf(b, "%-*s", labelWidth, label)
-	cells := []float64{st.P50, st.P90, st.P95, st.P99, st.P999, st.Max, st.Mean}
-	for _, v := range cells {
-		cell := "-"
-		if st.Count > 0 {
-			cell = formatMS(v)
-		}
-		fmt.Fprintf(b, "%*s", cellWidth, cell)
+	cells := []struct {
+		v, q float64 // q 0: max and mean, which no count backs or not
+	}{{st.P50, 0.5}, {st.P90, 0.9}, {st.P95, 0.95}, {st.P99, 0.99}, {st.P999, 0.999}, {st.Max, 0}, {st.Mean, 0}}
+	for _, c := range cells {
+		backed := c.q == 0 || backedByCount(st, c.q)
+		starred = starred || (!backed && st.Count > 0)
+		fmt.Fprintf(b, "%*s", cellWidth, msCell(st, c.v, backed))
 	}
 	fmt.Fprintf(b, "%*d\n", cellWidth, st.Count)
+	return starred
 }
 
 // formatMS keeps about four significant digits: 0.052, 1.23, 12.3, 123.4, 12345.
@@ -277,9 +298,11 @@ func writeClasses(b *bytes.Buffer, s *record.Summary) {
 	}
 	sort.Strings(names)
 	breakdownHeader(b, "Class")
+	starred := false
 	for _, name := range names {
-		breakdownRow(b, name, s.Classes[name])
+		starred = breakdownRow(b, name, s.Classes[name]) || starred
 	}
+	footnote(b, starred)
 }
 
 // writeBuckets shows one row per input-length bucket, shortest first, when
@@ -296,9 +319,11 @@ func writeBuckets(b *bytes.Buffer, s *record.Summary) {
 		return
 	}
 	breakdownHeader(b, "Input tokens")
+	starred := false
 	for k := range s.InputBuckets {
-		breakdownRow(b, s.InputBuckets[k].Label, &s.InputBuckets[k].Breakdown)
+		starred = breakdownRow(b, s.InputBuckets[k].Label, &s.InputBuckets[k].Breakdown) || starred
 	}
+	footnote(b, starred)
 }
 
 func breakdownHeader(b *bytes.Buffer, label string) {
@@ -311,22 +336,21 @@ func breakdownHeader(b *bytes.Buffer, label string) {
 
 // breakdownRow prints one class or bucket; latencies it has no value for
 // show a dash.
-func breakdownRow(b *bytes.Buffer, label string, d *record.Breakdown) {
+func breakdownRow(b *bytes.Buffer, label string, d *record.Breakdown) (starred bool) {
 	r := d.Requests
 	fmt.Fprintf(b, "%-*s%*d%*.2f%*d", labelWidth, clipLabel(label), cellWidth, r.Total-r.Warmup,
 		cellWidth, 100*d.FailureRate, cellWidth, r.ExpectedRejections)
 	m := d.Metrics
 	for _, c := range []struct {
-		st record.Stats
-		v  float64
-	}{{m.TTFT, m.TTFT.P50}, {m.TTFT, m.TTFT.P99}, {m.TPOT, m.TPOT.P99}, {m.E2E, m.E2E.P99}} {
-		cell := "-"
-		if c.st.Count > 0 {
-			cell = formatMS(c.v)
-		}
-		fmt.Fprintf(b, "%*s", cellWidth, cell)
+		st   record.Stats
+		v, q float64
+	}{{m.TTFT, m.TTFT.P50, 0.5}, {m.TTFT, m.TTFT.P99, 0.99}, {m.TPOT, m.TPOT.P99, 0.99}, {m.E2E, m.E2E.P99, 0.99}} {
+		backed := backedByCount(c.st, c.q)
+		starred = starred || (!backed && c.st.Count > 0)
+		fmt.Fprintf(b, "%*s", cellWidth, msCell(c.st, c.v, backed))
 	}
 	b.WriteByte('\n')
+	return starred
 }
 
 // clipLabel keeps a row label inside its column, with a space to spare.

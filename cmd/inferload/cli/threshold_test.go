@@ -38,7 +38,9 @@ func TestThresholdExitCodes(t *testing.T) {
 		// A malformed expression is a usage error, reported before the run.
 		{"bad expression", []string{"failure_rate < 2s"}, ExitUsage, "", "--threshold"},
 		// The threshold language shared with --slo: a short name and a duration.
-		{"duration", []string{"ttft.p99 < 1h"}, ExitOK, "PASS  ttft.p99 < 1h", ""},
+		{"duration", []string{"ttft.p50 < 1h"}, ExitOK, "PASS  ttft.p50 < 1h", ""},
+		// A P99 of 8 requests is their maximum: the gate fails as unbacked, whatever its value.
+		{"unbacked percentile", []string{"ttft.p99 < 1h"}, ExitThresholds, "rests on 8 samples", "ttft.p99 < 1h (metrics.ttft_ms.p99 = "},
 		// Thresholds that hold on a run too small to back them: the gate fails.
 		{"not valid", []string{"error_rate < 0.01", "strict"}, ExitNotValid, "all 1 thresholds passed", "NOT VALID"},
 	}
