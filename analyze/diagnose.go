@@ -37,7 +37,7 @@ type Evidence struct {
 // verdicts.
 func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
-	reconcileClient(s, ev.Criteria)
+	reconcileClient(s, ev.Criteria, ev.Trend)
 	reconcileReadLag(s)
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
 	s.Warnings = append(s.Warnings, scrapeWarnings(ev.Samples)...)
@@ -55,9 +55,24 @@ func Diagnose(s *record.Summary, ev Evidence) error {
 // "saturated" and cites the late starts and the pacer lag the report
 // charts. Without it the report could say "not saturated" beside a
 // pacer-lag chart peaking at 150 ms.
-func reconcileClient(s *record.Summary, c Criteria) {
+//
+// Unless the server set the pace: when the client's own telemetry shows
+// room (not saturated by CPU or scheduling lag) and completions fell
+// behind arrivals (fellBehind, the overload rule's deficit), the late
+// starts waited on the in-flight cap a saturated server held full. The
+// verdict then says "not saturated" and names the server, with
+// ServerBound set for validity and the overload hint: "run it on a
+// bigger machine" would send the reader the wrong way.
+func reconcileClient(s *record.Summary, c Criteria, t record.LoadTrend) {
 	measured := s.Requests.Succeeded + s.Requests.Failed
 	if s.Mode != record.ModeOpen || !TooManyLate(s.Requests.Late, measured, c) {
+		return
+	}
+	if cl := s.Client; cl != nil && !cl.Saturated && fellBehind(t) {
+		cl.ServerBound = true
+		cl.Verdict = fmt.Sprintf("not saturated, the server was: %d of %d requests (%.1f%%) started late waiting for the in-flight cap while the client had room (CPU max %.0f%% of its CPUs, scheduling lag p99 max %.1f ms); %.2f requests/s arrived and %.2f/s completed, so the cap stayed full of requests the server had not finished",
+			s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), cl.CPUPctMax, cl.SchedLagP99MaxMS,
+			t.Issued/t.WindowS, t.Completed/t.WindowS)
 		return
 	}
 	if s.Client == nil {

@@ -35,6 +35,57 @@ func TestDiagnoseClientAgreesWithLateStarts(t *testing.T) {
 	}
 }
 
+// TestDiagnoseOverloadIsTheServers: the user's case, an open loop at 20
+// requests/s against a server that completes 15/s with an in-flight cap
+// of 64: the cap filled and requests started late while the client sat
+// at 3% CPU. The verdict names the server (not saturated, server bound),
+// the run is invalid for the server's saturation (not the client's), and
+// the overload hint fires though in-flight could not grow past the cap.
+// The same late starts from a client whose telemetry is saturated, or
+// with completions keeping up, still blame the client.
+func TestDiagnoseOverloadIsTheServers(t *testing.T) {
+	t.Parallel()
+	behind := record.LoadTrend{WindowS: 60, Issued: 1200, Completed: 900, InFlightFirst: 63, InFlightSecond: 64}
+	keptUp := record.LoadTrend{WindowS: 60, Issued: 1200, Completed: 1190, InFlightFirst: 63, InFlightSecond: 64}
+	for _, tt := range []struct {
+		name        string
+		client      record.ClientTelemetry
+		trend       record.LoadTrend
+		serverBound bool
+	}{
+		{"idle client, server behind", record.ClientTelemetry{CPUPctMax: 3, Verdict: "not saturated: CPU max 3%"}, behind, true},
+		{"busy client, server behind", record.ClientTelemetry{CPUPctMax: 97, Saturated: true, Verdict: "SATURATED for 30 s"}, behind, false},
+		{"idle client, server kept up", record.ClientTelemetry{CPUPctMax: 3, Verdict: "not saturated: CPU max 3%"}, keptUp, false},
+	} {
+		s := &record.Summary{Mode: record.ModeOpen, WindowS: 60, Requests: record.Requests{Succeeded: 900, Late: 300},
+			Metrics: record.Metrics{E2E: record.Stats{Count: 900}}, Client: &tt.client}
+		if err := Diagnose(s, Evidence{Trend: tt.trend, Load: &RunLoad{Intended: 20, Achieved: 15}}); err != nil {
+			t.Fatal(err)
+		}
+		c, v := s.Client, s.Validity
+		reasons := strings.Join(v.Reasons, "; ")
+		hint := ""
+		for _, h := range s.Hints {
+			hint += h.Rule + ": " + h.Message + "\n"
+		}
+		if tt.serverBound {
+			if !c.ServerBound || c.Saturated || !strings.HasPrefix(c.Verdict, "not saturated, the server was") || !strings.Contains(c.Verdict, "20.00 requests/s arrived and 15.00/s completed") {
+				t.Errorf("%s: client %+v; want not saturated, server bound", tt.name, c)
+			}
+			if v.Valid || v.ClientSaturated || !strings.Contains(reasons, "the server held full") || strings.Contains(reasons, "the client or its in-flight cap") {
+				t.Errorf("%s: validity %+v; want invalid for the server's saturation", tt.name, v)
+			}
+			if !strings.Contains(hint, "overload: 20.00 requests/s arrived but only 15.00/s completed, and the in-flight cap stayed full") || strings.Contains(hint, "client_bound") {
+				t.Errorf("%s: hints %q; want the overload hint, not client bound", tt.name, hint)
+			}
+			continue
+		}
+		if c.ServerBound || !c.Saturated || !v.ClientSaturated || !strings.Contains(reasons, "the client or its in-flight cap") {
+			t.Errorf("%s: client %+v, validity %+v; want the client blamed", tt.name, c, v)
+		}
+	}
+}
+
 // TestDiagnoseHostBusyExplainsInvalidSteps: contention plus invalid steps
 // earns the "host busy" warning; contention alone earns only the
 // contention warning.

@@ -33,21 +33,37 @@ const (
 // the server. It needs no server metric: a server whose HTTP threads hold
 // the excess before its scheduler sees it reports a short queue
 // throughout.
+//
+// With an in-flight cap the backlog cannot grow in flight: it waits in
+// the client. So a run whose late starts Diagnose found server-bound
+// (record.ClientTelemetry.ServerBound: the cap held full while the
+// client had room) is overloaded on the deficit alone.
 func overload(in hintInput) *record.Hint {
 	t := in.trend
-	if in.s.Mode != record.ModeOpen || t.WindowS <= 0 || t.Issued <= 0 {
+	if in.s.Mode != record.ModeOpen || !fellBehind(t) {
 		return nil
 	}
-	deficit := t.Issued - t.Completed
-	if deficit < t.Issued*OverloadBehind || deficit < OverloadSigmas*math.Sqrt(t.Issued) {
-		return nil
+	issued, done := t.Issued/t.WindowS, t.Completed/t.WindowS
+	figures := map[string]float64{"issued_per_s": issued, "completed_per_s": done,
+		"in_flight_first_half": t.InFlightFirst, "in_flight_second_half": t.InFlightSecond}
+	if c := in.s.Client; c != nil && c.ServerBound {
+		return &record.Hint{Rule: "overload", Figures: figures,
+			Message: fmt.Sprintf("overload: %.2f requests/s arrived but only %.2f/s completed, and the in-flight cap stayed full, so %d requests waited in the client to start; the server cannot serve this rate, so latency grows for as long as it is held: lower the rate or find the knee with a sweep", issued, done, in.s.Requests.Late)}
 	}
 	if t.InFlightSecond < t.InFlightFirst*OverloadInFlightGrowth || t.InFlightSecond-t.InFlightFirst < OverloadInFlightMin {
 		return nil
 	}
-	issued, done := t.Issued/t.WindowS, t.Completed/t.WindowS
-	return &record.Hint{Rule: "overload",
-		Message: fmt.Sprintf("overload: %.2f requests/s arrived but only %.2f/s completed, and requests in flight grew from %.1f to %.1f on average between the halves of the window; the server cannot serve this rate, so latency grows for as long as it is held: lower the rate or find the knee with a sweep", issued, done, t.InFlightFirst, t.InFlightSecond),
-		Figures: map[string]float64{"issued_per_s": issued, "completed_per_s": done,
-			"in_flight_first_half": t.InFlightFirst, "in_flight_second_half": t.InFlightSecond}}
+	return &record.Hint{Rule: "overload", Figures: figures,
+		Message: fmt.Sprintf("overload: %.2f requests/s arrived but only %.2f/s completed, and requests in flight grew from %.1f to %.1f on average between the halves of the window; the server cannot serve this rate, so latency grows for as long as it is held: lower the rate or find the knee with a sweep", issued, done, t.InFlightFirst, t.InFlightSecond)}
+}
+
+// fellBehind: completions fell short of arrivals by OverloadBehind of
+// them and by OverloadSigmas Poisson standard deviations, so the deficit
+// is no short run's scatter.
+func fellBehind(t record.LoadTrend) bool {
+	if t.WindowS <= 0 || t.Issued <= 0 {
+		return false
+	}
+	deficit := t.Issued - t.Completed
+	return deficit >= t.Issued*OverloadBehind && deficit >= OverloadSigmas*math.Sqrt(t.Issued)
 }

@@ -28,6 +28,12 @@ type Criteria struct {
 	// (default 5): one late request of 60 is a hiccup, not a saturated
 	// client.
 	MinLate int64
+	// ServerBound: the late starts waited on an in-flight cap a server
+	// that fell behind held full, while the client had room (Diagnose
+	// finds it, record.ClientTelemetry.ServerBound): they still make the
+	// run invalid (the schedule was not applied) but are the server's
+	// saturation, not the client's. Never read from a design file.
+	ServerBound bool `json:"-"`
 }
 
 func (c Criteria) withDefaults() Criteria {
@@ -142,6 +148,11 @@ func judgeLate(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	if s.Mode != record.ModeOpen || !TooManyLate(s.Requests.Late, measured, c) {
 		return
 	}
+	if c.ServerBound {
+		invalid("%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed, waiting for the in-flight cap, which the server held full while it fell behind the schedule (the client had room: see client): the server is saturated at this rate; lower it or find the knee with a sweep",
+			s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), c.MaxLate*100)
+		return
+	}
 	s.Validity.ClientSaturated = true
 	invalid("%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed: the client or its in-flight cap could not keep the schedule",
 		s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), c.MaxLate*100)
@@ -194,6 +205,7 @@ func JudgeRun(s *record.Summary, load RunLoad, c Criteria) error {
 	step := record.Step{Kind: record.StepConstant, Mode: s.Mode, Target: load.Intended,
 		WindowS: s.WindowS, Requests: s.Requests, Metrics: s.Metrics}
 	step.Validity.AchievedLoad = load.Achieved
+	c.ServerBound = s.Client != nil && s.Client.ServerBound
 	if err := Judge(&step, c); err != nil {
 		return err
 	}

@@ -47,6 +47,11 @@ type ClientTelemetry struct {
 	// Saturated is set when the client was past a threshold for several
 	// seconds in a row: the results may measure the client, not the server.
 	Saturated bool `json:"saturated"`
+	// ServerBound is set on an open-loop run whose late starts waited on
+	// the in-flight cap while the client had room and completions fell
+	// behind arrivals: the server's saturation held the cap full, not the
+	// client's (then Saturated is false).
+	ServerBound bool `json:"server_bound,omitempty"`
 	// Verdict is one sentence for reports.
 	Verdict string `json:"verdict"`
 	// SaturatedSegments, in a run merged from segments, names the
