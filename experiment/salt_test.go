@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -18,8 +19,8 @@ import (
 // prefix cache keeps what the first run computed: with the default salt
 // the second run finds none of its prompts cached, while the server
 // counts every prompt at exactly the length of the first run's; with the
-// salt off, or fixed, it sends the first run's prompts again and the
-// cache serves them.
+// salt off, or fixed, it sends the first run's prompts again, the cache
+// serves them, and compare warns that the cache flatters the second run.
 func TestSaltKeepsRunsApart(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -66,6 +67,57 @@ func TestSaltKeepsRunsApart(t *testing.T) {
 				t.Errorf("the caller's plan was changed to salt %q", p.Workload.Salt)
 			}
 			sameServerLengths(t, first.Dir, second.Dir)
+			// compare sees what the cache did, from the records alone.
+			base, err := summary.LoadRunSamples(first.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cur, err := summary.LoadRunSamples(second.Dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := analyze.Compare(base, cur, analyze.CompareOptions{NoRunsCheck: true})
+			t.Logf("second run: cache %+v; compare warnings %q", cur.Overall.Cache, c.Warnings)
+			if warned := len(c.Warnings) > 0; warned != tt.secondHits {
+				t.Errorf("compare warnings %q, want a cached-tokens warning %v", c.Warnings, tt.secondHits)
+			}
+		})
+	}
+}
+
+// TestSaltKeepsSharedPrefixesShared: a shared prefix the plan declares is
+// still shared within a run (every request after the first hits it), but
+// with the default salt the second run's first request misses the prefix
+// the first run left cached; with the salt off it hits it.
+func TestSaltKeepsSharedPrefixesShared(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		salt       string
+		secondHits int64 // of the second run's 12 requests
+	}{
+		// Each run warms its own prefix: 11 hits after the first request.
+		{"run", 11},
+		// Off: the first run's prefix serves all 12.
+		{"off", 12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.salt, func(t *testing.T) {
+			t.Parallel()
+			url := tinySim(t, sim.Faults{})
+			p := testPlan(t, fmt.Sprintf("name: prefixed\ntarget: {url: %s}\nworkload: {input_tokens: \"32\", output_tokens: \"4\", salt: %s, shared_prefix: {tokens: 64}}\nload: {concurrency: 1, requests: 12}\n", url, tt.salt))
+			var hits [2]int64
+			for k := range hits {
+				out, err := Run(context.Background(), p, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pc := out.Summary.PrefixCache; pc != nil {
+					hits[k] = pc.Hits
+				}
+			}
+			if hits[0] != 11 || hits[1] != tt.secondHits {
+				t.Errorf("prefix-cache hits %d then %d of 12: want 11 then %d", hits[0], hits[1], tt.secondHits)
+			}
 		})
 	}
 }
