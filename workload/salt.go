@@ -21,8 +21,10 @@ const saltStream = 0x5a17_5a17
 // so a prompt shorter than the salt still gets exactly its length.
 type salt struct {
 	words []string // SaltWords words, each with its leading space; nil: no salt
-	// cuts[j] is the token count of the first j words (cuts[0] = 0).
-	cuts []int
+	// cuts[j] is the token count of the first j words (cuts[0] = 0) and
+	// texts[j] their text, joined once rather than for every prompt.
+	cuts  []int
+	texts []string
 }
 
 // newSalt renders value (a run's salt: any string, "" for none) as
@@ -32,17 +34,18 @@ type salt struct {
 // tokens open a prompt, never how many.
 func newSalt(value string, tok Tokenizer) salt {
 	if value == "" {
-		return salt{cuts: []int{0}}
+		return salt{cuts: []int{0}, texts: []string{""}}
 	}
 	h := fnv.New64a()
 	h.Write([]byte(value))
 	pick := wordPicker{rng: rand.New(rand.NewPCG(h.Sum64(), saltStream))}
-	s := salt{words: make([]string, SaltWords), cuts: make([]int, SaltWords+1)}
+	s := salt{words: make([]string, SaltWords), cuts: make([]int, SaltWords+1), texts: make([]string, SaltWords+1)}
 	for j := range s.words {
 		s.words[j] = pick.next()
+		s.texts[j+1] = s.texts[j] + s.words[j]
 		s.cuts[j+1] = j + 1
 		if tok != nil && !wordsExactFor(tok) {
-			s.cuts[j+1] = tok.Count(strings.Join(s.words[:j+1], ""))
+			s.cuts[j+1] = tok.Count(s.texts[j+1])
 		}
 	}
 	return s
@@ -55,11 +58,11 @@ func (s salt) fit(n int) (string, int) {
 	for j > 0 && s.cuts[j] > n {
 		j--
 	}
-	return strings.Join(s.words[:j], ""), s.cuts[j]
+	return s.texts[j], s.cuts[j]
 }
 
 // text is the whole salt ("" for none).
-func (s salt) text() string { return strings.Join(s.words, "") }
+func (s salt) text() string { return s.texts[len(s.words)] }
 
 // line is the salt as a line of its own ahead of a dataset's text (the
 // words, their leading space dropped, then a blank line, so no word of

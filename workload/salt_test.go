@@ -147,3 +147,30 @@ func TestSaltOpensDatasetEntries(t *testing.T) {
 		}
 	}
 }
+
+// A conversation keeps its opening: every turn's history starts with the
+// first turn's salted message, so the salt adds nothing a turn must
+// prefill again.
+func TestSaltOpensConversations(t *testing.T) {
+	t.Parallel()
+	m, err := NewMix(MixConfig{Seed: 3, Salt: "a1", Classes: []ClassConfig{{Name: "chat", Weight: 1, Input: Fixed(24), Output: Fixed(8), Turns: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	salt := newSalt("a1", nil).text()
+	s := m.Session(0)
+	var opening string
+	for i := range uint64(4) {
+		spec := s.Next(i)
+		first := spec.Messages[0].Content
+		if i == 0 {
+			opening = first
+		}
+		if !strings.HasPrefix(first, salt) || first != opening {
+			t.Fatalf("turn %d opens with %q, want the first turn's salted message %q", spec.Turn, clip(first), clip(opening))
+		}
+		if last := spec.Messages[len(spec.Messages)-1].Content; !strings.HasPrefix(last, salt) {
+			t.Fatalf("turn %d's new message %q lacks the salt", spec.Turn, clip(last))
+		}
+	}
+}
