@@ -29,6 +29,10 @@ type Comparison struct {
 	Deltas       []Delta  `json:"deltas"`
 	// Env lists the env.json fields that differ between the runs.
 	Env []EnvChange `json:"env"`
+	// Warnings are plain sentences about why the runs may not be
+	// comparable as they are: today, server-reported cached prompt tokens
+	// whose shares differ by CachedShareGap or more (cacheWarning).
+	Warnings []string `json:"warnings,omitempty"`
 	// Regressions counts deltas with Regression set.
 	Regressions int `json:"regressions"`
 	// BaselineRuns and CurrentRuns are how many runs (repeats) each side
@@ -171,6 +175,9 @@ func CompareRuns(baseline, current []*RunSamples, opts CompareOptions) *Comparis
 		}
 	}
 	c.Env = DiffEnv(base.Env, cur.Env)
+	if w := cacheWarning(base.Overall.Cache, cur.Overall.Cache); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
 	applyLimits(c, opts.Limits)
 	return c
 }

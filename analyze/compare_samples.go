@@ -38,6 +38,8 @@ type RunSamples struct {
 type Samples struct {
 	TTFT, ITL, TPOT, E2E []float64
 	Succeeded, Failed    int64
+	// Cache is the successes' prompt tokens and those served cached.
+	Cache PromptCache
 	// failedAt marks, in record order, which counted requests failed.
 	failedAt []bool
 	sorted   map[string][]float64
@@ -98,6 +100,7 @@ func (s *Samples) Add(r *record.Result) {
 		return
 	}
 	s.Succeeded++
+	s.Cache.add(r)
 	s.E2E = append(s.E2E, usToMS(r.E2EUS))
 	r.EachGap(func(gapUS, n int64) {
 		for range n {
@@ -127,7 +130,7 @@ func (s *Samples) Scaled(f float64) *Samples {
 		return out
 	}
 	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E),
-		Succeeded: s.Succeeded, Failed: s.Failed, failedAt: slices.Clone(s.failedAt)}
+		Succeeded: s.Succeeded, Failed: s.Failed, Cache: s.Cache, failedAt: slices.Clone(s.failedAt)}
 }
 
 // merge appends o's values and counts to s's.
@@ -135,6 +138,8 @@ func (s *Samples) merge(o *Samples) {
 	s.TTFT, s.ITL = append(s.TTFT, o.TTFT...), append(s.ITL, o.ITL...)
 	s.TPOT, s.E2E = append(s.TPOT, o.TPOT...), append(s.E2E, o.E2E...)
 	s.Succeeded, s.Failed = s.Succeeded+o.Succeeded, s.Failed+o.Failed
+	s.Cache.PromptTokens += o.Cache.PromptTokens
+	s.Cache.CachedTokens += o.Cache.CachedTokens
 	s.failedAt = append(s.failedAt, o.failedAt...)
 	s.sorted = nil
 }

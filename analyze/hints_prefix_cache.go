@@ -21,7 +21,10 @@ const (
 // requests to the replica that holds theirs, would cut TTFT. Buckets keep
 // the comparison fair: a long prompt's hit is not compared with a short
 // prompt's miss. Each group needs a backed median (MinSamples). The
-// bucket with the largest saving is named.
+// bucket with the largest saving is named. The hits are the run's own:
+// every run opens its prompts with its own salt (workload.salt), so a
+// cache an earlier run left warm cannot make them, unless the salt was
+// turned off or fixed.
 func prefixCacheTTFT(in hintInput) *record.Hint {
 	need := int64(MinSamples(0.5, DefaultConfidence))
 	var best *record.InputBucket

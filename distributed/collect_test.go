@@ -76,7 +76,10 @@ func runShard(t *testing.T, url, yaml string, seg schedule.Segment, finish bool)
 		return "", err
 	}
 	var up *Uploader
-	res, err := experiment.Run(context.Background(), p, experiment.Options{StartAt: start.Add(-offset.Offset), Started: func(dir string) {
+	// TraceRun names the run as the CLI does (the plan's name and the
+	// collector's start): the segments' shared salt derives from it.
+	trace := p.Name + "@" + start.UTC().Format(time.RFC3339Nano)
+	res, err := experiment.Run(context.Background(), p, experiment.Options{StartAt: start.Add(-offset.Offset), TraceRun: trace, Started: func(dir string) {
 		if err := WriteSegmentInfo(dir, seg, url, offset); err != nil {
 			t.Error(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/workload"
 )
 
 // recordingServer answers every chat request with one token and usage, and
@@ -78,9 +79,20 @@ workload: {dataset: {path: %s, format: openai-jsonl}, output_tokens: "3"}
 	seen := map[string]float64{}
 	for _, b := range bodies() {
 		msgs, _ := b["messages"].([]any)
+		if len(msgs) == 1 && strings.HasPrefix(fmt.Sprint(msgs[0].(map[string]any)["content"]), "[inferload pre-flight") {
+			continue // the pre-flight probe
+		}
+		// The run's salt opens the first message as a line of its own
+		// (workload.salt); the entry's text follows it unchanged.
+		first, _ := msgs[0].(map[string]any)
+		salt, text, salted := strings.Cut(fmt.Sprint(first["content"]), "\n\n")
+		if !salted || len(strings.Fields(salt)) != workload.SaltWords {
+			t.Fatalf("first message %q does not open with the salt line", first["content"])
+		}
+		first["content"] = text
 		last, _ := msgs[len(msgs)-1].(map[string]any)
 		seen[fmt.Sprint(last["content"])] = b["max_tokens"].(float64)
-		if last["content"] == "what is a knee" && len(msgs) != 2 {
+		if last["content"] == "what is a knee" && (len(msgs) != 2 || first["content"] != "be brief") {
 			t.Errorf("the system prompt of the first entry was not sent: %v", msgs)
 		}
 	}

@@ -121,7 +121,7 @@ func Run(ctx context.Context, p *plan.Plan, opts Options) (*Outcome, error) {
 // runSingle runs the plan's one phase under design d (a run or a soak).
 func runSingle(ctx context.Context, p *plan.Plan, opts Options, d summary.Design) (*Outcome, error) {
 	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
-		cfg, err := engineConfig(p, r.client, r.inputs)
+		cfg, err := engineConfig(r.p, r.client, r.inputs) // r.p: the plan with this run's salt
 		if err != nil {
 			return nil, err
 		}

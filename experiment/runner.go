@@ -82,6 +82,9 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d summary.Design, 
 	if err != nil {
 		return nil, fmt.Errorf("load.segment: %w", err)
 	}
+	if p, err = withRunSalt(p, seg, opts); err != nil {
+		return nil, &PlanError{err}
+	}
 	r := &runner{p: p, design: d, opts: opts, client: client, inputs: newWorkloadFiles(ctx), seg: seg}
 	drive, err := prepare(r)
 	if err != nil {

@@ -42,9 +42,7 @@ func traceGenerator(p *plan.Plan, files *workloadFiles) (*workload.Generator, er
 	if err := files.attach(p, &mix); err != nil {
 		return nil, err
 	}
-	c := mix.Classes[0]
-	return workload.NewGenerator(workload.GeneratorConfig{Seed: mix.Seed, Input: c.Input, Output: c.Output,
-		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer, Language: c.Language})
+	return workload.NewGenerator(mix.Classes[0].GeneratorConfig(mix.Seed, mix.Salt))
 }
 
 // traceSource gives request i the lengths the trace recorded for it.

@@ -31,6 +31,7 @@ var classNameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 // gets their defaults instead.
 func (w *Workload) applyDefaults() {
 	setIfZero(&w.Seed, DefaultSeed)
+	setIfZero(&w.Salt, DefaultSalt)
 	setIfNil(&w.IgnoreEOS, true)
 	if w.LengthBuckets == nil {
 		w.LengthBuckets = append([]int(nil), DefaultLengthBuckets...)
@@ -71,6 +72,7 @@ func (v *validator) workload() {
 		v.classes()
 	}
 	v.language("workload.language", w.Language)
+	v.salt()
 	v.lengthBuckets()
 	v.badInput()
 }
@@ -264,7 +266,7 @@ func (b BadInput) workload() workload.BadInputConfig {
 // package's configuration: the classes (or the single default class the
 // flat fields describe) and the bad-input mix.
 func (w *Workload) MixConfig() (workload.MixConfig, error) {
-	cfg := workload.MixConfig{Seed: w.Seed, BadInput: w.BadInput.workload()}
+	cfg := workload.MixConfig{Seed: w.Seed, Salt: w.promptSalt(), BadInput: w.BadInput.workload()}
 	ignoreEOS := boolOr(w.IgnoreEOS, DefaultIgnoreEOS)
 	if len(w.Classes) == 0 {
 		c, err := classConfig(workload.DefaultClass, 1, w.InputTokens, w.OutputTokens, ignoreEOS, w.SharedPrefix)

@@ -133,6 +133,7 @@ func (f *Flags) bindClasses() {
 	bind(f, "trace-format", "load.trace.format", fs.String("trace-format", "", "trace format: azure, burstgpt, csv or jsonl (default: guessed)"), func(p *Plan) *string { return &p.Load.Trace.Format })
 	bind(f, "trace-speed", "load.trace.speed", fs.Float64("trace-speed", 1, "replay speed: 2 sends the trace twice as fast"), func(p *Plan) *float64 { return &p.Load.Trace.Speed })
 	bind(f, "trace-loop", "load.trace.loop", fs.Bool("trace-loop", false, "replay the trace again when it runs out (stop with --duration)"), func(p *Plan) *bool { return &p.Load.Trace.Loop })
+	bind(f, "salt", "workload.salt", fs.String("salt", "", "prompt salt: run (a new one each run, the default), off (the seed's prompts exactly) or a recorded run's salt to replay its prompts"), func(p *Plan) *string { return &p.Workload.Salt })
 	bind(f, "language", "workload.language", fs.String("language", "", "language of synthetic prompts: en (default) or zh"), func(p *Plan) *string { return &p.Workload.Language })
 	bind(f, "tokenizer", "workload.tokenizer", fs.String("tokenizer", "", "tokenizer for prompt lengths: cl100k_base (default), o200k_base or a tokenizer.json path"), func(p *Plan) *string { return &p.Workload.Tokenizer })
 	bind(f, "dataset", "workload.dataset.path", fs.String("dataset", "", "file of prompts (ShareGPT JSON, OpenAI chat JSONL, prompt JSONL or CSV) for the default class"), func(p *Plan) *string { return &p.Workload.Dataset.Path })

@@ -35,7 +35,7 @@ func TestLoadExamples(t *testing.T) {
 			},
 			Load: LoadOptions{Concurrency: 32, ThinkTime: "uniform(100ms,500ms)", Duration: 2 * time.Minute,
 				Warmup: 20 * time.Second, Grace: 30 * time.Second},
-			Workload: Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
+			Workload: Workload{Seed: 1, Salt: "run", InputTokens: "512", OutputTokens: "128", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
 			Output:   Output{Dir: "runs"},
 		}},
 		// Open loop with gamma arrivals: late_after gets its default, the
@@ -50,7 +50,7 @@ func TestLoadExamples(t *testing.T) {
 			},
 			Load: LoadOptions{Rate: 8, Arrival: "gamma", Burstiness: 0.5, MaxInFlight: 256, Requests: 2000,
 				LateAfter: 10 * time.Millisecond, Grace: 30 * time.Second},
-			Workload: Workload{Seed: 42, InputTokens: "uniform(256,2048)", OutputTokens: "uniform(64,512)", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
+			Workload: Workload{Seed: 42, Salt: "run", InputTokens: "uniform(256,2048)", OutputTokens: "uniform(64,512)", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096}},
 			Output:   Output{Dir: "runs/bursty"},
 		}},
 		// Request classes: the documented 7:2:1 mix plus a rare long
@@ -64,7 +64,7 @@ func TestLoadExamples(t *testing.T) {
 			},
 			Load: LoadOptions{Rate: 4, Arrival: "poisson", Duration: 5 * time.Minute, Warmup: 30 * time.Second,
 				LateAfter: 10 * time.Millisecond, Grace: 30 * time.Second},
-			Workload: Workload{Seed: 1, IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096},
+			Workload: Workload{Seed: 1, Salt: "run", IgnoreEOS: ptr(true), LengthBuckets: []int{256, 1024, 4096},
 				Classes: []Class{
 					{Name: "chat", Weight: 7, InputTokens: "128", OutputTokens: "buckets(128:1,512:1)",
 						SharedPrefix: SharedPrefix{Tokens: 1000, Fraction: 0.8, Groups: 4}},

@@ -319,6 +319,13 @@ type Workload struct {
 	// Seed makes the workload reproducible (default 1; 0 means the
 	// default).
 	Seed uint64 `yaml:"seed"`
+	// Salt opens every prompt with a few words drawn from it, so a prefix
+	// cache left warm by another run serves none of this run's prompts:
+	// "run" (default) draws a new salt for every run, "off" sends none (the
+	// seed's prompts exactly), any other word is a fixed salt (a recorded
+	// run's, to replay its prompts). The run directory's plan.yaml holds
+	// the salt the run used.
+	Salt string `yaml:"salt"`
 	// InputTokens is the prompt length: "512" or "uniform(256,1024)".
 	InputTokens string `yaml:"input_tokens"`
 	// OutputTokens is max_tokens: "128" or "uniform(64,256)".

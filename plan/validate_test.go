@@ -75,6 +75,12 @@ func TestValidate(t *testing.T) {
 		}, "workload.images: has no effect with workload.classes"},
 		// Only English and Chinese prose exist.
 		{"bad language", closedPlan, func(p *Plan) { p.Workload.Language = "fr" }, `workload.language: language "fr" is not supported; want en or zh`},
+		// A fixed salt is one plain word: spaces and quotes are refused with the spellings.
+		{"bad salt", closedPlan, func(p *Plan) { p.Workload.Salt = "two words" }, `workload.salt: "two words": want run (a new salt each run, the default), off`},
+		// A recorded run's salt replays it.
+		{"fixed salt", closedPlan, func(p *Plan) { p.Workload.Salt = "3f9a0c1e77b2" }, ""},
+		// No salt at all is an exact replay of the seed's prompts.
+		{"salt off", closedPlan, func(p *Plan) { p.Workload.Salt = SaltOff }, ""},
 		// A class's language is checked too.
 		{"bad class language", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Language: "EN"}} }, `workload.classes[0].language: language "EN" is not supported`},
 		// Conversations in an open loop would not wait for the last reply.
@@ -276,7 +282,7 @@ func TestDefaults(t *testing.T) {
 		// The rest of the documented defaults.
 		{"others", closedPlan(), func(p *Plan) bool {
 			return p.Name == "run" && p.Target.API == "chat" && p.Target.Timeouts == Timeouts{10 * time.Second, time.Minute, 10 * time.Minute} &&
-				p.Load.Grace == 30*time.Second && cmp.Equal(p.Workload, Workload{Seed: 1, InputTokens: "512", OutputTokens: "128", IgnoreEOS: p.Workload.IgnoreEOS, LengthBuckets: []int{256, 1024, 4096}}) &&
+				p.Load.Grace == 30*time.Second && cmp.Equal(p.Workload, Workload{Seed: 1, Salt: "run", InputTokens: "512", OutputTokens: "128", IgnoreEOS: p.Workload.IgnoreEOS, LengthBuckets: []int{256, 1024, 4096}}) &&
 				p.Output.Dir == "runs"
 		}},
 	}

@@ -164,6 +164,9 @@ func WriteCompare(w io.Writer, c *analyze.Comparison) error {
 	}
 	tw.Flush()
 	fmt.Fprintf(&b, "\n%s\n", compareMethod(c))
+	for _, w := range c.Warnings {
+		fmt.Fprintf(&b, "\nwarning: %s\n", printable(w))
+	}
 	writeCompareEnvText(&b, c)
 	writeUnusedLimits(&b, c, "")
 	fmt.Fprintf(&b, "\n%s\n", compareHeadline(c))
@@ -235,6 +238,9 @@ func WriteCompareMarkdown(w io.Writer, c *analyze.Comparison) error {
 	}
 	fmt.Fprintf(&b, "### %s inferload compare: %s\n\n", icon, mdEscape(compareHeadline(c)))
 	fmt.Fprintf(&b, "Baseline `%s` → current `%s`.\n\n", mdCode(c.Baseline), mdCode(c.Current))
+	for _, w := range c.Warnings {
+		fmt.Fprintf(&b, "> ⚠️ %s\n\n", mdEscape(w))
+	}
 	mdRow(&b, compareHead)
 	mdRow(&b, mdRule(len(compareHead)))
 	for i := range c.Deltas {

@@ -60,6 +60,9 @@ func compareVerdictSection(c *analyze.Comparison) *section {
 			Expr:   d.Metric + " no more than " + d.Limit + " worse",
 			Detail: fmt.Sprintf("%s → %s: %s, CI %s, %s", cells[1], cells[2], cells[3], cells[4], d.Change)})
 	}
+	for _, w := range c.Warnings {
+		sec.Notes = append(sec.Notes, "Warning: "+w)
+	}
 	for _, l := range c.UnusedLimits {
 		sec.Notes = append(sec.Notes, "Limit "+l+" names a figure one of the runs does not have; it checked nothing.")
 	}

@@ -15,7 +15,7 @@ import (
 // throughput drop, a failure-rate rise, a zero baseline, an unused limit
 // and environment changes (one carrying markup a target could send), a
 // difference the batches could not confirm and one they had too few
-// values to check.
+// values to check, and a warning (cached prompt tokens that differ).
 func fixedComparison() *analyze.Comparison {
 	rel := func(v float64) *float64 { return &v }
 	return &analyze.Comparison{
@@ -39,6 +39,8 @@ func fixedComparison() *analyze.Comparison {
 			{Field: "target.model", Baseline: "llama-7b", Current: `<script>alert(1)</script>|x`},
 			{Field: "target.served.version", Baseline: "0.6.1", Absent: "current"},
 		},
+		Warnings: []string{"cached prompt tokens differ: baseline 0 (0.0% of 1280), current 864 (67.5% of 1280): " +
+			"a warm prefix cache flatters the current run's TTFT; did it resend an earlier run's prompts (workload.salt off or fixed)?"},
 		Regressions:  2,
 		BaselineRuns: 1, CurrentRuns: 1, Batches: 8,
 	}
@@ -107,6 +109,8 @@ func TestCompareHTML(t *testing.T) {
 		// Escaped by html/template, never live markup.
 		`&lt;script&gt;alert(1)&lt;/script&gt;|x`,
 		"REGRESSION", "e2e_ms.p99 no more than 10% worse",
+		// The warning is on the verdict, where it is read first.
+		"Warning: cached prompt tokens differ",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("compare.html lacks %q", want)

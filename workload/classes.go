@@ -47,6 +47,11 @@ type ClassConfig struct {
 type MixConfig struct {
 	// Seed selects the workload: the same seed gives the same specs.
 	Seed uint64
+	// Salt, when not empty, opens every prompt of every class, synthetic
+	// or from a dataset, with words drawn from it (GeneratorConfig.Salt):
+	// the run's salt. Bad input is left as it is: its defects are the
+	// point.
+	Salt string
 	// Classes are the ordinary classes (at least one).
 	Classes []ClassConfig
 	// BadInput optionally mixes in bad requests as their own class.
@@ -87,7 +92,7 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 		if err := checkClass(c, seen); err != nil {
 			return nil, err
 		}
-		src, err := classSource(cfg.Seed, c)
+		src, err := classSource(cfg.Seed, cfg.Salt, c)
 		if err != nil {
 			return nil, fmt.Errorf("class %s: %w", c.Name, err)
 		}
@@ -105,8 +110,8 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 
 // classSource builds what draws a class's requests: its dataset, or
 // synthetic text.
-func classSource(seed uint64, c ClassConfig) (Source, error) {
-	src, err := textSource(seed, c)
+func classSource(seed uint64, salt string, c ClassConfig) (Source, error) {
+	src, err := textSource(seed, salt, c)
 	if err != nil || c.Images.Count == 0 {
 		return src, err
 	}
@@ -119,12 +124,18 @@ func classSource(seed uint64, c ClassConfig) (Source, error) {
 
 // textSource builds what draws a class's text: its dataset, or synthetic
 // prose.
-func textSource(seed uint64, c ClassConfig) (Source, error) {
+func textSource(seed uint64, salt string, c ClassConfig) (Source, error) {
 	if c.Dataset != nil {
-		return newDatasetSource(seed, c)
+		return newDatasetSource(seed, salt, c)
 	}
-	return NewGenerator(GeneratorConfig{Seed: seed, Input: c.Input, Output: c.Output,
-		IgnoreEOS: c.IgnoreEOS, Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer, Language: c.Language})
+	return NewGenerator(c.GeneratorConfig(seed, salt))
+}
+
+// GeneratorConfig is the synthetic-text generator of the class, for the
+// run's seed and salt.
+func (c ClassConfig) GeneratorConfig(seed uint64, salt string) GeneratorConfig {
+	return GeneratorConfig{Seed: seed, Input: c.Input, Output: c.Output, IgnoreEOS: c.IgnoreEOS,
+		Class: c.Name, Prefix: c.Prefix, Tokenizer: c.Tokenizer, Language: c.Language, Salt: salt}
 }
 
 // checkClass checks one class's name and weight.

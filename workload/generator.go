@@ -48,6 +48,12 @@ type GeneratorConfig struct {
 	// or LanguageChinese. Chinese prompts are fitted to Tokenizer, or to
 	// cl100k_base when Tokenizer is nil.
 	Language string
+	// Salt, when not empty, opens every prompt with SaltWords words drawn
+	// from it, before any shared prefix: the run's salt, so a prefix cache
+	// left warm by an earlier run with another salt serves nothing. The
+	// words are part of the Input tokens (the rest of the prompt is that
+	// much shorter), so the salt never changes a prompt's length.
+	Salt string
 }
 
 // Languages of synthetic prose.
@@ -74,6 +80,7 @@ func CheckLanguage(lang string) error {
 type Generator struct {
 	cfg      GeneratorConfig
 	prefixes []string // the shared prefixes, one per group; nil for none
+	salt     salt
 }
 
 var _ Source = (*Generator)(nil)
@@ -109,7 +116,7 @@ func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
 	}
-	return &Generator{cfg: cfg, prefixes: prefixes}, nil
+	return &Generator{cfg: cfg, prefixes: prefixes, salt: newSalt(cfg.Salt, cfg.Tokenizer)}, nil
 }
 
 // Spec returns request i's spec. It is a pure function of the generator's
@@ -138,7 +145,9 @@ func (g *Generator) SpecOfLength(i uint64, in, out int) Spec {
 	return g.spec(rng, i, max(in, 1), out)
 }
 
-// spec builds request i's prompt of in tokens (plus any shared prefix).
+// spec builds request i's prompt of in tokens (plus any shared prefix):
+// the salt, the shared prefix, then the request's own text, which is in
+// less the salt's tokens.
 func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 	s := Spec{
 		Index:       i,
@@ -148,13 +157,15 @@ func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 		IgnoreEOS:   g.cfg.IgnoreEOS,
 	}
 	head := g.pickPrefix(rng)
+	salt, saltTokens := g.salt.fit(in)
+	own := in - saltTokens
 	switch {
 	case g.cfg.Language == LanguageChinese:
-		s.Prompt = head + TextZh(g.cfg.Tokenizer, rng, in)
+		s.Prompt = salt + head + TextZh(g.cfg.Tokenizer, rng, own)
 	case g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer):
-		s.Prompt = head + TextOfTokens(g.cfg.Tokenizer, rng, in)
+		s.Prompt = salt + head + TextOfTokens(g.cfg.Tokenizer, rng, own)
 	default:
-		s.Prompt = prompt(rng, i, in, head)
+		s.Prompt = prompt(rng, i, own, salt+head)
 	}
 	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)
 	return s

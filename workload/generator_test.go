@@ -202,15 +202,19 @@ func TestGeneratorGolden(t *testing.T) {
 	}
 }
 
+// BenchmarkSpec builds prompts unsalted and, as every run does by
+// default, with the run's salt.
 func BenchmarkSpec(b *testing.B) {
-	for _, n := range []int{128, 512, 4096} {
-		b.Run(fmt.Sprintf("input=%d", n), func(b *testing.B) {
-			g := mustGenerator(b, GeneratorConfig{Seed: 1, Input: Fixed(n), Output: Fixed(128)})
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				_ = g.Spec(uint64(i))
-			}
-		})
+	for _, salt := range []string{"", "3f9a0c1e77b2"} {
+		for _, n := range []int{128, 512, 4096} {
+			b.Run(fmt.Sprintf("input=%d/salted=%v", n, salt != ""), func(b *testing.B) {
+				g := mustGenerator(b, GeneratorConfig{Seed: 1, Input: Fixed(n), Output: Fixed(128), Salt: salt})
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					_ = g.Spec(uint64(i))
+				}
+			})
+		}
 	}
 }
 
