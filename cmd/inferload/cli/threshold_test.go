@@ -28,9 +28,9 @@ func TestThresholdExitCodes(t *testing.T) {
 		// Every threshold holds: exit 0, verdicts listed under the table.
 		{"pass", []string{"error_rate < 0.01", "output_tokens_per_s > 0"}, ExitOK, "all 2 thresholds passed", ""},
 		// An impossible latency limit: exit 99, the failure listed and summed up.
-		{"fail", []string{"error_rate < 0.01", "ttft_ms.p99 < 0"}, ExitThresholds, "FAIL  ttft_ms.p99 < 0", "1 of 2 thresholds failed: ttft_ms.p99 < 0 (metrics.ttft_ms.p99 = "},
+		{"fail", []string{"error_rate < 0.01", "ttft_ms.p50 < 0"}, ExitThresholds, "FAIL  ttft_ms.p50 < 0", "1 of 2 thresholds failed: ttft_ms.p50 < 0 (metrics.ttft_ms.p50 = "},
 		// Quiet: no table, but stderr still names the gate that broke.
-		{"fail quietly", []string{"ttft_ms.p99 < 0", "-q"}, ExitThresholds, "", "1 of 1 thresholds failed: ttft_ms.p99 < 0 (metrics.ttft_ms.p99 = "},
+		{"fail quietly", []string{"ttft_ms.p50 < 0", "-q"}, ExitThresholds, "", "1 of 1 thresholds failed: ttft_ms.p50 < 0 (metrics.ttft_ms.p50 = "},
 		// A threshold on a figure no summary can hold is refused before the run, as k6 does.
 		{"unknown metric", []string{"ttft.p42 < 1"}, ExitUsage, "", `no summary figure can match "ttft_ms.p42"`},
 		// One on a figure this run may lack (a run has no steps) is judged after it, and fails.
