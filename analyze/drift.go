@@ -292,7 +292,11 @@ func driftWords(v DriftVerdict, o DriftOptions, span time.Duration) string {
 		if o.Absolute {
 			return fmt.Sprintf("%+.3g", x)
 		}
-		return fmt.Sprintf("%+.0f%%", x*100)
+		pct := math.Round(x * 100)
+		if pct == 0 {
+			pct = 0 // not "-0%"
+		}
+		return fmt.Sprintf("%+.0f%%", pct)
 	}
 	least := fmt.Sprintf("%.0f%%", o.MinChange*100)
 	size := strings.TrimPrefix(amount(math.Abs(v.Change)), "+")

@@ -56,6 +56,8 @@ func TestDrift(t *testing.T) {
 		{"planted degradation", noisy(72, 10, func(i int) float64 { return 200 * (1 + 0.38*float64(i)/71) }), DriftOptions{}, true, "rose 38% over 6h0m0s (95% CI +35% to +42%), significant"},
 		// Flat with the same noise: no significant trend.
 		{"flat", noisy(72, 10, func(int) float64 { return 200 }), DriftOptions{}, false, "no significant trend over 6h0m0s: change +0% (95% CI -2% to +2%"},
+		// A change that rounds to 0 from below reads +0%, not -0%.
+		{"slightly falling", noisy(72, 0, func(i int) float64 { return 200 - 0.001*float64(i) }), DriftOptions{}, false, "fell 0% over 6h0m0s (95% CI +0% to +0%)"},
 		// Three tests share α: each runs at 0.05/3 and draws a 98.3% interval.
 		{"a family of three", noisy(72, 10, func(int) float64 { return 200 }), DriftOptions{Tests: 3}, false, "98.3% CI"},
 		// Five windows rising perfectly (p = 0.027) are drifted at 0.05 ...
