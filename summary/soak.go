@@ -97,8 +97,14 @@ func (w *windower) add(r *record.Result) {
 	}
 	w.succeeded++
 	w.e2e.Record(r.E2EUS)
+	for _, g := range w.e2eQ {
+		g.hist.Record(r.E2EUS)
+	}
 	if ttft, ok := record.TTFTUS(r); ok {
 		w.ttft.Record(ttft)
+		for _, g := range w.ttftQ {
+			g.hist.Record(ttft)
+		}
 	}
 }
 
@@ -115,11 +121,10 @@ func (w *windower) close() {
 	if total > 0 {
 		sw.FailureRate = float64(w.fail) / float64(total)
 	}
-	for _, g := range w.ttftQ {
-		g.addWindow(len(w.out), w.lenUS, w.ttft)
-	}
-	for _, g := range w.e2eQ {
-		g.addWindow(len(w.out), w.lenUS, w.e2e)
+	for _, qs := range [][]*quantileWindower{w.ttftQ, w.e2eQ} {
+		for _, g := range qs {
+			g.closeWindow(len(w.out), w.lenUS)
+		}
 	}
 	w.ttftN, w.e2eN = append(w.ttftN, w.ttft.Count()), append(w.e2eN, w.e2e.Count())
 	w.out = append(w.out, sw)
