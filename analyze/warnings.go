@@ -86,6 +86,13 @@ func Warnings(s *record.Summary, c Criteria) []string {
 		add("throughput is measured up to the last reply, drain included: " +
 			"load was offered for too short a time (under 1 s after the warm-up) to measure it alone")
 	}
+	if s.Soak != nil {
+		for _, d := range s.Soak.Drift {
+			if !d.Tested { // a soak too short for a quantile: the drift verdict is not "stable"
+				add("%s", d.Verdict)
+			}
+		}
+	}
 	return w
 }
 

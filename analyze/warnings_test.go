@@ -44,6 +44,7 @@ func TestWarnings(t *testing.T) {
 		name string
 		info record.RunInfo
 		recs []record.Result
+		soak *record.Soak
 		want []string // prefixes of the expected warnings, in order
 	}{{
 		// 300 usage-reporting successes over a real window back P99
@@ -118,11 +119,22 @@ func TestWarnings(t *testing.T) {
 		recs: repeat(2995, withRes(ok, func(r *record.Result) {
 			r.Expect, r.InputTokens, r.PromptTokensSent, r.MaxTokens, r.OutputTokens = record.ExpectRejection, 5000, 1, 1, 2
 		})),
+	}, {
+		// A soak too short to test a quantile warns with the drift
+		// verdict's words; a tested one, stable or not, does not.
+		name: "soak too short for P99",
+		info: closedInfo,
+		recs: repeat(2995, ok),
+		soak: &record.Soak{Drift: []record.Drift{{Metric: "P50 TTFT", Tested: true, Verdict: "P50 TTFT: no significant trend"},
+			{Metric: "P99 TTFT", Verdict: "P99 TTFT drift not tested: 780 values over 1m30s fill 2 windows"}}},
+		want: []string{"P99 TTFT drift not tested: 780 values over 1m30s fill 2 windows"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Warnings(summarize(tt.info, tt.recs), Criteria{})
+			s := summarize(tt.info, tt.recs)
+			s.Soak = tt.soak
+			got := Warnings(s, Criteria{})
 			if len(got) != len(tt.want) {
 				t.Fatalf("got %d warnings %q, want %d", len(got), got, len(tt.want))
 			}

@@ -38,12 +38,14 @@ func slowingServer(t *testing.T, growth, span time.Duration) string {
 
 // TestSoakFindsPlantedDegradation: a server that slows from 8 ms to 248 ms
 // per reply (2 ms to 62 ms per token) over a 3 s soak cut into 250 ms
-// windows: P99 E2E rose and throughput fell (significant, drifted); the
-// failure rate (all 0) did not move. Eight users keep enough replies in
-// every window for its P99 to follow the trend. P99 TTFT is tested too, but
-// a busy machine's scheduling spikes (tens of ms) can hide its smaller
-// rise, so only its presence is checked. Not parallel: it measures time, so
-// it runs before the parallel tests load the machine.
+// windows: P50 E2E rose and throughput fell (significant, drifted); the
+// failure rate (all 0) did not move. The soak's few hundred replies back
+// the median in every 250 ms window, but not always 5 windows of 299 for
+// the P99, which is then not tested (and says so) rather than claimed from
+// too few. TTFT's quantiles are tested too, but a busy machine's
+// scheduling spikes (tens of ms) can hide their smaller rise, so only
+// their presence is checked, as for E2E's P90 and P99. Not parallel: it
+// measures time, so it runs before the parallel tests load the machine.
 func TestSoakFindsPlantedDegradation(t *testing.T) {
 	url := slowingServer(t, 60*time.Millisecond, 3*time.Second)
 	p := testPlan(t, fmt.Sprintf(`
@@ -60,14 +62,19 @@ load: {concurrency: 8, duration: 3s, warmup: 250ms, grace: 5s}
 	if s == nil || len(s.Windows) < 9 {
 		t.Fatalf("soak %+v: want at least 9 windows", s)
 	}
+	// judged: the verdict must be drifted as said; otherwise only present.
 	want := map[string]struct {
-		drifted bool
-		verdict string
+		judged, drifted bool
+		verdict         string
 	}{
-		"P99 E2E":      {true, "P99 E2E rose"},    // the planted degradation
-		"P99 TTFT":     {false, "P99 TTFT"},       // present; see above
-		"throughput":   {true, "throughput fell"}, // a closed loop slows with the server
-		"failure rate": {false, "no significant trend"},
+		"P50 E2E":      {true, true, "P50 E2E rose"},          // the planted degradation
+		"throughput":   {true, true, "throughput fell"},       // a closed loop slows with the server
+		"failure rate": {true, false, "no significant trend"}, // nothing failed
+		"P90 E2E":      {false, false, "P90 E2E"},             // tested or not, by the replies
+		"P99 E2E":      {false, false, "P99 E2E"},             // likewise
+		"P50 TTFT":     {false, false, "P50 TTFT"},            // see above
+		"P90 TTFT":     {false, false, "P90 TTFT"},
+		"P99 TTFT":     {false, false, "P99 TTFT"},
 	}
 	for _, d := range s.Drift {
 		w, ok := want[d.Metric]
@@ -75,7 +82,7 @@ load: {concurrency: 8, duration: 3s, warmup: 250ms, grace: 5s}
 			t.Errorf("unexpected drift metric %q", d.Metric)
 			continue
 		}
-		if (d.Drifted != w.drifted && d.Metric != "P99 TTFT") || !strings.Contains(d.Verdict, w.verdict) {
+		if (w.judged && d.Drifted != w.drifted) || !strings.Contains(d.Verdict, w.verdict) {
 			t.Errorf("%s: drifted %v, verdict %q; want %v with %q", d.Metric, d.Drifted, d.Verdict, w.drifted, w.verdict)
 		}
 		delete(want, d.Metric)

@@ -160,14 +160,31 @@ type SoakWindow struct {
 // Drift is the trend test of one windowed figure.
 type Drift struct {
 	Metric string `json:"metric"`
-	// Change is the fitted relative change from the first window to the
-	// last (0.38: rose 38%).
-	Change      float64 `json:"change"`
-	PValue      float64 `json:"p_value"`
+	// Tested is false when the soak held too few windows (for a
+	// quantile: too few backed windows); Verdict then says what would
+	// test it, and the figures below are 0.
+	Tested bool `json:"tested"`
+	// Change is the fitted change from the first window to the last,
+	// relative to the fitted start (0.38: rose 38%), absolute for the
+	// failure rate; ChangeLow and ChangeHigh bound it at Level.
+	Change     float64 `json:"change"`
+	ChangeLow  float64 `json:"change_low"`
+	ChangeHigh float64 `json:"change_high"`
+	Level      float64 `json:"level"`
+	PValue     float64 `json:"p_value"`
+	// Alpha is the level the test was run at (--alpha split over the
+	// latency's tested quantiles).
+	Alpha       float64 `json:"alpha"`
 	Significant bool    `json:"significant"`
 	// Drifted is Significant with a change of at least the minimum.
-	Drifted bool   `json:"drifted"`
-	Verdict string `json:"verdict"`
+	Drifted bool `json:"drifted"`
+	// Windows is how many windows were tested; for a quantile,
+	// NeededSamples is the values each window must hold and
+	// WindowMinSamples the fewest one held.
+	Windows          int    `json:"windows"`
+	NeededSamples    int    `json:"needed_samples,omitempty"`
+	WindowMinSamples int64  `json:"window_min_samples,omitempty"`
+	Verdict          string `json:"verdict"`
 }
 
 // LoadText is a load with its unit, as verdicts and events print it:

@@ -198,10 +198,13 @@ func soakSection(in *HTMLInput) *section {
 		return nil
 	}
 	sec := &section{ID: "soak", Title: "Soak drift",
-		Help: fmt.Sprintf("The run cut into %s s windows; each figure is tested for a trend from the first window to the last. A significant rise of a latency (or fall of throughput) is a drift: a leak, a fragmenting cache or a growing queue.", num(sk.WindowS))}
+		Help: fmt.Sprintf("The run cut into %s s windows; each figure is tested for a trend from the first window to the last (a latency's P50, P90 and P99 each in windows holding enough requests to back it). A significant rise of a latency (or fall of throughput) is a drift: a leak, a fragmenting cache or a growing queue.", num(sk.WindowS))}
 	for _, d := range sk.Drift {
-		sec.Verdicts = append(sec.Verdicts, verdict{Passed: !d.Drifted, Expr: d.Metric + " stable",
-			Detail: fmt.Sprintf("%s (change %+.1f %%, p = %.3g)", d.Verdict, 100*d.Change, d.PValue)})
+		if !d.Tested { // neither stable nor drifted: the soak was too short to say
+			sec.Notes = append(sec.Notes, d.Verdict)
+			continue
+		}
+		sec.Verdicts = append(sec.Verdicts, verdict{Passed: !d.Drifted, Expr: d.Metric + " stable", Detail: d.Verdict})
 	}
 	if len(sk.Windows) == 0 {
 		return sec

@@ -35,8 +35,9 @@ func stagedInput() *HTMLInput {
 	s.Steps[0].Validity.Reasons = []string{"only 12 successes " + plantedScript}
 	s.Knee = &record.Knee{Found: true, Load: 8, Mode: record.ModeClosed, Recommended: 6, Reason: "throughput grew 0% from 8 to 16 users"}
 	s.Soak = &record.Soak{WindowS: 20, Drift: []record.Drift{
-		{Metric: "ttft_p99_ms", Change: 0.38, PValue: 0.001, Significant: true, Drifted: true, Verdict: "rose 38%"},
-		{Metric: "requests_per_s", Change: -0.01, PValue: 0.7, Verdict: "stable"}}}
+		{Metric: "ttft_p99_ms", Tested: true, Change: 0.38, PValue: 0.001, Significant: true, Drifted: true, Verdict: "rose 38%"},
+		{Metric: "requests_per_s", Tested: true, Change: -0.01, PValue: 0.7, Verdict: "stable"},
+		{Metric: "P99 E2E", Verdict: "P99 E2E drift not tested: too short"}}}
 	for i := range 5 {
 		s.Soak.Windows = append(s.Soak.Windows, record.SoakWindow{StartS: float64(20 * i), Requests: 200,
 			RequestsPerS: 10, TTFTP99: 300 + 30*float64(i), E2EP99: 2000})
@@ -129,13 +130,16 @@ func TestHTMLStagedRun(t *testing.T) {
 		t.Errorf("TTFT against input: x = %v, p50 first %v last %v; want 6 bins, rising", in.X, *p50[0], *p50[5])
 	}
 	for _, want := range []string{"Goodput", "90.0 % met the SLO (TTFT ≤ 500 ms)", "320 TFLOP/s",
-		"ttft_p99_ms stable", "rose 38%", "Knee: throughput grew", "weak", `id="soak-windows"`} {
+		"ttft_p99_ms stable", "rose 38%", "P99 E2E drift not tested: too short", "Knee: throughput grew", "weak", `id="soak-windows"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
 	if !strings.Contains(page, `<tr class="fail"><td>FAIL</td><td><code>ttft_p99_ms stable`) {
 		t.Errorf("the drifted TTFT is not a failed verdict")
+	}
+	if strings.Contains(page, "P99 E2E stable") {
+		t.Errorf("an untested quantile is shown as a passed verdict")
 	}
 }
 

@@ -58,7 +58,9 @@ func writeStepTable(b *bytes.Buffer, s *record.Summary) {
 	}
 }
 
-// writeSoak writes one verdict line per windowed figure.
+// writeSoak writes one verdict line per windowed figure, each with its
+// estimated change and interval: drifted ones marked "!", those the soak
+// was too short to test "?".
 func writeSoak(b *bytes.Buffer, s *record.Soak) {
 	if s == nil {
 		return
@@ -66,7 +68,10 @@ func writeSoak(b *bytes.Buffer, s *record.Soak) {
 	fmt.Fprintf(b, "\nDrift over %d windows of %gs\n", len(s.Windows), s.WindowS)
 	for _, d := range s.Drift {
 		mark := "  "
-		if d.Drifted {
+		switch {
+		case !d.Tested:
+			mark = "? "
+		case d.Drifted:
 			mark = "! "
 		}
 		fmt.Fprintf(b, "%s%s\n", mark, d.Verdict)

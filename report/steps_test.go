@@ -33,10 +33,14 @@ func TestWriteSummarySteps(t *testing.T) {
 		{"capacity", record.Summary{Steps: []record.Step{valid}, Capacity: &record.Capacity{Reason: "capacity 8 users",
 			Probes: []record.CapacityProbe{{Step: 1, Load: 8, Passed: true, Reasons: []string{"E2E p90 holds"}}}}},
 			[]string{"Capacity      capacity 8 users", "step 1 at 8: pass: E2E p90 holds"}, []string{"Knee"}},
-		// A soak prints a verdict per figure, drifted ones marked with "!".
+		// A soak prints a verdict per figure, drifted ones marked with "!",
+		// those too short to test with "?".
 		{"soak", record.Summary{Soak: &record.Soak{WindowS: 300, Windows: make([]record.SoakWindow, 72), Drift: []record.Drift{
-			{Metric: "P99 TTFT", Drifted: true, Verdict: "P99 TTFT rose 38% over 6h0m0s"}, {Metric: "throughput", Verdict: "throughput: no significant trend"}}}},
-			[]string{"Drift over 72 windows of 300s", "! P99 TTFT rose 38%", "  throughput: no significant trend"}, []string{"Steps"}},
+			{Metric: "P99 TTFT", Tested: true, Drifted: true, Verdict: "P99 TTFT rose 38% over 6h0m0s (95% CI +21% to +55%)"},
+			{Metric: "throughput", Tested: true, Verdict: "throughput: no significant trend"},
+			{Metric: "P99 E2E", Verdict: "P99 E2E drift not tested"}}}},
+			[]string{"Drift over 72 windows of 300s", "! P99 TTFT rose 38% over 6h0m0s (95% CI +21% to +55%)", "  throughput: no significant trend",
+				"? P99 E2E drift not tested"}, []string{"Steps"}},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

@@ -20,8 +20,16 @@ type SoakDesign struct {
 // soakOf is a soak's windows and drift from its windower, fed every
 // record in the order written (recordsFold).
 func soakOf(w *windower, s *record.Summary, o *SoakDesign) *record.Soak {
-	windows := w.windows(soakWindowCount(s.WindowS, o.Window))
-	return &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: soakDrift(windows, *o)}
+	n := soakWindowCount(s.WindowS, o.Window)
+	windows := w.windows(n)
+	span := time.Duration(float64(n) * o.Window.Seconds() * float64(time.Second))
+	drift := []record.Drift{}
+	if ttft := w.latency(w.ttftQ, w.ttftN, n); ttft[0].Samples > 0 { // TTFT only when the run streamed
+		drift = append(drift, latencyDrift("TTFT", ttft, span, *o)...)
+	}
+	drift = append(drift, latencyDrift("E2E", w.latency(w.e2eQ, w.e2eN, n), span, *o)...)
+	drift = append(drift, soakDrift(windows, span, *o)...)
+	return &record.Soak{WindowS: o.Window.Seconds(), Windows: windows, Drift: drift}
 }
 
 // windower cuts the records into windows by completion time, closing each
@@ -30,16 +38,37 @@ func soakOf(w *windower, s *record.Summary, o *SoakDesign) *record.Soak {
 // counts in the current one), and memory stays flat however long the
 // soak. How many windows the measured span holds is known only at the
 // run's end (windows), so every window is kept until then.
+//
+// Each latency's quantiles are also grouped into windows of their own,
+// sized to back them (quantileWindower); ttftN and e2eN count each base
+// window's values.
 type windower struct {
 	fromUS, lenUS   int64
 	ttft, e2e       *record.Hist
 	succeeded, fail int64
 	out             []record.SoakWindow
+	ttftQ, e2eQ     []*quantileWindower
+	ttftN, e2eN     []int64
 }
 
 func newWindower(fromUS int64, window time.Duration) *windower {
 	return &windower{fromUS: fromUS, lenUS: window.Microseconds(),
-		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{}}
+		ttft: record.NewHist(), e2e: record.NewHist(), out: []record.SoakWindow{},
+		ttftQ: newQuantileWindowers(), e2eQ: newQuantileWindowers()}
+}
+
+// latency is one latency's quantile windows within the first n base
+// windows; counts are its values per base window.
+func (w *windower) latency(qs []*quantileWindower, counts []int64, n int) []analyze.QuantileWindows {
+	var samples int64
+	for _, c := range counts[:min(n, len(counts))] {
+		samples += c
+	}
+	out := make([]analyze.QuantileWindows, len(qs))
+	for i, g := range qs {
+		out[i] = g.series(n, samples)
+	}
+	return out
 }
 
 // windows returns the first n windows: those after them hold the drain
@@ -68,8 +97,14 @@ func (w *windower) add(r *record.Result) {
 	}
 	w.succeeded++
 	w.e2e.Record(r.E2EUS)
+	for _, g := range w.e2eQ {
+		g.hist.Record(r.E2EUS)
+	}
 	if ttft, ok := record.TTFTUS(r); ok {
 		w.ttft.Record(ttft)
+		for _, g := range w.ttftQ {
+			g.hist.Record(ttft)
+		}
 	}
 }
 
@@ -86,15 +121,33 @@ func (w *windower) close() {
 	if total > 0 {
 		sw.FailureRate = float64(w.fail) / float64(total)
 	}
+	for _, qs := range [][]*quantileWindower{w.ttftQ, w.e2eQ} {
+		for _, g := range qs {
+			g.closeWindow(len(w.out), w.lenUS)
+		}
+	}
+	w.ttftN, w.e2eN = append(w.ttftN, w.ttft.Count()), append(w.e2eN, w.e2e.Count())
 	w.out = append(w.out, sw)
 	w.ttft.Reset()
 	w.e2e.Reset()
 	w.succeeded, w.fail = 0, 0
 }
 
-// soakDrift tests each windowed figure; TTFT only when the run streamed.
-func soakDrift(ws []record.SoakWindow, o SoakDesign) []record.Drift {
-	span := time.Duration(float64(len(ws)) * o.Window.Seconds() * float64(time.Second))
+// latencyDrift tests each quantile of one latency in its own windows
+// (analyze.QuantileDrift: the quantiles share --alpha).
+func latencyDrift(metric string, qs []analyze.QuantileWindows, span time.Duration, o SoakDesign) []record.Drift {
+	out := []record.Drift{}
+	for _, v := range analyze.QuantileDrift(metric, qs, span, o.Window, o.Drift) {
+		d := driftRecord(v.DriftVerdict)
+		d.NeededSamples, d.WindowMinSamples = v.Need, v.MinN
+		out = append(out, d)
+	}
+	return out
+}
+
+// soakDrift tests the per-window throughput and failure rate, each at
+// --alpha.
+func soakDrift(ws []record.SoakWindow, span time.Duration, o SoakDesign) []record.Drift {
 	series := func(f func(record.SoakWindow) float64) []float64 {
 		v := make([]float64, len(ws))
 		for i, w := range ws {
@@ -104,33 +157,14 @@ func soakDrift(ws []record.SoakWindow, o SoakDesign) []record.Drift {
 	}
 	abs := o.Drift
 	abs.Absolute, abs.MinChange = true, 0.01
-	tests := []struct {
-		name string
-		v    []float64
-		opts analyze.DriftOptions
-	}{
-		{"P99 TTFT", series(func(w record.SoakWindow) float64 { return w.TTFTP99 }), o.Drift},
-		{"P99 E2E", series(func(w record.SoakWindow) float64 { return w.E2EP99 }), o.Drift},
-		{"throughput", series(func(w record.SoakWindow) float64 { return w.RequestsPerS }), o.Drift},
-		{"failure rate", series(func(w record.SoakWindow) float64 { return w.FailureRate }), abs},
+	return []record.Drift{
+		driftRecord(analyze.Drift("throughput", series(func(w record.SoakWindow) float64 { return w.RequestsPerS }), span, o.Drift)),
+		driftRecord(analyze.Drift("failure rate", series(func(w record.SoakWindow) float64 { return w.FailureRate }), span, abs)),
 	}
-	out := []record.Drift{}
-	for _, t := range tests {
-		if t.name == "P99 TTFT" && allZero(t.v) {
-			continue
-		}
-		d := analyze.Drift(t.name, t.v, span, t.opts)
-		out = append(out, record.Drift{Metric: d.Metric, Change: d.Change, PValue: d.P,
-			Significant: d.Significant, Drifted: d.Drifted, Verdict: d.Verdict})
-	}
-	return out
 }
 
-func allZero(v []float64) bool {
-	for _, x := range v {
-		if x != 0 {
-			return false
-		}
-	}
-	return true
+func driftRecord(d analyze.DriftVerdict) record.Drift {
+	return record.Drift{Metric: d.Metric, Tested: d.Tested, Change: d.Change, ChangeLow: d.ChangeLow, ChangeHigh: d.ChangeHigh,
+		Level: d.Level, PValue: d.P, Alpha: d.Alpha, Significant: d.Significant, Drifted: d.Drifted, Windows: d.Windows,
+		Verdict: d.Verdict}
 }
