@@ -70,16 +70,24 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 		k.Found, k.Load, k.Evidence = true, a.Target, []int{a.Index, b.Index}
 		k.Recommended = operatingPoint(a.Target, a.Mode, o.OperatingFraction)
 		k.Reason = fmt.Sprintf("from %s to %s throughput grew %s (%.4g → %.4g %s) while %s %s grew %s (%s → %s ms): "+
-			"the knee is %s; run at %s (%.0f%% of it)%s",
+			"the knee is %s%s%s",
 			record.LoadText(a.Target, a.Mode), record.LoadText(b.Target, b.Mode), pct(tg), thrA, thrB, unit,
 			metric, o.Percentile, pct(lg), msText(latA), msText(latB),
-			record.LoadText(k.Load, k.Mode), record.LoadText(k.Recommended, k.Mode), o.OperatingFraction*100, note)
+			record.LoadText(k.Load, k.Mode), KneeAdvice(k), note)
 		return k, nil
 	}
 	last := usable[len(usable)-1]
 	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s%s",
 		record.LoadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note, flatNote(steps, o))
 	return k, nil
+}
+
+// KneeAdvice is the clause of a found knee's reason that recommends its
+// fraction ("; run at 51 users (80% of it)"): a sweep whose operating
+// point follows its SLOs replaces it (summary), so the two never
+// disagree on one screen.
+func KneeAdvice(k record.Knee) string {
+	return fmt.Sprintf("; run at %s (%.0f%% of it)", record.LoadText(k.Recommended, k.Mode), k.OperatingFraction*100)
 }
 
 // flatNote says when throughput stopped growing across the constant steps

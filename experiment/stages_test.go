@@ -259,6 +259,9 @@ func checkOperatingPoint(t *testing.T, s *record.Summary) {
 	if op.Basis != record.OperatingSLO || op.Load != c.Load || op.Found != c.Found {
 		t.Fatalf("operating point %+v; want the SLO answer %v", op, c.Load)
 	}
+	if k := s.Knee; k.Found && (strings.Contains(k.Reason, "run at") || !strings.Contains(k.Reason, "the operating point follows the SLOs")) {
+		t.Errorf("knee %q: with SLOs the knee defers to them, never recommends its own fraction", k.Reason)
+	}
 	if s.Steps[0].Metrics.TTFT.P50 > 40 {
 		t.Logf("the 1-user step's TTFT P50 is %v ms, not the planted ~10 ms (host busy): checked the answer's consistency only", s.Steps[0].Metrics.TTFT.P50)
 	} else if op.Load != 4 && op.Load != 8 {

@@ -129,7 +129,7 @@ func assembleSteps(s *record.Summary, p *plan.Plan, d Design, marks []record.Sta
 		s.Steps = append(s.Steps, step)
 	}
 	if d.Knee != nil {
-		s.Knee = kneeOf(s.Steps, d.Knee)
+		s.Knee = kneeOf(s.Steps, d.Knee, d.Capacity != nil)
 	}
 	if d.Capacity != nil {
 		s.Capacity = capacityOf(d.Capacity, s.Steps, marks, accs)

@@ -79,8 +79,10 @@ func BuildStep(acc *StepAcc, m record.StageMark, p *plan.Plan, d Design) (record
 	return step, nil
 }
 
-// kneeOf runs knee detection over the steps of the design's mode.
-func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
+// kneeOf runs knee detection over the steps of the design's mode. With
+// SLOs judged (bySLO) the operating point is theirs, and the knee's
+// reason says so instead of recommending its own fraction.
+func kneeOf(steps []record.Step, kd *KneeDesign, bySLO bool) *record.Knee {
 	var in []record.Step
 	for _, st := range steps {
 		if st.Mode == kd.Mode {
@@ -92,6 +94,9 @@ func kneeOf(steps []record.Step, kd *KneeDesign) *record.Knee {
 		k.Reason = err.Error()
 	}
 	k.Mode = kd.Mode
+	if bySLO && k.Found {
+		k.Reason = strings.Replace(k.Reason, analyze.KneeAdvice(k), "; the operating point follows the SLOs (Run at)", 1)
+	}
 	return &k
 }
 
