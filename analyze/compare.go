@@ -33,6 +33,11 @@ type Comparison struct {
 	// comparable as they are: today, server-reported cached prompt tokens
 	// whose shares differ by CachedShareGap or more (cacheWarning).
 	Warnings []string `json:"warnings,omitempty"`
+	// NotValid names each run whose own validity verdict was NOT VALID,
+	// with its reasons ("current run-b is NOT VALID: ..."): its figures
+	// do not measure the load it was meant to apply, so a comparison of
+	// them is no verdict. compare exits 97 for it unless --allow-invalid.
+	NotValid []string `json:"not_valid,omitempty"`
 	// Regressions counts deltas with Regression set.
 	Regressions int `json:"regressions"`
 	// BaselineRuns and CurrentRuns are how many runs (repeats) each side
@@ -174,12 +179,24 @@ func CompareRuns(baseline, current []*RunSamples, opts CompareOptions) *Comparis
 			cmp.runsCheck(&c.Deltas[i], bu, cu)
 		}
 	}
+	c.NotValid = append(notValid("baseline", baseline), notValid("current", current)...)
 	c.Env = DiffEnv(base.Env, cur.Env)
 	if w := cacheWarning(base.Overall.Cache, cur.Overall.Cache); w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
 	applyLimits(c, opts.Limits)
 	return c
+}
+
+// notValid names side's runs whose own verdict was NOT VALID.
+func notValid(side string, runs []*RunSamples) []string {
+	var out []string
+	for _, rs := range runs {
+		if len(rs.NotValid) > 0 {
+			out = append(out, fmt.Sprintf("%s %s is NOT VALID: %s", side, rs.Name, strings.Join(rs.NotValid, "; ")))
+		}
+	}
+	return out
 }
 
 // MergeRuns pools runs of one side: their samples and per-second

@@ -21,6 +21,10 @@ type RunSamples struct {
 	RequestsPerS     []float64
 	// Env is env.json decoded into generic JSON values; nil when absent.
 	Env map[string]any
+	// NotValid holds the run's own validity reasons when its summary.json
+	// judged it NOT VALID; nil when it was valid or has no verdict (a
+	// staged run, a run without summary.json).
+	NotValid []string
 
 	// delivered counts every added record's completions and tokens per
 	// second until Close cuts the measured window from it.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"unicode"
@@ -106,8 +107,22 @@ func runsReason(d *analyze.Delta) string {
 	return fmt.Sprintf("the %s differ by %s [%s, %s], p %s", units, f(r.Diff, true), f(r.DiffLow, true), f(r.DiffHigh, true), comparePValue(r.PValue))
 }
 
-// compareHeadline is the one-line answer: what regressed, or that nothing did.
+// compareHeadline is the one-line answer: what regressed, or that nothing
+// did; either way a NOT VALID run says so, since its figures do not
+// measure the load it meant to apply.
 func compareHeadline(c *analyze.Comparison) string {
+	if len(c.NotValid) == 0 {
+		return verdictHeadline(c)
+	}
+	head := verdictHeadline(c)
+	if c.Regressions == 0 {
+		head = "NOT VALID: " + strings.TrimPrefix(head, "PASS: ")
+	}
+	return fmt.Sprintf("%s; but %s: rerun it, or pass --allow-invalid to let the figures decide", head, strings.Join(c.NotValid, "; "))
+}
+
+// verdictHeadline is the figures' verdict alone.
+func verdictHeadline(c *analyze.Comparison) string {
 	if c.Regressions > 0 {
 		return fmt.Sprintf("REGRESSION: %s significantly worse beyond %s",
 			strings.Join(c.Worse(), ", "), plural(c.Regressions, "its limit", "their limits"))
@@ -233,28 +248,84 @@ func WriteCompareJSON(w io.Writer, c *analyze.Comparison) error {
 func WriteCompareMarkdown(w io.Writer, c *analyze.Comparison) error {
 	var b bytes.Buffer
 	icon := "✅"
-	if c.Regressions > 0 {
+	switch {
+	case c.Regressions > 0:
 		icon = "❌"
+	case len(c.NotValid) > 0:
+		icon = "⚠️"
 	}
 	fmt.Fprintf(&b, "### %s inferload compare: %s\n\n", icon, mdEscape(compareHeadline(c)))
 	fmt.Fprintf(&b, "Baseline `%s` → current `%s`.\n\n", mdCode(c.Baseline), mdCode(c.Current))
 	for _, w := range c.Warnings {
 		fmt.Fprintf(&b, "> ⚠️ %s\n\n", mdEscape(w))
 	}
-	mdRow(&b, compareHead)
-	mdRow(&b, mdRule(len(compareHead)))
+	key := keyDeltas(c)
+	if len(key) > 0 {
+		mdDeltaTable(&b, c, key)
+	} else {
+		b.WriteString("No figure has a limit or changed by 5% or more.\n")
+	}
+	fmt.Fprintf(&b, "\n<details><summary>All %d figures, and how they were compared</summary>\n\n", len(c.Deltas))
+	mdDeltaTable(&b, c, nil)
+	fmt.Fprintf(&b, "\n%s\n", mdEscape(compareMethod(c)))
+	writeUnusedLimits(&b, c, "\n- ")
+	b.WriteString("\n</details>\n")
+	writeCompareEnvMarkdown(&b, c)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// MaterialChange is the smallest relative change a pull-request comment's
+// first table shows for a figure without a limit: a significant +0.4% on
+// ITL is real but no reason to read on.
+const MaterialChange = 0.05
+
+// keyDeltas are the indexes of the deltas a reader must see first:
+// regressions, then the other figures with a limit, then those that
+// changed significantly by MaterialChange or more (or from zero), worse
+// before better.
+func keyDeltas(c *analyze.Comparison) []int {
+	rank := func(d *analyze.Delta) int {
+		material := d.Significant && (d.Relative == nil || math.Abs(*d.Relative) >= MaterialChange) // nil: from zero
+		switch {
+		case d.Regression:
+			return 0
+		case d.Limit != "":
+			return 1
+		case material && d.Change == "worse":
+			return 2
+		case material:
+			return 3
+		}
+		return -1
+	}
+	var out []int
 	for i := range c.Deltas {
+		if rank(&c.Deltas[i]) >= 0 {
+			out = append(out, i)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return rank(&c.Deltas[a]) - rank(&c.Deltas[b]) })
+	return out
+}
+
+// mdDeltaTable writes the deltas at the given indexes (all when nil) as a
+// Markdown table, regressions marked.
+func mdDeltaTable(b *bytes.Buffer, c *analyze.Comparison, which []int) {
+	if which == nil {
+		for i := range c.Deltas {
+			which = append(which, i)
+		}
+	}
+	mdRow(b, compareHead)
+	mdRow(b, mdRule(len(compareHead)))
+	for _, i := range which {
 		cells := compareCells(&c.Deltas[i])
 		if c.Deltas[i].Regression {
 			cells[len(cells)-1] = "❌ " + cells[len(cells)-1]
 		}
-		mdRow(&b, cells)
+		mdRow(b, cells)
 	}
-	fmt.Fprintf(&b, "\n%s\n", mdEscape(compareMethod(c)))
-	writeUnusedLimits(&b, c, "\n- ")
-	writeCompareEnvMarkdown(&b, c)
-	_, err := w.Write(b.Bytes())
-	return err
 }
 
 func writeCompareEnvMarkdown(b *bytes.Buffer, c *analyze.Comparison) {

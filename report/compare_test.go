@@ -68,6 +68,48 @@ func TestCompareGolden(t *testing.T) {
 	}
 }
 
+// TestCompareMarkdownLeadsWithWhatMatters: a pull-request comment's first
+// table holds the regressions, the other gated figures and the material
+// changes (significant by 5% or more, or from zero), worse first; a
+// significant +0.4% on ITL waits in the folded full table. A NOT VALID run
+// heads the comment.
+func TestCompareMarkdownLeadsWithWhatMatters(t *testing.T) {
+	t.Parallel()
+	c := fixedComparison()
+	rel := 0.004
+	c.Deltas = append(c.Deltas, analyze.Delta{Metric: "itl_ms.p50", Baseline: 20, Current: 20.08, Diff: 0.08, DiffLow: 0.02, DiffHigh: 0.14,
+		Relative: &rel, PValue: 0.001, Test: analyze.TestQuantile, Level: 0.95, Significant: true, Change: "worse", BaselineN: 90000, CurrentN: 90000})
+	c.NotValid = []string{"current 20260102T000000Z-cur is NOT VALID: 24 successful measured requests cannot back an E2E p90"}
+	var b bytes.Buffer
+	if err := WriteCompareMarkdown(&b, c); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	first := out[:strings.Index(out, "<details>")]
+	order := []string{"e2e\\_ms.p99", "output\\_tokens\\_per\\_s", "ttft\\_ms.p99", "itl\\_ms.p99", "failure\\_rate"}
+	last := -1
+	for _, m := range order {
+		i := strings.Index(first, "| "+m+" |")
+		if i <= last {
+			t.Fatalf("first table: %s at %d after %d; want the order %v\n%s", m, i, last, order, first)
+		}
+		last = i
+	}
+	if strings.Contains(first, "ttft\\_ms.p50") || strings.Contains(first, "tpot\\_ms.p90") || strings.Contains(first, "itl\\_ms.p50") || !strings.Contains(out[len(first):], "| itl\\_ms.p50 |") {
+		t.Errorf("a significant +0.4%% is in the first table, or missing from the full one:\n%s", out)
+	}
+	if !strings.HasPrefix(out, "### ❌ inferload compare: REGRESSION:") || !strings.Contains(strings.SplitN(out, "\n", 2)[0], "but current 20260102T000000Z-cur is NOT VALID") {
+		t.Errorf("headline %q: want the regression and the NOT VALID run", strings.SplitN(out, "\n", 2)[0])
+	}
+	c.Regressions = 0
+	for i := range c.Deltas {
+		c.Deltas[i].Regression = false
+	}
+	if h := compareHeadline(c); !strings.HasPrefix(h, "NOT VALID: no figure is significantly worse") {
+		t.Errorf("headline without regression %q: want NOT VALID first", h)
+	}
+}
+
 func TestCompareMarkdownEscapes(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer

@@ -44,7 +44,30 @@ func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 	if rs.Env, err = readEnv(dir); err != nil {
 		return nil, err
 	}
+	if rs.NotValid, err = readNotValid(dir); err != nil {
+		return nil, err
+	}
 	return rs, nil
+}
+
+// readNotValid is the run's validity reasons when its summary.json judged
+// it NOT VALID; nil when valid, without a verdict or without summary.json
+// (a killed run: compare still loads it).
+func readNotValid(dir string) ([]string, error) {
+	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if v := s.Validity; v != nil && !v.Valid {
+		if len(v.Reasons) == 0 {
+			return []string{"its validity verdict is NOT VALID"}, nil
+		}
+		return v.Reasons, nil
+	}
+	return nil, nil
 }
 
 // readWindow reads the run's clock marks from events.jsonl; a missing

@@ -22,6 +22,7 @@ type compareFlags struct {
 	seed            uint64
 	html            string
 	embed           bool
+	allowInvalid    bool
 	batches         int
 }
 
@@ -55,7 +56,8 @@ A figure regresses when it is significantly worse and its interval reaches
 beyond its limit; the limits share the error rate (Bonferroni). The default
 limits fail when P99 TTFT, ITL or E2E, or output tokens/s, is more than 10%
 worse; --limit adds or replaces one (KEY=10%, KEY=0.01 in the figure's unit,
-KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
+KEY=off). Exit code 98 means a regression; 97 that a run was NOT VALID by its
+own summary.json (--allow-invalid lets the figures decide; see docs/compare.md).`,
 		Example: `  inferload compare runs/base runs/new
   inferload compare runs/base-1,runs/base-2,runs/base-3 runs/new-1,runs/new-2,runs/new-3
   inferload compare --format markdown --limit ttft_ms.p95=5% runs/base runs/new > comment.md
@@ -71,13 +73,14 @@ KEY=off). Exit code 98 means a regression (see docs/compare.md).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "bootstrap seed of the throughput figures: the same runs and seed give the same intervals")
 	fl.StringVar(&f.html, "html", "", "also write the comparison as a self-contained HTML page to this file")
 	fl.IntVar(&f.batches, "batches", analyze.DefaultBatches, "with one run a side, the contiguous batches each is cut into to check a difference against the variance inside a run (0: no check; values are then taken as independent)")
+	fl.BoolVar(&f.allowInvalid, "allow-invalid", false, "let the figures decide when a run is NOT VALID (otherwise such a comparison exits 97)")
 	fl.BoolVar(&f.embed, "embed", false, "also embed the comparison in CURRENT's report.html (kept as compare.json in its run directory)")
 	c.RunE = func(cmd *cobra.Command, args []string) error {
 		opts, write, err := f.options()
 		if err != nil {
 			return err
 		}
-		return runCompare(st, args[0], args[1], opts, write, f.html, f.embed)
+		return runCompare(st, args[0], args[1], opts, write, f.html, f.embed, f.allowInvalid)
 	}
 	return c
 }
@@ -117,9 +120,9 @@ func (f *compareFlags) options() (analyze.CompareOptions, func(io.Writer, *analy
 }
 
 // runCompare loads both runs, compares them, prints and maps a regression
-// to ExitRegression.
+// to ExitRegression, then a NOT VALID run to ExitNotValid unless allowed.
 func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
-	write func(io.Writer, *analyze.Comparison) error, htmlPath string, embed bool) error {
+	write func(io.Writer, *analyze.Comparison) error, htmlPath string, embed, allowInvalid bool) error {
 	base, err := loadSide(baseDir)
 	if err != nil {
 		return fmt.Errorf("baseline: %w", err)
@@ -145,7 +148,10 @@ func runCompare(st *State, baseDir, curDir string, opts analyze.CompareOptions,
 			return fmt.Errorf("--embed: %w", err)
 		}
 	}
-	return regressionVerdict(c)
+	if err := regressionVerdict(c); err != nil || allowInvalid || len(c.NotValid) == 0 {
+		return err
+	}
+	return &exitError{code: ExitNotValid, err: fmt.Errorf("%s (--allow-invalid lets the figures decide)", strings.Join(c.NotValid, "; "))}
 }
 
 // loadSide loads one side's runs: a run directory, or several

@@ -75,6 +75,11 @@ func TestCompareCommand(t *testing.T) {
 	base := plantRun(t, "base", 1, 1, "m-7b")
 	same := plantRun(t, "same", 2, 1, "m-7b")
 	slow := plantRun(t, "slow", 3, 1.15, "m-7b-<b>q4</b>")
+	invalid := plantRun(t, "invalid", 4, 1, "m-7b")
+	if err := rundir.WriteJSON(filepath.Join(invalid, rundir.Summary), &record.Summary{SchemaVersion: 1,
+		Validity: &record.Validity{Reasons: []string{"achieved load 1.01 users is 49% below the intended 2"}}}); err != nil {
+		t.Fatal(err)
+	}
 	html := filepath.Join(t.TempDir(), "compare.html")
 	tests := []struct {
 		name     string
@@ -113,6 +118,13 @@ func TestCompareCommand(t *testing.T) {
 		{name: "bad batches", args: []string{"--batches", "1", base, slow}, code: ExitUsage, stderr: "--batches 1"},
 		// --batches 0 takes values as independent, and says so.
 		{name: "no runs check", args: []string{"--batches", "0", base, slow}, code: ExitRegression, stdout: []string{"Values are taken as independent"}},
+		// A run its own summary.json judged NOT VALID is no verdict: 97,
+		// named on stderr and in the headline, unless the figures may decide.
+		{name: "not valid", args: []string{base, invalid}, code: ExitNotValid,
+			stdout: []string{"NOT VALID: no figure is significantly worse", "current invalid is NOT VALID: achieved load 1.01 users"}, stderr: "current invalid is NOT VALID"},
+		{name: "allow invalid", args: []string{"--allow-invalid", base, invalid}, code: ExitOK, stdout: []string{"NOT VALID"}},
+		// A regression still exits 98 when a run is also NOT VALID.
+		{name: "regression and not valid", args: []string{invalid, slow}, code: ExitRegression, stdout: []string{"REGRESSION", "but baseline invalid is NOT VALID"}},
 		// A directory that is not a run is an error that names which side.
 		{name: "not a run", args: []string{t.TempDir(), slow}, code: ExitError, stderr: "baseline: "},
 	}
