@@ -53,7 +53,7 @@ func Warnings(s *record.Summary, c Criteria) []string {
 			"a stream chunk carrying several tokens counts as one (ask for usage: stream_options.include_usage)",
 			s.Tokens.Counted, r.Succeeded)
 	}
-	if t.NonStreamed > 0 {
+	if t.NonStreamed > 0 && s.Tokens.Source != record.SourceNone { // no text, no tokens: nothing to stream
 		add("%d successful requests were not streamed: TTFT, ITL and TPOT come from streamed requests only", t.NonStreamed)
 	}
 	if msg := inputTokensWarning(s.Checks); msg != "" {

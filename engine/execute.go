@@ -91,6 +91,10 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 	if sent.IsZero() {
 		sent = tr.Start // never got a connection: latency runs from the attempt
 	}
+	promptSent := p.spec.InputTokens
+	if p.req.NoPrompt {
+		promptSent = 0
+	}
 	r := &record.Result{
 		ID:               i,
 		Class:            p.spec.Class,
@@ -98,7 +102,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		SendUS:           e.offset(sent),
 		EventsUS:         tr.EventsUS,
 		Stream:           p.req.Stream,
-		PromptTokensSent: p.spec.InputTokens,
+		PromptTokensSent: promptSent,
 		MaxTokens:        p.spec.MaxTokens,
 		IgnoreEOS:        p.spec.IgnoreEOS,
 		FinishReason:     tr.FinishReason,

@@ -186,6 +186,12 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 	stream := p.Target.Streams()
 	usage := p.Target.IncludesUsage()
 	tmpl, tmplErr := httpTemplate(p)
+	// A templated service's replies are tokens only when it says where
+	// they are (HTTPAPIOptions.Generates), and it was sent a prompt only
+	// when its body has {{prompt}}: an image classifier gets neither
+	// token figures nor token warnings.
+	httpGenerates := p.Target.HTTP.Options().Generates()
+	httpPrompt := tmpl != nil && tmpl.Has(protocol.PromptPlaceholder)
 	return func(s workload.Spec) (*protocol.Request, error) {
 		ct, ok := classes[s.Class]
 		if !ok {
@@ -206,7 +212,9 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			return nil, err
 		}
 		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
-			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts, NoTokens: !ob.Generates(ct.api)}, nil
+			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts,
+			NoTokens: !ob.Generates(ct.api) || (ct.api == protocol.APIHTTP && !httpGenerates),
+			NoPrompt: ct.api == protocol.APIHTTP && !httpPrompt}, nil
 	}
 }
 

@@ -12,17 +12,20 @@ import (
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
 
 // scrapeTargets resolves observe.scrape: the listed endpoints, none for
 // "off", or by default the target's scheme and host with /metrics (where
-// vLLM, SGLang, TGI and llama.cpp serve their metrics).
+// vLLM, SGLang, TGI and llama.cpp serve their metrics). A templated http
+// API's service is no known server, so by default it is not scraped: a
+// classifier without /metrics would fail every scrape.
 func scrapeTargets(p *plan.Plan) []observe.Target {
 	kind := p.Observe.Server
 	raw := strings.TrimSpace(p.Observe.Scrape)
-	if raw == "off" {
+	if raw == "off" || (raw == "" && protocol.API(p.Target.API) == protocol.APIHTTP) {
 		return nil
 	}
 	if raw == "" {

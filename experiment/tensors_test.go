@@ -4,8 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -118,4 +123,46 @@ func readEnv(t *testing.T, dir string) Environment {
 		t.Fatal(err)
 	}
 	return env
+}
+
+// TestHTTPAPIClassifierHasNoTokens: a templated API in front of an image
+// classifier (no {{prompt}} in its body, a JSON verdict with no text or
+// tokens path) sends no prompt and gets no text: the run has no token
+// figures and no token warnings, and its service, no known server, is
+// not scraped for /metrics by default.
+func TestHTTPAPIClassifierHasNoTokens(t *testing.T) {
+	t.Parallel()
+	var scraped atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			scraped.Add(1)
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"label": "cat", "score": 0.93}`)
+	}))
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s, api: http, http: {path: /classify, body: '{"image": "{{image}}", "id": "{{request_id}}"}'}}
+load: {concurrency: 2, requests: 12}
+workload: {input_tokens: "256", output_tokens: "64", images: {count: 1, size: 8x8, format: png}, seed: 1}
+`, srv.URL))
+	res, err := Run(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Summary
+	if s.Requests.Succeeded != 12 || !s.Tokenless() || s.Throughput.InputTokensPerS != 0 || s.Throughput.OutputTokensPerS != 0 {
+		t.Errorf("requests %+v, tokens %+v, throughput %+v: want 12 ok and no tokens", s.Requests, s.Tokens, s.Throughput)
+	}
+	for _, w := range s.Warnings {
+		if strings.Contains(w, "stream") || strings.Contains(w, "usage") || strings.Contains(w, "ignore_eos") || strings.Contains(w, "scrape") {
+			t.Errorf("token or scrape warning on a classifier: %q", w)
+		}
+	}
+	if n := scraped.Load(); n != 0 {
+		t.Errorf("the service was scraped %d times: a templated API is not scraped by default", n)
+	}
+	expectRebuildIdentical(t, res.Dir)
 }

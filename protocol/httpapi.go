@@ -63,6 +63,19 @@ type HTTPAPIOptions struct {
 	Error string
 }
 
+// Generates reports whether the service's replies are text counted in
+// tokens: a streamed reply (its events are tokens), or one read at a
+// text or tokens path. A JSON or bodiless reply with neither (an image
+// classifier, a moderation verdict) is a whole answer: no output tokens,
+// and max_tokens and ignore_eos do not apply.
+func (o HTTPAPIOptions) Generates() bool {
+	switch o.Response {
+	case ResponseSSE, ResponseNDJSON, ResponseChunked:
+		return true
+	}
+	return o.Text != "" || o.Tokens != ""
+}
+
 // httpAPI is an HTTPAPIOptions checked and parsed once.
 type httpAPI struct {
 	method, response      string

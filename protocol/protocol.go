@@ -48,6 +48,10 @@ type Request struct {
 	// ignore_eos and output tokens do not apply. OpenAIBody.Generates
 	// decides it.
 	NoTokens bool
+	// NoPrompt marks a request whose body carries no prompt (a templated
+	// http API without {{prompt}}): no input tokens were sent, whatever
+	// the workload's lengths said.
+	NoPrompt bool
 }
 
 // Generates reports whether req's reply is generated text counted in

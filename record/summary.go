@@ -173,6 +173,14 @@ const (
 	SourceNone    = "none"    // there was no measured success
 )
 
+// Tokenless reports whether the run's measured successes carried no
+// token at all, sent or received (a templated API in front of an image
+// classifier): its token figures are zeros that mean nothing, and reports
+// leave them out.
+func (s *Summary) Tokenless() bool {
+	return s.Requests.Succeeded > 0 && s.Tokens.Source == SourceNone && s.Tokens.InputTotal == 0 && s.Tokens.OutputTotal == 0
+}
+
 // Tokens totals the tokens of measured successful requests.
 type Tokens struct {
 	Source         string `json:"source"`

@@ -35,7 +35,7 @@ func headlineSection(in *HTMLInput) *section {
 		{"Requests", fmt.Sprintf("%d", s.Requests.Succeeded+s.Requests.Failed), fmt.Sprintf("%d ok · %d failed · %d warm-up", s.Requests.Succeeded, s.Requests.Failed, s.Requests.Warmup)},
 		{"Failure rate", fmt.Sprintf("%.2f %%", 100*s.FailureRate), ""},
 		{"Requests/s", fmt.Sprintf("%.2f", s.Throughput.RequestsPerS), ""},
-		{"Output tokens/s", fmt.Sprintf("%.1f", s.Throughput.OutputTokensPerS), "tokens " + s.Tokens.Source},
+		tokensCard(s),
 		latency("TTFT P50 / P99", m.TTFT, "ttft"),
 		latency("ITL P50 / P99", m.ITL, "itl"),
 		latency("E2E P50 / P99", m.E2E, "e2e"),
@@ -56,6 +56,15 @@ func headlineSection(in *HTMLInput) *section {
 	}
 	sec.Notes = append(sec.Notes, s.Warnings...)
 	return sec
+}
+
+// tokensCard is output tokens/s, or for a run without tokens (a
+// classifier behind the templated API) a card that says so.
+func tokensCard(s *record.Summary) card {
+	if s.Tokenless() {
+		return card{"Tokens", "none", "the API sends no prompt and its replies are not text"}
+	}
+	return card{"Output tokens/s", fmt.Sprintf("%.1f", s.Throughput.OutputTokensPerS), "tokens " + s.Tokens.Source}
 }
 
 // stepCards lead a sweep's headline with its answers: where to run and

@@ -79,12 +79,17 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 			rt.Attempts, rt.Requests, rt.Amplification, rt.Retried, rt.SucceededAfterRetry, errorList(rt.GaveUp)))
 	}
 	t := s.Throughput
-	row(b, "Throughput", fmt.Sprintf("%.2f req/s   %.1f output tok/s   %.1f input tok/s",
-		t.RequestsPerS, t.OutputTokensPerS, t.InputTokensPerS))
-	writeGoodput(b, s)
-	k := s.Tokens
-	row(b, "Tokens", fmt.Sprintf("source %s (%d usage, %d counted)   input %d   output %d   reasoning %d",
-		k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
+	if s.Tokenless() {
+		row(b, "Throughput", fmt.Sprintf("%.2f req/s   (no tokens: the API sends no prompt and its replies are not text)", t.RequestsPerS))
+		writeGoodput(b, s)
+	} else {
+		row(b, "Throughput", fmt.Sprintf("%.2f req/s   %.1f output tok/s   %.1f input tok/s",
+			t.RequestsPerS, t.OutputTokensPerS, t.InputTokensPerS))
+		writeGoodput(b, s)
+		k := s.Tokens
+		row(b, "Tokens", fmt.Sprintf("source %s (%d usage, %d counted)   input %d   output %d   reasoning %d",
+			k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
+	}
 	if c := s.Checks; c.IgnoreEOSChecked > 0 {
 		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
 	}

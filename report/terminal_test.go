@@ -217,3 +217,20 @@ func TestWriteSummaryServerTime(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSummaryTokenless: a run that sent no prompt and got no text (a
+// classifier behind the templated API) prints requests/s alone: no
+// "0.0 output tok/s", no tokens row.
+func TestWriteSummaryTokenless(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{Requests: record.Requests{Total: 12, Succeeded: 12}, Tokens: record.Tokens{Source: record.SourceNone},
+		Throughput: record.Throughput{RequestsPerS: 30}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if !strings.Contains(out, "30.00 req/s   (no tokens") || strings.Contains(out, "tok/s") || strings.Contains(out, "\nTokens ") {
+		t.Errorf("a run without tokens shows token figures:\n%s", out)
+	}
+}
