@@ -25,20 +25,22 @@ type Monitor struct {
 	now    func() time.Time
 	window int
 
-	start   time.Time // the run clock's zero; zero until Start
-	dir     string
-	total   time.Duration
-	open    map[int64]*second
-	free    []*second // closed seconds, their histograms reset for reuse
-	next    int64     // the first second not yet closed
-	points  []Point   // the last window points, oldest first
-	seq     int64     // points closed so far (the next point's number)
-	agg     *record.Aggregate
-	errs    map[string]*errorKind
-	events  []Event
-	tel     []TelemetryPoint // the last telemetry samples, oldest first
-	telSeq  int64            // samples kept so far
-	final   *Final
+	start  time.Time // the run clock's zero; zero until Start
+	dir    string
+	total  time.Duration
+	open   map[int64]*second
+	free   []*second // closed seconds, their histograms reset for reuse
+	next   int64     // the first second not yet closed
+	points []Point   // the last window points, oldest first
+	seq    int64     // points closed so far (the next point's number)
+	agg    *record.Aggregate
+	errs   map[string]*errorKind
+	events []Event
+	tel    []TelemetryPoint // the last telemetry samples, oldest first
+	telSeq int64            // samples kept so far
+	final  *Final
+	// end is when Finish was called: the run's elapsed time stops there.
+	end     time.Time
 	inFl    func() int
 	level   func() float64
 	done    int64
@@ -314,6 +316,16 @@ func (m *Monitor) Elapsed() time.Duration {
 	if m.start.IsZero() {
 		return 0
 	}
+	return m.elapsed()
+}
+
+// elapsed is the run's time so far, or its whole length once it
+// finished: a page that lingers after the run shows the run's length,
+// not a clock still counting. Call with m.mu held.
+func (m *Monitor) elapsed() time.Duration {
+	if m.final != nil {
+		return m.end.Sub(m.start)
+	}
 	return m.now().Sub(m.start)
 }
 
@@ -326,7 +338,7 @@ func (m *Monitor) Finish(f Final) {
 		end = max(end, sec+1)
 	}
 	m.closeUpTo(end)
-	m.final = &f
+	m.final, m.end = &f, m.now()
 }
 
 // Stragglers counts records that finished in a second already closed:
@@ -390,7 +402,7 @@ func (m *Monitor) View(since, telSince int64) View {
 	v := View{Dir: m.dir, TotalS: m.total.Seconds(), Seq: m.seq, Window: m.window,
 		Completed: m.done, Failed: m.failed, OutTokens: m.outToks, Final: m.final}
 	if !m.start.IsZero() {
-		v.ElapsedS = m.now().Sub(m.start).Seconds()
+		v.ElapsedS = m.elapsed().Seconds()
 	}
 	if m.inFl != nil && m.final == nil {
 		v.InFlight = m.inFl()

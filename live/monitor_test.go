@@ -63,6 +63,12 @@ func TestMonitorPoints(t *testing.T) {
 	if v.Classes["short"] == nil || v.Classes["short"].Requests.Succeeded != 10 || v.Classes["long"] == nil {
 		t.Errorf("classes %v", v.Classes)
 	}
+	// A page that lingers after the run shows its length: the clock stops
+	// at Finish.
+	now = now.Add(time.Minute)
+	if e, el := m.Elapsed(), m.View(0, 0).ElapsedS; e != 3500*time.Millisecond || el != 3.5 {
+		t.Errorf("a minute after Finish: elapsed %v, view %v s; want the run's 3.5 s", e, el)
+	}
 }
 
 // TestMonitorStaysBounded: a long run keeps Window points and the last

@@ -176,11 +176,40 @@ func TestHTMLInBrowser(t *testing.T) {
 	checkServerTimeBars(t, ctx)
 	expectDrawn(t, charts, "server-time-bars", "tel-0-queue", "tel-0-preempt", "tel-0-srvlat", "tel-0-gpu", "tel-1-cpu", "tel-1-mem")
 	checkHeatTicks(t, ctx)
+	checkChartHelpers(t, ctx)
 	pwned, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("window.pwned !== undefined || document.querySelector('main img, main script') !== null"))
 	if err != nil || pwned {
 		t.Errorf("planted markup ran or became an element (pwned=%v, err=%v)", pwned, err)
 	}
 	finishPage(t, ctx, console, dir, "report.png")
+}
+
+// checkChartHelpers runs the page's inferloadChart in the browser: three
+// labels on marks 10 px apart take three rows (not one on top of
+// another), a fifth that fits none of four rows is left unlabelled, a
+// label past the right edge starts left of its mark; a value with no
+// neighbour makes a series sparse (drawn as points), a run of two does
+// not.
+func checkChartHelpers(t *testing.T, ctx context.Context) {
+	t.Helper()
+	type placed struct {
+		X   float64 `json:"x"`
+		Row int     `json:"row"`
+	}
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[[]placed](
+		`inferloadChart.layout([{x: 100, w: 60}, {x: 110, w: 60}, {x: 120, w: 60}, {x: 130, w: 60}, {x: 140, w: 60}, {x: 400, w: 60}, {x: 980, w: 60}], 4, 1000, 6)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []placed{{103, 0}, {113, 1}, {123, 2}, {133, 3}, {143, -1}, {403, 0}, {917, 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("label layout %v, want %v", got, want)
+	}
+	sparse, err := chromedp.Run(ctx, chromedp.Evaluate[[]bool](
+		`[inferloadChart.sparse([5, null, 7, null]), inferloadChart.sparse([null, 5, 6, null, 7, 8]), inferloadChart.sparse([])]`))
+	if err != nil || !slices.Equal(sparse, []bool{true, false, false}) {
+		t.Errorf("sparse = %v (%v), want [true false false]", sparse, err)
+	}
 }
 
 // TestBrowserCheckCatchesErrors proves the console watch and the empty-chart

@@ -6,9 +6,14 @@ package uplot
 import _ "embed"
 
 var (
-	// JS is uPlot's IIFE build; it defines the global uPlot.
 	//go:embed uPlot.iife.min.js
-	JS string
+	lib string
+	//go:embed inferload.js
+	helpers string
+	// JS is uPlot's IIFE build, which defines the global uPlot, followed
+	// by inferload.js, which defines inferloadChart: the event marks and
+	// sparse series both pages draw alike.
+	JS = lib + "\n;\n" + helpers
 	// CSS is uPlot's stylesheet.
 	//go:embed uPlot.min.css
 	CSS string

@@ -18,22 +18,11 @@
   function nz(v) { return v > 0 ? v : null; }
   function tv(p, k) { var v = p.values[k]; return v == null ? null : v; }
 
-  // marks paints every event as a dashed vertical line with its label.
+  // marks paints every event as a dashed vertical line with its label,
+  // labels laid out so none overlaps another (inferloadChart.drawMarks).
   function marks() {
     return { hooks: { draw: [function (u) {
-      var ctx = u.ctx, b = u.bbox;
-      ctx.save();
-      ctx.strokeStyle = "rgba(90,90,90,0.7)";
-      ctx.fillStyle = "#555";
-      ctx.setLineDash([4 * dpr, 4 * dpr]);
-      ctx.font = (10 * dpr) + "px sans-serif";
-      events.forEach(function (e, i) {
-        var x = Math.round(u.valToPos(e.t, "x", true));
-        if (x < b.left || x > b.left + b.width) { return; }
-        ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
-        ctx.fillText(e.message.slice(0, 60), x + 3 * dpr, b.top + (12 + 11 * (i % 3)) * dpr);
-      });
-      ctx.restore();
+      inferloadChart.drawMarks(u, events.map(function (e) { return { t: e.t, label: e.message.slice(0, 60) }; }), dpr);
     }] } };
   }
 
@@ -84,7 +73,7 @@
       axes.push({ label: c.y2label, scale: "y2", side: 1, grid: { show: false } });
     }
     var series = [{ label: "t (s)" }].concat(c.series.map(function (s) {
-      return { label: s.label, stroke: s.stroke, width: 1.5, scale: s.right ? "y2" : "y", spanGaps: false };
+      return { label: s.label, stroke: s.stroke, width: 1.5, scale: s.right ? "y2" : "y", spanGaps: false, points: inferloadChart.points() };
     }));
     charts[id] = new uPlot({ width: width(el), height: 220, scales: scales, axes: axes, series: series, plugins: [marks()] }, data(c), el);
   }

@@ -7,24 +7,11 @@
   var plots = [];
 
   // marks draws every run event (or the chart's own marks, such as the
-  // knee) as a dashed vertical line with its label.
+  // knee) as a dashed vertical line with its label, labels laid out so
+  // none overlaps another (inferloadChart.drawMarks).
   function marks(list) {
     list = list || REPORT.marks;
-    return { hooks: { draw: [function (u) {
-      var ctx = u.ctx, b = u.bbox;
-      ctx.save();
-      ctx.strokeStyle = "rgba(90,90,90,0.7)";
-      ctx.fillStyle = "#555";
-      ctx.setLineDash([4 * dpr, 4 * dpr]);
-      ctx.font = (10 * dpr) + "px sans-serif";
-      list.forEach(function (m, i) {
-        var x = Math.round(u.valToPos(m.t, "x", true));
-        if (x < b.left || x > b.left + b.width) { return; }
-        ctx.beginPath(); ctx.moveTo(x, b.top); ctx.lineTo(x, b.top + b.height); ctx.stroke();
-        ctx.fillText(m.label, x + 3 * dpr, b.top + (12 + 11 * (i % 3)) * dpr);
-      });
-      ctx.restore();
-    }] } };
+    return { hooks: { draw: [function (u) { inferloadChart.drawMarks(u, list, dpr); }] } };
   }
 
   // msTicks writes log-scale ticks with two or three significant digits.
@@ -74,7 +61,7 @@
       axes.push({ label: c.y2label, scale: "y2", side: 1, grid: { show: false } });
     }
     var series = [{ label: "t (s)" }].concat(c.series.map(function (s) {
-      return { label: s.label, stroke: s.color, width: 1.5, scale: s.right ? "y2" : "y" };
+      return { label: s.label, stroke: s.color, width: 1.5, scale: s.right ? "y2" : "y", points: inferloadChart.points() };
     }));
     var data = [c.x].concat(c.series.map(function (s) { return s.values; }));
     return new uPlot({ width: width(el), height: 260, scales: scales, axes: axes, series: series, plugins: [marks()] }, data, el);

@@ -240,7 +240,7 @@ func (v *collectView) serveUI(st *State, f *uiFlags) (func(context.Context, *dis
 		case m != nil:
 			v.mon.Finish(live.Final{Dir: m.Dir, Summary: m.Summary})
 		}
-		f.lingerFor(ctx, st)
+		f.lingerFor(ctx, st, nil) // the collector's page cannot stop the run
 		return srv.Close()
 	}, nil
 }

@@ -156,21 +156,30 @@ func runExperiment(ctx context.Context, st *State, out outputFlags, p *plan.Plan
 	if err != nil {
 		return err
 	}
-	runCtx, finishUI := ctx, func(*experiment.Outcome, error) error { return nil }
+	runCtx, finishUI := ctx, func(*experiment.Outcome, error) {}
 	if out.uiPlan != nil {
-		if runCtx, finishUI, err = out.ui.startUI(ctx, st, out.uiPlan, &opts); err != nil {
+		var closeUI func() error
+		if runCtx, finishUI, closeUI, err = out.ui.startUI(ctx, st, out.uiPlan, &opts); err != nil {
 			return errors.Join(err, stopLive())
 		}
+		// After everything below, the summary printed: the page lingers
+		// for a reader, never the terminal.
+		defer func() {
+			if err := closeUI(); err != nil {
+				fmt.Fprintf(st.Stderr, "live UI: %v\n", err)
+			}
+		}()
 	}
 	res, err := run(runCtx, opts)
+	finishUI(res, err)
 	if wf := (*experiment.WriteFailure)(nil); errors.As(err, &wf) {
-		return writeFailed(st, out, wf, errors.Join(finishUI(res, err), stopLive()))
+		return writeFailed(st, out, wf, stopLive())
 	}
 	if errors.Is(err, experiment.ErrInterrupted) {
-		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, finishUI(res, err), stopLive()))
+		fmt.Fprintf(st.Stderr, "%v\n", errors.Join(err, stopLive()))
 		return &exitError{code: ExitInterrupted, err: err}
 	}
-	if err := errors.Join(err, finishUI(res, err), stopLive()); err != nil {
+	if err := errors.Join(err, stopLive()); err != nil {
 		return err
 	}
 	finishDist(ctx)

@@ -28,7 +28,7 @@ type uiFlags struct {
 
 func (f *uiFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&f.listen, "ui", "", "serve the live web UI at http://ADDR during the run, e.g. 127.0.0.1:8089 (its controls need the token in the printed URL, or $"+uiTokenEnv+"; see docs/live.md)")
-	c.Flags().DurationVar(&f.linger, "ui-linger", 0, "after the run, keep the live UI up this long (or until Ctrl-C) to read the final figures")
+	c.Flags().DurationVar(&f.linger, "ui-linger", 0, "after the run and its summary, keep the live UI up this long (or until Ctrl-C or the page's stop) to read the final figures")
 }
 
 // runControl is the live UI's hold on a run: its stop and abort, and its
@@ -42,13 +42,29 @@ type runControl struct {
 	abort    chan struct{}
 	aborted  bool
 	stopping bool
+	// endLinger, while the page lingers after the run, is closed by the
+	// page's stop or abort: the run is over, so they end the linger.
+	endLinger chan struct{}
 }
 
 func (c *runControl) Stop() {
 	c.mu.Lock()
 	c.stopping = true
+	if c.endLinger != nil {
+		close(c.endLinger)
+		c.endLinger = nil
+	}
 	c.mu.Unlock()
 	c.stop()
+}
+
+// lingering starts the linger: the returned channel closes on the page's
+// next stop or abort.
+func (c *runControl) lingering() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.endLinger = make(chan struct{})
+	return c.endLinger
 }
 
 func (c *runControl) Abort() {
@@ -84,11 +100,12 @@ func (c *runControl) level() float64 { return c.Load().Level }
 // startUI serves the live UI of the run of p (when --ui is set) and hooks
 // it into opts: ctx is the run's, canceled by the page's stop too, and
 // opts.Abort closes on the page's abort as well as on a second Ctrl-C.
-// finish shows the outcome on the page, lingers when asked, and closes.
+// finish shows the outcome on the page; closeUI, called once the terminal
+// has its summary, lingers when asked and closes the page.
 func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *experiment.Options) (
-	runCtx context.Context, finish func(*experiment.Outcome, error) error, err error) {
+	runCtx context.Context, finish func(*experiment.Outcome, error), closeUI func() error, err error) {
 	if f.listen == "" {
-		return ctx, func(*experiment.Outcome, error) error { return nil }, nil
+		return ctx, func(*experiment.Outcome, error) {}, func() error { return nil }, nil
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	ctl := &runControl{p: p, steer: experiment.NewSteering(), stop: cancel, abort: make(chan struct{})}
@@ -96,15 +113,14 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 	srv, err := live.ServeUI(f.listen, mon, ctl, live.UIOptions{Token: st.Getenv(uiTokenEnv)})
 	if err != nil {
 		cancel()
-		return nil, nil, usageErrorf("--ui: %w", err)
+		return nil, nil, nil, usageErrorf("--ui: %w", err)
 	}
 	fmt.Fprintf(st.Stderr, "live UI at %s\n", uiURL(st, srv))
 	hookMonitor(opts, mon, ctl, p)
 	over := make(chan struct{})
 	opts.Abort = mergeAbort(opts.Abort, ctl.abort, over)
 	opts.Steering = ctl.steer
-	return runCtx, func(out *experiment.Outcome, runErr error) error {
-		defer cancel()
+	finish = func(out *experiment.Outcome, runErr error) {
 		close(over)
 		switch {
 		case runErr != nil:
@@ -112,23 +128,33 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 		case out != nil:
 			mon.Finish(live.Final{Dir: out.Dir, Summary: out.Summary})
 		}
-		f.lingerFor(ctx, st)
+	}
+	closeUI = func() error {
+		defer cancel()
+		f.lingerFor(ctx, st, ctl.lingering())
 		return srv.Close()
-	}, nil
+	}
+	return runCtx, finish, closeUI, nil
 }
 
 // lingerFor keeps the page up for --ui-linger after the run, or until
-// ctx ends (Ctrl-C).
-func (f *uiFlags) lingerFor(ctx context.Context, st *State) {
+// ctx ends (Ctrl-C) or the page's stop closes ended (nil: a page that
+// cannot stop).
+func (f *uiFlags) lingerFor(ctx context.Context, st *State, ended <-chan struct{}) {
 	if f.linger <= 0 {
 		return
 	}
-	fmt.Fprintf(st.Stderr, "live UI stays up for %s (Ctrl-C ends it)\n", f.linger)
+	by := "Ctrl-C or the page's stop ends it"
+	if ended == nil {
+		by = "Ctrl-C ends it"
+	}
+	fmt.Fprintf(st.Stderr, "live UI stays up for %s (%s)\n", f.linger, by)
 	t := time.NewTimer(f.linger)
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+	case <-ended:
 	}
 }
 

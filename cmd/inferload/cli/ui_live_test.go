@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -74,5 +77,87 @@ func TestUITokenPrintedOnlyInTheURL(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestUILingerAfterTheSummary: with --ui-linger the terminal gets its
+// summary when the run ends, not after the linger, and the page's stop
+// during the linger ends it (the process exits long before the 10
+// minutes asked).
+func TestUILingerAfterTheSummary(t *testing.T) {
+	t.Parallel()
+	chat := chatServer(t, 4, time.Millisecond)
+	cmd := exec.Command(os.Args[0], "run", "--url", chat.URL+"/v1", "--concurrency", "2", "--requests", "6",
+		"--input-tokens", "8", "--output-tokens", "4", "--out", t.TempDir(), "--ui", "127.0.0.1:0", "--ui-linger", "10m")
+	cmd.Env = append(os.Environ(), "INFERLOAD_CLI_CHILD=1", uiTokenEnv+"=linger-token")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	url, lingering, summary := make(chan string, 1), make(chan struct{}), make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		urlLine := regexp.MustCompile(`live UI at (http://127\.0\.0\.1:\d+)/`)
+		for sc.Scan() {
+			if m := urlLine.FindStringSubmatch(sc.Text()); m != nil {
+				url <- m[1]
+			}
+			if strings.HasPrefix(sc.Text(), "live UI stays up for 10m0s (Ctrl-C or the page's stop ends it)") {
+				close(lingering)
+			}
+		}
+	}()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "Requests ") {
+				close(summary)
+			}
+		}
+	}()
+	deadline := time.After(childPatience)
+	var base string
+	for _, wait := range []struct {
+		what string
+		ch   <-chan struct{}
+	}{{"the UI's URL", nil}, {"the summary on stdout", summary}, {"the linger", lingering}} {
+		if wait.ch == nil {
+			select {
+			case base = <-url:
+			case <-deadline:
+				t.Fatalf("no %s", wait.what)
+			}
+			continue
+		}
+		select {
+		case <-wait.ch:
+		case <-deadline:
+			t.Fatalf("no %s while the UI lingers: the terminal waits for the page", wait.what)
+		}
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/api/stop", nil)
+	req.Header.Set("Authorization", "Bearer linger-token")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if code := cmd.ProcessState.ExitCode(); code != ExitOK {
+			t.Errorf("exit %d (%v) after the page's stop during the linger, want %d", code, err, ExitOK)
+		}
+	case <-time.After(childPatience):
+		t.Fatal("the page's stop did not end the linger")
 	}
 }
