@@ -82,16 +82,7 @@ func TestFindCapacity(t *testing.T) {
 // loads), whatever the host's speed made them.
 func checkAnswerFollowsProbes(t *testing.T, c *record.Capacity) {
 	t.Helper()
-	var passed, failed []float64
-	for _, pr := range c.Probes {
-		switch {
-		case pr.NoVerdict: // a sweep's step that could not be judged
-		case pr.Passed:
-			passed = append(passed, pr.Load)
-		default:
-			failed = append(failed, pr.Load)
-		}
-	}
+	passed, failed := c.Verdicts()
 	if want := analyze.Capacity(passed, failed); c.Load != want || c.Found != (want > 0) {
 		t.Errorf("answer %v (found %v) from passed %v, failed %v: want %v", c.Load, c.Found, passed, failed, want)
 	}

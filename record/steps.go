@@ -137,6 +137,21 @@ type CapacityProbe struct {
 	NoVerdict bool `json:"no_verdict,omitempty"`
 }
 
+// Verdicts are the loads of c's probes that passed and of those that
+// failed, in order; a probe without a verdict is in neither.
+func (c *Capacity) Verdicts() (passed, failed []float64) {
+	for _, p := range c.Probes {
+		switch {
+		case p.NoVerdict:
+		case p.Passed:
+			passed = append(passed, p.Load)
+		default:
+			failed = append(failed, p.Load)
+		}
+	}
+	return passed, failed
+}
+
 // Soak is a soak run's windowed figures and their drift over time.
 type Soak struct {
 	// WindowS is each window's length in seconds.

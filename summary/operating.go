@@ -33,17 +33,7 @@ func operatingOf(d Design, k *record.Knee, c *record.Capacity) *record.Operating
 	}
 	op := &record.OperatingPoint{Found: c.Found, Load: c.Load, Mode: mode, Basis: record.OperatingSLO}
 	objectives := strings.Join(c.SLOs, ", ")
-	var passed, failed []float64
-	for _, p := range c.Probes {
-		if p.NoVerdict {
-			continue
-		}
-		if p.Passed {
-			passed = append(passed, p.Load)
-		} else {
-			failed = append(failed, p.Load)
-		}
-	}
+	passed, failed := c.Verdicts()
 	switch {
 	case len(passed)+len(failed) == 0:
 		op.Reason = fmt.Sprintf("none: no step could show whether %s held (too few samples, or invalid); lengthen the steps", objectives)

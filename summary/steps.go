@@ -131,22 +131,13 @@ func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMar
 	for _, b := range c.SLOs {
 		answer.SLOs = append(answer.SLOs, b.String())
 	}
-	var passed, failed []float64
 	for i := range steps {
 		if marks[i].Interrupted || steps[i].Index == c.Baseline || steps[i].Mode != c.Mode {
 			continue
 		}
-		probe := JudgeProbe(c, &steps[i], accs[steps[i].Index].tallies)
-		answer.Probes = append(answer.Probes, probe)
-		if probe.NoVerdict {
-			continue
-		}
-		if probe.Passed {
-			passed = append(passed, probe.Load)
-		} else {
-			failed = append(failed, probe.Load)
-		}
+		answer.Probes = append(answer.Probes, JudgeProbe(c, &steps[i], accs[steps[i].Index].tallies))
 	}
+	passed, failed := answer.Verdicts()
 	answer.Load = analyze.Capacity(passed, failed)
 	answer.Found = answer.Load > 0
 	answer.Reason = capacityReason(c, answer, failed)
