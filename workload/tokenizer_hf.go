@@ -311,21 +311,28 @@ func parseMerge(raw json.RawMessage) (a, b string, err error) {
 	return pair[0], pair[1], nil
 }
 
-// setAddedTokens registers the literal tokens, longest first so that one
-// which is a prefix of another never wins over it.
+// setAddedTokens registers the literal tokens and their text for Decode.
 func (t *bpeTokenizer) setAddedTokens(added []hfAddedToken) {
-	for _, a := range added {
-		if a.Content == "" || a.ID < 0 || a.ID >= 1<<30 {
+	t.tokens = t.added.set(added, t.tokens)
+}
+
+// set registers the literal tokens, longest first so that one which is a
+// prefix of another never wins over it, and returns tokens (id -> text)
+// extended with their text.
+func (a *addedTokens) set(added []hfAddedToken, tokens []string) []string {
+	for _, at := range added {
+		if at.Content == "" || at.ID < 0 || at.ID >= 1<<30 {
 			continue
 		}
-		t.added = append(t.added, addedToken{content: a.Content, id: int32(a.ID)})
-		t.addedFirst[a.Content[0]] = true
-		if a.ID >= len(t.tokens) {
-			t.tokens = append(t.tokens, make([]string, a.ID+1-len(t.tokens))...)
+		a.list = append(a.list, addedToken{content: at.Content, id: int32(at.ID)})
+		a.first[at.Content[0]] = true
+		if at.ID >= len(tokens) {
+			tokens = append(tokens, make([]string, at.ID+1-len(tokens))...)
 		}
-		t.tokens[a.ID] = a.Content
+		tokens[at.ID] = at.Content
 	}
-	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i].content) > len(t.added[j].content) })
+	sort.SliceStable(a.list, func(i, j int) bool { return len(a.list[i].content) > len(a.list[j].content) })
+	return tokens
 }
 
 // byteToRune is GPT-2's byte-to-unicode table: printable Latin-1 bytes
