@@ -52,6 +52,9 @@ func LoadTokenizerContext(ctx context.Context, spec string) (Tokenizer, error) {
 	case "":
 		return nil, errors.New("tokenizer: empty name; want cl100k_base, o200k_base or the path of a tokenizer.json")
 	}
+	if strings.HasSuffix(spec, ".model") {
+		return loadSPMTokenizer(ctx, spec)
+	}
 	return loadHFTokenizer(ctx, spec)
 }
 
