@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,5 +53,85 @@ func TestSPMModelMatchesReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// hfFromSPMModel converts a SentencePiece BPE model to a tokenizer.json the
+// way Hugging Face's converter made Llama 2's: every piece in the
+// vocabulary, a merge for every split of a piece into two pieces, ranked
+// by the merged piece's score, and the Prepend + Replace normalizers.
+func hfFromSPMModel(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := parseSPMModelProto(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vocab := make(map[string]int, len(m.pieces))
+	for id, p := range m.pieces {
+		vocab[p.text] = id
+	}
+	type merge struct {
+		l, r  string
+		score float32
+	}
+	var merges []merge
+	for _, p := range m.pieces {
+		for i := 1; i < len(p.text); i++ {
+			if _, ok := vocab[p.text[:i]]; ok {
+				if _, ok := vocab[p.text[i:]]; ok {
+					merges = append(merges, merge{p.text[:i], p.text[i:], p.score})
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(merges, func(a, b merge) int { return cmp.Compare(b.score, a.score) })
+	pairs := make([][2]string, len(merges))
+	for i, mg := range merges {
+		pairs[i] = [2]string{mg.l, mg.r}
+	}
+	out, err := json.Marshal(map[string]any{
+		"normalizer": map[string]any{"type": "Sequence", "normalizers": []map[string]any{
+			{"type": "Prepend", "prepend": spaceMark},
+			{"type": "Replace", "pattern": map[string]string{"String": " "}, "content": spaceMark},
+		}},
+		"pre_tokenizer": nil,
+		"model": map[string]any{"type": "BPE", "vocab": vocab, "merges": pairs,
+			"byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestHFSentencePieceMatchesReference checks the tokenizer.json route
+// (merges by rank, byte fallback before merging) against the reference
+// ids of the byte-fallback model, converted as Llama 2's file was.
+func TestHFSentencePieceMatchesReference(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("testdata", "tokenizer", "spm")
+	tok, err := parseHFTokenizer(hfFromSPMModel(t, filepath.Join(dir, "bpe-bytefallback.model")), "converted.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tok.(*spmTokenizer); !ok {
+		t.Fatalf("loaded as %T, want the SentencePiece-style tokenizer", tok)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "bpe-bytefallback.cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []spmCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
+			t.Errorf("Encode(%q) = %v, want %v (%q)", c.Text, got, c.IDs, c.Pieces)
+		}
 	}
 }
