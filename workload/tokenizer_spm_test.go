@@ -3,6 +3,7 @@ package workload
 import (
 	"cmp"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -133,5 +134,24 @@ func TestHFSentencePieceMatchesReference(t *testing.T) {
 		if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
 			t.Errorf("Encode(%q) = %v, want %v (%q)", c.Text, got, c.IDs, c.Pieces)
 		}
+	}
+}
+
+// BenchmarkSPMTextOfTokens2k builds a 2048-token prompt with the small
+// Llama-2-style model (600 pieces, so words split into several tokens).
+func BenchmarkSPMTextOfTokens2k(b *testing.B) {
+	tok := mustTokenizer(b, "testdata/tokenizer/spm/bpe-bytefallback.model")
+	rng := rand.New(rand.NewPCG(1, 1))
+	for b.Loop() {
+		TextOfTokens(tok, rng, 2048)
+	}
+}
+
+// BenchmarkSPMCount2k counts a 2048-token prompt with the same model.
+func BenchmarkSPMCount2k(b *testing.B) {
+	tok := mustTokenizer(b, "testdata/tokenizer/spm/bpe-bytefallback.model")
+	s := TextOfTokens(tok, rand.New(rand.NewPCG(1, 1)), 2048)
+	for b.Loop() {
+		tok.Count(s)
 	}
 }
