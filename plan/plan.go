@@ -347,7 +347,8 @@ type Workload struct {
 	// class.
 	BadInput BadInput `yaml:"bad_input"`
 	// Tokenizer measures and builds prompts: "cl100k_base" (default),
-	// "o200k_base" or the path of a Hugging Face tokenizer.json.
+	// "o200k_base", or the path of a Hugging Face tokenizer.json or a
+	// SentencePiece tokenizer.model.
 	Tokenizer string `yaml:"tokenizer"`
 	// Language of synthetic prompts: "en" (default) or "zh".
 	Language string `yaml:"language"`

@@ -37,8 +37,10 @@ const (
 )
 
 // LoadTokenizer returns the tokenizer spec names: "cl100k_base",
-// "o200k_base", or the path of a Hugging Face tokenizer.json holding a
-// byte-level BPE model (Llama 3, Qwen 2, GPT-2 and their relatives).
+// "o200k_base", the path of a Hugging Face tokenizer.json holding a BPE
+// model, byte-level (Llama 3, Qwen 2, GPT-2 and their relatives) or
+// SentencePiece-style (Llama 2, Mistral), or the path of a SentencePiece
+// model whose name ends in ".model" (BPE or Unigram).
 func LoadTokenizer(spec string) (Tokenizer, error) {
 	return LoadTokenizerContext(context.Background(), spec)
 }
@@ -50,7 +52,10 @@ func LoadTokenizerContext(ctx context.Context, spec string) (Tokenizer, error) {
 	case Cl100kBase, O200kBase:
 		return embeddedTokenizer(spec)
 	case "":
-		return nil, errors.New("tokenizer: empty name; want cl100k_base, o200k_base or the path of a tokenizer.json")
+		return nil, errors.New("tokenizer: empty name; want cl100k_base, o200k_base, or the path of a tokenizer.json or tokenizer.model")
+	}
+	if strings.HasSuffix(spec, ".model") {
+		return loadSPMTokenizer(ctx, spec)
 	}
 	return loadHFTokenizer(ctx, spec)
 }

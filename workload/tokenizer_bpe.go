@@ -34,8 +34,7 @@ type bpeTokenizer struct {
 	tokens         []string         // id -> raw bytes (or added token text)
 	byteIDs        [256]int32       // id of each single byte
 	merges         map[uint64]bpeMerge
-	added          []addedToken
-	addedFirst     [256]bool // first bytes of added tokens, to skip most positions
+	added          addedTokens
 	cache          *pieceCache
 }
 
@@ -49,6 +48,31 @@ type bpeMerge struct {
 type addedToken struct {
 	content string
 	id      int32
+}
+
+// addedTokens are the literal tokens of a tokenizer.json, longest first.
+type addedTokens struct {
+	list  []addedToken
+	first [256]bool // first bytes of added tokens, to skip most positions
+}
+
+// next finds the first added token in s: its offset and the token, or
+// (len(s), nil) when there is none.
+func (a *addedTokens) next(s string) (int, *addedToken) {
+	if len(a.list) == 0 {
+		return len(s), nil
+	}
+	for i := 0; i < len(s); i++ {
+		if !a.first[s[i]] {
+			continue
+		}
+		for k := range a.list {
+			if strings.HasPrefix(s[i:], a.list[k].content) {
+				return i, &a.list[k]
+			}
+		}
+	}
+	return len(s), nil
 }
 
 // pairKey packs two ids into one map key.
@@ -81,7 +105,7 @@ func (t *bpeTokenizer) Decode(ids []int) string {
 // encode emits the ids of s in order.
 func (t *bpeTokenizer) encode(s string, emit func(int32)) {
 	for s != "" {
-		at, tok := t.nextAdded(s)
+		at, tok := t.added.next(s)
 		if at > 0 {
 			t.encodeText(s[:at], emit)
 		}
@@ -91,25 +115,6 @@ func (t *bpeTokenizer) encode(s string, emit func(int32)) {
 		emit(tok.id)
 		s = s[at+len(tok.content):]
 	}
-}
-
-// nextAdded finds the first added token in s: its offset and the token, or
-// (len(s), nil) when there is none.
-func (t *bpeTokenizer) nextAdded(s string) (int, *addedToken) {
-	if len(t.added) == 0 {
-		return len(s), nil
-	}
-	for i := 0; i < len(s); i++ {
-		if !t.addedFirst[s[i]] {
-			continue
-		}
-		for k := range t.added {
-			if strings.HasPrefix(s[i:], t.added[k].content) {
-				return i, &t.added[k]
-			}
-		}
-	}
-	return len(s), nil
 }
 
 // encodeText runs steps 2 to 4 on text free of added tokens.

@@ -34,13 +34,18 @@ type hfAddedToken struct {
 	Content string `json:"content"`
 }
 
-// hfNormalizer is a normalizer or a Sequence of them.
+// hfNormalizer is a normalizer or a Sequence of them. Prepend and Replace
+// are the SentencePiece-style ones (Llama 2, Mistral).
 type hfNormalizer struct {
 	Type        string         `json:"type"`
 	Normalizers []hfNormalizer `json:"normalizers"`
+	Prepend     string         `json:"prepend"`
+	Pattern     hfPattern      `json:"pattern"`
+	Content     string         `json:"content"`
 }
 
-// hfPreTokenizer is a Split, a ByteLevel, or a Sequence of them.
+// hfPreTokenizer is a Split, a ByteLevel, or a Sequence of them; or a
+// Metaspace (SentencePiece-style files).
 type hfPreTokenizer struct {
 	Type           string           `json:"type"`
 	Pretokenizers  []hfPreTokenizer `json:"pretokenizers"`
@@ -49,6 +54,9 @@ type hfPreTokenizer struct {
 	Invert         bool             `json:"invert"`
 	AddPrefixSpace bool             `json:"add_prefix_space"`
 	UseRegex       *bool            `json:"use_regex"`
+	Replacement    string           `json:"replacement"`
+	PrependScheme  string           `json:"prepend_scheme"`
+	Split          *bool            `json:"split"`
 }
 
 // hfPattern is a Split pattern: a regex, or a literal string.
@@ -65,12 +73,17 @@ type hfModel struct {
 	Merges       []json.RawMessage `json:"merges"`
 	IgnoreMerges bool              `json:"ignore_merges"`
 	ByteFallback bool              `json:"byte_fallback"`
+	UnkToken     *string           `json:"unk_token"`
+	FuseUnk      bool              `json:"fuse_unk"`
 }
 
-// LoadHFTokenizer loads a byte-level BPE tokenizer from a Hugging Face
-// tokenizer.json at path. It accepts the shapes Llama 3, Qwen 2 and GPT-2
-// use: an optional NFC normalizer; a pre-tokenizer made of regex Splits
-// (behavior Isolated) and a ByteLevel step; a BPE model with ranked merges.
+// LoadHFTokenizer loads a BPE tokenizer from a Hugging Face tokenizer.json
+// at path. It accepts the byte-level shapes Llama 3, Qwen 2 and GPT-2 use
+// (an optional NFC normalizer; a pre-tokenizer made of regex Splits with
+// behavior Isolated and a ByteLevel step) and the SentencePiece-style
+// shapes of Llama 2 and Mistral (spaces marked "▁" by Prepend and Replace
+// normalizers or a Metaspace pre-tokenizer; byte_fallback), each with a
+// BPE model with ranked merges.
 // Anything else is an error naming the unsupported part, because silently
 // tokenizing differently from the server would defeat the purpose.
 func LoadHFTokenizer(path string) (Tokenizer, error) {
@@ -81,6 +94,9 @@ func LoadHFTokenizer(path string) (Tokenizer, error) {
 // stopping when ctx is done.
 func loadHFTokenizer(ctx context.Context, path string) (Tokenizer, error) {
 	data, err := inputfile.Read(ctx, path, inputfile.Tokenizer)
+	if _, binary := errors.AsType[*inputfile.NotTextError](err); binary {
+		return nil, fmt.Errorf("tokenizer: %w (a SentencePiece tokenizer.model must end in .model)", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
@@ -89,10 +105,18 @@ func loadHFTokenizer(ctx context.Context, path string) (Tokenizer, error) {
 
 // parseHFTokenizer builds the tokenizer of a tokenizer.json's contents;
 // name is used in errors and returned by Name.
-func parseHFTokenizer(data []byte, name string) (*bpeTokenizer, error) {
+func parseHFTokenizer(data []byte, name string) (Tokenizer, error) {
 	var f hfFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("tokenizer %s: %w", name, jsonErrorAt(data, err))
+	}
+	if isSentencePieceStyle(&f) {
+		t, err := newHFSentencePiece(&f)
+		if err != nil {
+			return nil, fmt.Errorf("tokenizer %s: %w", name, err)
+		}
+		t.name = name
+		return t, nil
 	}
 	t, err := newBPE(&f)
 	if err != nil {
@@ -125,9 +149,6 @@ func lineAt(data []byte, off int64) int {
 func newBPE(f *hfFile) (*bpeTokenizer, error) {
 	if f.Model.Type != "BPE" {
 		return nil, fmt.Errorf("model.type %q: only byte-level BPE is supported", f.Model.Type)
-	}
-	if f.Model.ByteFallback {
-		return nil, errors.New("model.byte_fallback: SentencePiece-style BPE (Llama 2, Mistral) is not supported, only byte-level BPE")
 	}
 	nfc, err := parseNormalizer(f.Normalizer)
 	if err != nil {
@@ -311,21 +332,28 @@ func parseMerge(raw json.RawMessage) (a, b string, err error) {
 	return pair[0], pair[1], nil
 }
 
-// setAddedTokens registers the literal tokens, longest first so that one
-// which is a prefix of another never wins over it.
+// setAddedTokens registers the literal tokens and their text for Decode.
 func (t *bpeTokenizer) setAddedTokens(added []hfAddedToken) {
-	for _, a := range added {
-		if a.Content == "" || a.ID < 0 || a.ID >= 1<<30 {
+	t.tokens = t.added.set(added, t.tokens)
+}
+
+// set registers the literal tokens, longest first so that one which is a
+// prefix of another never wins over it, and returns tokens (id -> text)
+// extended with their text.
+func (a *addedTokens) set(added []hfAddedToken, tokens []string) []string {
+	for _, at := range added {
+		if at.Content == "" || at.ID < 0 || at.ID >= 1<<30 {
 			continue
 		}
-		t.added = append(t.added, addedToken{content: a.Content, id: int32(a.ID)})
-		t.addedFirst[a.Content[0]] = true
-		if a.ID >= len(t.tokens) {
-			t.tokens = append(t.tokens, make([]string, a.ID+1-len(t.tokens))...)
+		a.list = append(a.list, addedToken{content: at.Content, id: int32(at.ID)})
+		a.first[at.Content[0]] = true
+		if at.ID >= len(tokens) {
+			tokens = append(tokens, make([]string, at.ID+1-len(tokens))...)
 		}
-		t.tokens[a.ID] = a.Content
+		tokens[at.ID] = at.Content
 	}
-	sort.SliceStable(t.added, func(i, j int) bool { return len(t.added[i].content) > len(t.added[j].content) })
+	sort.SliceStable(a.list, func(i, j int) bool { return len(a.list[i].content) > len(a.list[j].content) })
+	return tokens
 }
 
 // byteToRune is GPT-2's byte-to-unicode table: printable Latin-1 bytes

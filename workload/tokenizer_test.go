@@ -122,7 +122,8 @@ func TestHFTokenizerWithoutIgnoreMerges(t *testing.T) {
 
 func TestTextOfTokensIsExact(t *testing.T) {
 	t.Parallel()
-	for _, spec := range []string{Cl100kBase, O200kBase, tinyTokenizerPath} {
+	for _, spec := range []string{Cl100kBase, O200kBase, tinyTokenizerPath,
+		"testdata/tokenizer/spm/bpe-bytefallback.model"} {
 		tok := mustTokenizer(t, spec)
 		rng := rand.New(rand.NewPCG(7, 7))
 		for _, n := range []int{1, 2, 3, 17, 128, 513, 2048} {
@@ -183,8 +184,13 @@ func TestLoadTokenizerErrors(t *testing.T) {
 		{write("broken.json", "{\n\"model\": {\n  \"type\": \"BPE\",,\n}}"), "line 3"},
 		// A WordPiece (BERT) model is refused by name.
 		{edit("wordpiece.json", `"type": "BPE"`, `"type": "WordPiece"`), `model.type "WordPiece"`},
-		// SentencePiece-style BPE (byte_fallback) is refused.
-		{edit("fallback.json", `"byte_fallback": false`, `"byte_fallback": true`), "byte_fallback"},
+		// byte_fallback makes it SentencePiece-style, which marks spaces
+		// with ▁ and has no use for a ByteLevel pre-tokenizer.
+		{edit("fallback.json", `"byte_fallback": false`, `"byte_fallback": true`), `pre_tokenizer: type "Sequence" is not supported with a SentencePiece-style model`},
+		// A SentencePiece model must be protobuf.
+		{write("text.model", "{not protobuf"), "not a SentencePiece model"},
+		// A binary file named like a tokenizer.json gets a hint.
+		{write("binary.json", "\n\x00\x01"), "tokenizer.model must end in .model"},
 		// An unknown pre-tokenizer is refused by name.
 		{edit("metaspace.json", `"type": "Split"`, `"type": "Metaspace"`), `"Metaspace"`},
 		// A merge whose parts are not in the vocabulary.

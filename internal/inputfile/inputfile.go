@@ -35,8 +35,11 @@ var (
 	CA        = Kind{"a CA bundle", 4 << 20, false}
 	Plan      = Kind{"a plan file", 16 << 20, false}
 	Tokenizer = Kind{"a tokenizer", 256 << 20, true}
-	Trace     = Kind{"a trace", 1 << 30, true}
-	Dataset   = Kind{"a dataset", 2 << 30, true}
+	// SentencePiece is a tokenizer.model: binary protobuf, so NUL bytes
+	// are expected. Gemma's, among the largest, is 4 MiB.
+	SentencePiece = Kind{"a SentencePiece model", 64 << 20, false}
+	Trace         = Kind{"a trace", 1 << 30, true}
+	Dataset       = Kind{"a dataset", 2 << 30, true}
 )
 
 // chunk is the most one Read asks of the file, so a cancel is seen after
