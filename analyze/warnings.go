@@ -194,5 +194,5 @@ func inputTokensWarning(c record.Checks) string {
 	}
 	return fmt.Sprintf("the server counted %+.1f%% input tokens compared with the client's tokenizer over %d requests, "+
 		"growing with the prompt's length: prompt lengths are not what the plan says "+
-		"(set workload.tokenizer to the model's tokenizer.json)", 100*c.InputTokensDiff, c.InputTokensCompared)
+		"(set workload.tokenizer to the model's tokenizer.json or SentencePiece tokenizer.model)", 100*c.InputTokensDiff, c.InputTokensCompared)
 }
