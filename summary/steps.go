@@ -45,6 +45,12 @@ func (a *StepAcc) Add(r *record.Result) {
 	analyze.CountSLOs(r, a.slos, a.tallies)
 }
 
+// FailureRate is the stage's failure rate over the records folded so
+// far, as its step will count it (record.Summary.FailureRate).
+func (a *StepAcc) FailureRate() float64 {
+	return a.agg.Summary(record.RunInfo{}).FailureRate
+}
+
 // Tallies are the stage's SLO tallies so far, one per SLO of the capacity
 // search (none in other designs).
 func (a *StepAcc) Tallies() []analyze.Tally { return a.tallies }
