@@ -21,7 +21,8 @@ import (
 // steered from its start (Options.Steering on a plan with a duration
 // and a constant load), which is recorded as stages: every change ends
 // the running stage (engine.StopIssuing, its in-flight requests finish)
-// and starts the next at the new load, so `inferload report` rebuilds
+// and starts the next at the new load at once, taking over its users
+// (runner.handOver), so `inferload report` rebuilds
 // the same per-stage figures from the stage_end events. A pause is the
 // gap between two stages. Safe for concurrent use.
 type Steering struct {
