@@ -31,7 +31,7 @@ type ClosedLoop struct {
 	Ends []chan struct{}
 	// After, when set, holds user u (u < len(After)) until After[u] is
 	// closed: the user of the previous phase whose place it takes has
-	// ended. A load change then neither drains the server (the continuing
+	// ended (each must close: that phase's Grace bounds it). A load change then neither drains the server (the continuing
 	// users send their next request as their last one is answered) nor
 	// starts them all at once.
 	After []<-chan struct{}
@@ -74,6 +74,12 @@ func (e *Engine) runClosedLoop(ph *Phase, c ClosedLoop) {
 		ph.requests.Go(func() {
 			defer func() {
 				if c.Ends != nil {
+					// A user that never started (the phase stopped before
+					// its predecessor ended) ends with its predecessor,
+					// so the next phase's user never runs beside it.
+					if u < len(c.After) {
+						<-c.After[u]
+					}
 					close(c.Ends[u])
 				}
 				if active.Add(-1) == 0 {

@@ -86,3 +86,44 @@ func drain(out chan *record.Result, done chan struct{}) []*record.Result {
 	<-done
 	return rs
 }
+
+// TestShortPhaseHandsOverItsPredecessors: a phase that stops before the
+// users it took over from have ended passes them on: phase A's 2 users
+// are answered at 300 ms; phase B, from A's stop at 250 ms, lasts 20 ms
+// and never sends; phase C, from B's stop, sends its first requests at
+// 300 ms, when A's users end, never beside them.
+func TestShortPhaseHandsOverItsPredecessors(t *testing.T) {
+	simulated(t, func(t *testing.T) {
+		client := &serviceClient{service: 100 * time.Millisecond}
+		chans := func(n int) ([]chan struct{}, []<-chan struct{}) {
+			ends, after := make([]chan struct{}, n), make([]<-chan struct{}, n)
+			for u := range ends {
+				ends[u] = make(chan struct{})
+				after[u] = ends[u]
+			}
+			return ends, after
+		}
+		aEnds, aAfter := chans(2)
+		bEnds, bAfter := chans(2)
+		cfg := func(shape ClosedLoop, d time.Duration) Config {
+			return Config{Client: client, Source: fixedSource{}, Render: render, Clock: TimerClock{}, Shape: shape, Duration: d}
+		}
+		a, aOut, aDone := started(t, cfg(ClosedLoop{Users: 2, Ends: aEnds}, 250*time.Millisecond))
+		<-a.IssuingDone()
+		b, bOut, bDone := started(t, cfg(ClosedLoop{Users: 2, After: aAfter, Ends: bEnds}, 20*time.Millisecond))
+		<-b.IssuingDone()
+		c, cOut, cDone := started(t, cfg(ClosedLoop{Users: 2, After: bAfter}, 100*time.Millisecond))
+		drain(aOut, aDone)
+		if n := len(drain(bOut, bDone)); n != 0 {
+			t.Errorf("phase B sent %d requests, want none: its users' predecessors were still in flight", n)
+		}
+		for _, r := range drain(cOut, cDone) {
+			if at := c.Started().Sub(a.Started()) + time.Duration(r.SendUS)*time.Microsecond; at < 300*time.Millisecond {
+				t.Errorf("phase C sent at %s, want from 300ms, when A's users ended", at)
+			}
+		}
+		if got := client.peak.Load(); got > 2 {
+			t.Errorf("peak in flight %d, want at most 2", got)
+		}
+	})
+}

@@ -64,7 +64,9 @@ load:
 	starts := []int64{marks[0].StartUS, marks[1].StartUS, marks[2].StartUS}
 	// From stage 1's warm-up end (its users are all started) to stage 3's
 	// issuing stop (then they all retire).
-	if gap := longestBelow(recs, 4, marks[0].WarmupEndUS, marks[2].MeasureEndUS); gap > 100*time.Millisecond {
+	gap := longestBelow(recs, 4, marks[0].WarmupEndUS, marks[2].MeasureEndUS)
+	t.Logf("longest stretch below 4 in flight: %s", gap)
+	if gap > 100*time.Millisecond {
 		t.Errorf("fewer than 4 requests in flight for %s on end: the load drained at a stage change", gap)
 	}
 	checkEverySecondAnswers(t, recs)
@@ -83,7 +85,9 @@ load:
 	if len(second) < 8 {
 		t.Fatalf("stage 2 sent %d requests, want more than 8", len(second))
 	}
-	if spread := time.Duration(second[7]-second[0]) * time.Microsecond; spread < 100*time.Millisecond {
+	spread := time.Duration(second[7]-second[0]) * time.Microsecond
+	t.Logf("stage 2's first 8 requests sent over %s", spread)
+	if spread < 100*time.Millisecond {
 		t.Errorf("stage 2's first 8 requests were sent within %s: its 4 new users started at once, not at the spawn rate", spread)
 	}
 	checkRecords(t, out.Dir, 3)
