@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -22,12 +23,34 @@ type ClosedLoop struct {
 	// Active(elapsed) send; the others wait (their in-flight request
 	// finishes first). Users is the most it may return.
 	Active func(elapsed time.Duration) int
+
+	// Ends, when set, holds one channel per user: user u closes Ends[u]
+	// when it ends, its last request answered (issuing stopped while it
+	// waited or thought: at once). A load change passes them on as the
+	// next phase's After.
+	Ends []chan struct{}
+	// After, when set, holds user u (u < len(After)) until After[u] is
+	// closed: the user of the previous phase whose place it takes has
+	// ended (each must close: that phase's Grace bounds it). A load change then neither drains the server (the continuing
+	// users send their next request as their last one is answered) nor
+	// starts them all at once.
+	After []<-chan struct{}
+	// SpawnRate, when above 0, starts the users beyond After one at a
+	// time, this many per second, the first at once (Locust's spawn
+	// rate); 0 starts them together.
+	SpawnRate float64
 }
 
 // Validate says what keeps the loop from running.
 func (c ClosedLoop) Validate() error {
 	if c.Users < 1 {
 		return fmt.Errorf("engine: a closed loop needs at least 1 user, not %d", c.Users)
+	}
+	if len(c.Ends) != 0 && len(c.Ends) != c.Users {
+		return fmt.Errorf("engine: a closed loop of %d users needs as many Ends, not %d", c.Users, len(c.Ends))
+	}
+	if !(c.SpawnRate >= 0) || math.IsInf(c.SpawnRate, 0) {
+		return fmt.Errorf("engine: spawn rate %g: want a finite number of users per second, 0 or more", c.SpawnRate)
 	}
 	return nil
 }
@@ -50,11 +73,22 @@ func (e *Engine) runClosedLoop(ph *Phase, c ClosedLoop) {
 	for u := range c.Users {
 		ph.requests.Go(func() {
 			defer func() {
+				if c.Ends != nil {
+					// A user that never started (the phase stopped before
+					// its predecessor ended) ends with its predecessor,
+					// so the next phase's user never runs beside it.
+					if u < len(c.After) {
+						<-c.After[u]
+					}
+					close(c.Ends[u])
+				}
 				if active.Add(-1) == 0 {
 					close(allDone)
 				}
 			}()
-			e.user(ph, c, uint64(u))
+			if e.awaitJoin(ph.issueCtx, c, u) {
+				e.user(ph, c, uint64(u))
+			}
 		})
 	}
 	select {
@@ -125,6 +159,28 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 			return
 		}
 	}
+}
+
+// awaitJoin holds user u until its turn to start: until the user of the
+// previous phase it takes over from has ended (c.After), or, for a user
+// the load change adds, until its slot at c.SpawnRate: the k-th added
+// user starts k/SpawnRate seconds into the phase. It returns false when
+// issuing stops first.
+func (e *Engine) awaitJoin(issueCtx context.Context, c ClosedLoop, u int) bool {
+	if u < len(c.After) {
+		select {
+		case <-c.After[u]:
+			return issueCtx.Err() == nil
+		case <-issueCtx.Done():
+			return false
+		}
+	}
+	k := u - len(c.After)
+	if c.SpawnRate <= 0 || k == 0 {
+		return true
+	}
+	at := e.start.Add(time.Duration(float64(k) / c.SpawnRate * float64(time.Second)))
+	return e.clock.SleepUntil(issueCtx, at)
 }
 
 // rampPoll is how often a user outside a ramp's current target checks

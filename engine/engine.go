@@ -200,6 +200,22 @@ func (e *Engine) Issued() int { return int(e.issued.Load()) }
 // issued (an open loop) or answered (a closed loop).
 func (e *Engine) StoppedIssuingUS() int64 { return e.stoppedAt.Load() }
 
+// IssuingDone is closed once the phase has stopped issuing (Duration
+// passed, StopIssuing, Abort, Run's ctx, a spent request budget): from
+// then on no request is admitted, and the next phase of a load change may
+// start while this one's last requests finish. It blocks until Run has
+// started.
+func (e *Engine) IssuingDone() <-chan struct{} {
+	<-e.startedCh
+	return e.issuing.Done()
+}
+
+// Claimed is how many request indices the phase has handed out. Once
+// IssuingDone is closed, every request the phase sends has an index below
+// it, so the next phase can number its own after them while these still
+// run.
+func (e *Engine) Claimed() uint64 { return e.nextIndex.Load() }
+
 // StopIssuing stops the phase issuing now, as the end of Duration would:
 // once it returns no request is admitted (Issued is final), and in-flight
 // ones get Grace to finish. It may be called at any time, from any

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -490,6 +491,11 @@ func TestConfigValidation(t *testing.T) {
 		{"negative cap", func(c *Config) { c.Shape = OpenLoop{Arrivals: &offsets{at: []time.Duration{0}}, MaxInFlight: -1} }},
 		{"no end", func(c *Config) { c.Shape = ClosedLoop{Users: 1}; c.Requests = 0 }},
 		{"no client", func(c *Config) { c.Shape = ClosedLoop{Users: 1}; c.Client = nil }},
+		// Ends must name every user: a user without one could not hand over.
+		{"ends short", func(c *Config) { c.Shape = ClosedLoop{Users: 2, Ends: make([]chan struct{}, 1)} }},
+		// A negative or NaN spawn rate.
+		{"negative spawn rate", func(c *Config) { c.Shape = ClosedLoop{Users: 1, SpawnRate: -1} }},
+		{"NaN spawn rate", func(c *Config) { c.Shape = ClosedLoop{Users: 1, SpawnRate: math.NaN()} }},
 	}
 	for _, tt := range tests {
 		c := base

@@ -39,6 +39,7 @@ type recorder struct {
 	// err is the first write error. It stops issuing at once (onWriteFail)
 	// and ends the run as a WriteFailure.
 	err         error
+	errMu       sync.Mutex
 	onWriteFail func()
 	// finished counts the records handed to the writer, for the count of
 	// those missing from the file after a write failure.
@@ -107,12 +108,26 @@ func storeMax(v *atomic.Int64, x int64) {
 // keep notes the first write error and stops issuing: load the files can
 // no longer record is load measured for nothing.
 func (r *recorder) keep(err error) {
-	if err != nil && r.err == nil {
-		r.err = err
-		if r.onWriteFail != nil {
-			r.onWriteFail()
-		}
+	if err == nil {
+		return
 	}
+	r.errMu.Lock()
+	first := r.err == nil
+	if first {
+		r.err = err
+	}
+	r.errMu.Unlock()
+	if first && r.onWriteFail != nil {
+		r.onWriteFail()
+	}
+}
+
+// failure is the first write error, nil while every write succeeded. It
+// is read while the collectors of two stages may still write.
+func (r *recorder) failure() error {
+	r.errMu.Lock()
+	defer r.errMu.Unlock()
+	return r.err
 }
 
 // flushSeries closes the per-second window in progress.

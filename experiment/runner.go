@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,8 +41,13 @@ type runner struct {
 	tel *telemetry
 	// spans receives the server's OTLP spans; nil unless the run listens.
 	spans *spanReceiver
-	// current is the running stage's engine, for live in-flight counts.
-	current atomic.Pointer[engine.Engine]
+	// current is the running stage's engine, for live in-flight counts,
+	// and draining the previous stage's while its last requests finish
+	// after a load change.
+	current, draining atomic.Pointer[engine.Engine]
+	// collectMu serialises the records of two stages collected at once
+	// (collect), and guards nextID.
+	collectMu sync.Mutex
 
 	start     time.Time // the run clock's zero: the first stage's start
 	nextID    uint64    // first record ID of the next stage, so IDs stay unique
@@ -145,12 +151,12 @@ func execute(ctx context.Context, p *plan.Plan, opts Options, d summary.Design, 
 	driveErr := drive(ctx, r)
 	r.closeSpans(ctx)
 	closeErr := r.close(ctx.Err() != nil)
-	if r.rec.err != nil || (driveErr == nil && closeErr != nil) {
+	if r.rec.failure() != nil || (driveErr == nil && closeErr != nil) {
 		// The files are missing records: the summary cannot come from
 		// them, so it comes from memory, and the run ends as a failure.
 		// Issuing stopped at the failed write: the run ended early, as
 		// its interrupted event says.
-		wf := r.writeFailure(cmp.Or(r.rec.err, closeErr), ctx.Err() != nil || r.rec.err != nil)
+		wf := r.writeFailure(cmp.Or(r.rec.failure(), closeErr), ctx.Err() != nil || r.rec.failure() != nil)
 		return &Outcome{Dir: r.dir, Summary: wf.Summary}, wf
 	}
 	if driveErr != nil {
@@ -184,12 +190,16 @@ func (r *runner) stopIssuing() {
 	}
 }
 
-// inFlight is the running stage's requests in flight (0 between stages).
+// inFlight is the requests in flight of the running stage and of the
+// one before while it finishes (0 between stages).
 func (r *runner) inFlight() int {
-	if eng := r.current.Load(); eng != nil {
-		return eng.InFlight()
+	n := 0
+	for _, eng := range []*engine.Engine{r.current.Load(), r.draining.Load()} {
+		if eng != nil {
+			n += eng.InFlight()
+		}
 	}
-	return 0
+	return n
 }
 
 // stage is one stage to run: its load (Index 0 for a single-phase run,
@@ -203,85 +213,101 @@ type stage struct {
 	created func(*engine.Engine)
 }
 
-// runStage runs one stage as its own engine phase. Its records are moved
-// onto the run clock (the first stage's start), numbered after the
-// previous stages' and tagged with the stage's index; a staged run's stage
-// ends with a stage_end event and returns its step, computed from its
-// records exactly as Assemble computes it, with what they folded into.
+// runStage runs one stage as its own engine phase, to its end. Its
+// records are moved onto the run clock (the first stage's start),
+// numbered after the previous stages' and tagged with the stage's index;
+// a staged run's stage ends with a stage_end event and returns its step,
+// computed from its records exactly as Assemble computes it, with what
+// they folded into.
 func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *summary.StepAcc, error) {
-	if r.rec.err != nil { // a write failed in an earlier stage: run no more
-		return record.Step{}, nil, r.rec.err
+	ru, err := r.launch(ctx, st, nil)
+	if err != nil {
+		return record.Step{}, nil, err
+	}
+	return r.finish(ru)
+}
+
+// launch starts stage st, taking over from prev (handOver) when prev is
+// set, and returns once its clock has started; its records are collected
+// in the background until finish.
+func (r *runner) launch(ctx context.Context, st stage, prev *running) (*running, error) {
+	if err := r.rec.failure(); err != nil { // a write failed in an earlier stage: run no more
+		return nil, err
 	}
 	st.cfg.Clock = r.opts.clock()
+	base := r.stageBase(st.Index)
 	if r.p.Target.TracesContext() {
 		// The record's own id: run-wide within the segment, after the
-		// previous stages' (as the loop below numbers it).
-		base, seg := r.stageBase(st.Index), r.seg
+		// previous stages' (as collect numbers it).
+		seg := r.seg
 		st.cfg.TraceRun, st.cfg.TraceIDOf = r.opts.traceRun(r.dir), func(i uint64) uint64 { return seg.Global(i) + base }
 	}
 	if err := applySegment(&st.cfg, r.seg); err != nil {
-		return record.Step{}, nil, err
+		return nil, err
 	}
+	r.handOver(&st.cfg, st, prev)
 	eng, err := engine.New(st.cfg)
 	if err != nil {
-		return record.Step{}, nil, err
+		return nil, err
 	}
 	if st.created != nil {
 		st.created(eng)
 	}
 	if err := r.awaitStart(ctx); err != nil {
-		return record.Step{}, nil, err
+		return nil, err
 	}
 	out := make(chan *record.Result, 1024)
-	done := make(chan struct{})
-	go func() { defer close(done); _ = eng.Run(ctx, out) }()
-	// Every return path joins the engine: its requests are canceled on an
-	// error, and what it still emits is drained.
-	defer func() {
+	engineDone := make(chan struct{})
+	go func() { defer close(engineDone); _ = eng.Run(ctx, out) }()
+	started := eng.Started()
+	if err := r.markStart(ctx, started, st); err != nil {
+		// The engine is joined: its requests canceled, what it still
+		// emits drained.
+		eng.Abort()
 		for range out {
 		}
-		<-done
-	}()
-	started := eng.Started()
-	r.current.Store(eng)
-	defer r.current.Store(nil)
-	defer forwardAbort(r.opts.Abort, eng)()
-	if err := r.markStart(ctx, started, st); err != nil {
-		eng.Abort()
-		return record.Step{}, nil, err
+		<-engineDone
+		return nil, err
 	}
 	r.stages++
-	offUS := started.Sub(r.start).Microseconds()
-	stopProgress := startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start)
+	if prev != nil {
+		r.draining.Store(prev.eng)
+	}
+	r.current.Store(eng)
+	ru := &running{st: st, eng: eng, base: base, offUS: started.Sub(r.start).Microseconds(), collected: make(chan struct{}),
+		stopAbort: forwardAbort(r.opts.Abort, eng)}
+	if c, ok := st.cfg.Shape.(engine.ClosedLoop); ok {
+		ru.ends = c.Ends
+	}
+	ru.stopProgress = once(startProgress(r.opts, r.progressLoad(st), eng, r.rec, r.start))
 	// Only a stage of a staged run is a step; a single run's figures come
 	// from the whole run (Assemble), so it folds nothing per stage.
-	var acc *summary.StepAcc
 	if st.Index > 0 {
-		acc = summary.NewStepAcc(r.p, r.design)
+		ru.acc = summary.NewStepAcc(r.p, r.design)
 	}
-	base := r.stageBase(st.Index)
-	for res := range out {
-		res.ID = r.seg.Global(res.ID)
-		shift(res, offUS, base, st.Index)
-		r.nextID = max(r.nextID, res.ID+1)
-		r.rec.add(res, r.start)
-		if r.spans != nil {
-			r.spans.expect(res)
-		}
-		if acc != nil {
-			acc.Add(res)
-		}
-	}
-	stopProgress()
-	r.endUS = r.opts.clock().Now().Sub(r.start).Microseconds()
-	r.stageIssuedUS = eng.StoppedIssuingUS()
-	r.measureUS = offUS + r.stageIssuedUS
-	if st.Index == 0 {
+	go r.collect(ctx, ru, out, engineDone)
+	return ru, nil
+}
+
+// finish waits for ru's last record and ends the stage: its stage_end
+// event (a staged run's) and its step. Stages finish in the order they
+// started.
+func (r *runner) finish(ru *running) (record.Step, *summary.StepAcc, error) {
+	<-ru.collected
+	ru.stopProgress()
+	ru.stopAbort()
+	r.current.CompareAndSwap(ru.eng, nil)
+	r.draining.CompareAndSwap(ru.eng, nil)
+	r.endUS = ru.endUS
+	r.stageIssuedUS = ru.eng.StoppedIssuingUS()
+	r.measureUS = ru.offUS + r.stageIssuedUS
+	if ru.st.Index == 0 {
 		return record.Step{}, nil, nil
 	}
+	st := ru.st
 	mark := record.StageMark{Index: st.Index, Kind: st.Load.Kind, Mode: st.Load.Mode, Target: st.Load.Target,
-		From: st.Load.From, StartUS: offUS, WarmupEndUS: offUS + r.p.Load.Warmup.Microseconds(),
-		MeasureEndUS: r.measureUS, Interrupted: ctx.Err() != nil}
+		From: st.Load.From, StartUS: ru.offUS, WarmupEndUS: ru.offUS + r.p.Load.Warmup.Microseconds(),
+		MeasureEndUS: r.measureUS, Interrupted: ru.interrupted}
 	if err := r.files.events.Write(record.Event{TimeUS: r.endUS, Kind: record.EventStageEnd, Stage: &mark}); err != nil {
 		r.rec.keep(err)
 		return record.Step{}, nil, err
@@ -292,8 +318,8 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *summary.
 		return record.Step{}, nil, err
 	}
 	mark.EndUS = r.endUS
-	step, err := summary.BuildStep(acc, mark, r.p, r.design)
-	return step, acc, err
+	step, err := summary.BuildStep(ru.acc, mark, r.p, r.design)
+	return step, ru.acc, err
 }
 
 // stageBase is the first request number of stage index: after the
@@ -301,6 +327,8 @@ func (r *runner) runStage(ctx context.Context, st stage) (record.Step, *summary.
 // segmented run (segmentedStageBase).
 func (r *runner) stageBase(index int) uint64 {
 	if r.seg.Whole() {
+		r.collectMu.Lock()
+		defer r.collectMu.Unlock()
 		return r.nextID
 	}
 	return segmentedStageBase(index)
@@ -399,11 +427,11 @@ func (r *runner) close(interrupted bool) error {
 		r.rec.mu.Unlock()
 		stop := ""
 		switch {
-		case r.rec.err != nil:
+		case r.rec.failure() != nil:
 			// A full disk may still take these few bytes (the events
 			// file's last block has room): then a rebuild knows the run
 			// stopped early and how many records it lost.
-			stop = fmt.Sprintf("issuing stopped: the run directory could not be written: %v", r.rec.err)
+			stop = fmt.Sprintf("issuing stopped: the run directory could not be written: %v", r.rec.failure())
 		case interrupted:
 			stop = "stopped by signal"
 		}
@@ -411,7 +439,7 @@ func (r *runner) close(interrupted bool) error {
 			r.rec.keep(r.files.events.Write(e))
 		}
 	}
-	return errors.Join(r.rec.err, telErr, r.files.close())
+	return errors.Join(r.rec.failure(), telErr, r.files.close())
 }
 
 // runWarmupEndUS is where the run's measured window starts: the first

@@ -51,42 +51,88 @@ func runStages(ctx context.Context, p *plan.Plan, stages []schedule.Stage, opts 
 		if _, err := r.stageConfig(1, stages[0]); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, r *runner) error {
-			for i, st := range stages {
-				if ctx.Err() != nil {
-					break
-				}
-				step, _, err := r.runStaged(ctx, i+1, st)
-				if err != nil {
-					return err
-				}
-				if f := so.StopFailureRate; f > 0 && step.FailureRate > f {
-					break
-				}
-			}
-			return nil
-		}, nil
+		return func(ctx context.Context, r *runner) error { return r.runSequence(ctx, stages, so.StopFailureRate) }, nil
 	})
 }
 
-// runStaged runs stage index of a staged run and returns its step and
-// what its records folded into.
-func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *summary.StepAcc, error) {
-	return r.runStagedWith(ctx, index, st, nil)
+// runSequence runs stages in order, each taking over from the one before
+// the moment it stops issuing (launchStaged): the load changes without a
+// hole. A canceled ctx stops after the current stage; with stopRate above
+// 0, so does a stage whose failure rate, over the requests it had
+// finished when it stopped issuing, exceeds it (the next stage starts at
+// that moment, so no later figure can hold it back).
+func (r *runner) runSequence(ctx context.Context, stages []schedule.Stage, stopRate float64) error {
+	var prev *running
+	for i, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		cur, err := r.launchStaged(ctx, i+1, st, prev, nil)
+		if err != nil {
+			return errors.Join(err, r.finishStaged(prev))
+		}
+		if err := r.finishStaged(prev); err != nil {
+			<-cur.issuingDone()
+			return errors.Join(err, r.finishStaged(cur))
+		}
+		prev = cur
+		<-cur.issuingDone()
+		if stopRate > 0 && r.failureRateSoFar(cur) > stopRate {
+			break
+		}
+	}
+	return r.finishStaged(prev)
 }
 
-// runStagedWith is runStaged, with created seeing the stage's engine
-// before it runs.
-func (r *runner) runStagedWith(ctx context.Context, index int, st schedule.Stage, created func(*engine.Engine)) (record.Step, *summary.StepAcc, error) {
-	cfg, err := r.stageConfig(index, st)
+// failureRateSoFar is ru's failure rate over the records it has
+// finished so far.
+func (r *runner) failureRateSoFar(ru *running) float64 {
+	r.collectMu.Lock()
+	defer r.collectMu.Unlock()
+	return ru.acc.FailureRate()
+}
+
+// runStaged runs stage index of a staged run to its end, after the
+// previous stage has finished (a capacity search chooses each probe's
+// load from the one before), and returns its step and what its records
+// folded into.
+func (r *runner) runStaged(ctx context.Context, index int, st schedule.Stage) (record.Step, *summary.StepAcc, error) {
+	ru, err := r.launchStaged(ctx, index, st, nil, nil)
 	if err != nil {
-		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
+		return record.Step{}, nil, err
 	}
-	step, acc, err := r.runStage(ctx, stage{Index: index, Load: st, cfg: cfg, created: created})
+	step, acc, err := r.finish(ru)
 	if err != nil {
 		return record.Step{}, nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
 	}
 	return step, acc, nil
+}
+
+// launchStaged starts stage index of a staged run, taking over from prev
+// (nil: none), with created seeing the stage's engine before it runs.
+func (r *runner) launchStaged(ctx context.Context, index int, st schedule.Stage, prev *running, created func(*engine.Engine)) (*running, error) {
+	r.reserveIDs(prev)
+	cfg, err := r.stageConfig(index, st)
+	if err == nil {
+		var ru *running
+		if ru, err = r.launch(ctx, stage{Index: index, Load: st, cfg: cfg, created: created}, prev); err == nil {
+			return ru, nil
+		}
+	}
+	return nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
+}
+
+// finishStaged finishes ru (nil: nothing to finish), once it has stopped
+// issuing: the next stage, if any, has started.
+func (r *runner) finishStaged(ru *running) error {
+	if ru == nil {
+		return nil
+	}
+	ru.stopProgress()
+	if _, _, err := r.finish(ru); err != nil {
+		return fmt.Errorf("stage %d (%s): %w", ru.st.Index, ru.st.Load.Describe(), err)
+	}
+	return nil
 }
 
 // checkWarmup: each stage discards its own warm-up, so the warm-up must be

@@ -21,7 +21,8 @@ import (
 // steered from its start (Options.Steering on a plan with a duration
 // and a constant load), which is recorded as stages: every change ends
 // the running stage (engine.StopIssuing, its in-flight requests finish)
-// and starts the next at the new load, so `inferload report` rebuilds
+// and starts the next at the new load at once, taking over its users
+// (runner.handOver), so `inferload report` rebuilds
 // the same per-stage figures from the stage_end events. A pause is the
 // gap between two stages. Safe for concurrent use.
 type Steering struct {
@@ -220,12 +221,20 @@ func runSteered(ctx context.Context, p *plan.Plan, opts Options, s *Steering) (*
 	})
 }
 
-// drive runs stages until total issuing time is spent.
+// drive runs stages until total issuing time is spent. Each change
+// starts the next stage the moment the running one stops issuing, taking
+// over its users (runner.launchStaged): the load changes without a hole.
+// A pause lets the running stage finish; the stage after it starts anew.
 func (s *Steering) drive(ctx context.Context, r *runner, total time.Duration) error {
 	left := total
+	var prev *running
 	for index := 1; ctx.Err() == nil && left > 0; {
 		st, gen, wake, paused := s.next(left)
 		if paused {
+			if err := r.finishStaged(prev); err != nil {
+				return err
+			}
+			prev = nil
 			select {
 			case <-wake:
 			case <-ctx.Done():
@@ -236,16 +245,23 @@ func (s *Steering) drive(ctx context.Context, r *runner, total time.Duration) er
 			break // too short a stage to hold its own warm-up: the run ends here
 		}
 		hook := func(eng *engine.Engine) { s.started(eng, gen) }
-		if _, _, err := r.runStagedWith(ctx, index, st, hook); err != nil {
-			return err
+		cur, err := r.launchStaged(ctx, index, st, prev, hook)
+		if err != nil {
+			return errors.Join(err, r.finishStaged(prev))
 		}
+		if err := r.finishStaged(prev); err != nil {
+			<-cur.issuingDone()
+			return errors.Join(err, r.finishStaged(cur))
+		}
+		prev = cur
+		<-cur.issuingDone()
 		s.mu.Lock()
 		s.eng = nil
 		s.mu.Unlock()
-		left -= time.Duration(r.stageIssuedUS) * time.Microsecond
+		left -= time.Duration(cur.eng.StoppedIssuingUS()) * time.Microsecond
 		index++
 	}
-	return nil
+	return r.finishStaged(prev)
 }
 
 // next is the stage to run now (left long, at the current level), the

@@ -107,6 +107,7 @@ func (f *Flags) bindLoad() {
 	bind(f, "segment", "load.segment", fs.String("segment", "", "run one part of a load spread over N machines: I/N with a 0-based I (e.g. $JOB_COMPLETION_INDEX/8); the N parts together are the whole run"), func(p *Plan) *string { return &p.Load.Segment })
 	stages := fs.StringArray("stage", nil, "a load stage, 30s@8 (hold 8 users or 8 requests/s) or 'ramp 30s@32' (move linearly to 32); repeatable, in order; replaces --duration")
 	f.add("stage", "load.stages", func(p *Plan) { p.Load.Stages = append([]string(nil), *stages...) })
+	bind(f, "spawn-rate", "load.spawn_rate", fs.Float64("spawn-rate", 0, "closed loop: users per second a stage adds when the load rises (0: spread them over the first half of the warm-up)"), func(p *Plan) *float64 { return &p.Load.SpawnRate })
 	bind(f, "grace", "load.grace", fs.Duration("grace", DefaultGrace, "time in-flight requests get to finish once issuing stops"), func(p *Plan) *time.Duration { return &p.Load.Grace })
 }
 

@@ -186,6 +186,13 @@ type LoadOptions struct {
 	// Grace is how long in-flight requests may finish after issuing stops
 	// (default 30s).
 	Grace time.Duration `yaml:"grace"`
+	// SpawnRate is how many users per second a closed loop's stage adds
+	// when the load rises (a stage of a staged run, a sweep's step, a
+	// change from the live page); 0, the default, spreads the users a
+	// stage adds over the first half of its warm-up
+	// (schedule.SpawnRate). Users a stage keeps go on without a pause,
+	// and users it drops leave as their request in flight is answered.
+	SpawnRate float64 `yaml:"spawn_rate"`
 	// Stages replace Duration with a list of steps, "30s@8" (hold 8
 	// users, or 8 requests/s in an open loop, for 30s) or ramps, "ramp
 	// 30s@32" (move linearly from the previous stage's load to 32). Each

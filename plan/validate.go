@@ -307,6 +307,9 @@ func (v *validator) stopConditions() {
 	if l.Grace < 0 {
 		v.fail("load.grace", "%v: want a positive duration", l.Grace)
 	}
+	if !(l.SpawnRate >= 0) || math.IsInf(l.SpawnRate, 0) {
+		v.fail("load.spawn_rate", "%g: want users per second above 0 (or 0 for the default: over the first half of the warm-up)", l.SpawnRate)
+	}
 }
 
 // length checks a token length spec with workload's own parser.

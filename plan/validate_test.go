@@ -147,6 +147,8 @@ func TestValidate(t *testing.T) {
 		{"bad think", closedPlan, func(p *Plan) { p.Load.ThinkTime = "uniform(5s,1s)" }, "low 5s is above high 1s"},
 		// Warm-up must leave something to measure.
 		{"warmup too long", closedPlan, func(p *Plan) { p.Load.Duration, p.Load.Warmup = time.Minute, time.Minute }, "load.warmup: 1m0s leaves nothing to measure"},
+		// A negative spawn rate would start no user ever.
+		{"negative spawn rate", closedPlan, func(p *Plan) { p.Load.SpawnRate = -2 }, "load.spawn_rate: -2: want users per second above 0"},
 		// A request-count run may have a time-based warm-up.
 		{"warmup with requests", closedPlan, func(p *Plan) { p.Load.Requests, p.Load.Warmup = 100, time.Hour }, ""},
 		// Negative request counts.

@@ -100,3 +100,26 @@ func (e *StageError) Error() string {
 }
 
 func (e *StageError) Unwrap() error { return e.Err }
+
+// SpawnShare is the part of a stage's warm-up over which, by default, a
+// closed loop adds the users its load rises by: the last one starts
+// half-way through the warm-up, so its first requests are answered, and
+// the server has settled at the new load, before the measured window.
+const SpawnShare = 0.5
+
+// SpawnRate is the rate, in users per second, at which a stage adds the
+// added users its load rises by: rate when set (load.spawn_rate), else
+// the added users spread over SpawnShare of warmup. 0 starts them all
+// at once: there is no warm-up to spread them over.
+//
+// Example: 8 → 24 users with a 10 s warm-up adds 16 users over 5 s, 3.2
+// users/s: one every 312.5 ms, the first at the stage's start.
+func SpawnRate(added int, warmup time.Duration, rate float64) float64 {
+	switch {
+	case rate > 0:
+		return rate
+	case added <= 0 || warmup <= 0:
+		return 0
+	}
+	return float64(added) / (SpawnShare * warmup.Seconds())
+}

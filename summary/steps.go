@@ -28,6 +28,10 @@ type StepAcc struct {
 	agg     *record.Aggregate
 	slos    []record.SLO
 	tallies []analyze.Tally
+	// doneUS and ttftUS are each successful reply's end and TTFT, for
+	// the steady-state rule (analyze.JudgeSteady) once the window is
+	// known.
+	doneUS, ttftUS []int64
 }
 
 func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
@@ -43,6 +47,15 @@ func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
 func (a *StepAcc) Add(r *record.Result) {
 	a.agg.Add(r)
 	analyze.CountSLOs(r, a.slos, a.tallies)
+	if r.OK() {
+		a.doneUS, a.ttftUS = append(a.doneUS, r.DoneUS()), append(a.ttftUS, r.TTFTUS)
+	}
+}
+
+// FailureRate is the stage's failure rate over the records folded so
+// far, as its step will count it (record.Summary.FailureRate).
+func (a *StepAcc) FailureRate() float64 {
+	return a.agg.Summary(record.RunInfo{}).FailureRate
 }
 
 // Tallies are the stage's SLO tallies so far, one per SLO of the capacity
@@ -75,6 +88,7 @@ func BuildStep(acc *StepAcc, m record.StageMark, p *plan.Plan, d Design) (record
 	if err := analyze.Judge(&judged, d.Criteria); err != nil {
 		return record.Step{}, err
 	}
+	analyze.JudgeSteady(&judged, analyze.SecondsOf(acc.doneUS, acc.ttftUS, m.WarmupEndUS, m.MeasureEndUS))
 	step.Validity = judged.Validity
 	return step, nil
 }
