@@ -128,6 +128,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 	r.Warmup = originUS < e.cfg.Warmup.Microseconds()
 	if !tr.FirstToken.IsZero() {
 		r.TTFTUS = e.offset(tr.FirstToken) - originUS
+		fillChannels(r, tr)
 	}
 	if tr.Clock == protocol.ClockKernel {
 		r.Clock = record.ClockKernel
@@ -157,6 +158,28 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 	}
 	fillTokens(r, tr, generates)
 	return r
+}
+
+// fillChannels sets a reply's per-channel times when it reasoned
+// (record/reasoning.go). They count from the latency origin as TTFT does:
+// TTFT plus the event's offset past the first event's, read from the kept
+// offsets (on the record's final clock) or, for an event past them, from
+// its stamp on arrival.
+func fillChannels(r *record.Result, tr *protocol.Trace) {
+	if tr.ReasoningEvents == 0 || len(tr.EventsUS) == 0 {
+		return
+	}
+	since := func(pos int, stampUS int64) int64 {
+		if pos <= len(tr.EventsUS) {
+			stampUS = tr.EventsUS[pos-1]
+		}
+		return r.TTFTUS + stampUS - tr.EventsUS[0]
+	}
+	r.ReasoningEvents, r.ChannelsInterleaved = tr.ReasoningEvents, tr.Interleaved
+	r.TTFRUS = since(tr.FirstReasoning, tr.FirstReasoningUS)
+	if tr.FirstAnswer > 0 {
+		r.TTFOUS = since(tr.FirstAnswer, tr.FirstAnswerUS)
+	}
 }
 
 // newEvents preallocates a trace's event offsets for a reply of about hint

@@ -101,6 +101,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 		TotalTimeout:   t.Timeouts.Total,
 		UserClock:      !t.KernelStamps(),
 		HTTP2:          t.HTTP2,
+		ThinkTags:      t.ThinkTags,
 	})
 }
 

@@ -94,6 +94,10 @@ type Target struct {
 	// an http URL). Streams then share connections, and token events are
 	// on the user-space clock (docs/plan.md).
 	HTTP2 string `yaml:"http2"`
+	// ThinkTags times text between <think> and </think> in the answer as
+	// reasoning, for a reasoning model served without a reasoning parser
+	// (default false: an answer may hold such text literally).
+	ThinkTags bool `yaml:"think_tags"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).

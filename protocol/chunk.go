@@ -23,6 +23,10 @@ type Chunk struct {
 	// Reasoning is true when some choice carries a non-empty
 	// reasoning_content or reasoning string.
 	Reasoning bool
+	// Text is the raw contents of the last non-empty answer string read
+	// (delta.content, message.content or a completions "text"), nil when
+	// there was none: what <think> tags are looked for in (thinkTags).
+	Text []byte
 	// FinishReason is the last non-null finish_reason of the choices, nil
 	// when there was none.
 	FinishReason []byte
@@ -485,7 +489,7 @@ func (s *scanner) top(c *Chunk) error {
 
 // choices reads the "choices" array (anything else is skipped).
 func (s *scanner) choices(c *Chunk) error {
-	c.Content, c.Reasoning, c.FinishReason = false, false, nil
+	c.Content, c.Reasoning, c.FinishReason, c.Text = false, false, nil, nil
 	if s.peek() != '[' {
 		return s.skip()
 	}
@@ -498,6 +502,9 @@ func (s *scanner) choices(c *Chunk) error {
 		}
 		c.Content = c.Content || p.content
 		c.Reasoning = c.Reasoning || p.reasoning
+		if p.text != nil {
+			c.Text = p.text
+		}
 		if finish != nil {
 			c.FinishReason = finish
 		}
@@ -509,6 +516,7 @@ func (s *scanner) choices(c *Chunk) error {
 // part is what a delta or message object carries.
 type part struct {
 	content, reasoning bool
+	text               []byte // the non-empty answer string, nil without
 }
 
 // choice reads one element of "choices"; a non-object is skipped.
@@ -539,6 +547,7 @@ func (s *scanner) choice() (part, []byte, error) {
 	p := part{
 		content:   delta.content || message.content || len(text) > 0,
 		reasoning: delta.reasoning || message.reasoning,
+		text:      orNonEmpty(orNonEmpty(delta.text, message.text), text),
 	}
 	return p, finish, err
 }
@@ -573,7 +582,16 @@ func (s *scanner) part() (part, error) {
 	return part{
 		content:   len(content) > 0 || tools,
 		reasoning: len(reasoningContent) > 0 || len(reasoning) > 0,
+		text:      orNonEmpty(nil, content),
 	}, err
+}
+
+// orNonEmpty is b when it holds something, else a.
+func orNonEmpty(a, b []byte) []byte {
+	if len(b) > 0 {
+		return b
+	}
+	return a
 }
 
 // usage reads the "usage" object; null (or anything else) means no usage.

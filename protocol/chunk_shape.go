@@ -19,6 +19,7 @@ type chunkShape struct {
 	prefix []byte // the learned chunk up to and including the string's opening quote
 	suffix []byte // the learned chunk from the string's closing quote on
 	chunk  Chunk  // what the learned chunk read as: Content or Reasoning, nothing else
+	text   bool   // the learned string is the chunk's Text
 	ok     bool
 }
 
@@ -31,6 +32,9 @@ func (sh *chunkShape) reset() {
 func (sh *chunkShape) scan(data []byte, c *Chunk) error {
 	if sh.ok && sh.matches(data) {
 		*c = sh.chunk
+		if sh.text {
+			c.Text = data[len(sh.prefix) : len(data)-len(sh.suffix)]
+		}
 		return nil
 	}
 	s := scanner{b: data}
@@ -65,4 +69,5 @@ func (sh *chunkShape) learn(data []byte, c *Chunk, s *scanner) {
 	sh.prefix = append(sh.prefix[:0], data[:s.out[0]]...)
 	sh.suffix = append(sh.suffix[:0], data[s.out[1]:]...)
 	sh.chunk, sh.ok = *c, true
+	sh.text, sh.chunk.Text = c.Text != nil, nil // Text aliases data: matches sets it
 }

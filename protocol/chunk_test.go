@@ -18,6 +18,8 @@ type chunkView struct {
 	ReasoningTokens    int
 	Error              bool
 	ErrMsg             string
+	// Text is Chunk.Text decoded: the last non-empty answer string.
+	Text string
 }
 
 func viewOf(c *Chunk) chunkView {
@@ -25,6 +27,7 @@ func viewOf(c *Chunk) chunkView {
 		Content: c.Content, Reasoning: c.Reasoning, Finish: decodeJSONString(c.FinishReason),
 		Usage: c.Usage, Prompt: c.PromptTokens, Completion: c.CompletionTokens,
 		ReasoningTokens: c.ReasoningTokens, Error: c.Error, ErrMsg: decodeJSONString(c.ErrorMessage),
+		Text: decodeJSONString(c.Text),
 	}
 }
 
@@ -39,12 +42,12 @@ func TestScanChunk(t *testing.T) {
 		{"usage only", `{"choices":[],"usage":{"prompt_tokens":11,"completion_tokens":8,"total_tokens":19}}`,
 			chunkView{Usage: true, Prompt: 11, Completion: 8}},
 		// usage: null is no usage.
-		{"usage null", `{"usage":null,"choices":[{"delta":{"content":"x"}}]}`, chunkView{Content: true}},
+		{"usage null", `{"usage":null,"choices":[{"delta":{"content":"x"}}]}`, chunkView{Text: "x", Content: true}},
 		// A token chunk is content.
-		{"content", `{"choices":[{"delta":{"content":" the"},"finish_reason":null}]}`, chunkView{Content: true}},
+		{"content", `{"choices":[{"delta":{"content":" the"},"finish_reason":null}]}`, chunkView{Text: " the", Content: true}},
 		// Completions API: a non-empty text is content.
 		{"completions text", `{"object":"text_completion","choices":[{"text":" Paris","index":0,"finish_reason":null}]}`,
-			chunkView{Content: true}},
+			chunkView{Text: " Paris", Content: true}},
 		// Completions API: an empty text with a finish reason is not.
 		{"completions finish", `{"choices":[{"text":"","finish_reason":"length"}]}`, chunkView{Finish: "length"}},
 		// reasoning_content (vLLM, SGLang, DeepSeek) is reasoning, not content.
@@ -64,7 +67,7 @@ func TestScanChunk(t *testing.T) {
 		// Non-streaming reply: message is read like delta.
 		{"message", `{"choices":[{"message":{"role":"assistant","content":"Hi"},"finish_reason":"stop"}],` +
 			`"usage":{"prompt_tokens":3,"completion_tokens":1}}`,
-			chunkView{Content: true, Finish: "stop", Usage: true, Prompt: 3, Completion: 1}},
+			chunkView{Text: "Hi", Content: true, Finish: "stop", Usage: true, Prompt: 3, Completion: 1}},
 		// Error object with message (OpenAI, vLLM, Ollama).
 		{"error object", `{"error": {"object": "error", "message": "out of memory", "code": 500}}`,
 			chunkView{Error: true, ErrMsg: "out of memory"}},
@@ -75,19 +78,19 @@ func TestScanChunk(t *testing.T) {
 		{"object error", `{"object":"error","message":"bad \"request\"","type":"BadRequestError","code":400}`,
 			chunkView{Error: true, ErrMsg: `bad "request"`}},
 		// "error": null is not an error.
-		{"error null", `{"error":null,"choices":[{"delta":{"content":"a"}}]}`, chunkView{Content: true}},
+		{"error null", `{"error":null,"choices":[{"delta":{"content":"a"}}]}`, chunkView{Text: "a", Content: true}},
 		// Escapes in strings and keys are handled; an escaped key still matches.
 		{"escapes", `{"ch\u006fices":[{"delta":{"content":"\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"}}],"id":"\\"}`,
-			chunkView{Content: true}},
+			chunkView{Text: "\"\\/\b\f\n\r\té😀", Content: true}},
 		// Nested unknown values of every type are skipped.
 		{"skips", `{"x":{"a":[1,-2.5e+3,true,false,null,{"b":[]},"s"]},"choices":[{"logprobs":{"content":[{"token":"a","logprob":-0.1}]},"delta":{"content":"a"}}]}`,
-			chunkView{Content: true}},
+			chunkView{Text: "a", Content: true}},
 		// Whitespace everywhere (Python's json.dumps style and more).
 		{"whitespace", " {\n\t\"choices\" : [ { \"delta\" : { \"content\" : \"a\" } , \"finish_reason\" : \"stop\" } ] } \r\n",
-			chunkView{Content: true, Finish: "stop"}},
+			chunkView{Text: "a", Content: true, Finish: "stop"}},
 		// Several choices: any content counts, the last finish reason wins.
 		{"n=2", `{"choices":[{"delta":{"content":"a"},"finish_reason":"stop"},{"delta":{"content":""},"finish_reason":"length"}]}`,
-			chunkView{Content: true, Finish: "length"}},
+			chunkView{Text: "a", Content: true, Finish: "length"}},
 		// Duplicate keys: the last one wins, as in encoding/json.
 		{"duplicate", `{"choices":[{"delta":{"content":"a","content":""}}],"usage":{"prompt_tokens":1},"usage":null}`, chunkView{}},
 		// A fractional or huge token count is not a count.
@@ -221,9 +224,15 @@ func refChoice(ch any, v *chunkView) {
 		}
 		tools, _ := p["tool_calls"].([]any)
 		v.Content = v.Content || nonEmpty(p["content"]) || len(tools) > 0
+		if nonEmpty(p["content"]) {
+			v.Text = p["content"].(string)
+		}
 		v.Reasoning = v.Reasoning || nonEmpty(p["reasoning_content"]) || nonEmpty(p["reasoning"])
 	}
 	v.Content = v.Content || nonEmpty(c["text"])
+	if nonEmpty(c["text"]) {
+		v.Text = c["text"].(string)
+	}
 	if f, ok := c["finish_reason"].(string); ok {
 		v.Finish = f
 	}

@@ -97,6 +97,12 @@ type OpenAIOptions struct {
 	// carry frames of many streams, so a read's kernel stamp is no
 	// stream's own.
 	HTTP2 string
+	// ThinkTags reads text between <think> and </think> in a chat or
+	// completions answer as reasoning (a reasoning model served without
+	// a reasoning parser), so it is timed as reasoning rather than as the
+	// answer (docs/metrics.md#think-tags). Off by default: an answer may
+	// hold such text literally.
+	ThinkTags bool
 }
 
 // The values of OpenAIOptions.HTTP2 (plan target.http2, --http2).
@@ -125,6 +131,7 @@ type OpenAI struct {
 	lines        sync.Pool // *LineReader
 	shapes       sync.Pool // *chunkShape
 	kernelClock  bool      // connections ask for kernel receive stamps
+	thinkTags    bool      // OpenAIOptions.ThinkTags
 	tensors      TritonTensors
 	httpAPI      *httpAPI // nil without OpenAIOptions.HTTP
 	grpc         *grpcConn
@@ -159,6 +166,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 	c := &OpenAI{
 		tr:          transport(opts, tlsConf, kernel),
 		kernelClock: kernel,
+		thinkTags:   opts.ThinkTags,
 		eps:         endpoints(base, opts.Model, h, httpPath),
 		tensors:     opts.Triton,
 		httpAPI:     h,
@@ -536,6 +544,9 @@ type call struct {
 	method string
 	// clock keeps the trace's arrivals on one clock (recordClock).
 	clock recordClock
+	// think finds <think> blocks in the answer text when the client's
+	// thinkTags is on.
+	think thinkTags
 }
 
 // rx is the request's source of kernel receive stamps, nil for none.

@@ -100,7 +100,7 @@ func (cl *call) event(ev Event, shape *chunkShape, ck *Chunk) error {
 	}
 	cl.apply(ck)
 	if ck.Content || ck.Reasoning {
-		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, ck.Reasoning)
+		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, cl.reasoning(ck))
 	}
 	return nil
 }
@@ -141,7 +141,8 @@ func (cl *call) readArrival() arrival {
 // end, stamped as the reply's other arrivals (recordClock).
 func (cl *call) endRead() { cl.clock.end(cl.t, cl.readArrival()) }
 
-// token records a content-carrying event that arrived at a. A stream that
+// token records a content-carrying event that arrived at a, of the
+// reasoning channel or else the answer's. A stream that
 // goes on far past max_tokens fails here instead of being read until a
 // timeout (record.OverrunLimit).
 func (cl *call) token(a arrival, reasoning bool) error {
@@ -149,11 +150,9 @@ func (cl *call) token(a arrival, reasoning bool) error {
 	if t.ContentEvents == 0 && cl.ttft != nil {
 		cl.ttft.Stop()
 	}
-	cl.clock.event(t, a)
+	at := cl.clock.event(t, a).Sub(t.Sent).Microseconds()
 	t.ContentEvents++
-	if reasoning {
-		t.ReasoningEvents++
-	}
+	t.noteChannel(reasoning, at)
 	if lim := record.OverrunLimit(cl.req.MaxTokens); lim > 0 && t.ContentEvents > lim {
 		cl.clock.end(t, a)
 		return &failure{record.ErrOutputOverrun, fmt.Sprintf(
@@ -249,7 +248,7 @@ func (cl *call) applyBody(b []byte, a arrival) error {
 	}
 	cl.apply(&ck)
 	if ck.Content || ck.Reasoning {
-		_ = cl.token(a, ck.Reasoning) // one event never overruns
+		_ = cl.token(a, cl.reasoning(&ck)) // one event never overruns
 	}
 	return emptyOutput(cl.t)
 }

@@ -113,8 +113,23 @@ type Trace struct {
 	// ContentEvents counts events carrying generated text (content or
 	// reasoning_content); a role-only or usage-only chunk is not one.
 	ContentEvents int
-	// ReasoningEvents counts events that carried reasoning_content.
+	// ReasoningEvents counts the reasoning events: content events that
+	// carried reasoning (reasoning_content, reasoning, Ollama's thinking,
+	// text inside <think> tags with OpenAIOptions.ThinkTags) and no
+	// answer. Every other content event is an answer event.
 	ReasoningEvents int
+	// FirstReasoning and FirstAnswer are the 1-based positions among the
+	// content events of the first reasoning and the first answer event, 0
+	// when there was none; FirstReasoningUS and FirstAnswerUS are their
+	// offsets from Sent as stamped on arrival, for one that fell past the
+	// kept EventsUS (whose offsets are otherwise the ones to use: they are
+	// on the trace's final clock).
+	FirstReasoning, FirstAnswer     int
+	FirstReasoningUS, FirstAnswerUS int64
+	// Interleaved is true when a reasoning event came after an answer
+	// event; otherwise the first ReasoningEvents events are the reasoning
+	// and the rest the answer.
+	Interleaved bool
 	// UsageReported is true when the server's usage block was seen.
 	UsageReported bool
 	// PromptTokens, CompletionTokens and ReasoningTokens are the server's

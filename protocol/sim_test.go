@@ -2,6 +2,7 @@ package protocol_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,5 +197,59 @@ func TestHTTPTemplateErrorsAgainstSim(t *testing.T) {
 	got := do(t, c, &protocol.Request{API: protocol.APIHTTP, Body: body})
 	if got.Err != record.ErrHTTP4xx || !strings.Contains(got.ErrMsg, "HTTP 400: unexpected inference input 'WRONG'") {
 		t.Errorf("%s %q, want http_4xx with the server's message", got.Err, got.ErrMsg)
+	}
+}
+
+// TestReasoningAgainstSim: the simulator reasons for a known number of
+// tokens at a known step time, so the client's channel figures have a
+// truth. One request alone runs one token per step of StepOverhead (every
+// other cost 0): its first event is reasoning (TTFR = TTFT), the answer
+// starts reasoning × step later, and the reasoning gaps are one step each.
+// Tolerance: the phase within −5 % / +25 % of reasoning × step, since the
+// simulator's steps sleep at least their length and a busy machine only
+// adds wake-up delay.
+func TestReasoningAgainstSim(t *testing.T) {
+	t.Parallel()
+	const reasoning, answer, step = 50, 20, 4 * time.Millisecond
+	prof, err := sim.LookupProfile("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.Cost = sim.CostModel{StepOverhead: step}
+	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: answer}
+	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: reasoning}
+	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	c := simClient(t, protocol.OpenAIOptions{BaseURL: v1, Model: srv.Profile().Model})
+	body, err := protocol.OpenAIBody{Model: srv.Profile().Model, Prompt: "why?", MaxTokens: 200, Stream: true, IncludeUsage: true}.Render(protocol.APIChat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := do(t, c, &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: 200})
+	if tr.Err != record.ErrNone {
+		t.Fatalf("%s: %s", tr.Err, tr.ErrMsg)
+	}
+	if tr.ReasoningEvents != reasoning || tr.ContentEvents != reasoning+answer || tr.ReasoningTokens != reasoning ||
+		tr.CompletionTokens != reasoning+answer || tr.FirstReasoning != 1 || tr.FirstAnswer != reasoning+1 || tr.Interleaved {
+		t.Fatalf("channels: %d reasoning of %d events (usage %d of %d), first reasoning %d, first answer %d, interleaved %v; want %d of %d from 1, answer at %d",
+			tr.ReasoningEvents, tr.ContentEvents, tr.ReasoningTokens, tr.CompletionTokens, tr.FirstReasoning, tr.FirstAnswer, tr.Interleaved,
+			reasoning, reasoning+answer, reasoning+1)
+	}
+	phase := time.Duration(tr.EventsUS[reasoning]-tr.EventsUS[0]) * time.Microsecond
+	want := reasoning * step
+	if phase < want*95/100 || phase > want*125/100 {
+		t.Errorf("reasoning phase %v, want %v (reasoning %d × step %v) within −5%%/+25%%", phase, want, reasoning, step)
+	}
+	t.Logf("reasoning phase %v for %d × %v", phase, reasoning, step)
+	gaps := make([]int64, 0, reasoning-1)
+	for i := 1; i < reasoning; i++ {
+		gaps = append(gaps, tr.EventsUS[i]-tr.EventsUS[i-1])
+	}
+	slices.Sort(gaps)
+	if med := time.Duration(gaps[len(gaps)/2]) * time.Microsecond; med < step*95/100 || med > step*125/100 {
+		t.Errorf("median reasoning gap %v, want a step, %v", med, step)
 	}
 }

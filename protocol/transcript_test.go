@@ -29,6 +29,8 @@ type transcript struct {
 	api    API
 	plain  bool
 	header http.Header
+	// think is true when the client reads <think> tags ("think_tags: true").
+	think bool
 }
 
 // transcriptWant is what the client must make of a transcript.
@@ -47,6 +49,10 @@ type transcriptWant struct {
 	// Server is "queue_us inference_us" of timings that carry a queue or
 	// an undivided inference time (TGI's headers); empty otherwise.
 	Server string
+	// Channels is "first_reasoning first_answer interleaved" of the
+	// per-channel positions (Trace.FirstReasoning, FirstAnswer,
+	// Interleaved); checked only where a transcript gives it.
+	Channels string
 }
 
 func loadTranscript(path string) (transcript, error) {
@@ -112,8 +118,12 @@ func (tr *transcript) set(key, value string) error {
 		w.Cached, err = strconv.Atoi(value)
 	case "server":
 		w.Server = value
+	case "channels":
+		w.Channels = value
 	case "api":
 		tr.api = API(value)
+	case "think_tags":
+		tr.think, err = strconv.ParseBool(value)
 	case "stream":
 		var stream bool
 		stream, err = strconv.ParseBool(value)
@@ -176,12 +186,16 @@ func TestTranscripts(t *testing.T) {
 				t.Parallel()
 				srv := httptest.NewServer(serveTranscriptAs(tr.stream, size, tr.contentType(), tr.header))
 				defer srv.Close()
-				got := doTrace(t, newClient(t, tr.baseURL(srv.URL), withModel), apiRequest(tr.api, !tr.plain))
+				opts := func(o *OpenAIOptions) { withModel(o); o.ThinkTags = tr.think }
+				got := doTrace(t, newClient(t, tr.baseURL(srv.URL), opts), apiRequest(tr.api, !tr.plain))
 				view := transcriptWant{
 					Content: got.ContentEvents, Reasoning: got.ReasoningEvents,
 					Usage: got.UsageReported, Prompt: got.PromptTokens, Completion: got.CompletionTokens,
 					ReasoningTokens: got.ReasoningTokens, Finish: got.FinishReason, Done: got.SawDone, Err: got.Err,
 					Cached: got.CachedTokens,
+				}
+				if tr.want.Channels != "" {
+					view.Channels = fmt.Sprintf("%d %d %v", got.FirstReasoning, got.FirstAnswer, got.Interleaved)
 				}
 				if tr.api == APITorchServe && !tr.plain {
 					// Opaque chunks: one event per read, 1 to one per write.

@@ -94,6 +94,8 @@ type Aggregate struct {
 	// reads holds the clocks and read lags (clientreads.go).
 	reads readState
 	conns connState
+	// reasoning holds the per-channel figures (reasoning.go).
+	reasoning reasoningState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -212,6 +214,7 @@ func (a *Aggregate) addLatencies(r *Result) {
 	if !ok {
 		return // no content event: nothing to time
 	}
+	a.reasoning.add(r, a.ttft, a.child)
 	a.ttft.Record(ttft)
 	a.cache.add(r)
 	if tpot, ok := TPOTUS(r); ok {
@@ -304,6 +307,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Tokens:        f.Tokens,
 		ServerTime:    f.ServerTime,
 		PrefixCache:   f.PrefixCache,
+		Reasoning:     f.Reasoning,
 		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)

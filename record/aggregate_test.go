@@ -359,6 +359,12 @@ func randomRecords(n int, seed uint64) []Result {
 		if rng.IntN(10) == 0 {
 			r.Error, r.ErrorMsg = ErrorKinds[rng.IntN(len(ErrorKinds))], "boom"
 		}
+		if k := len(events) / 2; i%7 == 3 && k > 0 {
+			// A reasoning reply (no draw from rng: the other records stay
+			// as they were): its first half reasoning, an answer after.
+			r.ReasoningEvents, r.TTFRUS, r.TTFOUS = k, r.TTFTUS, r.TTFTUS+events[k]-events[0]
+			r.ChannelsInterleaved = i%14 == 10
+		}
 		recs[i] = r
 	}
 	return recs

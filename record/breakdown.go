@@ -44,6 +44,9 @@ type Breakdown struct {
 	// PrefixCache compares cache hits' TTFT with misses'; nil without a
 	// hit (prefixcache.go).
 	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
+	// Reasoning counts the requests that reasoned; nil when none did
+	// (reasoning.go).
+	Reasoning *ReasoningSummary `json:"reasoning,omitempty"`
 	// Checks are the class's token-count checks (classes only; nil for
 	// input buckets and for the bad-input class, whose prompts are meant
 	// to be odd).
@@ -128,7 +131,7 @@ func (a *Aggregate) breakdown(slo SLO, from, to int64, windowS float64) Breakdow
 // counts, latencies and throughput over the measured window.
 func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 	reqs, outTok, inTok := a.delivered.over(from, to)
-	return Breakdown{
+	b := Breakdown{
 		Requests:    a.requests(),
 		FailureRate: a.failureRate(),
 		Errors:      a.errorCounts(),
@@ -145,7 +148,11 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 		Tokens:      a.tokens(),
 		ServerTime:  a.server.summary(),
 		PrefixCache: a.cache.summary(a.ttft),
+		Reasoning:   a.reasoning.summary(),
 	}
+	itlR, itlA := a.channelITL()
+	a.reasoning.metrics(&b.Metrics, itlR, itlA)
+	return b
 }
 
 // classBreakdowns returns every class seen, keyed by name.

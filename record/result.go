@@ -115,18 +115,35 @@ type Result struct {
 	// ReadLagUS is, on the kernel clock, the longest gap between the
 	// kernel receiving one of the reply's content events and the client's
 	// read returning it: the client's own delay (docs/metrics.md#read-lag).
-	ReadLagUS int64   `json:"read_lag_us,omitempty"`
-	E2EUS     int64   `json:"e2e_us"`
-	EventsUS  []int64 `json:"events_us,omitempty"`
+	ReadLagUS int64 `json:"read_lag_us,omitempty"`
+	// TTFRUS and TTFOUS are the times to the first reasoning event and
+	// the first answer event, from the latency origin as TTFTUS
+	// (docs/metrics.md#reasoning). Both are set only for a reply that
+	// reasoned (ReasoningEvents > 0), TTFOUS only when an answer came;
+	// a reply that did not reason has no TTFR and its TTFO is its TTFT
+	// (TTFOUS the function), so records of other models are unchanged.
+	TTFRUS   int64   `json:"ttfr_us,omitempty"`
+	TTFOUS   int64   `json:"ttfo_us,omitempty"`
+	E2EUS    int64   `json:"e2e_us"`
+	EventsUS []int64 `json:"events_us,omitempty"`
 	// EventsTail summarises the content events past the first
 	// MaxEventsKept (events_tail.go); nil for every stream shorter than that.
 	EventsTail *EventsTail `json:"events_tail,omitempty"`
 
-	Stream          bool        `json:"stream"`
-	InputTokens     int         `json:"input_tokens"`
-	OutputTokens    int         `json:"output_tokens"`
-	ReasoningTokens int         `json:"reasoning_tokens,omitempty"`
-	TokenSource     TokenSource `json:"token_source,omitempty"`
+	Stream          bool `json:"stream"`
+	InputTokens     int  `json:"input_tokens"`
+	OutputTokens    int  `json:"output_tokens"`
+	ReasoningTokens int  `json:"reasoning_tokens,omitempty"`
+	// ReasoningEvents counts the content events that carried reasoning
+	// and no answer. Unless ChannelsInterleaved, they are the stream's
+	// first ReasoningEvents events and every later one is the answer's,
+	// which is all the per-channel figures need (reasoning.go).
+	ReasoningEvents int `json:"reasoning_events,omitempty"`
+	// ChannelsInterleaved: a reasoning event came after an answer event,
+	// so the events are not one reasoning phase then one answer phase;
+	// such a reply has no per-channel ITL (docs/metrics.md#reasoning).
+	ChannelsInterleaved bool        `json:"channels_interleaved,omitempty"`
+	TokenSource         TokenSource `json:"token_source,omitempty"`
 	// UsageImplausible: the server's usage gave an output count the
 	// reply cannot have (PlausibleUsage), so the counted one is used and
 	// TokenSource is TokensCounted, UsageOutputTokens keeping the

@@ -64,8 +64,8 @@ func decodeResult(b []byte, r *Result) bool {
 // spotting repeats.
 var resultKeys = func() map[string]uint64 {
 	keys := []string{"id", "step", "class", "expect", "warmup", "open_loop", "intended_us", "send_us",
-		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "e2e_us", "events_us", "events_dus", "events_b64",
-		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "token_source", "usage_implausible",
+		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "ttfr_us", "ttfo_us", "e2e_us", "events_us", "events_dus", "events_b64",
+		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "reasoning_events", "channels_interleaved", "token_source", "usage_implausible",
 		"usage_output_tokens", "usage_input_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "status",
 		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "images", "image_size",
 		"retry_stop", "trace_id", "cached_tokens", "server"}
@@ -113,6 +113,10 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		r.Clock, ok = d.str()
 	case "read_lag_us":
 		r.ReadLagUS, ok = d.int()
+	case "ttfr_us":
+		r.TTFRUS, ok = d.int()
+	case "ttfo_us":
+		r.TTFOUS, ok = d.int()
 	case "e2e_us":
 		r.E2EUS, ok = d.int()
 	case "events_us", "events_dus":
@@ -133,6 +137,10 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		r.OutputTokens, ok = d.intField()
 	case "reasoning_tokens":
 		r.ReasoningTokens, ok = d.intField()
+	case "reasoning_events":
+		r.ReasoningEvents, ok = d.intField()
+	case "channels_interleaved":
+		r.ChannelsInterleaved, ok = d.bool()
 	case "token_source":
 		var s string
 		s, ok = d.str()

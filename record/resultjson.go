@@ -38,6 +38,8 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendIntOmit(b, `,"ttft_us":`, r.TTFTUS)
 	b = appendStrOmit(b, `,"clock":`, r.Clock)
 	b = appendIntOmit(b, `,"read_lag_us":`, r.ReadLagUS)
+	b = appendIntOmit(b, `,"ttfr_us":`, r.TTFRUS)
+	b = appendIntOmit(b, `,"ttfo_us":`, r.TTFOUS)
 	b = appendInt(b, `,"e2e_us":`, r.E2EUS)
 	if compact {
 		b = appendEventsPacked(b, r.EventsUS)
@@ -50,6 +52,8 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendInt(b, `,"input_tokens":`, int64(r.InputTokens))
 	b = appendInt(b, `,"output_tokens":`, int64(r.OutputTokens))
 	b = appendIntOmit(b, `,"reasoning_tokens":`, int64(r.ReasoningTokens))
+	b = appendIntOmit(b, `,"reasoning_events":`, int64(r.ReasoningEvents))
+	b = appendBoolOmit(b, `,"channels_interleaved":true`, r.ChannelsInterleaved)
 	b = appendStrOmit(b, `,"token_source":`, string(r.TokenSource))
 	b = appendBoolOmit(b, `,"usage_implausible":true`, r.UsageImplausible)
 	b = appendIntOmit(b, `,"usage_output_tokens":`, int64(r.UsageOutputTokens))

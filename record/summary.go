@@ -45,6 +45,9 @@ type Summary struct {
 	// PrefixCache compares the TTFT of prefix-cache hits with misses'; nil
 	// when no request was a hit.
 	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
+	// Reasoning counts the requests that reasoned and their events by
+	// channel; nil when none did (record/reasoning.go).
+	Reasoning *ReasoningSummary `json:"reasoning,omitempty"`
 	// Spans is what the OTLP receiver got and how it joined to the
 	// records; nil when the run did not listen for spans.
 	Spans  *SpansSummary `json:"spans,omitempty"`
@@ -155,6 +158,16 @@ type Metrics struct {
 	TPOT       Stats `json:"tpot_ms"`
 	E2E        Stats `json:"e2e_ms"`
 	QueueDelay Stats `json:"queue_delay_ms"`
+	// The per-channel figures of reasoning models (docs/metrics.md#reasoning),
+	// nil (absent) unless some request reasoned: time to the first
+	// reasoning event, to the first answer event (TTFT for a request that
+	// did not reason), the reasoning phase (TTFO − TTFR), and the gaps
+	// within each channel of the requests that reasoned.
+	TTFR           *Stats `json:"ttfr_ms,omitempty"`
+	TTFO           *Stats `json:"ttfo_ms,omitempty"`
+	ReasoningPhase *Stats `json:"reasoning_ms,omitempty"`
+	ITLReasoning   *Stats `json:"itl_reasoning_ms,omitempty"`
+	ITLAnswer      *Stats `json:"itl_answer_ms,omitempty"`
 }
 
 // Throughput is per second of the measured window, from measured

@@ -44,7 +44,8 @@ var operators = []string{"<=", ">=", "==", "!=", "<", ">"}
 // summary.json name without its unit (ttft for ttft_ms); a short name is
 // read as the figure only where a statistic follows it (ttft.p99), so a
 // class named "ttft" stays a class.
-var latencyNames = map[string]string{"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e": "e2e_ms"}
+var latencyNames = map[string]string{"ttft": "ttft_ms", "tpot": "tpot_ms", "itl": "itl_ms", "e2e": "e2e_ms",
+	"ttfr": "ttfr_ms", "ttfo": "ttfo_ms"}
 
 // ParseThreshold parses "METRIC OP LIMIT". METRIC is a dotted path of
 // names of letters, digits, _ and - (e.g. classes.short.ttft_ms.p95, or

@@ -38,6 +38,9 @@ func TestParseThreshold(t *testing.T) {
 		// summary.json's: one language with the SLOs of find-capacity.
 		{expr: "ttft_ms.p99 < 2s", want: Threshold{Expr: "ttft_ms.p99 < 2s", Metric: "ttft_ms.p99", Op: "<", Limit: 2000}},
 		{expr: "ttft.p99 <= 1.5s", want: Threshold{Expr: "ttft.p99 <= 1.5s", Metric: "ttft_ms.p99", Op: "<=", Limit: 1500}},
+		// A reasoning model's TTFO and TTFR have short names too.
+		{expr: "ttfo.p99 < 5s", want: Threshold{Expr: "ttfo.p99 < 5s", Metric: "ttfo_ms.p99", Op: "<", Limit: 5000}},
+		{expr: "ttfr.p50 < 200ms", want: Threshold{Expr: "ttfr.p50 < 200ms", Metric: "ttfr_ms.p50", Op: "<", Limit: 200}},
 		{expr: "classes.short.tpot.mean < 80ms", want: Threshold{Expr: "classes.short.tpot.mean < 80ms", Metric: "classes.short.tpot_ms.mean", Op: "<", Limit: 80}},
 		{expr: "steps.0.window_s >= 2m", want: Threshold{Expr: "steps.0.window_s >= 2m", Metric: "steps.0.window_s", Op: ">=", Limit: 120}},
 		// A class named like a figure stays a class: no statistic follows.

@@ -21,6 +21,9 @@ var RecordsCSVHeader = []string{
 	"prompt_tokens_sent", "max_tokens", "finish_reason",
 	"status", "error", "error_msg", "bytes_out", "bytes_in",
 	"proto", "new_conn", "images", "image_size",
+	// Reasoning models' per-channel times (0 for a reply that did not
+	// reason), last so the earlier columns keep their places.
+	"ttfr_us", "ttfo_us", "reasoning_events", "channels_interleaved",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -59,6 +62,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		itoa(r.PromptTokensSent), itoa(r.MaxTokens), cellText(r.FinishReason),
 		itoa(r.Status), string(r.Error), cellText(r.ErrorMsg), i64(r.BytesOut, 10), i64(r.BytesIn, 10),
 		r.Proto, b(r.NewConn), itoa(r.Images), r.ImageSize,
+		i64(r.TTFRUS, 10), i64(r.TTFOUS, 10), itoa(r.ReasoningEvents), b(r.ChannelsInterleaved),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)

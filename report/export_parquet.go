@@ -37,6 +37,8 @@ type RecordRow struct {
 	TTFTUS            int64          `parquet:"ttft_us" json:"ttft_us,omitempty"`
 	Clock             string         `parquet:"clock,dict" json:"clock,omitempty"`
 	ReadLagUS         int64          `parquet:"read_lag_us" json:"read_lag_us,omitempty"`
+	TTFRUS            int64          `parquet:"ttfr_us" json:"ttfr_us,omitempty"`
+	TTFOUS            int64          `parquet:"ttfo_us" json:"ttfo_us,omitempty"`
 	E2EUS             int64          `parquet:"e2e_us" json:"e2e_us"`
 	EventsUS          []int64        `parquet:"events_us,list" json:"events_us,omitempty"`
 	EventsTail        *EventsTailRow `parquet:"events_tail,optional" json:"events_tail,omitempty"`
@@ -44,6 +46,8 @@ type RecordRow struct {
 	InputTokens       int            `parquet:"input_tokens" json:"input_tokens"`
 	OutputTokens      int            `parquet:"output_tokens" json:"output_tokens"`
 	ReasoningTokens   int            `parquet:"reasoning_tokens" json:"reasoning_tokens,omitempty"`
+	ReasoningEvents   int            `parquet:"reasoning_events" json:"reasoning_events,omitempty"`
+	Interleaved       bool           `parquet:"channels_interleaved" json:"channels_interleaved,omitempty"`
 	TokenSource       string         `parquet:"token_source,dict" json:"token_source,omitempty"`
 	UsageImplausible  bool           `parquet:"usage_implausible" json:"usage_implausible,omitempty"`
 	UsageOutputTokens int            `parquet:"usage_output_tokens" json:"usage_output_tokens,omitempty"`
@@ -139,6 +143,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		TTFTUS: r.TTFTUS, E2EUS: r.E2EUS, Clock: r.Clock, ReadLagUS: r.ReadLagUS, EventsUS: r.EventsUS,
 		Stream: r.Stream, InputTokens: r.InputTokens, OutputTokens: r.OutputTokens,
 		ReasoningTokens: r.ReasoningTokens, TokenSource: string(r.TokenSource),
+		TTFRUS: r.TTFRUS, TTFOUS: r.TTFOUS, ReasoningEvents: r.ReasoningEvents, Interleaved: r.ChannelsInterleaved,
 		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens, UsageInputTokens: r.UsageInputTokens,
 		PromptTokensSent: r.PromptTokensSent, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS,
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,

@@ -29,6 +29,10 @@ var exportRecords = []*record.Result{
 	// and a leading = (a spreadsheet formula) must survive as one cell.
 	{ID: 3, Class: "long", Expect: record.ExpectRejection, SendUS: 3_000_000, E2EUS: 40_000, Status: 500,
 		Error: record.ErrHTTP5xx, ErrorMsg: "=HYPERLINK(\"x\"),\nboom"},
+	// A reasoning reply: 2 reasoning events, then the answer at 300 ms.
+	{ID: 4, SendUS: 4_000_000, TTFTUS: 100_000, TTFRUS: 100_000, TTFOUS: 300_000, E2EUS: 400_000,
+		EventsUS: []int64{100_000, 150_000, 300_000, 310_000}, Stream: true, OutputTokens: 4, ReasoningTokens: 2,
+		ReasoningEvents: 2, Status: 200},
 }
 
 // exportWindows are planted series windows: a busy second and an empty one.

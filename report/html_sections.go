@@ -155,17 +155,32 @@ func percentileSection(in *HTMLInput) *section {
 	}
 	rows = append(rows, row{"E2E (failed)", in.Summary.FailedE2E})
 	t := table{Caption: "milliseconds", Head: []string{"metric", "n", "mean", "p50", "p90", "p95", "p99", "p99.9", "max"}}
-	for _, r := range rows {
-		st := r.st
+	add := func(t *table, name string, st record.Stats) {
 		if st.Count == 0 { // nothing measured: "-", as the terminal says
-			t.Rows = append(t.Rows, []string{r.name, "0", "-", "-", "-", "-", "-", "-", "-"})
-			continue
+			t.Rows = append(t.Rows, []string{name, "0", "-", "-", "-", "-", "-", "-", "-"})
+			return
 		}
-		t.Rows = append(t.Rows, []string{r.name, fmt.Sprintf("%d", st.Count), ms(st.Mean),
+		t.Rows = append(t.Rows, []string{name, fmt.Sprintf("%d", st.Count), ms(st.Mean),
 			ms(st.P50), ms(st.P90), ms(st.P95), ms(st.P99), ms(st.P999), ms(st.Max)})
 	}
-	return &section{ID: "percentiles", Title: "Latency percentiles", Tables: []table{t},
+	for _, r := range rows {
+		add(&t, r.name, r.st)
+	}
+	sec := &section{ID: "percentiles", Title: "Latency percentiles", Tables: []table{t},
 		Help: "TTFT: send to first token. ITL: gaps between tokens. TPOT: (E2E − TTFT) / (tokens − 1). E2E: send to end of stream. In open-loop runs latency counts from the intended send time."}
+	if m.TTFR != nil && m.TTFO != nil && m.ReasoningPhase != nil && m.ITLReasoning != nil && m.ITLAnswer != nil {
+		// A reasoning model's per-channel rows, only when some request
+		// reasoned (as the terminal).
+		rt := table{Caption: "reasoning, milliseconds", Head: t.Head}
+		add(&rt, "TTFR", *m.TTFR)
+		add(&rt, "TTFO", *m.TTFO)
+		add(&rt, "Reasoning phase", *m.ReasoningPhase)
+		add(&rt, "ITL reasoning", *m.ITLReasoning)
+		add(&rt, "ITL answer", *m.ITLAnswer)
+		sec.Tables = append(sec.Tables, rt)
+		sec.Help += " Reasoning: TTFR is send to the first reasoning token, TTFO to the first answer token (TTFT for a request that did not reason), the phase TTFO − TTFR; ITL per channel leaves out the gap between the two and requests whose channels interleave."
+	}
+	return sec
 }
 
 func distributionSection(in *HTMLInput) *section {

@@ -315,3 +315,24 @@ func serverTime(n int64, scale float64) *record.ServerTimeSummary {
 	q := st(30)
 	return &record.ServerTimeSummary{Requests: n, QueueMS: &q, PrefillMS: st(20), DecodeMS: st(200), OutsideMS: st(3)}
 }
+
+// TestHTMLReasoningRows: the percentile section gains the reasoning table
+// only when some request reasoned, as the terminal.
+func TestHTMLReasoningRows(t *testing.T) {
+	t.Parallel()
+	plain := render(t, fullInput())
+	if strings.Contains(plain, "TTFR") {
+		t.Error("a run that did not reason shows reasoning rows")
+	}
+	in := fullInput()
+	st := record.Stats{Count: 7, Mean: 4100, P50: 4000, P90: 5000, P95: 5500, P99: 6000, P999: 6000, Max: 6100}
+	m := &in.Summary.Metrics
+	m.TTFR, m.TTFO, m.ReasoningPhase, m.ITLReasoning, m.ITLAnswer = &st, &st, &st, &st, &st
+	page := render(t, in)
+	for _, want := range []string{"reasoning, milliseconds", "<td>TTFR</td><td>7</td>", "<td>TTFO</td>",
+		"<td>Reasoning phase</td>", "<td>ITL reasoning</td>", "<td>ITL answer</td>", "first answer token"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}

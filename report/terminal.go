@@ -204,7 +204,37 @@ func writeLatencies(b *bytes.Buffer, s *record.Summary) {
 		starred = latencyRow(b, "Client queue", m.QueueDelay) || starred
 	}
 	starred = latencyRow(b, "Failed E2E", s.FailedE2E) || starred
+	starred = writeReasoning(b, s) || starred
 	footnote(b, starred)
+}
+
+// writeReasoning adds the per-channel rows of a run where some request
+// reasoned (docs/metrics.md#reasoning): none otherwise, so other models'
+// summaries are unchanged. It reports whether it starred a percentile.
+func writeReasoning(b *bytes.Buffer, s *record.Summary) (starred bool) {
+	m := s.Metrics
+	if m.TTFR == nil || s.Reasoning == nil {
+		return false
+	}
+	rs := s.Reasoning
+	fmt.Fprintf(b, "Reasoning: %d requests reasoned", rs.Requests)
+	if rs.Unanswered > 0 {
+		fmt.Fprintf(b, ", %d cut off before answering", rs.Unanswered)
+	}
+	if rs.Interleaved > 0 {
+		fmt.Fprintf(b, ", %d interleaved (no per-channel ITL)", rs.Interleaved)
+	}
+	b.WriteByte('\n')
+	for _, row := range []struct {
+		label string
+		st    *record.Stats
+	}{{"TTFR", m.TTFR}, {"TTFO", m.TTFO}, {"Reasoning", m.ReasoningPhase},
+		{"ITL reasoning", m.ITLReasoning}, {"ITL answer", m.ITLAnswer}} {
+		if row.st != nil {
+			starred = latencyRow(b, row.label, *row.st) || starred
+		}
+	}
+	return starred
 }
 
 // footnote explains the "*" under a table that printed one.

@@ -99,6 +99,23 @@ var summaryCases = []struct {
 		},
 	},
 }, {
+	// A reasoning model: the Reasoning rows under the latency table, with
+	// a reply cut off while reasoning and one whose channels interleaved.
+	name: "reasoning",
+	s: &record.Summary{
+		SchemaVersion: 1, Name: "r1-8u", Started: started, Mode: record.ModeClosed, WindowS: 60,
+		Requests: record.Requests{Total: 400, Succeeded: 400},
+		Errors:   map[string]int64{},
+		Metrics: record.Metrics{
+			TTFT: stats(400, 95), ITL: stats(200_000, 10.2), TPOT: stats(400, 10.4), E2E: stats(400, 5300),
+			TTFR: statsPtr(stats(400, 95)), TTFO: statsPtr(stats(398, 4100)), ReasoningPhase: statsPtr(stats(398, 4000)),
+			ITLReasoning: statsPtr(stats(158_000, 10.0)), ITLAnswer: statsPtr(stats(41_000, 10.8)),
+		},
+		Throughput: record.Throughput{RequestsPerS: 6.67, OutputTokensPerS: 3333, InputTokensPerS: 853},
+		Tokens:     record.Tokens{Source: "usage", InputTotal: 51_200, OutputTotal: 200_000, ReasoningTotal: 160_000, UsageReported: 400},
+		Reasoning:  &record.ReasoningSummary{Requests: 400, Unanswered: 2, Interleaved: 1, ReasoningEvents: 160_000, AnswerEvents: 40_000},
+	},
+}, {
 	// Nothing measured: dashes, not zeros, in the latency table.
 	name: "empty",
 	s: &record.Summary{
@@ -234,3 +251,5 @@ func TestWriteSummaryTokenless(t *testing.T) {
 		t.Errorf("a run without tokens shows token figures:\n%s", out)
 	}
 }
+
+func statsPtr(st record.Stats) *record.Stats { return &st }

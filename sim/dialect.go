@@ -55,7 +55,10 @@ func (d *openaiDialect) start() []byte {
 	return d.cr.role()
 }
 
-func (d *openaiDialect) token(_ int, text string, broken bool) []byte {
+func (d *openaiDialect) token(i int, text string, broken bool) []byte {
+	if i < d.c.reasoning {
+		return d.cr.reasoningToken(text, broken)
+	}
 	return d.cr.token(text, broken)
 }
 
@@ -68,7 +71,8 @@ func (d *openaiDialect) end(sent int, _ string, marker bool) []byte {
 	c := d.c
 	out := append([]byte(nil), d.cr.finish(c.st.reason)...)
 	if c.g.includeUsage {
-		out = append(out, d.cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached}, c.st.times)...)
+		out = append(out, d.cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached,
+			reasoning: min(c.reasoning, sent)}, c.st.times)...)
 	}
 	if marker {
 		out = append(out, doneEvent...)
@@ -80,7 +84,7 @@ func (d *openaiDialect) whole(h http.Header, text string, n int) []byte {
 	c := d.c
 	h.Set("Content-Type", "application/json")
 	return completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text, c.st.reason,
-		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached})
+		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n)})
 }
 
 func (d *openaiDialect) errorBody(e *apiError) []byte { return e.body() }

@@ -90,8 +90,11 @@ type call struct {
 	id      string
 	created int64
 	words   uint64 // where the answer starts in the vocabulary
-	st      *stream
-	d       dialect
+	// reasoning is how many of the reply's first tokens are reasoning
+	// (Profile.ReasoningLength); 0 for a model that does not reason.
+	reasoning int
+	st        *stream
+	d         dialect
 }
 
 func (s *Server) generate(api apiKind) http.HandlerFunc {
@@ -127,6 +130,7 @@ func (s *Server) drawCall(g generation, requestID, traceParent string) *call {
 	c := &call{s: s, g: g, created: time.Now().Unix()}
 	c.fault = s.faults.Pick(rng.Float64())
 	out, reason := s.outputLength(g, rng)
+	out, reason, c.reasoning = s.reasoningLength(g, out, reason, rng)
 	c.faultAt = rng.IntN(out)
 	c.words = rng.Uint64()
 	prefix := "chatcmpl-"
@@ -151,6 +155,25 @@ func (s *Server) outputLength(g generation, rng *rand.Rand) (int, string) {
 		return g.maxTokens, "length"
 	}
 	return n, "stop"
+}
+
+// reasoningLength adds a reasoning phase before an answer of out tokens
+// when the profile reasons (chat only): a drawn length, max_tokens
+// capping reasoning and answer together ("length" when it cuts), all of
+// max_tokens under ignore_eos. It draws only for a reasoning profile, so
+// other profiles' runs are unchanged.
+func (s *Server) reasoningLength(g generation, out int, reason string, rng *rand.Rand) (total int, why string, reasoning int) {
+	if !s.prof.Reasons() || g.api != apiChat {
+		return out, reason, 0
+	}
+	r := s.prof.ReasoningLength.Sample(rng)
+	if g.ignoreEOS {
+		return out, reason, min(r, out)
+	}
+	if r+out >= g.maxTokens {
+		return g.maxTokens, "length", min(r, g.maxTokens)
+	}
+	return r + out, reason, r
 }
 
 func (c *call) serve() {

@@ -280,6 +280,18 @@ func (c *chunkRenderer) token(text string, broken bool) []byte {
 	return c.buf
 }
 
+// reasoningToken renders a chat chunk carrying one reasoning token, in
+// delta.reasoning_content as vLLM's reasoning parsers send it.
+func (c *chunkRenderer) reasoningToken(text string, broken bool) []byte {
+	b := append(append(c.buf[:0], c.head...), `{"index":0,"delta":{"reasoning_content":"`...)
+	b = append(b, text...)
+	if !broken {
+		b = append(b, `"},"logprobs":null,"finish_reason":null}]}`...)
+	}
+	c.buf = append(b, "\n\n"...)
+	return c.buf
+}
+
 // role renders the chat stream's opening chunk, which carries no content.
 func (c *chunkRenderer) role() []byte {
 	b := append(c.buf[:0], c.head...)
@@ -314,6 +326,7 @@ const doneEvent = "data: [DONE]\n\n"
 // usage is OpenAI's usage block.
 type usage struct {
 	prompt, completion, cached int
+	reasoning                  int // of completion; written only when > 0
 }
 
 func (u usage) appendJSON(b []byte) []byte {
@@ -325,6 +338,10 @@ func (u usage) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(u.prompt+u.completion), 10)
 	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.cached), 10)
+	if u.reasoning > 0 {
+		b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.reasoning), 10)
+	}
 	return append(b, "}}"...)
 }
 

@@ -56,6 +56,14 @@ type Profile struct {
 	// OutputLength is how many tokens a request generates when it does not
 	// set ignore_eos; max_tokens and min_tokens still bound the draw.
 	OutputLength LengthDist `yaml:"output_length"`
+	// ReasoningLength, when set (a mean or a kind), makes the model reason
+	// before it answers, as vLLM with a reasoning parser streams it: a chat
+	// request's first tokens, this many, arrive as delta.reasoning_content,
+	// the answer (OutputLength) after them, and usage counts them in
+	// completion_tokens_details.reasoning_tokens. max_tokens caps reasoning
+	// and answer together, so a short cap ends a reply while it reasons.
+	// Completions replies do not reason. Unset: no reasoning.
+	ReasoningLength LengthDist `yaml:"reasoning_length"`
 	// QueueLimit is the most requests allowed to wait; one more is
 	// rejected with QueueFullStatus. 0 means unlimited, as in vLLM.
 	QueueLimit int `yaml:"queue_limit"`
@@ -172,6 +180,11 @@ func (p Profile) Validate() error {
 	if err := p.OutputLength.Validate(); err != nil {
 		return fmt.Errorf("profile %q: output_length: %w", p.Name, err)
 	}
+	if p.Reasons() {
+		if err := p.ReasoningLength.Validate(); err != nil {
+			return fmt.Errorf("profile %q: reasoning_length: %w", p.Name, err)
+		}
+	}
 	if err := p.Faults.Validate(); err != nil {
 		return fmt.Errorf("profile %q: faults: %w", p.Name, err)
 	}
@@ -278,3 +291,7 @@ func ParseProfile(data []byte) (Profile, error) {
 	p := doc.Profile.WithDefaults()
 	return p, p.Validate()
 }
+
+// Reasons reports whether the profile's model reasons before it answers
+// (ReasoningLength set).
+func (p Profile) Reasons() bool { return p.ReasoningLength != (LengthDist{}) }
