@@ -56,6 +56,7 @@ type CollectorConfig struct {
 //	POST /v1/segments/{i}/done           the segment finished and sent everything
 //	GET  /v1/status                      bytes and state of every segment
 //	GET  /v1/clock                       the collector's time, {"now": RFC 3339}
+//	GET  /v1/run.tar                     the merged run directory, once merged
 //
 // Appends are idempotent: a retried upload of bytes already held is
 // acknowledged without writing them twice, so a segment that lost its
@@ -71,6 +72,12 @@ type Collector struct {
 	inFl    map[int]int // the requests in flight each segment last reported
 	feeds   []*feedState
 	startAt time.Time
+	// sealed: the collector has stopped gathering (every segment done, or
+	// given up) and merges; later calls of a segment are refused.
+	sealed bool
+	// merged is the merged run directory once there is one, served as
+	// GET /v1/run.tar.
+	merged  string
 	allIn   chan struct{} // closed once every segment is ready
 	allDone chan struct{} // closed once every segment is done
 	slots   chan struct{} // one per append in progress (maxUploads)
@@ -140,19 +147,53 @@ func (c *Collector) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/segments/{i}/done", c.handleDone)
 	mux.HandleFunc("GET /v1/status", c.handleStatus)
 	mux.HandleFunc("GET /v1/clock", c.handleClock)
+	mux.HandleFunc("GET "+RunTarPath, c.handleRunTar)
 	return httpguard.Policy{Token: c.cfg.Token, Realm: "inferload collector",
 		NoToken: errNoToken.Error(), WrongToken: errWrongToken.Error(),
 		BodyTypes: []string{uploadType}, MaxBody: maxUpload}.Wrap(mux)
 }
 
-// segment reads the path's segment index, answering 400 when it is not one.
+// segment reads the path's segment index, answering 400 when it is not
+// one, and 410 once the collector has stopped gathering.
 func (c *Collector) segment(w http.ResponseWriter, r *http.Request) (int, bool) {
 	i, err := strconv.Atoi(r.PathValue("i"))
 	if err != nil || i < 0 || i >= c.cfg.Segments {
 		http.Error(w, fmt.Sprintf("segment %q: want 0..%d", r.PathValue("i"), c.cfg.Segments-1), http.StatusBadRequest)
 		return 0, false
 	}
+	c.mu.Lock()
+	sealed := c.sealed
+	c.mu.Unlock()
+	if sealed {
+		http.Error(w, errSealed.Error(), http.StatusGone)
+		return 0, false
+	}
 	return i, true
+}
+
+// seal stops the gathering: what the segments sent is what is merged.
+// It takes every segment's turn, so the appends in progress end first
+// and the ones waiting find the seal (appendAt checks it in its turn).
+func (c *Collector) seal() {
+	for i := range c.segMu {
+		c.segMu[i].Lock()
+	}
+	c.mu.Lock()
+	c.sealed = true
+	c.mu.Unlock()
+	for i := range c.segMu {
+		c.segMu[i].Unlock()
+	}
+}
+
+// errSealed: an append that came after the seal.
+var errSealed = errors.New("the collector has stopped gathering and merged what it got: this segment's own run directory holds the rest (inferload merge)")
+
+// publish serves dir, the merged run directory, as GET /v1/run.tar.
+func (c *Collector) publish(dir string) {
+	c.mu.Lock()
+	c.merged = dir
+	c.mu.Unlock()
 }
 
 func (c *Collector) handleReady(w http.ResponseWriter, r *http.Request) {
@@ -221,6 +262,10 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 	}
 	size, err := c.appendAt(i, name, offset, r.Body)
+	if errors.Is(err, errSealed) {
+		http.Error(w, err.Error(), http.StatusGone)
+		return
+	}
 	if errors.Is(err, errGap) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
@@ -254,6 +299,10 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 	defer c.segMu[i].Unlock()
 	key := strconv.Itoa(i) + "/" + name
 	c.mu.Lock()
+	if c.sealed {
+		c.mu.Unlock()
+		return 0, errSealed
+	}
 	c.seen[i] = c.cfg.Now()
 	size := c.sizes[key]
 	c.mu.Unlock()

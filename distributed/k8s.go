@@ -37,7 +37,7 @@ type K8sOptions struct {
 	// ResultsSize is the collector's results volume (default 1Gi).
 	ResultsSize string
 	// Hold is how long the collector stays up after merging, for
-	// `kubectl cp` (default 1h).
+	// `inferload fetch` (default 1h).
 	Hold string
 }
 

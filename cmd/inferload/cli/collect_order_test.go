@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -12,14 +13,16 @@ import (
 
 	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
 )
 
 // TestSegmentsBeforeTheCollector starts a run in the order Kubernetes
 // may: the load pods first, the collector last (its pod still waiting for
 // its volume and image). Both segments meet a refused connection, say
 // they wait, and once the collector listens the run completes: the
-// collector merges both segments' requests and exits 0. (Before the
-// segments waited, each exited at once with code 1.)
+// collector merges both segments' requests, and while it holds, `inferload
+// fetch` takes the merged run out of it, byte for byte, needing no tar.
+// (Before the segments waited, each exited at once with code 1.)
 func TestSegmentsBeforeTheCollector(t *testing.T) {
 	t.Parallel()
 	srv := chatServer(t, 2, time.Millisecond)
@@ -75,15 +78,28 @@ observe: {gpu: false, scrape: "off"}
 		}
 	}
 	var colOut, colErr syncBuffer
-	code := Main(&State{Args: []string{"collect", "--listen", addr, "--segments", "2", "--dir", filepath.Join(work, "gathered"),
-		"--out", filepath.Join(work, "merged"), "-o", "json", "-q"}, Stdout: &colOut, Stderr: &colErr,
-		Getenv: func(k string) string { return env[k] }, Version: "test"})
-	if code != ExitOK {
-		t.Fatalf("collector exit %d: %s", code, colErr.String())
-	}
+	hangUp := make(chan os.Signal, 1)
+	collector := make(chan int, 1)
+	go func() {
+		collector <- Main(&State{Args: []string{"collect", "--listen", addr, "--segments", "2", "--dir", filepath.Join(work, "gathered"),
+			"--out", filepath.Join(work, "merged"), "--hold", "10m", "-o", "json", "-q"}, Stdout: &colOut, Stderr: &colErr,
+			Getenv: func(k string) string { return env[k] }, Signals: hangUp, Version: "test"})
+	}()
 	for range 2 {
 		if e := <-segments; e.code != ExitOK {
 			t.Errorf("segment exit %d: %s", e.code, e.stderr.String())
+		}
+	}
+	// Merged and holding: the summary is out. The run comes out of the
+	// collector without tar (fetch), the same bytes as it merged.
+	for colOut.String() == "" {
+		select {
+		case code := <-collector:
+			t.Fatalf("collector exit %d before holding: %s", code, colErr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the collector never printed its summary: %s", colErr.String())
 		}
 	}
 	var s record.Summary
@@ -92,6 +108,19 @@ observe: {gpu: false, scrape: "off"}
 	}
 	if s.Requests.Succeeded != 20 {
 		t.Errorf("merged %d successful requests, want the plan's 20 from both segments", s.Requests.Succeeded)
+	}
+	code, stdout, stderr := runCLIEnv(t, env, "fetch", "http://"+addr, "--out", filepath.Join(work, "fetched"))
+	merged, _ := filepath.Glob(filepath.Join(work, "merged", "*", rundir.Summary))
+	if code != ExitOK || len(merged) != 1 {
+		t.Fatalf("fetch exit %d (%s), merged %v", code, stderr, merged)
+	}
+	fetched := strings.TrimSpace(stdout)
+	if got, want := mustRead(t, filepath.Join(fetched, rundir.Summary)), mustRead(t, merged[0]); !bytes.Equal(got, want) {
+		t.Errorf("fetched summary.json differs from the merged one")
+	}
+	hangUp <- os.Interrupt // ends the hold
+	if code := <-collector; code != ExitOK {
+		t.Errorf("collector exit %d after its hold: %s", code, colErr.String())
 	}
 }
 

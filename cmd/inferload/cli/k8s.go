@@ -43,7 +43,7 @@ docs/distributed.md.
 	c.Flags().StringVar(&o.APIKeySecret, "api-key-secret", "", "the Secret holding the API key (default PREFIX-api-key)")
 	c.Flags().StringVar(&o.TokenSecret, "token-secret", "", "the Secret holding the collector's token under the key token (default PREFIX-collector-token)")
 	c.Flags().StringVar(&o.ResultsSize, "results-size", "1Gi", "size of the collector's results volume")
-	c.Flags().StringVar(&o.Hold, "hold", "1h", "how long the collector stays up after merging, for kubectl cp")
+	c.Flags().StringVar(&o.Hold, "hold", "1h", "how long the collector stays up after merging, serving the run for inferload fetch")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		p, err := plan.Load(file, flags, nil)
 		if err != nil {
