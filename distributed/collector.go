@@ -75,6 +75,10 @@ type Collector struct {
 	// sealed: the collector has stopped gathering (every segment done, or
 	// given up) and merges; later calls of a segment are refused.
 	sealed bool
+	// taken counts the segments' calls in progress, which seal waits for;
+	// cutOff: seal waited sealGrace and went on without them.
+	taken  sync.WaitGroup
+	cutOff bool
 	// merged is the merged run directory once there is one, served as
 	// GET /v1/run.tar.
 	merged  string
@@ -154,39 +158,61 @@ func (c *Collector) Handler() http.Handler {
 }
 
 // segment reads the path's segment index, answering 400 when it is not
-// one, and 410 once the collector has stopped gathering.
-func (c *Collector) segment(w http.ResponseWriter, r *http.Request) (int, bool) {
+// one, and 410 once the collector has stopped gathering. A call it lets
+// through counts as taken until its done (called at the handler's end)
+// runs, and seal waits for it.
+func (c *Collector) segment(w http.ResponseWriter, r *http.Request) (i int, done func(), ok bool) {
 	i, err := strconv.Atoi(r.PathValue("i"))
 	if err != nil || i < 0 || i >= c.cfg.Segments {
 		http.Error(w, fmt.Sprintf("segment %q: want 0..%d", r.PathValue("i"), c.cfg.Segments-1), http.StatusBadRequest)
-		return 0, false
+		return 0, nil, false
 	}
 	c.mu.Lock()
 	sealed := c.sealed
+	if !sealed {
+		c.taken.Add(1) // before seal's Wait: the seal is set under the same lock
+	}
 	c.mu.Unlock()
 	if sealed {
 		http.Error(w, errSealed.Error(), http.StatusGone)
-		return 0, false
+		return 0, nil, false
 	}
-	return i, true
+	return i, c.taken.Done, true
 }
 
 // seal stops the gathering: what the segments sent is what is merged.
-// It takes every segment's turn, so the appends in progress end first
-// and the ones waiting find the seal (appendAt checks it in its turn).
+// Calls already taken get sealGrace to finish (as a server's shutdown
+// gives them); later ones are answered 410, and an append still going
+// after the grace (a segment cut off mid-upload) writes no further
+// piece: the merge reads its file as a killed segment's.
 func (c *Collector) seal() {
-	for i := range c.segMu {
-		c.segMu[i].Lock()
-	}
 	c.mu.Lock()
 	c.sealed = true
 	c.mu.Unlock()
-	for i := range c.segMu {
-		c.segMu[i].Unlock()
+	finished := make(chan struct{})
+	go func() { c.taken.Wait(); close(finished) }()
+	t := time.NewTimer(sealGrace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		c.mu.Lock()
+		c.cutOff = true
+		c.mu.Unlock()
 	}
 }
 
-// errSealed: an append that came after the seal.
+// sealGrace is how long seal waits for the calls in progress.
+const sealGrace = 2 * time.Second
+
+// isCutOff reports whether seal went on without the appends in progress.
+func (c *Collector) isCutOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cutOff
+}
+
+// errSealed answers a segment's call that came after the seal.
 var errSealed = errors.New("the collector has stopped gathering and merged what it got: this segment's own run directory holds the rest (inferload merge)")
 
 // publish serves dir, the merged run directory, as GET /v1/run.tar.
@@ -197,10 +223,11 @@ func (c *Collector) publish(dir string) {
 }
 
 func (c *Collector) handleReady(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	taken() // the wait below may last until the collector stops: not a call to wait for
 	c.mu.Lock()
 	c.ready[i] = true
 	if len(c.ready) == c.cfg.Segments && c.startAt.IsZero() {
@@ -236,10 +263,11 @@ const maxUploads = 8
 const feedChunk = 256 << 10
 
 func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	defer taken()
 	name := r.PathValue("name")
 	if !collectedFiles[name] {
 		http.Error(w, fmt.Sprintf("file %q is not one a segment sends", name), http.StatusBadRequest)
@@ -299,10 +327,6 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 	defer c.segMu[i].Unlock()
 	key := strconv.Itoa(i) + "/" + name
 	c.mu.Lock()
-	if c.sealed {
-		c.mu.Unlock()
-		return 0, errSealed
-	}
 	c.seen[i] = c.cfg.Now()
 	size := c.sizes[key]
 	c.mu.Unlock()
@@ -330,6 +354,9 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 	buf := *bp
 	for {
 		n, rerr := fill(body, buf)
+		if n > 0 && c.isCutOff() {
+			return size, errSealed
+		}
 		if n > 0 && f == nil {
 			var err error
 			if f, err = openAppend(path); err != nil {
@@ -403,10 +430,11 @@ func openAppend(path string) (*os.File, error) {
 }
 
 func (c *Collector) handleDone(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	defer taken()
 	c.mu.Lock()
 	if !c.done[i] {
 		c.done[i] = true

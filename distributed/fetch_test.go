@@ -4,6 +4,7 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -172,5 +173,48 @@ func TestCollectorSealed(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(c.SegmentDir(0), "events.jsonl")); string(b) != "{}\n" {
 		t.Errorf("events.jsonl holds %q after the seal, want the one line from before", b)
+	}
+}
+
+// TestSealCutsOffAHungUpload: an upload that never ends (a segment cut
+// off mid-body) holds the seal for sealGrace only; what it sends later
+// is not written.
+func TestSealCutsOffAHungUpload(t *testing.T) {
+	t.Parallel()
+	c, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now})
+	body, feed := io.Pipe()
+	defer feed.Close()
+	answer := make(chan int, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPut, srv.URL+"/v1/segments/0/files/events.jsonl?offset=0", body)
+		req.Header.Set("Content-Type", uploadType)
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			answer <- 0
+			return
+		}
+		resp.Body.Close()
+		answer <- resp.StatusCode
+	}()
+	if _, err := feed.Write([]byte("{}\n")); err != nil { // the handler reads: it has the call
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for c.Status()[0].LastSeen.IsZero() && time.Now().Before(deadline) { // in appendAt, waiting for the rest
+		time.Sleep(5 * time.Millisecond)
+	}
+	sealed := make(chan struct{})
+	go func() { c.seal(); close(sealed) }()
+	select {
+	case <-sealed:
+	case <-time.After(sealGrace + 20*time.Second):
+		t.Fatal("a hung upload holds the seal")
+	}
+	_ = feed.Close() // the body ends now: its bytes come after the seal
+	if code := <-answer; code != http.StatusGone {
+		t.Errorf("the upload cut off by the seal was answered %d, want 410", code)
+	}
+	if _, err := os.Stat(filepath.Join(c.SegmentDir(0), "events.jsonl")); err == nil {
+		t.Error("an upload cut off by the seal wrote its file")
 	}
 }

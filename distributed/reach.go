@@ -19,6 +19,20 @@ const (
 	maxRetry   = 2 * time.Second
 )
 
+// DialTimeout bounds one attempt to connect to the collector, shorter than
+// a call's own timeout so that a dial that hangs (a Service without
+// endpoints under IPVS drops the packets) fails as a dial, which Reach
+// waits out, rather than as a call that timed out, which it does not.
+const DialTimeout = 5 * time.Second
+
+// SegmentTransport is the transport of a segment's calls to the collector,
+// dialling with DialTimeout.
+func SegmentTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: DialTimeout, KeepAlive: 30 * time.Second}).DialContext
+	return t
+}
+
 // StatusError is the collector's answer when it was not the one asked
 // for: the HTTP status and the first of its body.
 type StatusError struct {
@@ -38,8 +52,11 @@ func (e *StatusError) Error() string {
 // NotUpYet reports whether err says the collector is not up yet, which
 // waiting may fix, rather than that it refuses the segment:
 //
-//   - the connection refused: nothing listens yet (a Kubernetes Service
-//     without a ready endpoint refuses too);
+//   - the connection not made: refused (nothing listens yet; a
+//     Kubernetes Service without a ready endpoint refuses too, with
+//     kube-proxy's iptables), or the dial timed out or found no route (a
+//     Service without endpoints under IPVS, a pod address not routed
+//     yet) — any failure to dial;
 //   - the host name not resolvable yet: a Service's DNS record appears
 //     once the Service exists, and a cluster's resolver may not have it;
 //   - 503 Service Unavailable: a proxy or gateway in front of a collector
@@ -53,6 +70,11 @@ func NotUpYet(err error) bool {
 	}
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		return true
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		if _, isDNS := errors.AsType[*net.DNSError](err); !isDNS {
+			return true
+		}
 	}
 	if dns, ok := errors.AsType[*net.DNSError](err); ok {
 		return dns.IsNotFound || dns.IsTemporary || dns.IsTimeout

@@ -32,6 +32,12 @@ func TestNotUpYet(t *testing.T) {
 		{"no such host", &url.Error{Op: "Get", Err: &net.OpError{Op: "dial", Err: &net.DNSError{Err: "no such host", Name: "c", IsNotFound: true}}}, true},
 		// The cluster's resolver is slow to answer.
 		{"dns timeout", &net.DNSError{Err: "i/o timeout", Name: "c", IsTimeout: true}, true},
+		// A dial that timed out (a Service without endpoints under IPVS)
+		// or found no route (a pod address not routed yet).
+		{"dial timeout", &url.Error{Op: "Get", Err: &net.OpError{Op: "dial", Net: "tcp", Err: os.ErrDeadlineExceeded}}, true},
+		{"no route", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, true},
+		// A call that timed out once connected: the collector is there.
+		{"call timeout", &url.Error{Op: "Get", Err: errors.New("context deadline exceeded (Client.Timeout exceeded while awaiting headers)")}, false},
 		// A gateway in front of a collector not ready yet.
 		{"503", fmt.Errorf("collector x: %w", &StatusError{What: "clock", Code: 503, Status: "503 Service Unavailable"}), true},
 		// The token is wrong: waiting will not fix it.

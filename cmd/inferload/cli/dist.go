@@ -74,7 +74,7 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 	if err != nil {
 		return nothing, usageErrorf("--collector-token-file: %v", err)
 	}
-	client := distributed.WithToken(&http.Client{Timeout: 10 * time.Second}, token)
+	client := distributed.WithToken(&http.Client{Timeout: 10 * time.Second, Transport: distributed.SegmentTransport()}, token)
 	startAt, offset, err := d.awaitStart(ctx, st, seg, client, token)
 	if err != nil {
 		return nothing, err
@@ -137,7 +137,8 @@ func (d *distFlags) awaitStart(ctx context.Context, st *State, seg schedule.Segm
 	}
 	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
 		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
-	ready := distributed.WithToken(&http.Client{}, token) // no timeout of its own: the wait lasts until the last segment arrives
+	// No timeout of its own: the wait lasts until the last segment arrives.
+	ready := distributed.WithToken(&http.Client{Transport: distributed.SegmentTransport()}, token)
 	var startAt time.Time
 	err = distributed.Reach(ctx, d.collector, func(ctx context.Context) (err error) {
 		startAt, err = distributed.Ready(ctx, ready, d.collector, seg)
