@@ -18,7 +18,7 @@ type FileRef struct {
 }
 
 // Files are the fields of p that name files, in the plan's order: the key
-// and CA files, the trace, a tokenizer.json (not an embedded encoding)
+// and CA files, the trace, a tokenizer file (not an embedded encoding)
 // and every dataset. Empty fields are left out.
 func (p *Plan) Files() []FileRef {
 	var refs []FileRef
