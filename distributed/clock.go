@@ -56,7 +56,7 @@ func collectorNow(ctx context.Context, client *http.Client, url string) (time.Ti
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return time.Time{}, fmt.Errorf("collector %s: clock: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+		return time.Time{}, fmt.Errorf("collector %s: %w", url, &StatusError{What: "clock", Code: resp.StatusCode, Status: resp.Status, Message: strings.TrimSpace(string(msg))})
 	}
 	if json.NewDecoder(resp.Body).Decode(&body) != nil || body.Now.IsZero() {
 		return time.Time{}, fmt.Errorf("collector %s: clock: no time in the answer", url)

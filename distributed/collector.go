@@ -56,6 +56,7 @@ type CollectorConfig struct {
 //	POST /v1/segments/{i}/done           the segment finished and sent everything
 //	GET  /v1/status                      bytes and state of every segment
 //	GET  /v1/clock                       the collector's time, {"now": RFC 3339}
+//	GET  /v1/run.tar                     the merged run directory, once merged
 //
 // Appends are idempotent: a retried upload of bytes already held is
 // acknowledged without writing them twice, so a segment that lost its
@@ -71,6 +72,16 @@ type Collector struct {
 	inFl    map[int]int // the requests in flight each segment last reported
 	feeds   []*feedState
 	startAt time.Time
+	// sealed: the collector has stopped gathering (every segment done, or
+	// given up) and merges; later calls of a segment are refused.
+	sealed bool
+	// taken counts the segments' calls in progress, which seal waits for;
+	// cutOff: seal waited sealGrace and went on without them.
+	taken  sync.WaitGroup
+	cutOff bool
+	// merged is the merged run directory once there is one, served as
+	// GET /v1/run.tar.
+	merged  string
 	allIn   chan struct{} // closed once every segment is ready
 	allDone chan struct{} // closed once every segment is done
 	slots   chan struct{} // one per append in progress (maxUploads)
@@ -140,26 +151,83 @@ func (c *Collector) Handler() http.Handler {
 	mux.HandleFunc("POST /v1/segments/{i}/done", c.handleDone)
 	mux.HandleFunc("GET /v1/status", c.handleStatus)
 	mux.HandleFunc("GET /v1/clock", c.handleClock)
+	mux.HandleFunc("GET "+RunTarPath, c.handleRunTar)
 	return httpguard.Policy{Token: c.cfg.Token, Realm: "inferload collector",
 		NoToken: errNoToken.Error(), WrongToken: errWrongToken.Error(),
 		BodyTypes: []string{uploadType}, MaxBody: maxUpload}.Wrap(mux)
 }
 
-// segment reads the path's segment index, answering 400 when it is not one.
-func (c *Collector) segment(w http.ResponseWriter, r *http.Request) (int, bool) {
+// segment reads the path's segment index, answering 400 when it is not
+// one, and 410 once the collector has stopped gathering. A call it lets
+// through counts as taken until its done (called at the handler's end)
+// runs, and seal waits for it.
+func (c *Collector) segment(w http.ResponseWriter, r *http.Request) (i int, done func(), ok bool) {
 	i, err := strconv.Atoi(r.PathValue("i"))
 	if err != nil || i < 0 || i >= c.cfg.Segments {
 		http.Error(w, fmt.Sprintf("segment %q: want 0..%d", r.PathValue("i"), c.cfg.Segments-1), http.StatusBadRequest)
-		return 0, false
+		return 0, nil, false
 	}
-	return i, true
+	c.mu.Lock()
+	sealed := c.sealed
+	if !sealed {
+		c.taken.Add(1) // before seal's Wait: the seal is set under the same lock
+	}
+	c.mu.Unlock()
+	if sealed {
+		http.Error(w, errSealed.Error(), http.StatusGone)
+		return 0, nil, false
+	}
+	return i, c.taken.Done, true
+}
+
+// seal stops the gathering: what the segments sent is what is merged.
+// Calls already taken get sealGrace to finish (as a server's shutdown
+// gives them); later ones are answered 410, and an append still going
+// after the grace (a segment cut off mid-upload) writes no further
+// piece: the merge reads its file as a killed segment's.
+func (c *Collector) seal() {
+	c.mu.Lock()
+	c.sealed = true
+	c.mu.Unlock()
+	finished := make(chan struct{})
+	go func() { c.taken.Wait(); close(finished) }()
+	t := time.NewTimer(sealGrace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		c.mu.Lock()
+		c.cutOff = true
+		c.mu.Unlock()
+	}
+}
+
+// sealGrace is how long seal waits for the calls in progress.
+const sealGrace = 2 * time.Second
+
+// isCutOff reports whether seal went on without the appends in progress.
+func (c *Collector) isCutOff() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cutOff
+}
+
+// errSealed answers a segment's call that came after the seal.
+var errSealed = errors.New("the collector has stopped gathering and merged what it got: this segment's own run directory holds the rest (inferload merge)")
+
+// publish serves dir, the merged run directory, as GET /v1/run.tar.
+func (c *Collector) publish(dir string) {
+	c.mu.Lock()
+	c.merged = dir
+	c.mu.Unlock()
 }
 
 func (c *Collector) handleReady(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	taken() // the wait below may last until the collector stops: not a call to wait for
 	c.mu.Lock()
 	c.ready[i] = true
 	if len(c.ready) == c.cfg.Segments && c.startAt.IsZero() {
@@ -195,10 +263,11 @@ const maxUploads = 8
 const feedChunk = 256 << 10
 
 func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	defer taken()
 	name := r.PathValue("name")
 	if !collectedFiles[name] {
 		http.Error(w, fmt.Sprintf("file %q is not one a segment sends", name), http.StatusBadRequest)
@@ -221,6 +290,10 @@ func (c *Collector) handleFile(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 	}
 	size, err := c.appendAt(i, name, offset, r.Body)
+	if errors.Is(err, errSealed) {
+		http.Error(w, err.Error(), http.StatusGone)
+		return
+	}
 	if errors.Is(err, errGap) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusConflict)
@@ -281,6 +354,9 @@ func (c *Collector) appendAt(i int, name string, offset int64, body io.Reader) (
 	buf := *bp
 	for {
 		n, rerr := fill(body, buf)
+		if n > 0 && c.isCutOff() {
+			return size, errSealed
+		}
 		if n > 0 && f == nil {
 			var err error
 			if f, err = openAppend(path); err != nil {
@@ -354,10 +430,11 @@ func openAppend(path string) (*os.File, error) {
 }
 
 func (c *Collector) handleDone(w http.ResponseWriter, r *http.Request) {
-	i, ok := c.segment(w, r)
+	i, taken, ok := c.segment(w, r)
 	if !ok {
 		return
 	}
+	defer taken()
 	c.mu.Lock()
 	if !c.done[i] {
 		c.done[i] = true

@@ -2,11 +2,13 @@ package distributed
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,8 +39,18 @@ type K8sOptions struct {
 	// ResultsSize is the collector's results volume (default 1Gi).
 	ResultsSize string
 	// Hold is how long the collector stays up after merging, for
-	// `kubectl cp` (default 1h).
+	// `inferload fetch` (default 1h).
 	Hold string
+	// GuaranteedCPU gives the load pods whole cores with requests equal
+	// to limits (Guaranteed QoS) instead of a CPU request without a limit.
+	GuaranteedCPU bool
+	// FilesClaim names a PersistentVolumeClaim mounted read-only at /data
+	// in every load pod, for files too large for a ConfigMap; the plan
+	// names them by their path there.
+	FilesClaim string
+	// ReadFile reads the files the plan names, for the ConfigMap (nil:
+	// from disk, bounded).
+	ReadFile func(string) ([]byte, error)
 }
 
 // Toleration is a pod toleration, key=value:effect or key:effect.
@@ -87,26 +99,30 @@ func K8sManifests(p *plan.Plan, o K8sOptions) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	planYAML, err := shippablePlan(p)
+	ship, err := shippablePlan(p, o)
 	if err != nil {
 		return nil, err
 	}
-	docs := []any{
-		o.serviceAccount(),
-		o.configMap(planYAML),
-		o.resultsClaim(),
-		o.collectorService(),
-		o.collectorJob(),
-		o.loadJob(p),
+	docs := []struct {
+		comment string
+		obj     any
+	}{
+		{"", o.serviceAccount()},
+		{"", o.configMap(ship)},
+		{"", o.resultsClaim()},
+		{"", o.collectorService()},
+		{"", o.collectorJob()},
+		{o.cpuComment(), o.loadJob(p)},
 	}
 	var buf bytes.Buffer
 	for i, d := range docs {
 		if i > 0 {
 			buf.WriteString("---\n")
 		}
+		buf.WriteString(d.comment)
 		enc := yaml.NewEncoder(&buf)
 		enc.SetIndent(2)
-		if err := enc.Encode(d); err != nil {
+		if err := enc.Encode(d.obj); err != nil {
 			return nil, fmt.Errorf("k8s: %w", err)
 		}
 		if err := enc.Close(); err != nil {
@@ -138,28 +154,10 @@ func (o K8sOptions) withDefaults() (K8sOptions, error) {
 	if o.Hold == "" {
 		o.Hold = "1h"
 	}
+	if o.ReadFile == nil {
+		o.ReadFile = readBounded
+	}
 	return o, nil
-}
-
-// shippablePlan is the plan as the ConfigMap carries it: the resolved
-// plan without its output directory (each pod writes its own) and
-// refused if any value in it is a secret (a key belongs in the Secret,
-// named by target.api_key_env).
-func shippablePlan(p *plan.Plan) ([]byte, error) {
-	c := *p
-	c.Output = plan.Output{}
-	c.Load.Segment = ""
-	redacted, err := c.Redacted()
-	if err != nil {
-		return nil, err
-	}
-	if bytes.Contains(redacted, []byte(plan.Redaction)) {
-		return nil, errors.New("k8s: the plan holds a secret (a header, body field or URL credential): pass the API key with target.api_key_env and a Secret instead, so it never lands in a ConfigMap")
-	}
-	if p.Target.APIKeyFile != "" {
-		return nil, errors.New("k8s: target.api_key_file names a local file the pods do not have: use target.api_key_env and a Secret")
-	}
-	return redacted, nil
 }
 
 func (o K8sOptions) meta(name string, labels map[string]string) map[string]any {
@@ -180,9 +178,24 @@ func (o K8sOptions) serviceAccount() map[string]any {
 		"metadata": o.meta(o.Name, o.labels("load")), "automountServiceAccountToken": false}
 }
 
-func (o K8sOptions) configMap(planYAML []byte) map[string]any {
-	return map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
-		"metadata": o.meta(o.Name+"-plan", o.labels("plan")), "data": map[string]string{"plan.yaml": string(planYAML)}}
+// configMap holds plan.yaml and the files the plan names: text as data,
+// anything else (not UTF-8) as binaryData.
+func (o K8sOptions) configMap(s shipped) map[string]any {
+	data := map[string]string{"plan.yaml": string(s.plan)}
+	binary := map[string]string{}
+	for key, b := range s.files {
+		if utf8.Valid(b) {
+			data[key] = string(b)
+		} else {
+			binary[key] = base64.StdEncoding.EncodeToString(b)
+		}
+	}
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": o.meta(o.Name+"-plan", o.labels("plan")), "data": data}
+	if len(binary) > 0 {
+		cm["binaryData"] = binary
+	}
+	return cm
 }
 
 func (o K8sOptions) resultsClaim() map[string]any {
@@ -223,8 +236,10 @@ func (o K8sOptions) collectorJob() map[string]any {
 			"--dir", "/results/collect", "--out", "/results/runs", "--hold", o.Hold},
 		"ports":           []map[string]any{{"name": "collector", "containerPort": collectorPort}},
 		"securityContext": securityContext(),
+		// No CPU limit, as for the load pods: a throttled collector would
+		// widen the segments' clock measurement (cpuComment).
 		"resources": map[string]any{"requests": map[string]string{"cpu": "500m", "memory": "256Mi"},
-			"limits": map[string]string{"cpu": "2", "memory": "1Gi"}},
+			"limits": map[string]string{"memory": "1Gi"}},
 		"volumeMounts": []map[string]any{{"name": "results", "mountPath": "/results"}},
 	}
 	pod := map[string]any{
@@ -248,24 +263,22 @@ func (o K8sOptions) loadJob(p *plan.Plan) map[string]any {
 		env = append(env, map[string]any{"name": k, "valueFrom": map[string]any{
 			"secretKeyRef": map[string]string{"name": o.APIKeySecret, "key": k}}})
 	}
-	cpu, mem := podSize(p, o.Segments)
+	volumes, mounts := o.loadVolumes()
 	container := map[string]any{
 		"name": "load", "image": o.Image,
 		"args": []string{"run", "-f", "/plan/plan.yaml", "--segment", seg,
 			"--collector", fmt.Sprintf("http://%s-collector:%d", o.Name, collectorPort), "--out", "/work/runs", "-q"},
 		"env":             env,
 		"securityContext": securityContext(),
-		"resources": map[string]any{"requests": map[string]string{"cpu": cpu, "memory": mem},
-			"limits": map[string]string{"cpu": doubled(cpu), "memory": doubledMem(mem)}},
-		"volumeMounts": []map[string]any{{"name": "plan", "mountPath": "/plan", "readOnly": true}, {"name": "work", "mountPath": "/work"}},
+		"resources":       o.loadResources(p),
+		"volumeMounts":    mounts,
 	}
 	labels := o.labels("load")
 	pod := map[string]any{
 		"serviceAccountName": o.Name, "automountServiceAccountToken": false, "restartPolicy": "Never",
 		"securityContext": map[string]any{"runAsNonRoot": true},
 		"containers":      []any{container},
-		"volumes": []map[string]any{{"name": "plan", "configMap": map[string]string{"name": o.Name + "-plan"}},
-			{"name": "work", "emptyDir": map[string]any{}}},
+		"volumes":         volumes,
 		// One load pod a node where the cluster allows: two on one node
 		// share its CPU and network, the very limit sharding is for.
 		"topologySpreadConstraints": []map[string]any{{"maxSkew": 1, "topologyKey": "kubernetes.io/hostname",
@@ -296,10 +309,11 @@ func (o K8sOptions) loadJob(p *plan.Plan) map[string]any {
 			"template": map[string]any{"metadata": map[string]any{"labels": labels}, "spec": pod}}}
 }
 
-// podSize is a load pod's CPU and memory request from the streams it
-// holds at most: its share of the users (or of the in-flight cap of an
-// open loop; 100 streams a pod when nothing bounds them).
-func podSize(p *plan.Plan, segments int) (cpu, mem string) {
+// podSize is a load pod's CPU (millicores) and memory (MiB) request from
+// the streams it holds at most: its share of the users (or of the
+// in-flight cap of an open loop; 100 streams a pod when nothing bounds
+// them).
+func podSize(p *plan.Plan, segments int) (milli, mib int) {
 	streams := 100
 	switch l := p.Load; {
 	case l.Mode() == record.ModeClosed:
@@ -307,17 +321,51 @@ func podSize(p *plan.Plan, segments int) (cpu, mem string) {
 	case l.MaxInFlight > 0:
 		streams = (l.MaxInFlight + segments - 1) / segments
 	}
-	milli := max(250, int(math.Ceil(float64(streams)*1000/streamsPerCore)))
-	mib := baseMemMiB + int(math.Ceil(float64(streams*memPerStreamKiB)/1024))
-	return fmt.Sprintf("%dm", milli), fmt.Sprintf("%dMi", mib)
+	milli = max(250, int(math.Ceil(float64(streams)*1000/streamsPerCore)))
+	mib = baseMemMiB + int(math.Ceil(float64(streams*memPerStreamKiB)/1024))
+	return milli, mib
 }
 
-func doubled(milli string) string {
-	v, _ := strconv.Atoi(strings.TrimSuffix(milli, "m"))
-	return fmt.Sprintf("%dm", 2*v)
+// loadVolumes are the load pods' volumes and their mounts: the plan's
+// ConfigMap (plan.yaml and the files it names) at planMount, a scratch
+// directory for the run directory, and --files-claim read-only at
+// claimMount.
+func (o K8sOptions) loadVolumes() (volumes, mounts []map[string]any) {
+	volumes = []map[string]any{{"name": "plan", "configMap": map[string]string{"name": o.Name + "-plan"}},
+		{"name": "work", "emptyDir": map[string]any{}}}
+	mounts = []map[string]any{{"name": "plan", "mountPath": planMount, "readOnly": true}, {"name": "work", "mountPath": "/work"}}
+	if o.FilesClaim != "" {
+		volumes = append(volumes, map[string]any{"name": "files", "persistentVolumeClaim": map[string]any{"claimName": o.FilesClaim, "readOnly": true}})
+		mounts = append(mounts, map[string]any{"name": "files", "mountPath": claimMount, "readOnly": true})
+	}
+	return volumes, mounts
 }
 
-func doubledMem(mib string) string {
-	v, _ := strconv.Atoi(strings.TrimSuffix(mib, "Mi"))
-	return fmt.Sprintf("%dMi", 2*v)
+// loadResources are a load pod's requests and limits. By default CPU is
+// requested, never limited: a limit is a CFS quota, and a pod that uses
+// its quota early in a 100 ms period is stopped until the next one, so a
+// token that arrives meanwhile is read up to that much later, a delay the
+// client adds to every latency it measures. Memory keeps a limit (twice
+// the request). GuaranteedCPU asks for whole cores with requests equal to
+// limits instead (Guaranteed QoS), which a kubelet with the static CPU
+// manager policy turns into cores of the pod's own.
+func (o K8sOptions) loadResources(p *plan.Plan) map[string]any {
+	milli, mib := podSize(p, o.Segments)
+	if o.GuaranteedCPU {
+		cores := strconv.Itoa((milli + 999) / 1000)
+		both := map[string]string{"cpu": cores, "memory": fmt.Sprintf("%dMi", 2*mib)}
+		return map[string]any{"requests": both, "limits": both}
+	}
+	return map[string]any{"requests": map[string]string{"cpu": fmt.Sprintf("%dm", milli), "memory": fmt.Sprintf("%dMi", mib)},
+		"limits": map[string]string{"memory": fmt.Sprintf("%dMi", 2*mib)}}
+}
+
+// cpuComment heads the load Job in the manifests: why its CPU is what it is.
+func (o K8sOptions) cpuComment() string {
+	if o.GuaranteedCPU {
+		return "# Load pods: whole cores, requests = limits (Guaranteed QoS, --guaranteed-cpu). Without the\n" +
+			"# kubelet's static CPU manager policy the limit is a CFS quota that throttles the client.\n"
+	}
+	return "# Load pods: CPU requested, not limited. A CPU limit is a CFS quota: a pod that spends it\n" +
+		"# early in a period waits for the next, and that wait is added to every latency it measures.\n"
 }

@@ -139,10 +139,17 @@ func TestK8sManifests(t *testing.T) {
 	if pod.NodeSelector["pool"] != "load" || len(pod.Tolerations) != 1 || pod.Tolerations[0].Key != "gpu" {
 		t.Errorf("node selector %v, tolerations %+v", pod.NodeSelector, pod.Tolerations)
 	}
-	// 2000 users over 8 pods: 250 streams, half a core and 64 + 16 MiB.
-	req := c.Resources.Requests
-	if req.Cpu().MilliValue() != 500 || req.Memory().Value() != 80<<20 || c.Resources.Limits.Cpu().MilliValue() != 1000 {
-		t.Errorf("load pod resources %+v: want 500m and 80Mi requested, 1 CPU limit", c.Resources)
+	// 2000 users over 8 pods: 250 streams, half a core and 64 + 16 MiB;
+	// no CPU limit (a CFS quota throttles the client), memory limited.
+	req, lim := c.Resources.Requests, c.Resources.Limits
+	if _, cpuLimit := lim[corev1.ResourceCPU]; req.Cpu().MilliValue() != 500 || req.Memory().Value() != 80<<20 || cpuLimit || lim.Memory().Value() != 160<<20 {
+		t.Errorf("load pod resources %+v: want 500m and 80Mi requested, no CPU limit, 160Mi memory limit", c.Resources)
+	}
+	if _, cpuLimit := m.collector.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceCPU]; cpuLimit {
+		t.Error("the collector has a CPU limit")
+	}
+	if !bytes.Contains(out, []byte("# Load pods: CPU requested, not limited")) {
+		t.Error("the manifests do not say why the load pods have no CPU limit")
 	}
 	for _, ns := range []string{m.sa.Namespace, m.cm.Namespace, m.svc.Namespace, job.Namespace, m.collector.Namespace, m.pvc.Namespace} {
 		if ns != "bench" {
@@ -172,8 +179,11 @@ func TestK8sRefuses(t *testing.T) {
 	}{
 		// A key in a header would land in the ConfigMap.
 		{strings.Replace(k8sPlan, "api_key_env: OPENAI_API_KEY", "headers: {Authorization: Bearer sk-123}", 1), K8sOptions{Segments: 2, Image: "i"}, "holds a secret"},
-		// A key file is on this machine, not in the pods.
+		// A key file is on this machine, not in the pods, and a key never
+		// goes into a ConfigMap.
 		{strings.Replace(k8sPlan, "api_key_env: OPENAI_API_KEY", "api_key_file: /home/me/key", 1), K8sOptions{Segments: 2, Image: "i"}, "api_key_file"},
+		// A dataset the pods could not have: it does not exist here either.
+		{strings.Replace(k8sPlan, `output_tokens: "256"`, `output_tokens: "256", dataset: {path: /nonexistent/d.jsonl}`, 1), K8sOptions{Segments: 2, Image: "i"}, "workload.dataset.path"},
 		{k8sPlan, K8sOptions{Segments: 2}, "image is required"},
 		{k8sPlan, K8sOptions{Image: "i"}, "want at least 1"},
 	}

@@ -31,7 +31,7 @@ func Ready(ctx context.Context, client *http.Client, url string, seg schedule.Se
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return time.Time{}, fmt.Errorf("collector %s: ready: %s: %s", url, resp.Status, strings.TrimSpace(string(msg)))
+		return time.Time{}, fmt.Errorf("collector %s: %w", url, &StatusError{What: "ready", Code: resp.StatusCode, Status: resp.Status, Message: strings.TrimSpace(string(msg))})
 	}
 	var body struct {
 		StartAt time.Time `json:"start_at"`

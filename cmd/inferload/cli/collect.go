@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -53,7 +54,7 @@ docs/distributed.md.`,
 	c.Flags().StringVar(&parent, "out", "runs", "directory to create the merged run directory in")
 	c.Flags().StringVar(&tokenFile, "token-file", "", "file holding the token segments must send (default: $"+distributed.TokenEnv+"; on loopback without one, a token is made and written to DIR/"+distributed.TokenFile+")")
 	c.Flags().DurationVar(&timeout, "segment-timeout", 2*time.Minute, "once one segment is done, how long to wait for the others")
-	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long (in a pod: time to kubectl cp the run directory)")
+	c.Flags().DurationVar(&hold, "hold", 0, "after merging, stay up this long, serving the merged run for inferload fetch")
 	c.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := out.validate(); err != nil {
 			return err
@@ -140,22 +141,32 @@ docs/distributed.md.`,
 			}
 			bar.Update(snap)
 		}
-		m, err := distributed.Collect(ctx, col, l, distributed.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress})
-		progress(nil) // the segments' last changes
-		if err != nil {
-			closeUI(ctx, nil, err)
-			return err
+		var printErr error
+		merged := func(ctx context.Context, m *distributed.Merged) {
+			progress(nil) // the segments' last changes
+			if printErr = out.print(st.Stdout, m.Summary); printErr != nil {
+				return
+			}
+			if !out.quiet {
+				fmt.Fprintf(st.Stderr, "merged %d segments (starts at most %s apart) into %s\n", segments, m.OffsetBound, m.Dir)
+			}
+			if hold > 0 {
+				// The collector serves the merged run meanwhile: a pod's
+				// image has no tar for kubectl cp.
+				fmt.Fprintf(st.Stderr, "holding for %s: inferload fetch URL (or GET %s) downloads the run (Ctrl-C ends it)\n", hold, distributed.RunTarPath)
+				st.clock().SleepUntil(ctx, st.clock().Now().Add(hold))
+			}
 		}
-		if err := out.print(st.Stdout, m.Summary); err != nil {
+		m, err := distributed.Collect(ctx, col, l, distributed.CollectOptions{OutParent: parent, SegmentTimeout: timeout, Progress: progress, Merged: merged})
+		if err == nil {
+			err = printErr
+		}
+		if err != nil {
+			if m == nil {
+				progress(nil) // merged never ran to print the last changes
+			}
 			closeUI(ctx, m, err)
 			return err
-		}
-		if !out.quiet {
-			fmt.Fprintf(st.Stderr, "merged %d segments (starts at most %s apart) into %s\n", segments, m.OffsetBound, m.Dir)
-		}
-		if hold > 0 {
-			fmt.Fprintf(st.Stderr, "holding for %s (Ctrl-C ends it)\n", hold)
-			st.clock().SleepUntil(ctx, st.clock().Now().Add(hold))
 		}
 		if err := closeUI(ctx, m, nil); err != nil {
 			return err

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,16 +19,24 @@ import (
 
 // distFlags are a segment's ties to the rest of a distributed run.
 type distFlags struct {
-	startAt   string
-	collector string
-	tokenFile string
+	startAt      string
+	collector    string
+	tokenFile    string
+	startTimeout time.Duration
 }
 
 func (d *distFlags) bind(c *cobra.Command) {
 	c.Flags().StringVar(&d.startAt, "start-at", "", "start the load at this instant (RFC 3339, e.g. 2026-12-01T20:00:00Z), so the segments of a run on several machines start together; a process more than 1 s late refuses")
 	c.Flags().StringVar(&d.collector, "collector", "", "a collector's URL (inferload collect): wait for its common start, stream the run directory to it as it is written, tell it when done (needs --segment)")
 	c.Flags().StringVar(&d.tokenFile, "collector-token-file", "", "file holding the collector's token, sent as a bearer header (default: $"+distributed.TokenEnv+")")
+	c.Flags().DurationVar(&d.startTimeout, "start-timeout", defaultStartTimeout, "with --collector: how long to wait for the common start, retrying a collector not up yet and waiting for every segment to be ready")
 }
+
+// defaultStartTimeout bounds a segment's wait for its start: long enough
+// for a collector pod to get its volume and image, and for the other load
+// pods to be scheduled, short enough that a segment whose collector never
+// comes does not hold its machine for ever.
+const defaultStartTimeout = 10 * time.Minute
 
 // uploadEvery is how often a segment streams its new lines to the
 // collector: at most about this much is lost with a lost machine.
@@ -64,15 +74,8 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 	if err != nil {
 		return nothing, usageErrorf("--collector-token-file: %v", err)
 	}
-	client := distributed.WithToken(&http.Client{Timeout: 10 * time.Second}, token)
-	offset, err := distributed.MeasureClock(ctx, client, d.collector, st.clock().Now)
-	if err != nil {
-		return nothing, err
-	}
-	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
-		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
-	ready := distributed.WithToken(&http.Client{}, token) // no timeout: the wait lasts until the last segment arrives
-	startAt, err := distributed.Ready(ctx, ready, d.collector, seg)
+	client := distributed.WithToken(&http.Client{Timeout: 10 * time.Second, Transport: distributed.SegmentTransport()}, token)
+	startAt, offset, err := d.awaitStart(ctx, st, seg, client, token)
 	if err != nil {
 		return nothing, err
 	}
@@ -112,6 +115,47 @@ func (d *distFlags) attach(ctx context.Context, st *State, p *plan.Plan, opts *e
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
 	}, nil
+}
+
+// awaitStart measures this machine's clock against the collector's and
+// waits for the common start, within --start-timeout: a collector not up
+// yet (its pod still waiting for a volume or an image, its Service without
+// an endpoint) is tried again with backoff rather than ending the segment.
+func (d *distFlags) awaitStart(ctx context.Context, st *State, seg schedule.Segment, client *http.Client, token string) (time.Time, distributed.ClockOffset, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.startTimeout)
+	defer cancel()
+	waiting := func(err error) {
+		fmt.Fprintf(st.Stderr, "segment %s: the collector is not up yet (%v); trying again for up to %s\n", seg, err, d.startTimeout)
+	}
+	var offset distributed.ClockOffset
+	err := distributed.Reach(ctx, d.collector, func(ctx context.Context) (err error) {
+		offset, err = distributed.MeasureClock(ctx, client, d.collector, st.clock().Now)
+		return err
+	}, waiting)
+	if err != nil {
+		return time.Time{}, offset, startTimeoutHint(err)
+	}
+	fmt.Fprintf(st.Stderr, "segment %s: clock %s from the collector's (±%s); waiting at %s for every segment to be ready\n",
+		seg, offset.Offset.Round(time.Microsecond), (offset.RTT / 2).Round(time.Microsecond), d.collector)
+	// No timeout of its own: the wait lasts until the last segment arrives.
+	ready := distributed.WithToken(&http.Client{Transport: distributed.SegmentTransport()}, token)
+	var startAt time.Time
+	err = distributed.Reach(ctx, d.collector, func(ctx context.Context) (err error) {
+		startAt, err = distributed.Ready(ctx, ready, d.collector, seg)
+		return err
+	}, waiting)
+	if errors.Is(err, distributed.ErrStartTimeout) {
+		err = fmt.Errorf("collector %s: no common start within --start-timeout %s: not every segment said it was ready (GET %s/v1/status says which did)", d.collector, d.startTimeout, strings.TrimRight(d.collector, "/"))
+	}
+	return startAt, offset, err
+}
+
+// startTimeoutHint adds the flag that sets the wait to a segment's give-up.
+func startTimeoutHint(err error) error {
+	if errors.Is(err, distributed.ErrStartTimeout) {
+		return fmt.Errorf("%w (--start-timeout sets the wait)", err)
+	}
+	return err
 }
 
 // sharedTraceRun is the name the segments of one run derive their trace

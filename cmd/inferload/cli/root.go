@@ -45,7 +45,7 @@ throughput, failures by kind, with the client itself kept out of the way.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErrorf("%w (see %s --help)", err, c.CommandPath())
 	})
-	root.AddCommand(newRunCmd(st), newReportCmd(st), newSimCmd(st), newDemoCmd(st), newNoteCmd(st), newSweepCmd(st), newFindCapacityCmd(st), newSoakCmd(st), newExportCmd(st), newCompareCmd(st), newMergeCmd(st), newCollectCmd(st), newK8sCmd(st), newTruthCmd(st), newUICmd(st), newFleetCmd(st), newCalibrateCmd(st))
+	root.AddCommand(newRunCmd(st), newReportCmd(st), newSimCmd(st), newDemoCmd(st), newNoteCmd(st), newSweepCmd(st), newFindCapacityCmd(st), newSoakCmd(st), newExportCmd(st), newCompareCmd(st), newMergeCmd(st), newCollectCmd(st), newFetchCmd(st), newK8sCmd(st), newTruthCmd(st), newUICmd(st), newFleetCmd(st), newCalibrateCmd(st))
 	return root
 }
 
