@@ -77,8 +77,15 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 		return k, nil
 	}
 	last := usable[len(usable)-1]
-	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s; try higher loads%s%s",
-		record.LoadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), note, flatNote(steps, o))
+	// "Try higher loads" only while nothing says the server already
+	// stopped scaling: past a flat stretch, higher loads cannot help, the
+	// steps there need to be valid (longer, or steadier).
+	advice, flat := "; try higher loads", flatNote(steps, o)
+	if flat != "" {
+		advice = ""
+	}
+	k.Reason = fmt.Sprintf("no knee up to %s: throughput never grew less than %s in a step while latency %s grew more than %s%s%s%s",
+		record.LoadText(last.Target, last.Mode), pct(o.ThroughputGain), o.Percentile, pct(o.LatencyGrowth), advice, note, flat)
 	return k, nil
 }
 
