@@ -86,16 +86,16 @@ func NotUpYet(err error) bool {
 // waiting will not fix, backing off between tries, for as long as ctx
 // allows. waiting (nil: nothing) hears the first failure that is waited
 // on, so the segment's log says what it waits for. Once ctx's deadline
-// passes, the error names the collector, how long the segment waited and
-// the last failure.
-func Reach(ctx context.Context, url string, try func(context.Context) error, waiting func(error)) error {
-	start := time.Now()
+// passes, the error names the collector, the wait allowed (allowed: the
+// timeout the caller gave ctx; the library reads no clock) and the last
+// failure.
+func Reach(ctx context.Context, url string, allowed time.Duration, try func(context.Context) error, waiting func(error)) error {
 	delay := firstRetry
 	var last error
 	for {
 		err := try(ctx)
 		if ctx.Err() != nil {
-			return waitedOut(ctx, url, start, cmpErr(last, err))
+			return waitedOut(ctx, url, allowed, cmpErr(last, err))
 		}
 		if err == nil || !NotUpYet(err) {
 			return err
@@ -108,7 +108,7 @@ func Reach(ctx context.Context, url string, try func(context.Context) error, wai
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return waitedOut(ctx, url, start, last)
+			return waitedOut(ctx, url, allowed, last)
 		case <-t.C:
 		}
 		delay = min(2*delay, maxRetry)
@@ -128,14 +128,10 @@ var ErrStartTimeout = errors.New("gave up waiting for the collector")
 
 // waitedOut is Reach's error once ctx is done: a deadline names the wait;
 // a cancel (Ctrl-C) is just that.
-func waitedOut(ctx context.Context, url string, start time.Time, last error) error {
+func waitedOut(ctx context.Context, url string, allowed time.Duration, last error) error {
 	if !errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return ctx.Err()
 	}
-	waited := time.Since(start)
-	if deadline, ok := ctx.Deadline(); ok {
-		waited = deadline.Sub(start) // the wait allowed, not when this line ran
-	}
 	return fmt.Errorf("collector %s did not answer in %s (%w; last try: %v): is it running, and is the URL the one it serves?",
-		url, waited.Round(100*time.Millisecond), ErrStartTimeout, last)
+		url, allowed.Round(100*time.Millisecond), ErrStartTimeout, last)
 }

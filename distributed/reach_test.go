@@ -79,7 +79,7 @@ func TestReachGivesUpAtTheDeadline(t *testing.T) {
 	defer cancel()
 	var tries, heard atomic.Int32
 	client := &http.Client{Timeout: time.Second}
-	err := Reach(ctx, u, func(ctx context.Context) error {
+	err := Reach(ctx, u, 700*time.Millisecond, func(ctx context.Context) error {
 		tries.Add(1)
 		_, err := MeasureClock(ctx, client, u, time.Now)
 		return err
@@ -96,7 +96,7 @@ func TestReachGivesUpAtTheDeadline(t *testing.T) {
 	_, srv := serveCollector(t, CollectorConfig{Segments: 1, Now: time.Now, Token: "right"})
 	tries.Store(0)
 	wrong := WithToken(client, "wrong")
-	err = Reach(context.Background(), srv.URL, func(ctx context.Context) error {
+	err = Reach(context.Background(), srv.URL, 0, func(ctx context.Context) error {
 		tries.Add(1)
 		_, err := MeasureClock(ctx, wrong, srv.URL, time.Now)
 		return err
@@ -126,7 +126,7 @@ func TestReachWaitsOutA503(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var offset ClockOffset
-	err = Reach(ctx, gateway.URL, func(ctx context.Context) (err error) {
+	err = Reach(ctx, gateway.URL, 30*time.Second, func(ctx context.Context) (err error) {
 		offset, err = MeasureClock(ctx, gateway.Client(), gateway.URL, time.Now)
 		return err
 	}, nil)

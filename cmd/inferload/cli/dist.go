@@ -128,7 +128,7 @@ func (d *distFlags) awaitStart(ctx context.Context, st *State, seg schedule.Segm
 		fmt.Fprintf(st.Stderr, "segment %s: the collector is not up yet (%v); trying again for up to %s\n", seg, err, d.startTimeout)
 	}
 	var offset distributed.ClockOffset
-	err := distributed.Reach(ctx, d.collector, func(ctx context.Context) (err error) {
+	err := distributed.Reach(ctx, d.collector, d.startTimeout, func(ctx context.Context) (err error) {
 		offset, err = distributed.MeasureClock(ctx, client, d.collector, st.clock().Now)
 		return err
 	}, waiting)
@@ -140,7 +140,7 @@ func (d *distFlags) awaitStart(ctx context.Context, st *State, seg schedule.Segm
 	// No timeout of its own: the wait lasts until the last segment arrives.
 	ready := distributed.WithToken(&http.Client{Transport: distributed.SegmentTransport()}, token)
 	var startAt time.Time
-	err = distributed.Reach(ctx, d.collector, func(ctx context.Context) (err error) {
+	err = distributed.Reach(ctx, d.collector, d.startTimeout, func(ctx context.Context) (err error) {
 		startAt, err = distributed.Ready(ctx, ready, d.collector, seg)
 		return err
 	}, waiting)
