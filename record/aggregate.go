@@ -91,6 +91,8 @@ type Aggregate struct {
 	server serverTimeState
 	// cache splits TTFT by prefix-cache hit (prefixcache.go).
 	cache prefixCacheState
+	// reuse sets requested prefix reuse against achieved (prefixreuse.go).
+	reuse prefixReuseState
 	// reads holds the clocks and read lags (clientreads.go).
 	reads readState
 	conns connState
@@ -143,6 +145,7 @@ func (a *Aggregate) Add(r *Result) {
 	a.addTokens(r)
 	a.addLatencies(r)
 	a.server.add(r)
+	a.reuse.add(r)
 	if !a.child {
 		a.reads.add(r)
 	}
@@ -304,6 +307,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		Tokens:        f.Tokens,
 		ServerTime:    f.ServerTime,
 		PrefixCache:   f.PrefixCache,
+		PrefixReuse:   a.reuse.summary(),
 		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)

@@ -45,6 +45,9 @@ type Summary struct {
 	// PrefixCache compares the TTFT of prefix-cache hits with misses'; nil
 	// when no request was a hit.
 	PrefixCache *PrefixCacheSplit `json:"prefix_cache,omitempty"`
+	// PrefixReuse sets the prefix reuse the workload asked for against
+	// what the server reported; nil when no request asked (prefixreuse.go).
+	PrefixReuse *PrefixReuse `json:"prefix_reuse,omitempty"`
 	// Spans is what the OTLP receiver got and how it joined to the
 	// records; nil when the run did not listen for spans.
 	Spans  *SpansSummary `json:"spans,omitempty"`
