@@ -83,10 +83,6 @@ type TraceEntry struct {
 	// HashIDs name the prompt's blocks of BlockTokens tokens (Mooncake),
 	// first block first; nil for other formats. Shared read-only.
 	HashIDs []int64
-	// ReusedBlocks is how many of HashIDs, from the first, an earlier
-	// request of the replay sent too: the prefix the trace asks a server's
-	// cache to reuse. Every id is known in a looping trace's later passes.
-	ReusedBlocks int
 	// Line is the entry's line in the file.
 	Line int
 }
@@ -150,7 +146,6 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", path, err)
 	}
-	reuseBlocks(entries)
 	t := &Trace{path: path, format: format, speed: speed, loop: opts.Loop, entries: entries,
 		recorded: time.Duration(rows[len(rows)-1].ns - rows[0].ns), maxGap: opts.MaxGap}
 	if t.loop {
@@ -214,6 +209,9 @@ func loopPeriod(entries []TraceEntry) (time.Duration, error) {
 	return span + span/time.Duration(len(entries)-1), nil
 }
 
+// Format is the trace's format, one of TraceFormats.
+func (t *Trace) Format() string { return t.format }
+
 // Len returns the number of requests in one pass of the trace.
 func (t *Trace) Len() int { return len(t.entries) }
 
@@ -222,15 +220,11 @@ func (t *Trace) Entry(i int) TraceEntry { return t.entries[i] }
 
 // Request returns what the trace recorded for request i of the replay:
 // entry i mod Len(), with At shifted by the passes before it when the
-// trace loops, and every block reused after the first pass (the first
-// sent them all). Without Loop, i must be below Len().
+// trace loops. Without Loop, i must be below Len().
 func (t *Trace) Request(i uint64) TraceEntry {
 	n := uint64(len(t.entries))
 	e := t.entries[i%n]
-	if pass := i / n; pass > 0 {
-		e.At += time.Duration(pass) * t.period
-		e.ReusedBlocks = len(e.HashIDs)
-	}
+	e.At += time.Duration(i/n) * t.period
 	return e
 }
 

@@ -86,24 +86,3 @@ func parseMooncakeLine(line []byte, blockTokens int) (traceRow, error) {
 	}
 	return row, nil
 }
-
-// reuseBlocks sets each entry's ReusedBlocks, in replay order: how many of
-// its leading hash ids an earlier entry already sent. Only a leading run
-// counts, because a server's prefix cache serves a prompt's prefix and
-// nothing after the first block it lacks (Mooncake's ids chain, so in its
-// own traces a known id always follows known ones).
-func reuseBlocks(entries []TraceEntry) {
-	seen := make(map[int64]struct{})
-	for i := range entries {
-		e := &entries[i]
-		for e.ReusedBlocks < len(e.HashIDs) {
-			if _, ok := seen[e.HashIDs[e.ReusedBlocks]]; !ok {
-				break
-			}
-			e.ReusedBlocks++
-		}
-		for _, id := range e.HashIDs {
-			seen[id] = struct{}{}
-		}
-	}
-}

@@ -62,20 +62,18 @@ func TestLoadTraceFormats(t *testing.T) {
 			{At: 2500 * ms, InputTokens: 512, OutputTokens: 0, Model: "m", Line: 3},
 		}},
 		// Mooncake: milliseconds, sorted by time (line 3 before line 2),
-		// each entry reusing the leading ids an earlier one sent: line 3
-		// both of its blocks, line 2 block 0 (its 3 is new), line 5 none
-		// (its 1 is known but follows the new 5, so no prefix is shared).
+		// each entry with its block ids.
 		{"mooncake.jsonl", TraceOptions{}, TraceMooncake, []TraceEntry{
 			{At: 0, InputTokens: 1200, OutputTokens: 10, HashIDs: []int64{0, 1, 2}, Line: 1},
-			{At: 1500 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, ReusedBlocks: 2, Line: 3},
-			{At: 3000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, ReusedBlocks: 1, Line: 2},
+			{At: 1500 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, Line: 3},
+			{At: 3000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, Line: 2},
 			{At: 3000*ms + 500*time.Microsecond, InputTokens: 900, OutputTokens: 5, HashIDs: []int64{5, 1}, Line: 5},
 		}},
 		// A gap cap cuts the 1.5 s gaps to 1 s each and keeps the 0.5 ms one.
 		{"mooncake.jsonl", TraceOptions{MaxGap: time.Second}, TraceMooncake, []TraceEntry{
 			{At: 0, InputTokens: 1200, OutputTokens: 10, HashIDs: []int64{0, 1, 2}, Line: 1},
-			{At: 1000 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, ReusedBlocks: 2, Line: 3},
-			{At: 2000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, ReusedBlocks: 1, Line: 2},
+			{At: 1000 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, Line: 3},
+			{At: 2000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, Line: 2},
 			{At: 2000*ms + 500*time.Microsecond, InputTokens: 900, OutputTokens: 5, HashIDs: []int64{5, 1}, Line: 5},
 		}},
 		// The cap applies after the speed: at 2× our CSV's 0.5 s gaps are
@@ -282,7 +280,6 @@ func FuzzTrace(f *testing.F) {
 			if err != nil {
 				continue
 			}
-			reuseBlocks(entries)
 			if entries[0].At != 0 {
 				t.Fatalf("%s: first offset %v", format, entries[0].At)
 			}
@@ -298,35 +295,10 @@ func FuzzTrace(f *testing.F) {
 				}
 			}
 			for _, e := range entries {
-				if e.ReusedBlocks > len(e.HashIDs) || len(e.HashIDs) > (e.InputTokens+63)/64 {
+				if len(e.HashIDs) > (e.InputTokens+63)/64 {
 					t.Fatalf("%s: blocks %+v", format, e)
 				}
 			}
 		}
 	})
-}
-
-// A looping Mooncake trace reuses every block after its first pass: the
-// first pass sent them all.
-func TestTraceLoopReusesEveryBlock(t *testing.T) {
-	t.Parallel()
-	tr, err := LoadTrace("testdata/trace/mooncake.jsonl", TraceOptions{Loop: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		i    uint64
-		want int
-	}{
-		{0, 0}, // first pass, first request: nothing sent before
-		{2, 1}, // first pass: the recorded leading run
-		{3, 0}, // first pass: a known id after a new one is no prefix
-		{4, 3}, // second pass: all three blocks of entry 0
-		{7, 2}, // second pass: both blocks of entry 3
-	}
-	for _, tt := range tests {
-		if got := tr.Request(tt.i).ReusedBlocks; got != tt.want {
-			t.Errorf("Request(%d).ReusedBlocks = %d, want %d", tt.i, got, tt.want)
-		}
-	}
 }

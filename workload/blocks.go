@@ -75,22 +75,20 @@ func (b *blockTexts) head(id int64, n int) string {
 	return fitTokens(b.tok, b.tok.Encode(s), n)
 }
 
-// BlockPrompt names the blocks a traced request's prompt is made of.
-type BlockPrompt struct {
-	// IDs are the prompt's blocks, first block first (Mooncake's
-	// hash_ids); the prompt goes on with text of its own after them.
-	IDs []int64
-	// Reused is how many of IDs, from the first, an earlier request sent:
-	// their tokens are the spec's ReuseTokens.
-	Reused int
+// blockLen is how many tokens of its block j a prompt of in tokens holds:
+// after the salt, whole blocks, the last cut short, 0 past the end. The
+// one layout SpecOfBlocks builds and BlockReuse counts.
+func (g *Generator) blockLen(in, j int) int {
+	_, salt := g.salt.fit(in)
+	return min(max(in-salt-j*g.blocks.size, 0), g.blocks.size)
 }
 
 // SpecOfBlocks is request i with a prompt of in tokens built from the
-// hash blocks of bp (GeneratorConfig.BlockTokens each; the last cut to
+// hash blocks ids (GeneratorConfig.BlockTokens each; the last cut to
 // fit), after the run's salt and before text of the request's own when
 // the blocks do not fill in. An output length below 1 is drawn from the
 // output distribution. Without BlockTokens it is SpecOfLength.
-func (g *Generator) SpecOfBlocks(i uint64, in, out int, bp BlockPrompt) Spec {
+func (g *Generator) SpecOfBlocks(i uint64, in, out int, ids []int64) Spec {
 	if g.blocks == nil {
 		return g.SpecOfLength(i, in, out)
 	}
@@ -105,17 +103,67 @@ func (g *Generator) SpecOfBlocks(i uint64, in, out int, bp BlockPrompt) Spec {
 	var b strings.Builder
 	b.Grow(len(salt) + in*bytesPerToken)
 	b.WriteString(salt)
-	for j, id := range bp.IDs {
-		n := min(left, g.blocks.size)
+	for j, id := range ids {
+		n := g.blockLen(in, j)
 		if n == 0 {
 			break
 		}
 		b.WriteString(g.blocks.head(id, n))
-		if j < bp.Reused {
-			s.ReuseTokens += n
-		}
 		left -= n
 	}
 	s.Prompt = g.text(rng, i, left, b.String())
 	return s
+}
+
+// BlockRequest is a traced request's prompt length and blocks.
+type BlockRequest struct {
+	InputTokens int
+	IDs         []int64 // shared read-only
+}
+
+// BlockReuse returns how much of each request's prompt, sent in the order
+// given, an earlier request already sent: the tokens of its leading
+// blocks, each counted up to the most of it any earlier prompt held (an
+// earlier request may have held only the start of a block, as its cut
+// last one). Only a leading run counts, because a server's prefix cache
+// serves a prompt's prefix and nothing after the first token it lacks;
+// Mooncake's ids chain, so in its own traces a known id only follows
+// known ones. first is the requests' reuse in one pass; later in every
+// later pass of a looping replay, when all passes before sent every
+// block. Both are 0 without BlockTokens.
+func (g *Generator) BlockReuse(reqs []BlockRequest) (first, later []int) {
+	first, later = make([]int, len(reqs)), make([]int, len(reqs))
+	if g.blocks == nil {
+		return first, later
+	}
+	sent := make(map[int64]int) // block id → most tokens of it sent so far
+	for k, r := range reqs {
+		first[k] = g.leadingSent(r, sent)
+		g.markSent(r, sent)
+	}
+	for k, r := range reqs { // the first pass sent every block
+		later[k] = g.leadingSent(r, sent)
+	}
+	return first, later
+}
+
+// leadingSent is how many of r's leading block tokens sent holds.
+func (g *Generator) leadingSent(r BlockRequest, sent map[int64]int) int {
+	reuse := 0
+	for j, id := range r.IDs {
+		n := g.blockLen(max(r.InputTokens, 1), j)
+		got := min(sent[id], n)
+		reuse += got
+		if n == 0 || got < n {
+			break
+		}
+	}
+	return reuse
+}
+
+// markSent records the tokens of each block r's prompt holds.
+func (g *Generator) markSent(r BlockRequest, sent map[int64]int) {
+	for j, id := range r.IDs {
+		sent[id] = max(sent[id], g.blockLen(max(r.InputTokens, 1), j))
+	}
 }

@@ -19,7 +19,7 @@ func BenchmarkSpecOfBlocks(b *testing.B) {
 		for j := range ids {
 			ids[j] = int64(4*i + j) // blocks 4i+4..4i+7 are next request's 0..3
 		}
-		g.SpecOfBlocks(uint64(i), 8*512, 4, BlockPrompt{IDs: ids, Reused: 4})
+		g.SpecOfBlocks(uint64(i), 8*512, 4, ids)
 	}
 	b.StopTimer()
 	runtime.GC()

@@ -46,7 +46,7 @@ func blockGenerator(t *testing.T, cfg GeneratorConfig, salt string) *Generator {
 
 // Two requests naming the same leading blocks share exactly the salt and
 // those blocks, token for token, then differ; each prompt has exactly its
-// input length, and its reuse counts the reused blocks' tokens as sent.
+// input length.
 func TestSpecOfBlocksSharesExactPrefixes(t *testing.T) {
 	t.Parallel()
 	for _, tc := range blockConfigs(t) {
@@ -55,8 +55,8 @@ func TestSpecOfBlocksSharesExactPrefixes(t *testing.T) {
 			g := blockGenerator(t, tc.cfg, "a1b2c3")
 			saltTokens := tc.counts.Count(g.salt.text())
 			in := saltTokens + 3*blockSize
-			a := g.SpecOfBlocks(0, in, 4, BlockPrompt{IDs: []int64{7, 8, 9}})
-			b := g.SpecOfBlocks(1, in, 4, BlockPrompt{IDs: []int64{7, 8, 10}, Reused: 2})
+			a := g.SpecOfBlocks(0, in, 4, []int64{7, 8, 9})
+			b := g.SpecOfBlocks(1, in, 4, []int64{7, 8, 10})
 			ta, tb := tc.counts.Encode(a.Prompt), tc.counts.Encode(b.Prompt)
 			if len(ta) != in || len(tb) != in {
 				t.Fatalf("prompts of %d and %d tokens, want %d", len(ta), len(tb), in)
@@ -67,9 +67,6 @@ func TestSpecOfBlocksSharesExactPrefixes(t *testing.T) {
 			}
 			if slices.Equal(ta[shared:], tb[shared:]) {
 				t.Errorf("blocks 9 and 10 are the same text")
-			}
-			if a.ReuseTokens != 0 || b.ReuseTokens != 2*blockSize {
-				t.Errorf("reuse %d and %d tokens, want 0 and %d", a.ReuseTokens, b.ReuseTokens, 2*blockSize)
 			}
 		})
 	}
@@ -86,33 +83,27 @@ func TestSpecOfBlocksLengths(t *testing.T) {
 			t.Parallel()
 			g := blockGenerator(t, tc.cfg, "a1b2c3")
 			s := tc.counts.Count(g.salt.text())
-			_, saltIn2 := g.salt.fit(2)
 			tests := []struct {
-				in        int
-				bp        BlockPrompt
-				wantReuse int
+				in  int
+				ids []int64
 			}{
 				// Two whole blocks, the second cut by 10 tokens.
-				{s + 2*blockSize - 10, BlockPrompt{IDs: []int64{1, 2}, Reused: 2}, 2*blockSize - 10},
+				{s + 2*blockSize - 10, []int64{1, 2}},
 				// One block, then 30 tokens of the request's own.
-				{s + blockSize + 30, BlockPrompt{IDs: []int64{1}, Reused: 1}, blockSize},
+				{s + blockSize + 30, []int64{1}},
 				// No blocks at all: the request's own text.
-				{s + 5, BlockPrompt{}, 0},
+				{s + 5, nil},
 				// A prompt shorter than the salt holds the salt's words that
-				// fit (none when its first word is longer) and the block
-				// fills the rest.
-				{2, BlockPrompt{IDs: []int64{1}, Reused: 1}, 2 - saltIn2},
+				// fit and the block fills the rest.
+				{2, []int64{1}},
 			}
-			whole := g.SpecOfBlocks(9, s+2*blockSize, 4, BlockPrompt{IDs: []int64{1, 2}}).Prompt
+			whole := g.SpecOfBlocks(9, s+2*blockSize, 4, []int64{1, 2}).Prompt
 			for _, tt := range tests {
-				sp := g.SpecOfBlocks(1, tt.in, 4, tt.bp)
+				sp := g.SpecOfBlocks(1, tt.in, 4, tt.ids)
 				if n := tc.counts.Count(sp.Prompt); n != tt.in || sp.InputTokens != tt.in {
-					t.Errorf("in %d ids %v: prompt of %d tokens, spec says %d", tt.in, tt.bp.IDs, n, sp.InputTokens)
+					t.Errorf("in %d ids %v: prompt of %d tokens, spec says %d", tt.in, tt.ids, n, sp.InputTokens)
 				}
-				if sp.ReuseTokens != tt.wantReuse {
-					t.Errorf("in %d ids %v: reuse %d, want %d", tt.in, tt.bp.IDs, sp.ReuseTokens, tt.wantReuse)
-				}
-				if len(tt.bp.IDs) == 2 && !strings.HasPrefix(whole, sp.Prompt) {
+				if len(tt.ids) == 2 && !strings.HasPrefix(whole, sp.Prompt) {
 					t.Errorf("in %d: the cut block is not a prefix of the whole one", tt.in)
 				}
 			}
@@ -124,7 +115,7 @@ func TestSpecOfBlocksLengths(t *testing.T) {
 // block text with it, and the same salt rebuilds the same prompt.
 func TestSpecOfBlocksSaltSeparatesRuns(t *testing.T) {
 	t.Parallel()
-	bp := BlockPrompt{IDs: []int64{4, 5}}
+	bp := []int64{4, 5}
 	one, other := blockGenerator(t, GeneratorConfig{}, "a1b2c3"), blockGenerator(t, GeneratorConfig{}, "d4e5f6")
 	a, b := one.SpecOfBlocks(0, 100, 4, bp).Prompt, other.SpecOfBlocks(0, 100, 4, bp).Prompt
 	if strings.Contains(b, one.blocks.text(4)) || a == b {
@@ -165,7 +156,7 @@ func TestSpecOfBlocksExactAtMooncakeSize(t *testing.T) {
 	g := mustGenerator(t, GeneratorConfig{Seed: 1, Input: Fixed(8), Output: Fixed(4), Salt: "a1b2c3", BlockTokens: 512})
 	for i := range 50 {
 		in := SaltWords + 3*512 + 10*i // the fourth block cut to 10i tokens
-		sp := g.SpecOfBlocks(uint64(i), in, 4, BlockPrompt{IDs: []int64{int64(i), int64(i + 1), int64(i + 2), int64(7 * i)}})
+		sp := g.SpecOfBlocks(uint64(i), in, 4, []int64{int64(i), int64(i + 1), int64(i + 2), int64(7 * i)})
 		if n := cl100k.Count(sp.Prompt); n != in {
 			t.Errorf("request %d: %d tokens, want %d", i, n, in)
 		}
@@ -179,17 +170,49 @@ func TestSpecOfBlocksConcurrent(t *testing.T) {
 	g := blockGenerator(t, GeneratorConfig{}, "a1b2c3")
 	want := make([]string, 64)
 	for i := range want {
-		want[i] = blockGenerator(t, GeneratorConfig{}, "a1b2c3").SpecOfBlocks(uint64(i), 3*blockSize, 4, BlockPrompt{IDs: []int64{int64(i % 5), int64(i % 7), int64(i)}}).Prompt
+		want[i] = blockGenerator(t, GeneratorConfig{}, "a1b2c3").SpecOfBlocks(uint64(i), 3*blockSize, 4, []int64{int64(i % 5), int64(i % 7), int64(i)}).Prompt
 	}
 	got := make([]string, len(want))
 	var wg sync.WaitGroup
 	for i := range want {
 		wg.Go(func() {
-			got[i] = g.SpecOfBlocks(uint64(i), 3*blockSize, 4, BlockPrompt{IDs: []int64{int64(i % 5), int64(i % 7), int64(i)}}).Prompt
+			got[i] = g.SpecOfBlocks(uint64(i), 3*blockSize, 4, []int64{int64(i % 5), int64(i % 7), int64(i)}).Prompt
 		})
 	}
 	wg.Wait()
 	if !slices.Equal(got, want) {
 		t.Errorf("concurrent specs differ from lone ones")
+	}
+}
+
+// BlockReuse counts, in send order, the leading block tokens earlier
+// prompts held: whole blocks, a block an earlier prompt held only the
+// start of up to that start (and nothing after it), nothing after a new
+// block; in a loop's later passes every block was sent.
+func TestBlockReuse(t *testing.T) {
+	t.Parallel()
+	g := blockGenerator(t, GeneratorConfig{}, "a1b2c3")
+	s := SaltWords // one token a word: the salt's tokens in any prompt this long
+	reqs := []BlockRequest{
+		{s + 3*blockSize, []int64{1, 2, 3}},       // all new
+		{s + 2*blockSize + 5, []int64{1, 2, 4}},   // 1, 2 whole; 4 new
+		{s + 3*blockSize, []int64{1, 2, 4}},       // 1, 2 whole; 4 held 5 tokens before
+		{s + 3*blockSize, []int64{9, 2, 3}},       // 9 is new: 2, 3 after it are no prefix
+		{s + blockSize + 20, []int64{1, 5}},       // 1 whole, 5 new
+		{s + 2*blockSize, []int64{1, 5}},          // 1 whole; 5 held only 20 tokens
+		{s + blockSize/2, []int64{3}},             // the start of 3
+		{s + 3*blockSize, []int64{1, 2, 3, 6, 7}}, // 3 blocks fill it: 6, 7 hold nothing
+	}
+	first, later := g.BlockReuse(reqs)
+	wantFirst := []int{0, 2 * blockSize, 2*blockSize + 5, 0, blockSize, blockSize + 20, blockSize / 2, 3 * blockSize}
+	// Later passes: the whole first pass came before, so each prompt's
+	// every block is known up to the most any prompt held of it.
+	wantLater := []int{3 * blockSize, 2*blockSize + 5, 3 * blockSize, 3 * blockSize, blockSize + 20, 2 * blockSize, blockSize / 2, 3 * blockSize}
+	if !slices.Equal(first, wantFirst) || !slices.Equal(later, wantLater) {
+		t.Errorf("reuse\n first %v\n  want %v\n later %v\n  want %v", first, wantFirst, later, wantLater)
+	}
+	// The same requests in another order: reuse follows the send order.
+	if f, _ := g.BlockReuse([]BlockRequest{reqs[1], reqs[0]}); !slices.Equal(f, []int{0, 2 * blockSize}) {
+		t.Errorf("reversed: %v, want [0 %d]", f, 2*blockSize)
 	}
 }

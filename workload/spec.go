@@ -24,7 +24,7 @@ type Spec struct {
 	InputTokens int
 	// ReuseTokens is how much of the prompt a replayed trace asked a
 	// prefix cache to reuse: the tokens of its leading blocks an earlier
-	// request sent (SpecOfBlocks); 0 otherwise.
+	// request sent (Generator.BlockReuse); 0 otherwise.
 	ReuseTokens int
 	// MaxTokens is the output length asked for.
 	MaxTokens int
