@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/inferload/inferload/record"
@@ -78,4 +79,38 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 		t.Errorf("achieved share %.3f, requested %.3f: more than 0.05 apart", pr.AchievedShare, pr.RequestedShare)
 	}
 	expectRebuildIdentical(t, res.Dir)
+}
+
+// A server whose prefix cache is off serves none of what the trace asks
+// for: looped to 24 requests (the second pass reusing every block), the
+// simulator with prefix caching disabled reports no cached tokens, and
+// the prefix_reuse_low hint says so.
+func TestRunMooncakeReuseLostHint(t *testing.T) {
+	t.Parallel()
+	prof := tinyProfile(t)
+	prof.DisablePrefixCaching = true
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: %s}
+load: {trace: {path: %s, speed: 4, block_tokens: 64, loop: true}, requests: 24}
+`, url, filepath.Join("testdata", "mooncake.jsonl")))
+	res, err := Run(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := res.Summary.PrefixReuse
+	if pr == nil || pr.Requests != 24 || pr.AchievedShare != 0 || pr.RequestedShare < 0.5 {
+		t.Fatalf("prefix_reuse %+v, want 24 requests asking for over half, none served", pr)
+	}
+	var rules []string
+	for _, h := range res.Summary.Hints {
+		rules = append(rules, h.Rule)
+	}
+	if !slices.Contains(rules, "prefix_reuse_low") {
+		t.Errorf("hints %v lack prefix_reuse_low", rules)
+	}
 }
