@@ -103,6 +103,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		EventsUS:         tr.EventsUS,
 		Stream:           p.req.Stream,
 		PromptTokensSent: promptSent,
+		ReuseTokens:      p.spec.ReuseTokens,
 		MaxTokens:        p.spec.MaxTokens,
 		IgnoreEOS:        p.spec.IgnoreEOS,
 		FinishReason:     tr.FinishReason,

@@ -220,13 +220,19 @@ type LoadOptions struct {
 type Trace struct {
 	// Path of the trace file.
 	Path string `yaml:"path"`
-	// Format is azure, burstgpt, csv or jsonl ("" guesses).
+	// Format is azure, burstgpt, csv, jsonl or mooncake ("" guesses).
 	Format string `yaml:"format"`
 	// Speed divides every gap between arrivals (2: twice the rate;
 	// default 1).
 	Speed float64 `yaml:"speed"`
 	// Loop replays the trace again when it runs out.
 	Loop bool `yaml:"loop"`
+	// MaxGap caps every gap between arrivals, as replayed (after Speed);
+	// 0 keeps them all.
+	MaxGap time.Duration `yaml:"max_gap"`
+	// BlockTokens is the tokens a Mooncake hash id stands for (0:
+	// schedule.DefaultBlockTokens, 512).
+	BlockTokens int `yaml:"block_tokens"`
 }
 
 // Shape is the kind of load a plan applies: what decides when its

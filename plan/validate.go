@@ -233,6 +233,15 @@ func (v *validator) trace() {
 	if !(t.Speed > 0) || math.IsInf(t.Speed, 0) || t.Speed > 1e6 {
 		v.fail("load.trace.speed", "%v: want a positive factor (2 replays twice as fast)", t.Speed)
 	}
+	if t.MaxGap < 0 {
+		v.fail("load.trace.max_gap", "%v: want a positive duration (or leave it out to keep every gap)", t.MaxGap)
+	}
+	switch {
+	case t.BlockTokens < 0 || t.BlockTokens > schedule.MaxBlockTokens:
+		v.fail("load.trace.block_tokens", "%d: want 1 to %d tokens per hash id (or leave it out for %d)", t.BlockTokens, schedule.MaxBlockTokens, schedule.DefaultBlockTokens)
+	case t.BlockTokens > 0 && t.Format != "" && t.Format != schedule.TraceMooncake:
+		v.fail("load.trace.block_tokens", "only applies to a mooncake trace (load.trace.format is %s)", t.Format)
+	}
 	if len(w.Classes) > 0 || w.Dataset.Path != "" || w.BadInput.Fraction > 0 {
 		v.fail("load.trace.path", "the trace decides request lengths: drop workload.classes, workload.dataset and workload.bad_input")
 	}

@@ -185,6 +185,18 @@ func TestValidate(t *testing.T) {
 		{"trace format", closedPlan, func(p *Plan) {
 			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Format: "pcap", Speed: 1}
 		}, "load.trace.format: \"pcap\": want one of"},
+		// A negative gap cap.
+		{"trace max gap", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.jsonl", Speed: 1, MaxGap: -time.Second}
+		}, "load.trace.max_gap: -1s: want a positive duration"},
+		// A block size out of range.
+		{"trace block tokens", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.jsonl", Speed: 1, BlockTokens: 1 << 20}
+		}, "load.trace.block_tokens: 1048576: want 1 to 65536"},
+		// Block tokens on a format without hash ids would do nothing.
+		{"trace block tokens, not mooncake", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Format: "csv", Speed: 1, BlockTokens: 256}
+		}, "load.trace.block_tokens: only applies to a mooncake trace"},
 		// The trace decides lengths: classes beside it would do nothing.
 		{"trace and classes", closedPlan, func(p *Plan) {
 			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Speed: 1}

@@ -91,6 +91,8 @@ type Aggregate struct {
 	server serverTimeState
 	// cache splits TTFT by prefix-cache hit (prefixcache.go).
 	cache prefixCacheState
+	// reuse sets requested prefix reuse against achieved (prefixreuse.go).
+	reuse prefixReuseState
 	// reads holds the clocks and read lags (clientreads.go).
 	reads readState
 	conns connState
@@ -145,6 +147,7 @@ func (a *Aggregate) Add(r *Result) {
 	a.addTokens(r)
 	a.addLatencies(r)
 	a.server.add(r)
+	a.reuse.add(r)
 	if !a.child {
 		a.reads.add(r)
 	}
@@ -308,6 +311,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		ServerTime:    f.ServerTime,
 		PrefixCache:   f.PrefixCache,
 		Reasoning:     f.Reasoning,
+		PrefixReuse:   a.reuse.summary(),
 		Checks:        a.checks.checks(),
 	}
 	s.Goodput = a.goodput(a.slo.table.For(DefaultClass), from, to, windowS)

@@ -18,7 +18,7 @@ func TestSummaryDocumented(t *testing.T) {
 	text := string(doc)
 	recs := append(randomRecords(50, 1), Result{E2EUS: 5, RetryStop: RetryStopBudget},
 		Result{E2EUS: 9, Attempts: []Attempt{{Error: ErrHTTP429}}}, *chainRecord(7, []int64{5, 6, 7}, 0),
-		Result{ID: 8, Stream: true, TTFTUS: 50, E2EUS: 90, OutputTokens: 2, CachedTokens: 16, Server: &ServerTime{QueueUS: 1, HasQueue: true, PrefillUS: 2, DecodeUS: 3}})
+		Result{ID: 8, Stream: true, TTFTUS: 50, E2EUS: 90, OutputTokens: 2, CachedTokens: 16, ReuseTokens: 32, Server: &ServerTime{QueueUS: 1, HasQueue: true, PrefillUS: 2, DecodeUS: 3}})
 	paths := flatten(t, summarize(closedInfo, recs))
 	for path := range paths {
 		// A class's breakdown repeats the run's own fields, which the doc

@@ -194,6 +194,11 @@ type Result struct {
 	// served (vLLM's usage.prompt_tokens_details.cached_tokens, llama.cpp's
 	// timings.cache_n); 0 when none or not reported.
 	CachedTokens int `json:"cached_tokens,omitempty"`
+	// ReuseTokens is how much of the prompt the workload built to be
+	// served by a prefix cache: the tokens of its leading blocks an
+	// earlier request of the run sent (a Mooncake trace's hash_ids); 0
+	// when none. summary.json's prefix_reuse sets it against CachedTokens.
+	ReuseTokens int `json:"reuse_tokens,omitempty"`
 	// Server is the server's own account of the request's time, in band
 	// (llama.cpp's final-chunk timings); nil when the server sent none.
 	Server *ServerTime `json:"server,omitempty"`

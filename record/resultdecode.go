@@ -68,7 +68,7 @@ var resultKeys = func() map[string]uint64 {
 		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "reasoning_events", "channels_interleaved", "token_source", "usage_implausible",
 		"usage_output_tokens", "usage_input_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "status",
 		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "images", "image_size",
-		"retry_stop", "trace_id", "cached_tokens", "server"}
+		"retry_stop", "trace_id", "cached_tokens", "reuse_tokens", "server"}
 	m := make(map[string]uint64, len(keys))
 	for i, k := range keys {
 		m[k] = 1 << i
@@ -185,6 +185,8 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		r.TraceID, ok = d.str()
 	case "cached_tokens":
 		r.CachedTokens, ok = d.intField()
+	case "reuse_tokens":
+		r.ReuseTokens, ok = d.intField()
 	case "server":
 		r.Server = new(ServerTime)
 		ok = d.server(r.Server)

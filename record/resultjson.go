@@ -75,6 +75,7 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendStrOmit(b, `,"retry_stop":`, r.RetryStop)
 	b = appendStrOmit(b, `,"trace_id":`, r.TraceID)
 	b = appendIntOmit(b, `,"cached_tokens":`, int64(r.CachedTokens))
+	b = appendIntOmit(b, `,"reuse_tokens":`, int64(r.ReuseTokens))
 	b = appendServer(b, r.Server)
 	b = appendChain(b, r.Chain)
 	return append(b, '}')

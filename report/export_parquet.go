@@ -69,6 +69,7 @@ type RecordRow struct {
 	RetryStop         string         `parquet:"retry_stop,dict" json:"retry_stop,omitempty"`
 	TraceID           string         `parquet:"trace_id" json:"trace_id,omitempty"`
 	CachedTokens      int            `parquet:"cached_tokens" json:"cached_tokens,omitempty"`
+	ReuseTokens       int            `parquet:"reuse_tokens" json:"reuse_tokens,omitempty"`
 	Server            *ServerTimeRow `parquet:"server,optional" json:"server,omitempty"`
 	Chain             []ChainStepRow `parquet:"chain,list" json:"chain,omitempty"`
 }
@@ -149,7 +150,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,
 		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn,
 		Images: r.Images, ImageSize: r.ImageSize, RetryStop: r.RetryStop,
-		TraceID: r.TraceID, CachedTokens: r.CachedTokens,
+		TraceID: r.TraceID, CachedTokens: r.CachedTokens, ReuseTokens: r.ReuseTokens,
 	}
 	if t := r.EventsTail; t != nil {
 		gaps := make([][]int64, len(t.Gaps))

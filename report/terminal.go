@@ -89,11 +89,22 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 		k := s.Tokens
 		row(b, "Tokens", fmt.Sprintf("source %s (%d usage, %d counted)   input %d   output %d   reasoning %d",
 			k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
+		writePrefixReuse(b, s.PrefixReuse)
 	}
 	if c := s.Checks; c.IgnoreEOSChecked > 0 {
 		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
 	}
 	writeValidity(b, s.Validity)
+}
+
+// writePrefixReuse shows the prefix reuse the workload asked for beside
+// what the server says its cache served, when the workload asked.
+func writePrefixReuse(b *bytes.Buffer, pr *record.PrefixReuse) {
+	if pr == nil {
+		return
+	}
+	row(b, "Prefix reuse", fmt.Sprintf("asked %.1f %% of input tokens   served %.1f %% (server's cached tokens; %d of %d requests had some)",
+		100*pr.RequestedShare, 100*pr.AchievedShare, pr.CachedRequests, pr.Requests))
 }
 
 // writeValidity shows a single-phase run's verdict: which percentiles the

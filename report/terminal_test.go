@@ -235,6 +235,28 @@ func TestWriteSummaryServerTime(t *testing.T) {
 	}
 }
 
+// TestWriteSummaryPrefixReuse: a run that asked for prefix reuse shows
+// the share asked beside the share served; one that did not, no row.
+func TestWriteSummaryPrefixReuse(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{PrefixReuse: &record.PrefixReuse{Requests: 60, RequestedShare: 0.62, AchievedShare: 0.583, CachedRequests: 37}}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want := "Prefix reuse  asked 62.0 % of input tokens   served 58.3 % (server's cached tokens; 37 of 60 requests had some)"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary table lacks %q:\n%s", want, b.String())
+	}
+	b.Reset()
+	if err := WriteSummary(&b, &record.Summary{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Prefix reuse") {
+		t.Errorf("a run that asked for no reuse shows a row:\n%s", b.String())
+	}
+}
+
 // TestWriteSummaryTokenless: a run that sent no prompt and got no text (a
 // classifier behind the templated API) prints requests/s alone: no
 // "0.0 output tok/s", no tokens row.

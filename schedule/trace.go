@@ -28,10 +28,16 @@ const (
 	// TraceJSONL is one {"timestamp", "input_tokens", "output_tokens"}
 	// object per line.
 	TraceJSONL = "jsonl"
+	// TraceMooncake is Mooncake's FAST'25 trace: one {"timestamp" (ms),
+	// "input_length", "output_length", "hash_ids"} object per line, the
+	// ids naming the prompt's blocks so shared prefixes replay exactly.
+	TraceMooncake = "mooncake"
 )
 
 // TraceFormats lists the formats LoadTrace accepts.
-func TraceFormats() []string { return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL} }
+func TraceFormats() []string {
+	return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL, TraceMooncake}
+}
 
 // TraceEnd is what Next returns once a trace that does not loop has run
 // out. It is beyond any phase duration, so an engine that stops issuing at
@@ -51,6 +57,13 @@ type TraceOptions struct {
 	// Loop replays the trace again from its start when it runs out, one
 	// mean gap after its last request.
 	Loop bool
+	// MaxGap caps every gap between consecutive requests, as replayed
+	// (after Speed): a trace's idle hours become MaxGap each. 0 keeps
+	// every gap.
+	MaxGap time.Duration
+	// BlockTokens is the tokens each Mooncake hash id stands for; 0 means
+	// DefaultBlockTokens. Other formats ignore it.
+	BlockTokens int
 	// Context stops reading the file when done (a signal); nil means
 	// never. The file is refused past inputfile.Trace's limit.
 	Context context.Context
@@ -67,6 +80,9 @@ type TraceEntry struct {
 	InputTokens, OutputTokens int
 	// Model is the trace's model column (BurstGPT), or "".
 	Model string
+	// HashIDs name the prompt's blocks of BlockTokens tokens (Mooncake),
+	// first block first; nil for other formats. Shared read-only.
+	HashIDs []int64
 	// Line is the entry's line in the file.
 	Line int
 }
@@ -83,6 +99,9 @@ type Trace struct {
 	speed   float64
 	loop    bool
 	entries []TraceEntry
+	// recorded is the trace's own span, before speed and gap cap.
+	recorded time.Duration
+	maxGap   time.Duration
 	// period is how far apart two passes of a looping trace start: the
 	// scaled span plus one mean gap, so the first request of a pass does
 	// not land on the last one of the pass before.
@@ -101,6 +120,13 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	if !(speed > 0) || math.IsInf(speed, 0) {
 		return nil, fmt.Errorf("trace %s: speed %v: want a finite factor above 0 (2 replays twice as fast)", path, opts.Speed)
 	}
+	block := cmp.Or(opts.BlockTokens, DefaultBlockTokens)
+	if block < 1 || block > MaxBlockTokens {
+		return nil, fmt.Errorf("trace %s: block tokens %d: want 1 to %d", path, opts.BlockTokens, MaxBlockTokens)
+	}
+	if opts.MaxGap < 0 {
+		return nil, fmt.Errorf("trace %s: max gap %v: want 0 (keep every gap) or more", path, opts.MaxGap)
+	}
 	data, err := inputfile.Read(cmp.Or(opts.Context, context.Background()), path, inputfile.Trace)
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
@@ -109,18 +135,19 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	if format == "" {
 		format = detectTraceFormat(path, data)
 	}
-	rows, err := parseTrace(format, data)
+	rows, err := parseTrace(format, data, block)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s (%s): %w", path, format, err)
 	}
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("trace %s (%s): no requests", path, format)
 	}
-	entries, err := scaleTrace(rows, speed)
+	entries, err := scaleTrace(rows, speed, opts.MaxGap)
 	if err != nil {
 		return nil, fmt.Errorf("trace %s: %w", path, err)
 	}
-	t := &Trace{path: path, format: format, speed: speed, loop: opts.Loop, entries: entries}
+	t := &Trace{path: path, format: format, speed: speed, loop: opts.Loop, entries: entries,
+		recorded: time.Duration(rows[len(rows)-1].ns - rows[0].ns), maxGap: opts.MaxGap}
 	if t.loop {
 		if t.period, err = loopPeriod(t.entries); err != nil {
 			return nil, fmt.Errorf("trace %s: %w", path, err)
@@ -135,6 +162,7 @@ type traceRow struct {
 	ns                  int64
 	input, output, line int
 	model               string
+	hashIDs             []int64 // Mooncake's block ids; nil for other formats
 }
 
 // maxReplay is the longest scaled span a trace may have. Offsets are
@@ -143,18 +171,29 @@ type traceRow struct {
 const maxReplay = time.Duration(math.MaxInt64 / 4)
 
 // scaleTrace orders rows by time and turns timestamps into scaled offsets
-// from the first request. Timestamps are bounded by the parsers, so the
-// difference of two cannot overflow; the scaled span is checked.
-func scaleTrace(rows []traceRow, speed float64) ([]TraceEntry, error) {
+// from the first request, each gap cut to maxGap when that is above 0.
+// Timestamps are bounded by the parsers, so the difference of two cannot
+// overflow; the scaled span is checked.
+//
+// The cap applies gap by gap on the replayed clock: at speed 2 with
+// maxGap 10s, requests recorded at 0, 60s and 61s replay at 0, 10s and
+// 10.5s (the 30s gap cut to 10s, the 0.5s one kept).
+func scaleTrace(rows []traceRow, speed float64, maxGap time.Duration) ([]TraceEntry, error) {
 	slices.SortStableFunc(rows, func(a, b traceRow) int { return cmp.Compare(a.ns, b.ns) })
 	first, last := rows[0].ns, rows[len(rows)-1].ns
 	if float64(last-first)/speed > float64(maxReplay) {
 		return nil, fmt.Errorf("span %v at speed %g is too long to replay", time.Duration(last-first), speed)
 	}
 	out := make([]TraceEntry, len(rows))
+	var prev, cut time.Duration // the previous uncapped offset, and the time cut so far
 	for i, r := range rows {
 		at := time.Duration(math.Round(float64(r.ns-first) / speed))
-		out[i] = TraceEntry{At: at, InputTokens: r.input, OutputTokens: r.output, Model: r.model, Line: r.line}
+		if gap := at - prev; maxGap > 0 && gap > maxGap {
+			cut += gap - maxGap
+		}
+		prev = at
+		out[i] = TraceEntry{At: at - cut, InputTokens: r.input, OutputTokens: r.output, Model: r.model,
+			HashIDs: r.hashIDs, Line: r.line}
 	}
 	return out, nil
 }
@@ -169,6 +208,9 @@ func loopPeriod(entries []TraceEntry) (time.Duration, error) {
 	}
 	return span + span/time.Duration(len(entries)-1), nil
 }
+
+// Format is the trace's format, one of TraceFormats.
+func (t *Trace) Format() string { return t.format }
 
 // Len returns the number of requests in one pass of the trace.
 func (t *Trace) Len() int { return len(t.entries) }
@@ -211,12 +253,14 @@ func (t *Trace) Duration() time.Duration {
 func (t *Trace) String() string {
 	var b strings.Builder
 	span := t.entries[len(t.entries)-1].At
-	recorded := time.Duration(float64(span) * t.speed)
-	fmt.Fprintf(&b, "trace %s (%s): %d requests over %s", t.path, t.format, len(t.entries), recorded.Round(time.Millisecond))
-	if recorded > 0 {
-		fmt.Fprintf(&b, " (%.2f/s)", float64(len(t.entries)-1)/recorded.Seconds())
+	fmt.Fprintf(&b, "trace %s (%s): %d requests over %s", t.path, t.format, len(t.entries), t.recorded.Round(time.Millisecond))
+	if t.recorded > 0 {
+		fmt.Fprintf(&b, " (%.2f/s)", float64(len(t.entries)-1)/t.recorded.Seconds())
 	}
 	fmt.Fprintf(&b, ", replayed at %g× in %s", t.speed, span.Round(time.Millisecond))
+	if t.maxGap > 0 {
+		fmt.Fprintf(&b, " (gaps cut to %s)", t.maxGap)
+	}
 	if t.loop {
 		fmt.Fprintf(&b, ", looping every %s", t.period.Round(time.Millisecond))
 	}

@@ -29,11 +29,18 @@ var traceLayouts = map[string]traceColumns{
 	TraceCSV:      {timestamp: "timestamp", input: "input_tokens", output: "output_tokens"},
 }
 
-// parseTrace parses data in format.
-func parseTrace(format string, data []byte) ([]traceRow, error) {
+// maxTraceTokens bounds a recorded prompt or output length.
+const maxTraceTokens = 1_000_000_000
+
+// parseTrace parses data in format; blockTokens is what a Mooncake hash
+// id stands for.
+func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error) {
 	data = bytes.TrimPrefix(data, []byte("\ufeff"))
-	if format == TraceJSONL {
+	switch format {
+	case TraceJSONL:
 		return parseTraceJSONL(data)
+	case TraceMooncake:
+		return parseTraceMooncake(data, blockTokens)
 	}
 	cols, ok := traceLayouts[format]
 	if !ok {
@@ -42,16 +49,20 @@ func parseTrace(format string, data []byte) ([]traceRow, error) {
 	return parseTraceCSV(data, cols)
 }
 
-// detectTraceFormat guesses the format: .jsonl and .ndjson files are JSONL;
+// detectTraceFormat guesses the format: a first line naming hash_ids or
+// input_length is Mooncake's; other .jsonl and .ndjson files are JSONL;
 // otherwise the CSV header tells Azure (ContextTokens) and BurstGPT
 // (Request tokens) from our own layout.
 func detectTraceFormat(path string, data []byte) string {
+	header, _, _ := bytes.Cut(bytes.TrimPrefix(data, []byte("\ufeff")), []byte("\n"))
+	h := strings.ToLower(string(header))
+	if strings.Contains(h, `"hash_ids"`) || strings.Contains(h, `"input_length"`) {
+		return TraceMooncake
+	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".jsonl", ".ndjson":
 		return TraceJSONL
 	}
-	header, _, _ := bytes.Cut(data, []byte("\n"))
-	h := strings.ToLower(string(header))
 	switch {
 	case strings.HasPrefix(strings.TrimSpace(h), "{"):
 		return TraceJSONL
@@ -141,7 +152,7 @@ func traceRecord(rec []string, idx [4]int, cols traceColumns) (traceRow, error) 
 func parseTokens(s string) (int, error) {
 	s = strings.TrimSpace(s)
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f != math.Trunc(f) || f > 1e9 {
+	if err != nil || f < 0 || f != math.Trunc(f) || f > maxTraceTokens {
 		return 0, fmt.Errorf("%q is not a token count (a whole number from 0)", s)
 	}
 	return int(f), nil

@@ -3,6 +3,7 @@ package schedule
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -60,6 +61,33 @@ func TestLoadTraceFormats(t *testing.T) {
 			{At: 0, InputTokens: 128, OutputTokens: 64, Line: 1},
 			{At: 2500 * ms, InputTokens: 512, OutputTokens: 0, Model: "m", Line: 3},
 		}},
+		// Mooncake: milliseconds, sorted by time (line 3 before line 2),
+		// each entry with its block ids.
+		{"mooncake.jsonl", TraceOptions{}, TraceMooncake, []TraceEntry{
+			{At: 0, InputTokens: 1200, OutputTokens: 10, HashIDs: []int64{0, 1, 2}, Line: 1},
+			{At: 1500 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, Line: 3},
+			{At: 3000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, Line: 2},
+			{At: 3000*ms + 500*time.Microsecond, InputTokens: 900, OutputTokens: 5, HashIDs: []int64{5, 1}, Line: 5},
+		}},
+		// A gap cap cuts the 1.5 s gaps to 1 s each and keeps the 0.5 ms one.
+		{"mooncake.jsonl", TraceOptions{MaxGap: time.Second}, TraceMooncake, []TraceEntry{
+			{At: 0, InputTokens: 1200, OutputTokens: 10, HashIDs: []int64{0, 1, 2}, Line: 1},
+			{At: 1000 * ms, InputTokens: 1024, OutputTokens: 30, HashIDs: []int64{0, 1}, Line: 3},
+			{At: 2000 * ms, InputTokens: 700, OutputTokens: 20, HashIDs: []int64{0, 3}, Line: 2},
+			{At: 2000*ms + 500*time.Microsecond, InputTokens: 900, OutputTokens: 5, HashIDs: []int64{5, 1}, Line: 5},
+		}},
+		// The cap applies after the speed: at 2× our CSV's 0.5 s gaps are
+		// 0.25 s, so a 0.3 s cap changes nothing and a 0.2 s one both.
+		{"trace.csv", TraceOptions{Speed: 2, MaxGap: 300 * ms}, TraceCSV, []TraceEntry{
+			{At: 0, InputTokens: 200, OutputTokens: 20, Line: 3},
+			{At: 250 * ms, InputTokens: 300, OutputTokens: 30, Line: 4},
+			{At: 500 * ms, InputTokens: 100, OutputTokens: 10, Line: 2},
+		}},
+		{"trace.csv", TraceOptions{Speed: 2, MaxGap: 200 * ms}, TraceCSV, []TraceEntry{
+			{At: 0, InputTokens: 200, OutputTokens: 20, Line: 3},
+			{At: 200 * ms, InputTokens: 300, OutputTokens: 30, Line: 4},
+			{At: 400 * ms, InputTokens: 100, OutputTokens: 10, Line: 2},
+		}},
 		// An explicit format is used as given.
 		{"trace.csv", TraceOptions{Format: TraceCSV, Speed: 0.5}, TraceCSV, []TraceEntry{
 			{At: 0, InputTokens: 200, OutputTokens: 20, Line: 3},
@@ -79,7 +107,7 @@ func TestLoadTraceFormats(t *testing.T) {
 		for i := range got {
 			got[i] = tr.Entry(i)
 		}
-		if !slices.Equal(got, tt.want) {
+		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s %+v:\n got %+v\nwant %+v", tt.file, tt.opts, got, tt.want)
 		}
 	}
@@ -180,6 +208,28 @@ func TestLoadTraceErrors(t *testing.T) {
 		{"j.csv", "timestamp,input_tokens,output_tokens\n3,1,1\n3,2,2\n", TraceOptions{Loop: true}, []string{"loop", "span some time"}},
 		// A negative speed.
 		{"k.csv", "timestamp,input_tokens,output_tokens\n0,1,1\n", TraceOptions{Speed: -2}, []string{"speed -2"}},
+		// Mooncake lines missing a field, each naming line and field.
+		{"mc1.jsonl", `{"input_length": 1, "output_length": 1, "hash_ids": []}`, TraceOptions{}, []string{"mooncake", "line 1", "field timestamp: missing"}},
+		{"mc2.jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"hash_ids\": [0]}\n\n{\"timestamp\": 1, \"output_length\": 1, \"hash_ids\": []}",
+			TraceOptions{}, []string{"line 3", "field input_length"}},
+		{"mc3.jsonl", `{"timestamp": 0, "input_length": 1, "hash_ids": []}`, TraceOptions{}, []string{"line 1", "field output_length"}},
+		{"mc4.jsonl", `{"timestamp": 0, "input_length": 1, "output_length": 1}`, TraceOptions{Format: TraceMooncake}, []string{"line 1", "field hash_ids: missing"}},
+		// Negative lengths and timestamps.
+		{"mc5.jsonl", `{"timestamp": 0, "input_length": -3, "output_length": 1, "hash_ids": []}`, TraceOptions{}, []string{"line 1", "field input_length", "negative"}},
+		{"mc6.jsonl", `{"timestamp": 0, "input_length": 3, "output_length": -1, "hash_ids": []}`, TraceOptions{}, []string{"field output_length"}},
+		{"mc7.jsonl", `{"timestamp": -5, "input_length": 3, "output_length": 1, "hash_ids": []}`, TraceOptions{}, []string{"field timestamp", "-5"}},
+		// More blocks than the prompt has: 513 tokens fill 2 blocks of
+		// 512, and 3 of 256.
+		{"mc8.jsonl", `{"timestamp": 0, "input_length": 513, "output_length": 1, "hash_ids": [1, 2, 3]}`, TraceOptions{},
+			[]string{"line 1", "field hash_ids", "3 blocks", "input_length 513 fills at most 2 of 512 tokens"}},
+		{"mc9.jsonl", `{"timestamp": 0, "input_length": 513, "output_length": 1, "hash_ids": [1, 2, 3, 4]}`, TraceOptions{BlockTokens: 256},
+			[]string{"4 blocks", "at most 3 of 256"}},
+		// A hash id that is not an integer.
+		{"mc10.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": [1.5]}`, TraceOptions{}, []string{"line 1", "field hash_ids"}},
+		// A block size out of range.
+		{"mc11.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": []}`, TraceOptions{BlockTokens: -1}, []string{"block tokens -1"}},
+		// A negative gap cap.
+		{"mc12.jsonl", `{"timestamp": 0, "input_length": 5, "output_length": 1, "hash_ids": []}`, TraceOptions{MaxGap: -time.Second}, []string{"max gap"}},
 		// An unknown format lists the known ones.
 		{"l.csv", "x\n", TraceOptions{Format: "parquet"}, []string{`"parquet"`, "burstgpt"}},
 		// Seconds too large for the clock.
@@ -213,7 +263,7 @@ func TestLoadTraceErrors(t *testing.T) {
 // FuzzTrace feeds arbitrary bytes to every trace parser: none may panic,
 // and a parsed trace must replay in order from 0.
 func FuzzTrace(f *testing.F) {
-	for _, name := range []string{"azure_2023.csv", "azure_2024.csv", "burstgpt.csv", "trace.csv", "trace.jsonl"} {
+	for _, name := range []string{"azure_2023.csv", "azure_2024.csv", "burstgpt.csv", "trace.csv", "trace.jsonl", "mooncake.jsonl"} {
 		data, err := os.ReadFile(filepath.Join("testdata/trace", name))
 		if err != nil {
 			f.Fatal(err)
@@ -222,11 +272,11 @@ func FuzzTrace(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, format := range TraceFormats() {
-			rows, err := parseTrace(format, data)
+			rows, err := parseTrace(format, data, 64)
 			if err != nil || len(rows) == 0 {
 				continue
 			}
-			entries, err := scaleTrace(rows, 0.001)
+			entries, err := scaleTrace(rows, 0.001, time.Hour)
 			if err != nil {
 				continue
 			}
@@ -239,6 +289,14 @@ func FuzzTrace(f *testing.F) {
 				}
 				if entries[i].InputTokens < 0 || entries[i].OutputTokens < 0 {
 					t.Fatalf("%s: negative lengths %+v", format, entries[i])
+				}
+				if entries[i].At-entries[i-1].At > time.Hour {
+					t.Fatalf("%s: gap above the cap at %d: %v", format, i, entries)
+				}
+			}
+			for _, e := range entries {
+				if len(e.HashIDs) > (e.InputTokens+63)/64 {
+					t.Fatalf("%s: blocks %+v", format, e)
 				}
 			}
 		}

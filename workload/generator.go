@@ -54,6 +54,9 @@ type GeneratorConfig struct {
 	// words are part of the Input tokens (the rest of the prompt is that
 	// much shorter), so the salt never changes a prompt's length.
 	Salt string
+	// BlockTokens, when above 0, is the length of the hash blocks
+	// SpecOfBlocks builds prompts from (a Mooncake trace's block size).
+	BlockTokens int
 }
 
 // Languages of synthetic prose.
@@ -81,6 +84,7 @@ type Generator struct {
 	cfg      GeneratorConfig
 	prefixes []string // the shared prefixes, one per group; nil for none
 	salt     salt
+	blocks   *blockTexts // nil without BlockTokens
 }
 
 var _ Source = (*Generator)(nil)
@@ -116,7 +120,11 @@ func NewGenerator(cfg GeneratorConfig) (*Generator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("workload: class %s: %w", cfg.Class, err)
 	}
-	return &Generator{cfg: cfg, prefixes: prefixes, salt: newSalt(cfg.Salt, cfg.Tokenizer)}, nil
+	g := &Generator{cfg: cfg, prefixes: prefixes, salt: newSalt(cfg.Salt, cfg.Tokenizer)}
+	if cfg.BlockTokens > 0 {
+		g.blocks = newBlockTexts(cfg)
+	}
+	return g, nil
 }
 
 // Spec returns request i's spec. It is a pure function of the generator's
@@ -158,17 +166,22 @@ func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 	}
 	head := g.pickPrefix(rng)
 	salt, saltTokens := g.salt.fit(in)
-	own := in - saltTokens
-	switch {
-	case g.cfg.Language == LanguageChinese:
-		s.Prompt = salt + head + TextZh(g.cfg.Tokenizer, rng, own)
-	case g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer):
-		s.Prompt = salt + head + TextOfTokens(g.cfg.Tokenizer, rng, own)
-	default:
-		s.Prompt = prompt(rng, i, own, salt+head)
-	}
+	s.Prompt = g.text(rng, i, in-saltTokens, salt+head)
 	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)
 	return s
+}
+
+// text is shared followed by request i's own n tokens in the generator's
+// language, exact for its tokenizer.
+func (g *Generator) text(rng *rand.Rand, i uint64, n int, shared string) string {
+	switch {
+	case g.cfg.Language == LanguageChinese:
+		return shared + TextZh(g.cfg.Tokenizer, rng, n)
+	case g.cfg.Tokenizer != nil && !wordsExactFor(g.cfg.Tokenizer):
+		return shared + TextOfTokens(g.cfg.Tokenizer, rng, n)
+	default:
+		return prompt(rng, i, n, shared)
+	}
 }
 
 // prompt builds a prompt of shared followed by n tokens that begin with a

@@ -22,6 +22,10 @@ type Spec struct {
 	Images []Image
 	// InputTokens is the prompt length the generator aimed for, in tokens.
 	InputTokens int
+	// ReuseTokens is how much of the prompt a replayed trace asked a
+	// prefix cache to reuse: the tokens of its leading blocks an earlier
+	// request sent (Generator.BlockReuse); 0 otherwise.
+	ReuseTokens int
 	// MaxTokens is the output length asked for.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens.

@@ -1,0 +1,88 @@
+package schedule
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+)
+
+// DefaultBlockTokens is the tokens a Mooncake hash id stands for: the
+// FAST'25 traces hash prompts in blocks of 512 tokens.
+const DefaultBlockTokens = 512
+
+// MaxBlockTokens bounds TraceOptions.BlockTokens: a block's text is built
+// and cached whole, so a block is at most this long.
+const MaxBlockTokens = 1 << 16
+
+// mooncakeLine is one line of a Mooncake trace (kvcache-ai/Mooncake,
+// FAST25-release/traces): timestamp in milliseconds from the trace's
+// start, the prompt and output lengths, and the ids of the prompt's
+// blocks of block-tokens tokens, the last possibly partial. Two requests
+// whose hash_ids open alike share that much prompt.
+type mooncakeLine struct {
+	Timestamp    *float64 `json:"timestamp"`
+	InputLength  *int     `json:"input_length"`
+	OutputLength *int     `json:"output_length"`
+	HashIDs      *[]int64 `json:"hash_ids"`
+}
+
+// parseTraceMooncake reads one Mooncake object per non-blank line. Each
+// line's hash_ids may cover at most its input_length: ⌈input/block⌉ ids.
+func parseTraceMooncake(data []byte, blockTokens int) ([]traceRow, error) {
+	var rows []traceRow
+	for n := 1; len(data) > 0; n++ {
+		line, rest, _ := bytes.Cut(data, []byte("\n"))
+		data = rest
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		row, err := parseMooncakeLine(line, blockTokens)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		row.line = n
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// parseMooncakeLine reads one Mooncake object.
+func parseMooncakeLine(line []byte, blockTokens int) (traceRow, error) {
+	var l mooncakeLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field != "" {
+			return traceRow{}, fmt.Errorf("field %s: %w", typ.Field, err)
+		}
+		return traceRow{}, err
+	}
+	var row traceRow
+	switch ms := l.Timestamp; {
+	case ms == nil:
+		return row, errors.New("field timestamp: missing")
+	case *ms < 0 || *ms > maxTraceSeconds*1e3:
+		return row, fmt.Errorf("field timestamp: %v: want milliseconds from the trace's start, 0 to %g", *ms, maxTraceSeconds*1e3)
+	default:
+		row.ns = int64(math.Round(*ms * 1e6))
+	}
+	for _, f := range []struct {
+		name string
+		v    *int
+		dst  *int
+	}{{"input_length", l.InputLength, &row.input}, {"output_length", l.OutputLength, &row.output}} {
+		if f.v == nil || *f.v < 0 || *f.v > maxTraceTokens {
+			return row, fmt.Errorf("field %s: missing, negative or above %d", f.name, maxTraceTokens)
+		}
+		*f.dst = *f.v
+	}
+	if l.HashIDs == nil {
+		return row, errors.New("field hash_ids: missing (an empty list [] means no block is shared)")
+	}
+	row.hashIDs = *l.HashIDs
+	if most := (row.input + blockTokens - 1) / blockTokens; len(row.hashIDs) > most {
+		return row, fmt.Errorf("field hash_ids: %d blocks, but input_length %d fills at most %d of %d tokens", len(row.hashIDs), row.input, most, blockTokens)
+	}
+	return row, nil
+}
