@@ -38,8 +38,8 @@ func checkRepeat(cmd *cobra.Command, n int) error {
 // runRepeats runs p n times back to back, each named NAME-i, and prints
 // each figure's mean over the runs with its confidence interval and
 // run-to-run spread (analyze.Repeats). An interrupted run ends the
-// repeats; a run whose thresholds failed does not, and the exit code is
-// the worst of the runs'.
+// repeats; a run whose thresholds failed, or that is NOT VALID, does
+// not, and the exit code is the first such run's.
 func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n int) error {
 	var dirs []string
 	out.ranDir = func(dir string) { dirs = append(dirs, dir) }
@@ -58,7 +58,7 @@ func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n
 		}
 		err := runPlan(ctx, st, &q, inner)
 		var ee *exitError
-		if err != nil && !(errors.As(err, &ee) && ee.code == ExitThresholds) {
+		if err != nil && !(errors.As(err, &ee) && (ee.code == ExitThresholds || ee.code == ExitNotValid)) {
 			return err // interrupted, lost records or a failure: stop here
 		}
 		if err != nil {
