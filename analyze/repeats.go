@@ -29,14 +29,10 @@ var repeatMetrics = []string{"ttft_ms.p50", "ttft_ms.p99", "tpot_ms.p50", "itl_m
 // run has (a non-streamed run has no TTFT), with its mean's interval at
 // confidence (DefaultConfidence when outside (0, 1)).
 func Repeats(runs []*RunSamples, confidence float64) []RepeatFigure {
-	if confidence <= 0 || confidence >= 1 {
-		confidence = DefaultConfidence
-	}
 	if len(runs) < 2 {
 		return nil
 	}
-	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(runs) - 1)}
-	z := t.Quantile(1 - (1-confidence)/2)
+	z := repeatT(len(runs), confidence)
 	units := unitSet{runs: runs}
 	var out []RepeatFigure
 	for _, metric := range repeatMetrics {
@@ -44,14 +40,29 @@ func Repeats(runs []*RunSamples, confidence float64) []RepeatFigure {
 		if !ok {
 			continue
 		}
-		mean := meanOf(values)
-		sd := math.Sqrt(variance(values))
-		half := z * sd / math.Sqrt(float64(len(values)))
-		f := RepeatFigure{Metric: metric, Values: values, Mean: mean, Low: mean - half, High: mean + half}
-		if mean != 0 {
-			f.CV = sd / math.Abs(mean)
-		}
-		out = append(out, f)
+		out = append(out, repeatFigure(metric, values, z))
 	}
 	return out
+}
+
+// repeatT is Student's t quantile for the two-sided interval at
+// confidence (DefaultConfidence when outside (0, 1)) of a mean of n runs.
+func repeatT(n int, confidence float64) float64 {
+	if confidence <= 0 || confidence >= 1 {
+		confidence = DefaultConfidence
+	}
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}
+	return t.Quantile(1 - (1-confidence)/2)
+}
+
+// repeatFigure is values' mean with its interval (t: repeatT) and CV.
+func repeatFigure(metric string, values []float64, t float64) RepeatFigure {
+	mean := meanOf(values)
+	sd := math.Sqrt(variance(values))
+	half := t * sd / math.Sqrt(float64(len(values)))
+	f := RepeatFigure{Metric: metric, Values: values, Mean: mean, Low: mean - half, High: mean + half}
+	if mean != 0 {
+		f.CV = sd / math.Abs(mean)
+	}
+	return f
 }

@@ -92,3 +92,23 @@ func TestWriteSummarySweepLeads(t *testing.T) {
 		t.Errorf("a single step is no pool: its figures lead as a plain run's\n%s", one.String())
 	}
 }
+
+// TestVerdictRunsLine: each run's verdict in run order, "none" where a run
+// found none, and the first most common with how many runs agree; nothing
+// for a verdict the experiment does not draw.
+func TestVerdictRunsLine(t *testing.T) {
+	t.Parallel()
+	v := func(f float64) *float64 { return &f }
+	for _, tt := range []struct {
+		runs []*float64
+		want string
+	}{
+		{[]*float64{v(24), v(24), v(32)}, "24 users, 24 users, 32 users: 24 users in 2 of 3 runs"},
+		{[]*float64{nil, v(64), nil}, "none, 64 users, none: none in 2 of 3 runs"},
+		{nil, ""},
+	} {
+		if got := verdictRunsLine(tt.runs, record.ModeClosed); got != tt.want {
+			t.Errorf("verdictRunsLine(%v) = %q, want %q", tt.runs, got, tt.want)
+		}
+	}
+}

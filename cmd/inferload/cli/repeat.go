@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/plan"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
+	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/summary"
 )
 
@@ -37,33 +40,11 @@ func checkRepeat(cmd *cobra.Command, n int) error {
 
 // runRepeats runs p n times back to back, each named NAME-i, and prints
 // each figure's mean over the runs with its confidence interval and
-// run-to-run spread (analyze.Repeats). An interrupted run ends the
-// repeats; a run whose thresholds failed, or that is NOT VALID, does
-// not, and the exit code is the first such run's.
+// run-to-run spread (analyze.Repeats).
 func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n int) error {
-	var dirs []string
-	out.ranDir = func(dir string) { dirs = append(dirs, dir) }
-	inner := out
-	if out.format == "json" {
-		// One JSON document at the end: each run's summary.json is in
-		// its directory.
-		inner.format, inner.quiet = "text", true
-	}
-	var verdicts []error
-	for i := 1; i <= n; i++ {
-		q := *p
-		q.Name = fmt.Sprintf("%s-%d", p.Name, i)
-		if !out.quiet {
-			fmt.Fprintf(st.Stderr, "repeat %d of %d\n", i, n)
-		}
-		err := runPlan(ctx, st, &q, inner)
-		var ee *exitError
-		if err != nil && !(errors.As(err, &ee) && (ee.code == ExitThresholds || ee.code == ExitNotValid)) {
-			return err // interrupted, lost records or a failure: stop here
-		}
-		if err != nil {
-			verdicts = append(verdicts, err)
-		}
+	dirs, verdicts, err := repeatRuns(ctx, st, p, out, n, runPlan)
+	if err != nil {
+		return err
 	}
 	var runs []*analyze.RunSamples
 	for _, dir := range dirs {
@@ -74,7 +55,6 @@ func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n
 		runs = append(runs, rs)
 	}
 	figures := analyze.Repeats(runs, analyze.DefaultConfidence)
-	var err error
 	switch {
 	case out.format == "json":
 		err = report.WriteRepeatsJSON(st.Stdout, dirs, figures)
@@ -83,4 +63,64 @@ func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n
 		fmt.Fprintf(st.Stderr, "compare these runs as one side: inferload compare BASELINE %s\n", strings.Join(dirs, ","))
 	}
 	return errors.Join(append([]error{err}, verdicts...)...)
+}
+
+// runSteppedRepeats runs a sweep or capacity search n times and prints,
+// per step, each figure's mean over the runs with its interval, and each
+// run's verdicts (where to run, the knee, the capacity) side by side, so
+// a verdict is read with how often it held (analyze.StepRepeats).
+func runSteppedRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n int,
+	once func(context.Context, *State, *plan.Plan, outputFlags) error) error {
+	dirs, verdicts, err := repeatRuns(ctx, st, p, out, n, once)
+	if err != nil {
+		return err
+	}
+	var sums []*record.Summary
+	for _, dir := range dirs {
+		s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
+		if err != nil {
+			return err
+		}
+		sums = append(sums, s)
+	}
+	rep := analyze.StepRepeats(sums, analyze.DefaultConfidence)
+	switch {
+	case out.format == "json":
+		err = report.WriteStepRepeatsJSON(st.Stdout, dirs, rep)
+	case !out.quiet:
+		err = report.WriteStepRepeats(st.Stdout, dirs, rep)
+	}
+	return errors.Join(append([]error{err}, verdicts...)...)
+}
+
+// repeatRuns runs once n times back to back, each with the plan named
+// NAME-i, and returns their directories. An interrupted run ends the
+// repeats (err); a run whose thresholds failed, or that is NOT VALID,
+// does not: its verdict is kept, and the exit code is the first such
+// run's.
+func repeatRuns(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n int,
+	once func(context.Context, *State, *plan.Plan, outputFlags) error) (dirs []string, verdicts []error, err error) {
+	out.ranDir = func(dir string) { dirs = append(dirs, dir) }
+	inner := out
+	if out.format == "json" {
+		// One JSON document at the end: each run's summary.json is in
+		// its directory.
+		inner.format, inner.quiet = "text", true
+	}
+	for i := 1; i <= n; i++ {
+		q := *p
+		q.Name = fmt.Sprintf("%s-%d", p.Name, i)
+		if !out.quiet {
+			fmt.Fprintf(st.Stderr, "repeat %d of %d\n", i, n)
+		}
+		err := once(ctx, st, &q, inner)
+		var ee *exitError
+		if err != nil && !(errors.As(err, &ee) && (ee.code == ExitThresholds || ee.code == ExitNotValid)) {
+			return nil, nil, err // interrupted, lost records or a failure: stop here
+		}
+		if err != nil {
+			verdicts = append(verdicts, err)
+		}
+	}
+	return dirs, verdicts, nil
 }

@@ -138,8 +138,10 @@ func newSteppedCmd[O any](st *State, c *cobra.Command, f steppedFlags[O],
 	run func(context.Context, *plan.Plan, experiment.Options, O) (*experiment.Outcome, error)) *cobra.Command {
 	var file string
 	var out outputFlags
+	var repeat int
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
+	c.Flags().IntVar(&repeat, "repeat", 1, "run the whole experiment this many times back to back (NAME-1, NAME-2, ...) and print each step's figures over the runs with their confidence interval, and each run's verdicts with how many agree (2 to 100)")
 	out.bind(c)
 	out.dist.bind(c)
 	f.bind(c)
@@ -160,9 +162,18 @@ func newSteppedCmd[O any](st *State, c *cobra.Command, f steppedFlags[O],
 		}
 		mode, load := f.busiest(o)
 		warnFileLimit(st.Stderr, stepConnections(p, mode, load))
-		return runExperiment(cmd.Context(), st, out, p, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
-			return run(ctx, p, opts, o)
-		})
+		once := func(ctx context.Context, st *State, q *plan.Plan, out outputFlags) error {
+			return runExperiment(ctx, st, out, q, func(ctx context.Context, opts experiment.Options) (*experiment.Outcome, error) {
+				return run(ctx, q, opts, o)
+			})
+		}
+		if cmd.Flags().Changed("repeat") {
+			if err := checkRepeat(cmd, repeat); err != nil {
+				return err
+			}
+			return runSteppedRepeats(cmd.Context(), st, p, out, repeat, once)
+		}
+		return once(cmd.Context(), st, p, out)
 	}
 	return c
 }
