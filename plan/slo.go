@@ -53,6 +53,7 @@ func (f *Flags) bindSLOAndCompute() {
 	f.add("goodput-slo", "workload.slo", func(p *Plan) { p.Workload.SLO = slo.slo.Over(p.Workload.SLO) })
 	bind(f, "slo-ttft-ms", "workload.slo.ttft_ms", fs.Float64("slo-ttft-ms", 0, "SLO: a request meets it only with TTFT at most this many ms; goodput (whole run and each sweep step) counts those (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFTMs })
 	bind(f, "slo-tpot-ms", "workload.slo.tpot_ms", fs.Float64("slo-tpot-ms", 0, "SLO: a request meets it only with TPOT at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TPOTMs })
+	bind(f, "slo-ttfo-ms", "workload.slo.ttfo_ms", fs.Float64("slo-ttfo-ms", 0, "SLO: a request meets it only with its first answer token (after any reasoning) within this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.TTFOMs })
 	bind(f, "slo-e2e-ms", "workload.slo.e2e_ms", fs.Float64("slo-e2e-ms", 0, "SLO: a request meets it only with E2E latency at most this many ms, as --slo-ttft-ms (0: no bound)"), func(p *Plan) *float64 { return &p.Workload.SLO.E2EMs })
 	bind(f, "model-params-b", "compute.params_b", fs.Float64("model-params-b", 0, "the model's parameters in billions, for the FLOPs estimate (0: no estimate)"), func(p *Plan) *float64 { return &p.Compute.ParamsB })
 	bind(f, "model-layers", "compute.layers", fs.Int("model-layers", 0, "the model's layers, with --model-hidden, for the attention FLOPs"), func(p *Plan) *int { return &p.Compute.Layers })
@@ -68,7 +69,7 @@ func (v *validator) slos() {
 }
 
 func (v *validator) slo(path string, s record.SLO) {
-	for name, ms := range map[string]float64{"ttft_ms": s.TTFTMs, "tpot_ms": s.TPOTMs, "e2e_ms": s.E2EMs} {
+	for name, ms := range map[string]float64{"ttft_ms": s.TTFTMs, "ttfo_ms": s.TTFOMs, "tpot_ms": s.TPOTMs, "e2e_ms": s.E2EMs} {
 		if ms < 0 || ms > maxSLOMs || math.IsNaN(ms) {
 			v.fail(path+"."+name, "%v: want a bound in milliseconds from 0 (none) to %d", ms, maxSLOMs)
 		}

@@ -24,6 +24,11 @@ type SLO struct {
 	TPOTMs float64 `json:"tpot_ms" yaml:"tpot_ms"`
 	// E2EMs bounds the end-to-end latency.
 	E2EMs float64 `json:"e2e_ms" yaml:"e2e_ms"`
+	// TTFOMs bounds the time to the first answer token (TTFOUSOf): a
+	// reasoning model's first token of its answer, not of its reasoning;
+	// a reply that did not reason has its TTFT there. A reasoning reply
+	// cut off before it answered misses it.
+	TTFOMs float64 `json:"ttfo_ms,omitempty" yaml:"ttfo_ms"`
 	// Share is, in a capacity objective, the fraction of measured requests
 	// that must meet the bounds (0.99 for a p99). Goodput judges requests
 	// one by one and leaves it 0; a plan has no field for it.
@@ -45,7 +50,7 @@ func (s SLO) Over(base SLO) SLO {
 		return def
 	}
 	return SLO{TTFTMs: pick(s.TTFTMs, base.TTFTMs), TPOTMs: pick(s.TPOTMs, base.TPOTMs),
-		E2EMs: pick(s.E2EMs, base.E2EMs), Share: pick(s.Share, base.Share), Class: s.Class}
+		E2EMs: pick(s.E2EMs, base.E2EMs), TTFOMs: pick(s.TTFOMs, base.TTFOMs), Share: pick(s.Share, base.Share), Class: s.Class}
 }
 
 // Met reports whether r met every bound of s: it must have succeeded, and
@@ -83,6 +88,14 @@ func (s SLO) Judge(r *Result) (met, judged bool) {
 	}
 	check(s.TTFTMs, ttft)
 	check(s.E2EMs, r.E2EUS)
+	if s.TTFOMs > 0 {
+		ttfo, ok := TTFOUSOf(r)
+		if !ok && r.ReasoningEvents <= 0 { // not streamed: its answer comes whole, at its end
+			ttfo, ok = r.E2EUS, true
+		}
+		judged = true
+		met = met && ok && float64(ttfo) <= s.TTFOMs*1000
+	}
 	if tpot, ok := TPOTUS(r); ok {
 		check(s.TPOTMs, tpot)
 	}
@@ -107,7 +120,7 @@ func (s SLO) String() string {
 	for _, b := range []struct {
 		name string
 		ms   float64
-	}{{"TTFT", s.TTFTMs}, {"TPOT", s.TPOTMs}, {"E2E", s.E2EMs}} {
+	}{{"TTFT", s.TTFTMs}, {"TTFO", s.TTFOMs}, {"TPOT", s.TPOTMs}, {"E2E", s.E2EMs}} {
 		if b.ms <= 0 {
 			continue
 		}
@@ -138,7 +151,7 @@ func (s SLO) Exprs() []string {
 	for _, b := range []struct {
 		name string
 		ms   float64
-	}{{"ttft", s.TTFTMs}, {"tpot", s.TPOTMs}, {"e2e", s.E2EMs}} {
+	}{{"ttft", s.TTFTMs}, {"ttfo", s.TTFOMs}, {"tpot", s.TPOTMs}, {"e2e", s.E2EMs}} {
 		if b.ms > 0 {
 			out = append(out, fmt.Sprintf("%s%s.%s<=%s", prefix, b.name, s.Percentile(), time.Duration(math.Round(b.ms*1e6))))
 		}
@@ -149,11 +162,11 @@ func (s SLO) Exprs() []string {
 // sloMetric is what a capacity objective bounds: a latency figure's
 // percentile (after the threshold language's short names: ttft.p99 is
 // ttft_ms.p99).
-var sloMetric = regexp.MustCompile(`^(ttft|tpot|e2e)_ms\.(p[0-9]+)$`)
+var sloMetric = regexp.MustCompile(`^(ttft|ttfo|tpot|e2e)_ms\.(p[0-9]+)$`)
 
 // ParseSLO reads a capacity objective, an expression of the threshold
 // language (ParseThreshold) that bounds a latency percentile from above:
-// "METRIC.PERCENTILE <= LIMIT" with METRIC ttft, tpot or e2e (or ttft_ms,
+// "METRIC.PERCENTILE <= LIMIT" with METRIC ttft, ttfo, tpot or e2e (or ttft_ms,
 // ...), PERCENTILE one of Percentiles and LIMIT a duration or a number of
 // ms, e.g. "ttft.p99<=2s", "tpot.p99 <= 100ms" or "ttft_ms.p99 <= 2000":
 // the SLO bounding that metric, with the percentile as its Share. A
@@ -184,7 +197,7 @@ func parseObjective(s, expr string) (SLO, error) {
 	}
 	m := sloMetric.FindStringSubmatch(th.Metric)
 	if err != nil || m == nil || (th.Op != "<=" && th.Op != "<") {
-		return SLO{}, fmt.Errorf("SLO %q: want METRIC.PERCENTILE<=DURATION with METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s", s)
+		return SLO{}, fmt.Errorf("SLO %q: want METRIC.PERCENTILE<=DURATION with METRIC ttft, ttfo, tpot or e2e, e.g. ttft.p99<=2s", s)
 	}
 	q, ok := PercentileQ(m[2])
 	if !ok {
@@ -197,6 +210,8 @@ func parseObjective(s, expr string) (SLO, error) {
 	switch m[1] {
 	case "ttft":
 		o.TTFTMs = th.Limit
+	case "ttfo":
+		o.TTFOMs = th.Limit
 	case "tpot":
 		o.TPOTMs = th.Limit
 	default:

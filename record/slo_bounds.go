@@ -12,7 +12,7 @@ const maxBoundMs = 86_400_000
 // ParseBounds reads per-request objectives, the bounds goodput judges
 // each request by, in the threshold language (ParseThreshold): each
 // expression is "METRIC <= LIMIT" (or "<": a bound on a continuous
-// latency reads the same) with METRIC ttft, tpot or e2e (ttft_ms, ...
+// latency reads the same) with METRIC ttft, ttfo, tpot or e2e (ttft_ms, ...
 // too) and no percentile, since one request has one TTFT, and LIMIT a
 // duration or a number of milliseconds: "ttft <= 500ms", "tpot_ms <= 50".
 // An expression may hold several bounds separated by commas. A metric
@@ -38,6 +38,8 @@ func ParseBounds(exprs []string) (SLO, error) {
 			switch name {
 			case "ttft":
 				s.TTFTMs = ms
+			case "ttfo":
+				s.TTFOMs = ms
 			case "tpot":
 				s.TPOTMs = ms
 			default:
@@ -54,13 +56,13 @@ func parseBound(expr string) (name string, ms float64, err error) {
 	lower := strings.ToLower(expr)
 	i, op := findOperator(lower)
 	if i < 0 || (op != "<=" && op != "<") {
-		return "", 0, fmt.Errorf("SLO %q: want METRIC <= LIMIT with METRIC ttft, tpot or e2e, e.g. ttft <= 500ms", expr)
+		return "", 0, fmt.Errorf("SLO %q: want METRIC <= LIMIT with METRIC ttft, ttfo, tpot or e2e, e.g. ttft <= 500ms", expr)
 	}
 	metric := strings.TrimSpace(lower[:i])
 	base, stat, hasStat := strings.Cut(metric, ".")
 	name = strings.TrimSuffix(base, "_ms")
-	if name != "ttft" && name != "tpot" && name != "e2e" {
-		return "", 0, fmt.Errorf("SLO %q: %q is not ttft, tpot or e2e", expr, metric)
+	if name != "ttft" && name != "ttfo" && name != "tpot" && name != "e2e" {
+		return "", 0, fmt.Errorf("SLO %q: %q is not ttft, ttfo, tpot or e2e", expr, metric)
 	}
 	if hasStat {
 		return "", 0, fmt.Errorf("SLO %q: a per-request bound has no percentile (each request has one %s); write %s <= LIMIT here, and %s.%s in a threshold or a capacity objective",

@@ -22,7 +22,7 @@ func TestParseBounds(t *testing.T) {
 		{exprs: []string{"TTFT_ms<=500", "tpot < 0.05s"}, want: SLO{TTFTMs: 500, TPOTMs: 50}},
 		{exprs: []string{"ttft <= 2s, e2e_ms <= 30000,"}, want: SLO{TTFTMs: 2000, E2EMs: 30000}},
 		{exprs: []string{"ttft.p99 <= 2s"}, err: "no percentile"},
-		{exprs: []string{"itl <= 50ms"}, err: `"itl" is not ttft, tpot or e2e`},
+		{exprs: []string{"itl <= 50ms"}, err: `"itl" is not ttft, ttfo, tpot or e2e`},
 		{exprs: []string{"ttft >= 5ms"}, err: "want METRIC <= LIMIT"},
 		{exprs: []string{"ttft 500"}, err: "want METRIC <= LIMIT"},
 		{exprs: []string{"ttft <= soon"}, err: "not a finite number"},

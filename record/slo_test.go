@@ -85,7 +85,7 @@ func TestParseSLO(t *testing.T) {
 		// The highest reported percentile.
 		{"e2e.p999<=30s", SLO{E2EMs: 30000, Share: 0.999}, "E2E p999 ≤ 30s", ""},
 		// ITL is per gap, not per request: not an SLO metric here.
-		{"itl.p99<=50ms", SLO{}, "", "METRIC ttft, tpot or e2e"},
+		{"itl.p99<=50ms", SLO{}, "", "METRIC ttft, ttfo, tpot or e2e"},
 		// Only reported percentiles.
 		{"ttft.p42<=1s", SLO{}, "", "unknown percentile"},
 		// A bound must be a duration.
@@ -96,7 +96,7 @@ func TestParseSLO(t *testing.T) {
 		{"ttft_ms.p99 <= 2000", SLO{TTFTMs: 2000, Share: 0.99}, "TTFT p99 ≤ 2s", ""},
 		{"tpot.p95<=80", SLO{TPOTMs: 80, Share: 0.95}, "TPOT p95 ≤ 80ms", ""},
 		// A lower bound is no objective.
-		{"ttft.p99>=2s", SLO{}, "", "METRIC ttft, tpot or e2e"},
+		{"ttft.p99>=2s", SLO{}, "", "METRIC ttft, ttfo, tpot or e2e"},
 		// A class prefix judges one class's requests only.
 		{"chat:ttft.p90<=500ms", SLO{TTFTMs: 500, Share: 0.9, Class: "chat"}, "chat: TTFT p90 ≤ 500ms", ""},
 		{" :ttft.p90<=500ms", SLO{}, "", "empty class"},
@@ -155,5 +155,36 @@ func TestSLOString(t *testing.T) {
 		if got := tt.slo.String(); got != tt.want {
 			t.Errorf("%+v: %q, want %q", tt.slo, got, tt.want)
 		}
+	}
+}
+
+// TestSLOTimeToFirstAnswer: a TTFO bound holds a reasoning reply to its
+// first answer token, not its first reasoning token; a reply that did not
+// reason to its TTFT (a non-streamed one to its E2E); a reasoning reply
+// cut off before it answered misses. "ttfo.p90<=4s" reads and writes back.
+func TestSLOTimeToFirstAnswer(t *testing.T) {
+	t.Parallel()
+	o := SLO{TTFOMs: 1000}
+	for _, tt := range []struct {
+		name string
+		r    *Result
+		met  bool
+	}{
+		{"reasoned, answered at 0.8 s", &Result{Stream: true, TTFTUS: 100_000, TTFRUS: 100_000, TTFOUS: 800_000, ReasoningEvents: 20, E2EUS: 2e6}, true},
+		{"reasoned, answered at 1.5 s", &Result{Stream: true, TTFTUS: 100_000, TTFRUS: 100_000, TTFOUS: 1_500_000, ReasoningEvents: 40, E2EUS: 2e6}, false},
+		{"reasoned, never answered", &Result{Stream: true, TTFTUS: 100_000, TTFRUS: 100_000, ReasoningEvents: 64, E2EUS: 2e6, FinishReason: "length"}, false},
+		{"no reasoning, TTFT 0.3 s", &Result{Stream: true, TTFTUS: 300_000, E2EUS: 2e6}, true},
+		{"not streamed, E2E 1.2 s", &Result{E2EUS: 1_200_000}, false},
+	} {
+		if met, judged := o.Judge(tt.r); met != tt.met || !judged {
+			t.Errorf("%s: met %v judged %v, want met %v", tt.name, met, judged, tt.met)
+		}
+	}
+	got, err := ParseSLO("ttfo.p90<=4s")
+	if err != nil || got != (SLO{TTFOMs: 4000, Share: 0.9}) || got.String() != "TTFO p90 ≤ 4s" {
+		t.Errorf("ParseSLO(ttfo.p90<=4s) = %+v (%q), %v", got, got.String(), err)
+	}
+	if b, err := ParseBounds([]string{"ttfo <= 2s, ttft <= 500ms"}); err != nil || b.TTFOMs != 2000 || b.TTFTMs != 500 {
+		t.Errorf("ParseBounds: %+v, %v", b, err)
 	}
 }

@@ -113,7 +113,7 @@ func sloText(o record.SLO) string {
 	for _, b := range []struct {
 		name string
 		v    float64
-	}{{"TTFT", o.TTFTMs}, {"TPOT", o.TPOTMs}, {"E2E", o.E2EMs}} {
+	}{{"TTFT", o.TTFTMs}, {"TTFO", o.TTFOMs}, {"TPOT", o.TPOTMs}, {"E2E", o.E2EMs}} {
 		if b.v > 0 {
 			parts = append(parts, fmt.Sprintf("%s ≤ %s ms", b.name, num(b.v)))
 		}

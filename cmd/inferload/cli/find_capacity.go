@@ -69,7 +69,7 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 }
 
 // sloFlagHelp is --slo's help, the same for every command that takes it.
-const sloFlagHelp = "objective [CLASS:]METRIC.PERCENTILE<=DURATION, METRIC ttft, tpot or e2e, e.g. ttft.p99<=2s or chat:ttft.p90<=500ms (repeatable)"
+const sloFlagHelp = "objective [CLASS:]METRIC.PERCENTILE<=DURATION, METRIC ttft, ttfo (first answer token), tpot or e2e, e.g. ttft.p99<=2s or chat:ttft.p90<=500ms (repeatable)"
 
 // parseObjectives reads --slo's objectives (record.ParseSLO).
 func parseObjectives(exprs []string) ([]record.SLO, error) {
