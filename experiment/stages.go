@@ -67,16 +67,11 @@ func (r *runner) runSequence(ctx context.Context, stages []schedule.Stage, stopR
 		if ctx.Err() != nil {
 			break
 		}
-		cur, err := r.launchStaged(ctx, i+1, st, prev, nil)
+		cur, err := r.stageAfter(ctx, i+1, st, prev, nil)
 		if err != nil {
-			return errors.Join(err, r.finishStaged(prev))
-		}
-		if err := r.finishStaged(prev); err != nil {
-			<-cur.issuingDone()
-			return errors.Join(err, r.finishStaged(cur))
+			return err
 		}
 		prev = cur
-		<-cur.issuingDone()
 		if stopRate > 0 && r.failureRateSoFar(cur) > stopRate {
 			break
 		}
@@ -120,6 +115,23 @@ func (r *runner) launchStaged(ctx context.Context, index int, st schedule.Stage,
 		}
 	}
 	return nil, fmt.Errorf("stage %d (%s): %w", index, st.Describe(), err)
+}
+
+// stageAfter starts stage index from prev (launchStaged), finishes prev
+// and waits until the new stage stops issuing: the next hand-over can
+// then start while its last requests finish. On an error every started
+// stage is finished.
+func (r *runner) stageAfter(ctx context.Context, index int, st schedule.Stage, prev *running, created func(*engine.Engine)) (*running, error) {
+	cur, err := r.launchStaged(ctx, index, st, prev, created)
+	if err != nil {
+		return nil, errors.Join(err, r.finishStaged(prev))
+	}
+	if err := r.finishStaged(prev); err != nil {
+		<-cur.issuingDone()
+		return nil, errors.Join(err, r.finishStaged(cur))
+	}
+	<-cur.issuingDone()
+	return cur, nil
 }
 
 // finishStaged finishes ru (nil: nothing to finish), once it has stopped

@@ -245,16 +245,11 @@ func (s *Steering) drive(ctx context.Context, r *runner, total time.Duration) er
 			break // too short a stage to hold its own warm-up: the run ends here
 		}
 		hook := func(eng *engine.Engine) { s.started(eng, gen) }
-		cur, err := r.launchStaged(ctx, index, st, prev, hook)
+		cur, err := r.stageAfter(ctx, index, st, prev, hook)
 		if err != nil {
-			return errors.Join(err, r.finishStaged(prev))
-		}
-		if err := r.finishStaged(prev); err != nil {
-			<-cur.issuingDone()
-			return errors.Join(err, r.finishStaged(cur))
+			return err
 		}
 		prev = cur
-		<-cur.issuingDone()
 		s.mu.Lock()
 		s.eng = nil
 		s.mu.Unlock()

@@ -46,13 +46,9 @@ func runRepeats(ctx context.Context, st *State, p *plan.Plan, out outputFlags, n
 	if err != nil {
 		return err
 	}
-	var runs []*analyze.RunSamples
-	for _, dir := range dirs {
-		rs, err := summary.LoadRunSamples(dir)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, rs)
+	runs, err := loadEach(dirs, summary.LoadRunSamples)
+	if err != nil {
+		return err
 	}
 	figures := analyze.Repeats(runs, analyze.DefaultConfidence)
 	switch {
@@ -75,13 +71,11 @@ func runSteppedRepeats(ctx context.Context, st *State, p *plan.Plan, out outputF
 	if err != nil {
 		return err
 	}
-	var sums []*record.Summary
-	for _, dir := range dirs {
-		s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
-		if err != nil {
-			return err
-		}
-		sums = append(sums, s)
+	sums, err := loadEach(dirs, func(dir string) (*record.Summary, error) {
+		return rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
+	})
+	if err != nil {
+		return err
 	}
 	rep := analyze.StepRepeats(sums, analyze.DefaultConfidence)
 	switch {
@@ -91,6 +85,19 @@ func runSteppedRepeats(ctx context.Context, st *State, p *plan.Plan, out outputF
 		err = report.WriteStepRepeats(st.Stdout, dirs, rep)
 	}
 	return errors.Join(append([]error{err}, verdicts...)...)
+}
+
+// loadEach reads one T from each run directory, in order.
+func loadEach[T any](dirs []string, load func(string) (T, error)) ([]T, error) {
+	out := make([]T, 0, len(dirs))
+	for _, dir := range dirs {
+		v, err := load(dir)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
 }
 
 // repeatRuns runs once n times back to back, each with the plan named
