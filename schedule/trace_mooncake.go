@@ -1,8 +1,6 @@
 package schedule
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -31,31 +29,13 @@ type mooncakeLine struct {
 // parseTraceMooncake reads one Mooncake object per non-blank line. Each
 // line's hash_ids may cover at most its input_length: ⌈input/block⌉ ids.
 func parseTraceMooncake(data []byte, blockTokens int) ([]traceRow, error) {
-	var rows []traceRow
-	for n := 1; len(data) > 0; n++ {
-		line, rest, _ := bytes.Cut(data, []byte("\n"))
-		data = rest
-		if line = bytes.TrimSpace(line); len(line) == 0 {
-			continue
-		}
-		row, err := parseMooncakeLine(line, blockTokens)
-		if err != nil {
-			return nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		row.line = n
-		rows = append(rows, row)
-	}
-	return rows, nil
+	return parseTraceLines(data, func(line []byte) (traceRow, error) { return parseMooncakeLine(line, blockTokens) })
 }
 
 // parseMooncakeLine reads one Mooncake object.
 func parseMooncakeLine(line []byte, blockTokens int) (traceRow, error) {
 	var l mooncakeLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			return traceRow{}, fmt.Errorf("field %s: %w", typ.Field, err)
-		}
+	if err := decodeTraceLine(line, &l); err != nil {
 		return traceRow{}, err
 	}
 	var row traceRow

@@ -218,6 +218,12 @@ type traceLine struct {
 
 // parseTraceJSONL reads one object per non-blank line.
 func parseTraceJSONL(data []byte) ([]traceRow, error) {
+	return parseTraceLines(data, parseTraceLine)
+}
+
+// parseTraceLines reads one row per non-blank line with parse, each row
+// numbered by its line, an error naming the line.
+func parseTraceLines(data []byte, parse func([]byte) (traceRow, error)) ([]traceRow, error) {
 	var rows []traceRow
 	for n := 1; len(data) > 0; n++ {
 		line, rest, _ := bytes.Cut(data, []byte("\n"))
@@ -225,7 +231,7 @@ func parseTraceJSONL(data []byte) ([]traceRow, error) {
 		if line = bytes.TrimSpace(line); len(line) == 0 {
 			continue
 		}
-		row, err := parseTraceLine(line)
+		row, err := parse(line)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
@@ -235,14 +241,23 @@ func parseTraceJSONL(data []byte) ([]traceRow, error) {
 	return rows, nil
 }
 
+// decodeTraceLine decodes one JSON line into v, a type error naming its
+// field.
+func decodeTraceLine(line []byte, v any) error {
+	if err := json.Unmarshal(line, v); err != nil {
+		var typ *json.UnmarshalTypeError
+		if errors.As(err, &typ) && typ.Field != "" {
+			return fmt.Errorf("field %s: %w", typ.Field, err)
+		}
+		return err
+	}
+	return nil
+}
+
 // parseTraceLine reads one JSONL trace object.
 func parseTraceLine(line []byte) (traceRow, error) {
 	var l traceLine
-	if err := json.Unmarshal(line, &l); err != nil {
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) && typ.Field != "" {
-			return traceRow{}, fmt.Errorf("field %s: %w", typ.Field, err)
-		}
+	if err := decodeTraceLine(line, &l); err != nil {
 		return traceRow{}, err
 	}
 	row := traceRow{model: l.Model}
