@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/inferload/inferload/sim"
 )
 
 // toolChunks is a streamed tool call as vLLM sends it: the name first,
@@ -93,5 +95,14 @@ func TestKeepReply(t *testing.T) {
 		if h := <-headers; h != tc.expect {
 			t.Errorf("%s: header %q, want %q", tc.name, h, tc.expect)
 		}
+	}
+}
+
+// TestExpectAnswerHeaderMatchesSim: the header the client sends is the
+// one the simulator reads (two packages that must not import each other
+// outside tests).
+func TestExpectAnswerHeaderMatchesSim(t *testing.T) {
+	if ExpectAnswerHeader != sim.ExpectAnswerHeader {
+		t.Errorf("protocol sends %q, the simulator reads %q", ExpectAnswerHeader, sim.ExpectAnswerHeader)
 	}
 }
