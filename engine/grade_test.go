@@ -14,7 +14,9 @@ func TestGradeReply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reply := func(s string) []byte { return []byte(`{"choices":[{"index":0,"delta":{"content":"` + s + `"}}]}` + "\n") }
+	reply := func(s string) []byte {
+		return []byte(`{"choices":[{"index":0,"delta":{"content":"` + s + `"}}]}` + "\n")
+	}
 	for _, tc := range []struct {
 		name   string
 		answer *workload.Answer
