@@ -66,7 +66,7 @@ func Hints(measured []observe.Sample, s *record.Summary, trend record.LoadTrend)
 		}
 	}
 	var out []record.Hint
-	for _, rule := range []func(hintInput) *record.Hint{clientBound, overload, computeBound, memoryBound, schedulerLimit, oomRisk, queueDominates, outsideServer, prefixCacheTTFT, prefixReuseLow} {
+	for _, rule := range []func(hintInput) *record.Hint{clientBound, overload, computeBound, memoryBound, schedulerLimit, oomRisk, queueDominates, outsideServer, prefixCacheTTFT, prefixReuseLow, accuracyFalls} {
 		if h := rule(in); h != nil {
 			out = append(out, *h)
 		}

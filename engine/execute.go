@@ -158,6 +158,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		r.MaxTokens, r.IgnoreEOS = 0, false
 	}
 	fillTokens(r, tr, generates)
+	gradeReply(r, p.spec.Answer, tr)
 	return r
 }
 

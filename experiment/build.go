@@ -14,6 +14,7 @@ import (
 	"github.com/inferload/inferload/internal/inputfile"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -212,10 +213,14 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 		if err != nil {
 			return nil, err
 		}
-		return &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
+		req := &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
 			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts,
 			NoTokens: !ob.Generates(ct.api) || (ct.api == protocol.APIHTTP && !httpGenerates),
-			NoPrompt: ct.api == protocol.APIHTTP && !httpPrompt}, nil
+			NoPrompt: ct.api == protocol.APIHTTP && !httpPrompt}
+		if s.Answer != nil {
+			req.KeepReply, req.ExpectAnswer = record.MaxReplyKept, s.Answer.Expect
+		}
+		return req, nil
 	}
 }
 

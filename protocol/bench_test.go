@@ -154,6 +154,23 @@ func BenchmarkStreamEndToEnd(b *testing.B) {
 	}
 }
 
+// BenchmarkStreamGraded is BenchmarkStreamEndToEnd's flush=token,
+// kernel-clock case for a graded request, which keeps its reply's chunks
+// (up to record.MaxReplyKept) and reads its answer from them: the extra
+// cost grading puts on a graded request, and only on one.
+func BenchmarkStreamGraded(b *testing.B) {
+	const tokens = 1000
+	c := newClient(b, startBenchServer(b), nil)
+	req := benchRequest(b, true, tokens, nil)
+	req.KeepReply = record.MaxReplyKept
+	b.ReportAllocs()
+	cpu := runRequests(b, c, req, func(tr *Trace) bool {
+		text, _ := ReplyAnswer(tr.Reply)
+		return tr.ContentEvents == tokens && text != ""
+	})
+	b.ReportMetric(cpu.Seconds()/float64(b.N*tokens)*1e6, "client-CPU-s/1M-tokens")
+}
+
 // BenchmarkNonStreaming sends small non-streaming requests to a server in
 // another process. client-CPU-µs/req is user+system CPU of this process.
 func BenchmarkNonStreaming(b *testing.B) {

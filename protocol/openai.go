@@ -448,6 +448,10 @@ func (c *OpenAI) Do(ctx context.Context, req *Request, t *Trace) {
 	if req.TraceID != ([16]byte{}) {
 		hdr = traceHeader(hdr, req)
 	}
+	if req.ExpectAnswer != "" {
+		hdr = hdr.Clone()
+		hdr.Set(ExpectAnswerHeader, req.ExpectAnswer)
+	}
 	callCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lim := c.limits(req.Timeouts)

@@ -99,6 +99,9 @@ func (cl *call) event(ev Event, shape *chunkShape, ck *Chunk) error {
 		return streamError("error event: ", ev.Data)
 	}
 	cl.apply(ck)
+	if ck.Content && cl.req.KeepReply > 0 {
+		cl.t.keepReply(ev.Data, cl.req.KeepReply)
+	}
 	if ck.Content || ck.Reasoning {
 		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, cl.reasoning(ck))
 	}
@@ -247,6 +250,9 @@ func (cl *call) applyBody(b []byte, a arrival) error {
 		return streamError("error in reply: ", b)
 	}
 	cl.apply(&ck)
+	if ck.Content && cl.req.KeepReply > 0 {
+		cl.t.keepReply(b, cl.req.KeepReply)
+	}
 	if ck.Content || ck.Reasoning {
 		_ = cl.token(a, cl.reasoning(&ck)) // one event never overruns
 	}

@@ -52,7 +52,19 @@ type Request struct {
 	// http API without {{prompt}}): no input tokens were sent, whatever
 	// the workload's lengths said.
 	NoPrompt bool
+	// KeepReply, when above 0, keeps up to this many bytes of the reply's
+	// content-carrying JSON (Trace.Reply) so its answer can be graded;
+	// 0 keeps nothing, and an ungraded request pays nothing for it.
+	KeepReply int
+	// ExpectAnswer, when not empty, is sent as the ExpectAnswerHeader so
+	// the simulator can answer it (a test-only feature: see
+	// docs/workload.md "Answers checked under load").
+	ExpectAnswer string
 }
+
+// ExpectAnswerHeader carries a graded request's expected answer to the
+// simulator; real servers ignore it.
+const ExpectAnswerHeader = "X-Inferload-Expect-Answer"
 
 // Generates reports whether req's reply is generated text counted in
 // tokens.
@@ -162,6 +174,13 @@ type Trace struct {
 	// connection rather than reusing one (or, on HTTP/2, sharing one).
 	Proto   string
 	NewConn bool
+
+	// Reply holds the content-carrying JSON objects of the reply (stream
+	// chunks or the whole body), one per line, when Request.KeepReply
+	// asked for them; ReplyCut is true when some did not fit.
+	// ReplyAnswer reads the answer from them.
+	Reply    []byte
+	ReplyCut bool
 }
 
 // Reset clears t for reuse, keeping the EventsUS backing array.

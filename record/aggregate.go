@@ -98,6 +98,8 @@ type Aggregate struct {
 	conns connState
 	// reasoning holds the per-channel figures (reasoning.go).
 	reasoning reasoningState
+	// accuracy counts the graded replies (grading.go).
+	accuracy accuracyState
 }
 
 // NewAggregate returns an empty aggregate.
@@ -144,6 +146,7 @@ func (a *Aggregate) Add(r *Result) {
 		return
 	}
 	a.succeeded++
+	a.accuracy.add(r)
 	a.addTokens(r)
 	a.addLatencies(r)
 	a.server.add(r)
@@ -311,6 +314,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 		ServerTime:    f.ServerTime,
 		PrefixCache:   f.PrefixCache,
 		Reasoning:     f.Reasoning,
+		Accuracy:      f.Accuracy,
 		PrefixReuse:   a.reuse.summary(),
 		Checks:        a.checks.checks(),
 	}

@@ -47,6 +47,9 @@ type Breakdown struct {
 	// Reasoning counts the requests that reasoned; nil when none did
 	// (reasoning.go).
 	Reasoning *ReasoningSummary `json:"reasoning,omitempty"`
+	// Accuracy is how the graded replies fared; nil when none was graded
+	// (grading.go).
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
 	// Checks are the class's token-count checks (classes only; nil for
 	// input buckets and for the bad-input class, whose prompts are meant
 	// to be odd).
@@ -149,6 +152,7 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 		ServerTime:  a.server.summary(),
 		PrefixCache: a.cache.summary(a.ttft),
 		Reasoning:   a.reasoning.summary(),
+		Accuracy:    a.accuracy.summary(),
 	}
 	itlR, itlA := a.channelITL()
 	a.reasoning.metrics(&b.Metrics, itlR, itlA)

@@ -96,7 +96,14 @@ type Result struct {
 	// Expect is ExpectRejection when a 4xx reply is a correct answer (bad
 	// input); empty when only a success passes.
 	Expect string `json:"expect,omitempty"`
-	Warmup bool   `json:"warmup,omitempty"`
+	// Graded is true when the request carried an expected answer and its
+	// reply was graded; Correct when the reply held that answer;
+	// Unparsable when no answer could be read from it (docs/workload.md
+	// "Answers checked under load"). A failed request is not graded.
+	Graded     bool `json:"graded,omitempty"`
+	Correct    bool `json:"correct,omitempty"`
+	Unparsable bool `json:"unparsable,omitempty"`
+	Warmup     bool `json:"warmup,omitempty"`
 	// OpenLoop is true when IntendedUS is meaningful.
 	OpenLoop   bool  `json:"open_loop,omitempty"`
 	IntendedUS int64 `json:"intended_us,omitempty"`

@@ -31,8 +31,11 @@ type Step struct {
 	// from the step's own records (with their joined spans); nil when no
 	// reply of the step carried server timings.
 	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
-	Validity   Validity           `json:"validity"`
-	Warnings   []string           `json:"warnings"`
+	// Accuracy is how the step's graded replies fared; nil when none was
+	// graded (grading.go).
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
+	Validity Validity  `json:"validity"`
+	Warnings []string  `json:"warnings"`
 }
 
 // The kinds of a stage.

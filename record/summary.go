@@ -48,6 +48,9 @@ type Summary struct {
 	// Reasoning counts the requests that reasoned and their events by
 	// channel; nil when none did (record/reasoning.go).
 	Reasoning *ReasoningSummary `json:"reasoning,omitempty"`
+	// Accuracy is how the graded replies fared; nil when none was graded
+	// (record/grading.go).
+	Accuracy *Accuracy `json:"accuracy,omitempty"`
 	// PrefixReuse sets the prefix reuse the workload asked for against
 	// what the server reported; nil when no request asked (prefixreuse.go).
 	PrefixReuse *PrefixReuse `json:"prefix_reuse,omitempty"`

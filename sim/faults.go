@@ -38,6 +38,10 @@ type Faults struct {
 	// "data: [DONE]", as vLLM does when generation fails; a non-streaming
 	// request gets a 500 instead.
 	ErrorEvent float64 `yaml:"error_event"`
+	// AnswerDegrade answers some graded requests wrongly past a load
+	// (answer.go); unlike the faults above it is drawn on its own, not
+	// from the shared fractions.
+	AnswerDegrade AnswerDegrade `yaml:"answer_degrade"`
 }
 
 // DelayFault is a fault that holds things up for Duration (wall-clock time,
@@ -85,7 +89,7 @@ type Fault struct {
 }
 
 // IsZero reports whether no fault is configured.
-func (f Faults) IsZero() bool { return f.total() == 0 }
+func (f Faults) IsZero() bool { return f.total() == 0 && f.AnswerDegrade.WrongShare == 0 }
 
 func (f Faults) total() float64 {
 	sum := f.Reset + f.Malformed + f.Stall.Fraction + f.SlowFirstByte.Fraction + f.MissingDone + f.ErrorEvent
@@ -154,6 +158,9 @@ func (f Faults) Validate() error {
 		if d.d.Fraction > 0 && d.d.Duration <= 0 {
 			return fmt.Errorf("%s needs a duration > 0 (e.g. %s=%g:5s)", d.name, d.name, d.d.Fraction)
 		}
+	}
+	if err := f.AnswerDegrade.validate(); err != nil {
+		return err
 	}
 	if t := f.total(); t > 1+1e-9 {
 		return fmt.Errorf("fault fractions sum to %g; at most one fault hits a request, so the sum must be <= 1", t)

@@ -95,6 +95,11 @@ type call struct {
 	reasoning int
 	st        *stream
 	d         dialect
+	// answer is the reply's whole text when the request carried an
+	// expected answer (answer.go), "" otherwise; answerJSON is it escaped
+	// for a JSON string. answerDraw decides whether it is degraded.
+	answer, answerJSON string
+	answerDraw         float64
 }
 
 func (s *Server) generate(api apiKind) http.HandlerFunc {
@@ -109,7 +114,10 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 			writeAPIError(w, aerr)
 			return
 		}
+		s.generating.Add(1)
+		defer s.generating.Add(-1)
 		c := s.newCall(w, r, g)
+		c.answerWith(r.Header.Get(ExpectAnswerHeader), s.generating.Load())
 		c.d = &openaiDialect{c: c, cr: newChunkRenderer(api, c.id, c.created, s.modelJSON)}
 		c.serve()
 	}
@@ -138,6 +146,7 @@ func (s *Server) drawCall(g generation, requestID, traceParent string) *call {
 		prefix = "cmpl-"
 	}
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
+	c.answerDraw = rng.Float64() // last, so the draws before it are as they were
 	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: requestID, traceParent: traceParent}
 	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
 	return c
@@ -295,7 +304,7 @@ func (c *call) serveStream() {
 			if sent == c.faultAt && !c.midStreamFault(sent) {
 				return
 			}
-			c.write(c.d.token(sent, tokenText(c.words, sent), false))
+			c.write(c.d.token(sent, c.tokenText(sent), false))
 		}
 		if done {
 			c.finishStream(sent + hold)
@@ -384,6 +393,10 @@ func (c *call) serveJSON() {
 	var text strings.Builder
 	for i := range n {
 		text.WriteString(tokenText(c.words, i))
+	}
+	if c.answer != "" {
+		text.Reset()
+		text.WriteString(c.answer)
 	}
 	c.writeWhole(c.d.whole(c.w.Header(), text.String(), n), c.writeError)
 }

@@ -84,10 +84,13 @@ type Server struct {
 	closing    bool
 	handlers   sync.WaitGroup
 
-	arrivals  atomic.Uint64
-	imageGen  imageGen // the image-generation model (imagegen.go)
-	epoch     time.Time
-	modelJSON []byte
+	arrivals atomic.Uint64
+	// generating counts the chat and completions requests being answered
+	// (queued or running), the load AnswerDegrade compares with.
+	generating atomic.Int64
+	imageGen   imageGen // the image-generation model (imagegen.go)
+	epoch      time.Time
+	modelJSON  []byte
 
 	// Scheduler-owned step clock.
 	clock    time.Duration // engine time when the last step ended

@@ -74,6 +74,7 @@ func BuildStep(acc *StepAcc, m record.StageMark, p *plan.Plan, d Design) (record
 		StartS: float64(m.StartUS) / 1e6, WindowS: s.WindowS, Requests: s.Requests,
 		FailureRate: s.FailureRate, Errors: s.Errors, Metrics: s.Metrics, Throughput: s.Throughput,
 		GoodputPerS: s.Goodput.RequestsPerS, Warnings: s.Warnings, ServerTime: s.ServerTime,
+		Accuracy: s.Accuracy,
 	}
 	if m.Kind != record.StepRamp {
 		step.From = 0

@@ -83,6 +83,9 @@ type DatasetEntry struct {
 	// Line is where the entry starts in the file, for error reports and
 	// for finding an entry again.
 	Line int
+	// Answer grades the reply to this entry; nil when the entry carries
+	// no expected answer (the reply is then neither kept nor graded).
+	Answer *Answer
 }
 
 // Dataset is a list of prompts read from a file, filtered and sampled. It
@@ -179,7 +182,7 @@ func (d *Dataset) Profile() DatasetProfile { return d.profile }
 func measureEntries(raw []rawEntry, tok Tokenizer) []DatasetEntry {
 	out := make([]DatasetEntry, len(raw))
 	for i, r := range raw {
-		e := DatasetEntry{Prompt: r.prompt, Messages: r.messages, OutputTokens: r.outputTokens, Line: r.line}
+		e := DatasetEntry{Prompt: r.prompt, Messages: r.messages, OutputTokens: r.outputTokens, Line: r.line, Answer: r.answer}
 		if len(r.messages) > 0 {
 			for _, m := range r.messages {
 				e.InputTokens += tok.Count(m.Content)

@@ -22,6 +22,8 @@ type rawEntry struct {
 	reply *string
 	// outputTokens is an output length the entry states (0: none).
 	outputTokens int
+	// answer grades the reply; nil when the entry expects none.
+	answer *Answer
 }
 
 // parseDataset parses data in format. skipped counts entries that are well
@@ -207,6 +209,7 @@ type openAILine struct {
 	MaxCompletionTokens *int `json:"max_completion_tokens"`
 	// Body holds the request of a batch API line ({"body": {...}}).
 	Body *openAILine `json:"body"`
+	answerFields
 }
 
 // parseOpenAILine reads one chat request: the messages up to the last user
@@ -216,6 +219,10 @@ func parseOpenAILine(line []byte) (rawEntry, error) {
 	var l openAILine
 	if err := json.Unmarshal(line, &l); err != nil {
 		return rawEntry{}, jsonFieldError(err, &l)
+	}
+	answer, err := l.answer() // a batch line's are beside its body
+	if err != nil {
+		return rawEntry{}, err
 	}
 	if l.Body != nil {
 		l = *l.Body
@@ -235,7 +242,7 @@ func parseOpenAILine(line []byte) (rawEntry, error) {
 	if lastUser < 0 {
 		return rawEntry{}, errors.New("field messages: no message with role \"user\"")
 	}
-	e := rawEntry{prompt: msgs[lastUser].Content, messages: msgs[:lastUser+1]}
+	e := rawEntry{prompt: msgs[lastUser].Content, messages: msgs[:lastUser+1], answer: answer}
 	if lastUser == 0 && len(msgs[0].Images) == 0 {
 		e.messages = nil // the prompt is the whole input
 	}
@@ -306,6 +313,7 @@ type promptLine struct {
 	Prompt       *string `json:"prompt"`
 	OutputTokens *int    `json:"output_tokens"`
 	MaxTokens    *int    `json:"max_tokens"`
+	answerFields
 }
 
 // parsePromptLine reads {"prompt": ..., "output_tokens": N}.
@@ -318,7 +326,11 @@ func parsePromptLine(line []byte) (rawEntry, error) {
 		return rawEntry{}, errors.New("field prompt: missing")
 	}
 	out, err := firstLength("output_tokens", l.OutputTokens, "max_tokens", l.MaxTokens)
-	return rawEntry{prompt: *l.Prompt, outputTokens: out}, err
+	if err != nil {
+		return rawEntry{}, err
+	}
+	answer, err := l.answer()
+	return rawEntry{prompt: *l.Prompt, outputTokens: out, answer: answer}, err
 }
 
 // parsePromptCSV reads a CSV file whose header names a "prompt" column and

@@ -334,7 +334,7 @@ func TestDatasetProfileString(t *testing.T) {
 // FuzzDataset feeds arbitrary bytes to every parser: none may panic or
 // hang, and every entry they return must point at a line of the input.
 func FuzzDataset(f *testing.F) {
-	for _, name := range []string{"sharegpt.json", "chat.jsonl", "images.jsonl", "prompts.jsonl", "prompts.csv"} {
+	for _, name := range []string{"sharegpt.json", "chat.jsonl", "images.jsonl", "prompts.jsonl", "prompts.csv", "graded.jsonl"} {
 		data, err := os.ReadFile(filepath.Join("testdata/dataset", name))
 		if err != nil {
 			f.Fatal(err)

@@ -46,8 +46,10 @@ func (s *datasetSource) Spec(i uint64) Spec {
 	if out <= 0 {
 		out = s.output.Sample(rng)
 	}
+	// A graded entry is never sent with ignore_eos: an answer padded to
+	// max_tokens is not the model's answer.
 	return s.salted(Spec{Index: i, Class: s.class, Prompt: e.Prompt, Messages: e.Messages,
-		InputTokens: e.InputTokens, MaxTokens: out, IgnoreEOS: s.ignoreEOS})
+		InputTokens: e.InputTokens, MaxTokens: out, IgnoreEOS: s.ignoreEOS && e.Answer == nil, Answer: e.Answer})
 }
 
 // salted opens sp's first message and its prompt with the run's salt. A

@@ -41,6 +41,9 @@ type Spec struct {
 	// success passes). Renderers send MaxTokens 0 as an explicit
 	// "max_tokens": 0 when Expect is set.
 	Expect string
+	// Answer, when set, grades the reply (a dataset entry's expected
+	// answer); nil for ungraded requests, whose reply text is never kept.
+	Answer *Answer
 }
 
 // ExpectRejection marks a request for which a 4xx reply with an error body
