@@ -57,6 +57,7 @@ var apiInfos = []struct {
 	{APICompletions, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APIEmbeddings, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIImages, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIResponses, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
@@ -185,6 +186,7 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		APICompletions:    same("completions"),
 		APIEmbeddings:     same("embeddings"),
 		APIImages:         same("images/generations"),
+		APIResponses:      same("responses"),
 		APITGI:            {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:         same("api/chat"),
 		APIOllamaGenerate: same("api/generate"),
@@ -222,6 +224,7 @@ type reader struct {
 var replyReaders = map[API]reader{
 	APIChat:           {(*call).readStream, (*call).applyBody},
 	APICompletions:    {(*call).readStream, (*call).applyBody},
+	APIResponses:      {(*call).readResponsesStream, (*call).applyResponsesBody},
 	APITGI:            {(*call).readTGIStream, (*call).applyTGIBody},
 	APIOllama:         {(*call).readOllamaStream, (*call).applyOllamaBody},
 	APIOllamaGenerate: {(*call).readOllamaStream, (*call).applyOllamaBody},
