@@ -22,11 +22,22 @@ type ResponsesEvent struct {
 	Type []byte
 	// Delta is true for a non-empty "delta" string.
 	Delta bool
-	// ResponseID is the response's id (response.id in an event, id in a
-	// whole reply): what a later turn sends as previous_response_id.
-	ResponseID []byte
-	// Status is the response's status ("completed", "incomplete",
-	// "failed").
+	// Code and Message are an error event's top-level code and message.
+	Code, Message []byte
+	// Response is the event's response object when it has one, else what
+	// the object's own members say of a response (a whole reply).
+	Response ResponseFields
+
+	top     ResponseFields // the object's own members
+	hasResp bool           // a "response" object was read into Response
+}
+
+// ResponseFields is what a response object says.
+type ResponseFields struct {
+	// ID is the response's id: what a later turn sends as
+	// previous_response_id.
+	ID []byte
+	// Status is "completed", "incomplete", "failed" or "in_progress".
 	Status []byte
 	// Usage is true when a usage object was present; the counts are its
 	// input_tokens, output_tokens, output_tokens_details.reasoning_tokens
@@ -35,17 +46,18 @@ type ResponsesEvent struct {
 	Input, Output, ReasoningTokens, Cached int
 	// Incomplete is incomplete_details.reason ("max_output_tokens").
 	Incomplete []byte
-	// Error is true for an error event or a response carrying an error
-	// object; ErrorCode and ErrorMessage are its code and message.
+	// Error is true when the error member is an object; ErrorCode and
+	// ErrorMessage are its code and message.
 	Error                   bool
 	ErrorCode, ErrorMessage []byte
-	// Text and Reasoning say whether a whole reply's output held answer
-	// text (output_text, refusal, a function call) or reasoning text.
+	// Text and Reasoning say whether the output items held answer text
+	// (output_text, refusal, a function call) or reasoning text.
 	Text, Reasoning bool
 }
 
 // ScanResponses reads data, one JSON object, into e without allocating,
-// with ScanChunk's guarantees.
+// with ScanChunk's guarantees. Where a member appears twice the last
+// counts, as encoding/json reads it.
 func ScanResponses(data []byte, e *ResponsesEvent) error {
 	*e = ResponsesEvent{}
 	s := scanner{b: data}
@@ -61,11 +73,13 @@ func ScanResponses(data []byte, e *ResponsesEvent) error {
 	if err != nil {
 		return err
 	}
+	if !e.hasResp {
+		e.Response = e.top
+	}
 	return s.end()
 }
 
-// responsesTop reads one member of an event, which for a whole reply is
-// the response object's own.
+// responsesTop reads one member of an event or whole reply.
 func (s *scanner) responsesTop(k []byte, e *ResponsesEvent) error {
 	var err error
 	switch string(k) {
@@ -76,42 +90,49 @@ func (s *scanner) responsesTop(k []byte, e *ResponsesEvent) error {
 		text, err = s.stringOrSkip()
 		e.Delta = len(text) > 0
 	case "response":
-		if s.peek() != '{' {
-			return s.skip()
-		}
-		k, err := s.nextMember(false)
-		for ; k != nil && err == nil; k, err = s.nextMember(true) {
-			if err = s.responseMember(k, e); err != nil {
-				break
-			}
-		}
-		return err
+		e.Response, e.hasResp = ResponseFields{}, s.peek() == '{'
+		err = s.responseObject(&e.Response)
 	case "code":
-		e.ErrorCode, err = s.stringOrSkip()
+		e.Code, err = s.stringOrSkip()
 	case "message":
-		e.ErrorMessage, err = s.stringOrSkip()
+		e.Message, err = s.stringOrSkip()
 	default:
-		err = s.responseMember(k, e)
+		err = s.responseMember(k, &e.top)
+	}
+	return err
+}
+
+// responseObject reads a response object into f (anything else is
+// skipped).
+func (s *scanner) responseObject(f *ResponseFields) error {
+	if s.peek() != '{' {
+		return s.skip()
+	}
+	k, err := s.nextMember(false)
+	for ; k != nil && err == nil; k, err = s.nextMember(true) {
+		if err = s.responseMember(k, f); err != nil {
+			break
+		}
 	}
 	return err
 }
 
 // responseMember reads one member of a response object.
-func (s *scanner) responseMember(k []byte, e *ResponsesEvent) error {
+func (s *scanner) responseMember(k []byte, f *ResponseFields) error {
 	var err error
 	switch string(k) {
 	case "id":
-		e.ResponseID, err = s.stringOrSkip()
+		f.ID, err = s.stringOrSkip()
 	case "status":
-		e.Status, err = s.stringOrSkip()
+		f.Status, err = s.stringOrSkip()
 	case "usage":
-		err = s.responsesUsage(e)
+		err = s.responsesUsage(f)
 	case "incomplete_details":
-		e.Incomplete, err = s.stringMember("reason")
+		f.Incomplete, err = s.stringMember("reason")
 	case "error":
-		err = s.responsesError(e)
+		err = s.responsesError(f)
 	case "output":
-		err = s.responsesOutput(e)
+		err = s.responsesOutput(f)
 	default:
 		err = s.skip()
 	}
@@ -119,22 +140,23 @@ func (s *scanner) responseMember(k []byte, e *ResponsesEvent) error {
 }
 
 // responsesUsage reads a usage object; null leaves Usage false.
-func (s *scanner) responsesUsage(e *ResponsesEvent) error {
+func (s *scanner) responsesUsage(f *ResponseFields) error {
+	f.Usage, f.Input, f.Output, f.ReasoningTokens, f.Cached = false, 0, 0, 0, 0
 	if s.peek() != '{' {
 		return s.skip()
 	}
-	e.Usage = true
+	f.Usage = true
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
 		switch string(k) {
 		case "input_tokens":
-			e.Input, err = s.count()
+			f.Input, err = s.count()
 		case "output_tokens":
-			e.Output, err = s.count()
+			f.Output, err = s.count()
 		case "input_tokens_details":
-			e.Cached, err = s.member("cached_tokens")
+			f.Cached, err = s.member("cached_tokens")
 		case "output_tokens_details":
-			e.ReasoningTokens, err = s.member("reasoning_tokens")
+			f.ReasoningTokens, err = s.member("reasoning_tokens")
 		default:
 			err = s.skip()
 		}
@@ -147,18 +169,19 @@ func (s *scanner) responsesUsage(e *ResponsesEvent) error {
 
 // responsesError reads a response's error: an object with code and
 // message is one, null is none.
-func (s *scanner) responsesError(e *ResponsesEvent) error {
+func (s *scanner) responsesError(f *ResponseFields) error {
+	f.Error, f.ErrorCode, f.ErrorMessage = false, nil, nil
 	if s.peek() != '{' {
 		return s.skip()
 	}
-	e.Error = true
+	f.Error = true
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
 		switch string(k) {
 		case "code":
-			e.ErrorCode, err = s.stringOrSkip()
+			f.ErrorCode, err = s.stringOrSkip()
 		case "message":
-			e.ErrorMessage, err = s.stringOrSkip()
+			f.ErrorMessage, err = s.stringOrSkip()
 		default:
 			err = s.skip()
 		}
@@ -173,7 +196,8 @@ func (s *scanner) responsesError(e *ResponsesEvent) error {
 // content holds non-empty text (output_text, refusal) or a function call
 // is answer text; a reasoning item with non-empty summary or content text
 // is reasoning.
-func (s *scanner) responsesOutput(e *ResponsesEvent) error {
+func (s *scanner) responsesOutput(f *ResponseFields) error {
+	f.Text, f.Reasoning = false, false
 	if s.peek() != '[' {
 		return s.skip()
 	}
@@ -186,31 +210,32 @@ func (s *scanner) responsesOutput(e *ResponsesEvent) error {
 		}
 		switch string(typ) {
 		case "reasoning":
-			e.Reasoning = e.Reasoning || text
+			f.Reasoning = f.Reasoning || text
 		case "function_call":
-			e.Text = true
+			f.Text = true
 		default:
-			e.Text = e.Text || text
+			f.Text = f.Text || text
 		}
 	}
 	return err
 }
 
-// outputItem reads one output item: its type and whether any of its parts
-// (content, summary) carries non-empty text (or refusal).
+// outputItem reads one output item: its type and whether its content or
+// summary parts carry non-empty text.
 func (s *scanner) outputItem() (typ []byte, text bool, err error) {
 	if s.peek() != '{' {
 		return nil, false, s.skip()
 	}
+	var content, summary bool
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
 		switch string(k) {
 		case "type":
 			typ, err = s.stringOrSkip()
-		case "content", "summary":
-			var t bool
-			t, err = s.partsText()
-			text = text || t
+		case "content":
+			content, err = s.partsText()
+		case "summary":
+			summary, err = s.partsText()
 		default:
 			err = s.skip()
 		}
@@ -218,7 +243,7 @@ func (s *scanner) outputItem() (typ []byte, text bool, err error) {
 			break
 		}
 	}
-	return typ, text, err
+	return typ, content || summary, err
 }
 
 // partsText reads an array of parts and reports whether one has a
@@ -245,21 +270,22 @@ func (s *scanner) partText() (bool, error) {
 	if s.peek() != '{' {
 		return false, s.skip()
 	}
-	text := false
+	var text, refusal []byte
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
-		if string(k) == "text" || string(k) == "refusal" {
-			var raw []byte
-			raw, err = s.stringOrSkip()
-			text = text || len(raw) > 0
-		} else {
+		switch string(k) {
+		case "text":
+			text, err = s.stringOrSkip()
+		case "refusal":
+			refusal, err = s.stringOrSkip()
+		default:
 			err = s.skip()
 		}
 		if err != nil {
 			break
 		}
 	}
-	return text, err
+	return len(text) > 0 || len(refusal) > 0, err
 }
 
 // stringMember reads an object and returns its member name's string
@@ -294,8 +320,8 @@ func (cl *call) readResponsesStream(resp *http.Response) error {
 		if err := ScanResponses(data, &e); err != nil {
 			return false, cl.malformed(err)
 		}
-		if string(typ) == "error" && string(e.Type) != "error" {
-			e.Type, e.Error = typ, true // the SSE event says error whatever the data says
+		if string(typ) == "error" {
+			e.Type = typ // the SSE event says error whatever the data says
 		}
 		return cl.responsesEvent(&e, a)
 	}
@@ -307,8 +333,8 @@ func (cl *call) readResponsesStream(resp *http.Response) error {
 // responsesEvent folds one stream event into the trace and reports
 // whether it ended the reply.
 func (cl *call) responsesEvent(e *ResponsesEvent, a arrival) (bool, error) {
-	if len(e.ResponseID) > 0 && cl.t.ResponseID == "" {
-		cl.t.ResponseID = string(e.ResponseID)
+	if id := e.Response.ID; len(id) > 0 && cl.t.ResponseID == "" {
+		cl.t.ResponseID = decodeJSONString(id)
 	}
 	switch string(e.Type) {
 	case "response.output_text.delta", "response.refusal.delta", "response.function_call_arguments.delta":
@@ -320,7 +346,7 @@ func (cl *call) responsesEvent(e *ResponsesEvent, a arrival) (bool, error) {
 			return false, cl.token(a, true)
 		}
 	case "response.completed", "response.incomplete":
-		cl.responsesUsage(e)
+		cl.responsesFinal(&e.Response)
 		return true, nil
 	case "response.failed", "error":
 		return false, responsesFailure(e)
@@ -328,41 +354,46 @@ func (cl *call) responsesEvent(e *ResponsesEvent, a arrival) (bool, error) {
 	return false, nil
 }
 
-// responsesUsage takes a final response's usage and finish.
-func (cl *call) responsesUsage(e *ResponsesEvent) {
-	if e.Usage {
-		t := cl.t
+// responsesFinal takes a final response's usage and finish.
+func (cl *call) responsesFinal(f *ResponseFields) {
+	t := cl.t
+	if f.Usage {
 		t.UsageReported = true
-		t.PromptTokens, t.CompletionTokens = e.Input, e.Output
-		t.ReasoningTokens, t.CachedTokens = e.ReasoningTokens, e.Cached
+		t.PromptTokens, t.CompletionTokens = f.Input, f.Output
+		t.ReasoningTokens, t.CachedTokens = f.ReasoningTokens, f.Cached
 	}
 	switch {
-	case string(e.Incomplete) == "max_output_tokens":
-		cl.t.FinishReason = "length"
-	case string(e.Incomplete) == "content_filter":
-		cl.t.FinishReason = "content_filter"
-	case string(e.Status) == "completed":
-		cl.t.FinishReason = "stop"
+	case string(f.Incomplete) == "max_output_tokens":
+		t.FinishReason = "length"
+	case string(f.Incomplete) == "content_filter":
+		t.FinishReason = "content_filter"
+	case string(f.Status) == "completed":
+		t.FinishReason = "stop"
 	}
 }
 
 // responsesFailure classifies a response.failed or error event by its
-// code: rate_limit_exceeded is a 429 by another name, invalid_* a
-// rejected request, anything else the server's failure mid-reply.
+// code (the response's error object's, else the event's own):
+// rate_limit_exceeded is a 429 by another name, invalid_* a rejected
+// request, anything else the server's failure mid-reply.
 func responsesFailure(e *ResponsesEvent) error {
-	code := decodeJSONString(e.ErrorCode)
+	code, msg := e.Code, e.Message
+	if e.Response.Error {
+		code, msg = e.Response.ErrorCode, e.Response.ErrorMessage
+	}
+	c := decodeJSONString(code)
 	kind := record.ErrStreamErrorEvent
 	switch {
-	case code == "rate_limit_exceeded":
+	case c == "rate_limit_exceeded":
 		kind = record.ErrHTTP429
-	case strings.HasPrefix(code, "invalid"):
+	case strings.HasPrefix(c, "invalid"):
 		kind = record.ErrHTTP4xx
 	}
-	msg := string(e.Type) + " event: " + decodeJSONString(e.ErrorMessage)
-	if code != "" {
-		msg += " (code " + code + ")"
+	text := decodeJSONString(e.Type) + " event: " + decodeJSONString(msg)
+	if c != "" {
+		text += " (code " + c + ")"
 	}
-	return &failure{kind, msg}
+	return &failure{kind, text}
 }
 
 // applyResponsesBody checks a whole (stream: false) reply: the response
@@ -372,16 +403,17 @@ func (cl *call) applyResponsesBody(b []byte, a arrival) error {
 	if err := ScanResponses(b, &e); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
 	}
-	if len(e.ResponseID) > 0 {
-		cl.t.ResponseID = string(e.ResponseID)
+	f := &e.Response
+	if len(f.ID) > 0 {
+		cl.t.ResponseID = decodeJSONString(f.ID)
 	}
-	if e.Error || string(e.Status) == "failed" {
+	if f.Error || string(f.Status) == "failed" {
 		e.Type = []byte("response.failed")
 		return responsesFailure(&e)
 	}
-	cl.responsesUsage(&e)
-	if e.Text || e.Reasoning {
-		if err := cl.token(a, !e.Text); err != nil {
+	cl.responsesFinal(f)
+	if f.Text || f.Reasoning {
+		if err := cl.token(a, !f.Text); err != nil {
 			return err
 		}
 	}
