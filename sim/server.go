@@ -85,7 +85,8 @@ type Server struct {
 	handlers   sync.WaitGroup
 
 	arrivals  atomic.Uint64
-	imageGen  imageGen // the image-generation model (imagegen.go)
+	held      heldResponses // the Responses API's answered conversations
+	imageGen  imageGen      // the image-generation model (imagegen.go)
 	epoch     time.Time
 	modelJSON []byte
 
