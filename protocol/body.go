@@ -135,6 +135,8 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return encodeBody(b.renderImages())
 	case APIResponses:
 		return encodeBody(b.renderResponses())
+	case APIMessages:
+		return encodeBody(b.renderMessages())
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)
