@@ -127,6 +127,7 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
 	var localWait, later time.Duration
+	var prev string // the id of the user's last reply (prepareNext)
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, c.Active, id) {
 			return
@@ -140,13 +141,17 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
 			return // the index is unused: issuing stopped during the wait
 		}
-		p, err := e.prepareNext(sess, i)
+		p, err := e.prepareNext(sess, i, prev)
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}
 		res := e.execute(e.reqCtx, i, p, err, arrival{})
 		// Read before the collector owns res.
 		local := res.Error == record.ErrClientResource
+		prev = ""
+		if res.Error == record.ErrNone {
+			prev = res.ResponseID // a failed turn's id is not continued: the history goes again
+		}
 		later = e.retryLater(res)
 		ph.out <- res
 		if !e.backOffLocal(issueCtx, local, &localWait) {

@@ -107,6 +107,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		MaxTokens:        p.spec.MaxTokens,
 		IgnoreEOS:        p.spec.IgnoreEOS,
 		FinishReason:     tr.FinishReason,
+		ResponseID:       tr.ResponseID,
 		Status:           tr.Status,
 		Error:            tr.Err,
 		ErrorMsg:         tr.ErrMsg,

@@ -22,12 +22,18 @@ func (e *Engine) session(id uint64) workload.Session {
 }
 
 // prepareNext renders user's next request, numbered i, from its session
-// (or from Spec(i) without one).
-func (e *Engine) prepareNext(sess workload.Session, i uint64) (prepared, error) {
+// (or from Spec(i) without one). prev is the id the server gave the
+// user's last reply: a later turn of the same conversation carries it, so
+// a server holding the history (the Responses API) is sent the new turn
+// only.
+func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prepared, error) {
 	if sess == nil {
 		return e.prepare(i)
 	}
 	spec := sess.Next(i)
+	if spec.Turn > 0 {
+		spec.PreviousResponseID = prev
+	}
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{spec: spec}, fmt.Errorf("rendering request %d: %w", i, err)

@@ -208,6 +208,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
 			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
 			Class:             s.Class, InputTokens: s.InputTokens, Template: tmpl, Tensors: p.Target.Triton.Tensors(),
+			PreviousResponseID: s.PreviousResponseID,
 		}
 		body, err := ob.Render(ct.api)
 		if err != nil {

@@ -15,7 +15,8 @@ func openAIAPI(api string) bool {
 }
 
 // turns checks a class's multi-turn setting: conversations need chat
-// messages to carry their history, and users that wait for each reply
+// messages to carry their history (the chat API, or the Responses API,
+// whose server holds it), and users that wait for each reply
 // (a closed loop), or turn k would not follow turn k-1.
 func (v *validator) turns(path string, c *Class) {
 	if c.Turns < 0 || c.Turns > workload.MaxTurns {
@@ -25,8 +26,8 @@ func (v *validator) turns(path string, c *Class) {
 	if c.Turns <= 1 {
 		return
 	}
-	if api := firstSet(c.API, v.p.Target.API); api != "chat" {
-		v.fail(path+".turns", "conversations need the chat API, not %s", api)
+	if api := firstSet(c.API, v.p.Target.API); api != "chat" && api != "responses" {
+		v.fail(path+".turns", "conversations need the chat or responses API, not %s", api)
 	}
 	if v.p.Load.OpenLoop() {
 		v.fail(path+".turns", "conversations need a closed loop (load.concurrency): in an open loop turn k would not wait for turn k-1's reply")

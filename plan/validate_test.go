@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, tgi, ollama, ollama-generate, triton, torchserve, triton-infer, triton-grpc or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, responses, messages, tgi, ollama, ollama-generate, triton, torchserve, triton-infer, triton-grpc or http`},
 		// Synthetic images go in chat messages.
 		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
 		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},
@@ -91,7 +91,9 @@ func TestValidate(t *testing.T) {
 			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}}
 		}, "workload.classes[0].turns: conversations need a closed loop"},
 		// Conversations need chat messages to carry the history.
-		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat API, not embeddings"},
+		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat or responses API, not embeddings"},
+		// The Responses API carries them too (previous_response_id).
+		{"turns responses", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "responses"}} }, ""},
 		// Turns are bounded.
 		{"turns negative", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: -1}} }, "workload.classes[0].turns: -1: want 0 to 1000"},
 		// A class's timeout override may be left out but not negative.

@@ -43,6 +43,11 @@ type OpenAIBody struct {
 	Class       string
 	InputTokens int
 	Template    *Template
+	// PreviousResponseID, for the Responses API, is the id of the
+	// conversation's previous reply: the server holds the history, so
+	// only the new turn is sent with it (renderResponses). Other APIs
+	// ignore it.
+	PreviousResponseID string
 	// Tensors names the triton-infer API's tensors.
 	Tensors TritonTensors
 	// Extra fields are merged in last and may override any of the above
@@ -128,6 +133,10 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return b.renderTemplate()
 	case APIImages:
 		return encodeBody(b.renderImages())
+	case APIResponses:
+		return encodeBody(b.renderResponses())
+	case APIMessages:
+		return encodeBody(b.renderMessages())
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)

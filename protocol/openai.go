@@ -125,16 +125,19 @@ type OpenAI struct {
 	host         string // Host header override, "" for the URL's
 	streamHeader http.Header
 	plainHeader  http.Header
-	redact       record.Redactor // the API key and opts.Secrets
-	ttft, total  time.Duration
-	readers      sync.Pool // *SSEReader
-	lines        sync.Pool // *LineReader
-	shapes       sync.Pool // *chunkShape
-	kernelClock  bool      // connections ask for kernel receive stamps
-	thinkTags    bool      // OpenAIOptions.ThinkTags
-	tensors      TritonTensors
-	httpAPI      *httpAPI // nil without OpenAIOptions.HTTP
-	grpc         *grpcConn
+	// msgStreamHeader and msgPlainHeader are the Messages API's
+	// (anthropic-version, the key as x-api-key).
+	msgStreamHeader, msgPlainHeader http.Header
+	redact                          record.Redactor // the API key and opts.Secrets
+	ttft, total                     time.Duration
+	readers                         sync.Pool // *SSEReader
+	lines                           sync.Pool // *LineReader
+	shapes                          sync.Pool // *chunkShape
+	kernelClock                     bool      // connections ask for kernel receive stamps
+	thinkTags                       bool      // OpenAIOptions.ThinkTags
+	tensors                         TritonTensors
+	httpAPI                         *httpAPI // nil without OpenAIOptions.HTTP
+	grpc                            *grpcConn
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -382,6 +385,12 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 	c.streamHeader, c.plainHeader = base.Clone(), base
 	c.streamHeader.Set("Accept", "text/event-stream")
 	c.plainHeader.Set("Accept", "application/json")
+	// The Messages API's sets: its version header, before target.headers
+	// so that they may override it.
+	c.msgStreamHeader, c.msgPlainHeader = c.streamHeader.Clone(), c.plainHeader.Clone()
+	c.msgStreamHeader.Set("Anthropic-Version", AnthropicVersion)
+	c.msgPlainHeader.Set("Anthropic-Version", AnthropicVersion)
+	sets := []http.Header{c.streamHeader, c.plainHeader, c.msgStreamHeader, c.msgPlainHeader}
 	for k, v := range opts.Headers {
 		if err := checkHeader(k, v); err != nil {
 			return err
@@ -390,8 +399,9 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 			c.host = v
 			continue
 		}
-		c.streamHeader.Set(k, v)
-		c.plainHeader.Set(k, v)
+		for _, h := range sets {
+			h.Set(k, v)
+		}
 	}
 	if opts.APIKey != "" {
 		if strings.ContainsAny(opts.APIKey, "\r\n\x00") {
@@ -399,6 +409,9 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 		}
 		c.streamHeader.Set("Authorization", "Bearer "+opts.APIKey)
 		c.plainHeader.Set("Authorization", "Bearer "+opts.APIKey)
+		// Anthropic takes the key as x-api-key, not a bearer token.
+		c.msgStreamHeader.Set("X-Api-Key", opts.APIKey)
+		c.msgPlainHeader.Set("X-Api-Key", opts.APIKey)
 	}
 	return nil
 }
@@ -514,10 +527,14 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 	case req.API == APIHTTP:
 		return ep.plain, c.plainHeader, nil
 	}
-	if req.Stream && req.API.Streams() {
-		return ep.stream, c.streamHeader, nil
+	stream, plain := c.streamHeader, c.plainHeader
+	if req.API == APIMessages {
+		stream, plain = c.msgStreamHeader, c.msgPlainHeader
 	}
-	return ep.plain, c.plainHeader, nil
+	if req.Stream && req.API.Streams() {
+		return ep.stream, stream, nil
+	}
+	return ep.plain, plain, nil
 }
 
 // finish records a failure that happened before anything was sent.

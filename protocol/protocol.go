@@ -153,6 +153,10 @@ type Trace struct {
 	FinishReason string
 	// CachedTokens is the usage's prompt_tokens_details.cached_tokens.
 	CachedTokens int
+	// ResponseID is the id the server gave the reply where the API has
+	// one the next turn refers to (the Responses API's response.id, sent
+	// as previous_response_id); empty otherwise.
+	ResponseID string
 	// Timings is the server's own account of the request's time, from the
 	// final chunk (llama.cpp's "timings"); Timings.Present is false without.
 	Timings ServerTimings

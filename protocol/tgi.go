@@ -153,6 +153,31 @@ func (cl *call) readTGIStream(resp *http.Response) error {
 // goes to each with its arrival, which says whether it ended the reply; a
 // clean end of the body before that is atEOF's to judge.
 func (cl *call) readEventStream(resp *http.Response, each func(data []byte, a arrival) (bool, error), atEOF func() error) error {
+	return cl.readSSE(resp, func(ev Event) (bool, error) {
+		if skip, err := otherEvent(ev); skip || err != nil {
+			return false, err
+		}
+		return each(ev.Data, arrival{ev.At, ev.ReadLag, ev.Kernel})
+	}, atEOF)
+}
+
+// readTypedStream reads an SSE reply whose events say their type in their
+// data as well as in "event:" (the Responses and Messages APIs): every
+// event with data goes to each with its SSE type, keep-alives are
+// skipped.
+func (cl *call) readTypedStream(resp *http.Response, each func(typ, data []byte, a arrival) (bool, error), atEOF func() error) error {
+	return cl.readSSE(resp, func(ev Event) (bool, error) {
+		if isBlank(ev.Data) {
+			return false, nil
+		}
+		return each(ev.Type, ev.Data, arrival{ev.At, ev.ReadLag, ev.Kernel})
+	}, atEOF)
+}
+
+// readSSE reads an SSE reply, each event to each, which says whether it
+// ended the reply; a clean end of the body before that is atEOF's to
+// judge.
+func (cl *call) readSSE(resp *http.Response, each func(ev Event) (bool, error), atEOF func() error) error {
 	sse := cl.c.readers.Get().(*SSEReader)
 	sse.resetStamped(resp.Body, cl.rx())
 	defer cl.c.putReader(sse)
@@ -167,13 +192,7 @@ func (cl *call) readEventStream(resp *http.Response, each func(data []byte, a ar
 		case err != nil:
 			return err
 		}
-		if skip, err := otherEvent(ev); skip || err != nil {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		end, err := each(ev.Data, arrival{ev.At, ev.ReadLag, ev.Kernel})
+		end, err := each(ev)
 		if err != nil {
 			return err
 		}

@@ -166,6 +166,10 @@ type Result struct {
 	MaxTokens        int    `json:"max_tokens,omitempty"`
 	IgnoreEOS        bool   `json:"ignore_eos,omitempty"`
 	FinishReason     string `json:"finish_reason,omitempty"`
+	// ResponseID is the id the server gave its reply where the next turn
+	// of a conversation refers to it (the Responses API's response id,
+	// sent as previous_response_id); empty for other APIs.
+	ResponseID string `json:"response_id,omitempty"`
 
 	Status   int       `json:"status,omitempty"`
 	Error    ErrorKind `json:"error,omitempty"`

@@ -65,6 +65,7 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendIntOmit(b, `,"max_tokens":`, int64(r.MaxTokens))
 	b = appendBoolOmit(b, `,"ignore_eos":true`, r.IgnoreEOS)
 	b = appendStrOmit(b, `,"finish_reason":`, r.FinishReason)
+	b = appendStrOmit(b, `,"response_id":`, r.ResponseID)
 	b = appendIntOmit(b, `,"status":`, int64(r.Status))
 	b = appendStrOmit(b, `,"error":`, string(r.Error))
 	b = appendStrOmit(b, `,"error_msg":`, r.ErrorMsg)

@@ -22,6 +22,8 @@ func (s *Server) routes() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.tracked(s.generate(apiChat)))
 	mux.HandleFunc("POST /v1/completions", s.tracked(s.generate(apiCompletions)))
+	mux.HandleFunc("POST /v1/responses", s.tracked(s.nativeHandler(s.parseResponses, newResponsesDialect)))
+	mux.HandleFunc("POST /v1/messages", s.tracked(s.nativeHandler(parseMessages, newMessagesDialect)))
 	mux.HandleFunc("POST /v1/embeddings", s.tracked(s.embeddings))
 	mux.HandleFunc("POST /v1/images/generations", s.tracked(s.images))
 	mux.HandleFunc("GET /v1/models", s.models)

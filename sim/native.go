@@ -16,6 +16,9 @@ type nativeRequest struct {
 	details bool
 	// infer is a v2 /infer request's id and batch, nil for the others.
 	infer *inferCall
+	// holds is true for an API whose server keeps the conversation for a
+	// later request to continue (the Responses API's previous_response_id).
+	holds bool
 }
 
 // Version is the server version the simulator's native APIs report
@@ -39,6 +42,9 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 			var g generation
 			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
 				g.details, g.infer = nr.details, nr.infer
+				if nr.holds {
+					g.held = nr.req.Messages
+				}
 				c := s.newCall(w, r, g)
 				c.d = newDialect(c)
 				c.serve()

@@ -50,6 +50,9 @@ type generation struct {
 	ignoreEOS    bool
 	details      bool       // TGI's parameters.details
 	infer        *inferCall // a v2 /infer request's id and batch
+	// held is the conversation a server holding history keeps with the
+	// reply (the Responses API); nil for the other APIs.
+	held []apiMessage
 }
 
 // apiError is an error answered with OpenAI's error body.

@@ -88,7 +88,8 @@ type Server struct {
 	// generating counts the chat and completions requests being answered
 	// (queued or running), the load AnswerDegrade compares with.
 	generating atomic.Int64
-	imageGen   imageGen // the image-generation model (imagegen.go)
+	held       heldResponses // the Responses API's answered conversations
+	imageGen   imageGen      // the image-generation model (imagegen.go)
 	epoch      time.Time
 	modelJSON  []byte
 

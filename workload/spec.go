@@ -36,6 +36,12 @@ type Spec struct {
 	// Turn is the request's turn in its multi-turn conversation (0 for
 	// the first turn and for single requests).
 	Turn int
+	// PreviousResponseID is the id the server gave the conversation's
+	// previous turn (set by the engine from that turn's reply, never by
+	// the workload): an API whose server holds the history (responses)
+	// sends only the new turn with it. Empty for a first turn and after a
+	// turn that failed, when the whole history is sent again.
+	PreviousResponseID string
 	// Expect is what counts as a pass for this request besides success:
 	// ExpectRejection for bad input, empty for ordinary requests (only a
 	// success passes). Renderers send MaxTokens 0 as an explicit
