@@ -219,7 +219,10 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			NoTokens: !ob.Generates(ct.api) || (ct.api == protocol.APIHTTP && !httpGenerates),
 			NoPrompt: ct.api == protocol.APIHTTP && !httpPrompt}
 		if s.Answer != nil {
-			req.KeepReply, req.ExpectAnswer = record.MaxReplyKept, s.Answer.Expect
+			req.KeepReply = record.MaxReplyKept
+			if p.Target.RevealAnswers { // the simulator's planted drop only: a real server is never told
+				req.ExpectAnswer = s.Answer.Expect
+			}
 		}
 		return req, nil
 	}

@@ -86,6 +86,7 @@ func (f *Flags) bindTLSAndTimeouts() {
 	fs := f.fs
 	bind(f, "ca-file", "target.ca_file", fs.String("ca-file", "", "PEM file of CA certificates to trust besides the system ones"), func(p *Plan) *string { return &p.Target.CAFile })
 	bind(f, "http2", "target.http2", fs.String("http2", "", "speak HTTP/2: h2 (over TLS, an https URL) or h2c (cleartext with prior knowledge, an http URL); streams share connections and events use the user-space clock"), func(p *Plan) *string { return &p.Target.HTTP2 })
+	bind(f, "reveal-answers", "target.reveal_answers", fs.Bool("reveal-answers", false, "send each graded request's expected answer in a header, for the built-in simulator's planted accuracy drop only (never against a real server)"), func(p *Plan) *bool { return &p.Target.RevealAnswers })
 	bind(f, "think-tags", "target.think_tags", fs.Bool("think-tags", false, "time text between <think> and </think> in the answer as reasoning (a reasoning model without a reasoning parser)"), func(p *Plan) *bool { return &p.Target.ThinkTags })
 	bind(f, "insecure", "target.insecure", fs.Bool("insecure", false, "skip TLS certificate verification"), func(p *Plan) *bool { return &p.Target.Insecure })
 	bind(f, "connect-timeout", "target.timeouts.connect", fs.Duration("connect-timeout", DefaultConnectTimeout, "limit on connecting (TCP and TLS)"), func(p *Plan) *time.Duration { return &p.Target.Timeouts.Connect })

@@ -98,6 +98,11 @@ type Target struct {
 	// reasoning, for a reasoning model served without a reasoning parser
 	// (default false: an answer may hold such text literally).
 	ThinkTags bool `yaml:"think_tags"`
+	// RevealAnswers sends each graded request's expected answer in the
+	// X-Inferload-Expect-Answer header, for the built-in simulator's
+	// planted accuracy drop (faults.answer_degrade). Off by default: a
+	// real server must never be told the answer it is graded on.
+	RevealAnswers bool `yaml:"reveal_answers"`
 	// APIKeyEnv names an environment variable holding the key.
 	APIKeyEnv string `yaml:"api_key_env"`
 	// APIKeyFile names a file holding the key (surrounding whitespace trimmed).
