@@ -270,15 +270,17 @@ func checkHintsFromTelemetry(t *testing.T, dir string) {
 	again := *written
 	again.Server, again.Client = nil, nil
 	observe.Summarize(all, info, &again)
-	// The overload rule reads the records, not the telemetry (its rebuild
-	// is TestRebuildIsIdenticalForEveryCommand's): left out on both sides.
-	want := slices.DeleteFunc(slices.Clone(written.Hints), func(h record.Hint) bool { return h.Rule == "overload" })
-	if len(want) == 0 {
-		want = nil
+	// The overload rule, and whether late starts were the server's
+	// (client.server_bound), read the records' load trend: it is
+	// measured afresh from records.jsonl too.
+	agg := record.NewAggregate()
+	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error { agg.Add(r); return nil }); err != nil {
+		t.Fatal(err)
 	}
+	want := written.Hints
 	// Diagnose, not Hints alone: the client verdict also reads the
 	// records' late starts (written.Requests), as the live run's did.
-	if err := analyze.Diagnose(&again, analyze.Evidence{Samples: all, Info: info}); err != nil {
+	if err := analyze.Diagnose(&again, analyze.Evidence{Samples: all, Info: info, Trend: agg.LoadTrend(info)}); err != nil {
 		t.Fatal(err)
 	}
 	if got := again.Hints; !reflect.DeepEqual(got, want) {

@@ -91,10 +91,12 @@ func checkAnswerFollowsProbes(t *testing.T, c *record.Capacity) {
 // plantedRegime reports whether the run saw the server the case planted:
 // for a search meant to find a capacity, its first probe (4 users, inside
 // the batch) with an E2E P90 well under the 80 ms bound (≤ 60 ms; ≈ 50 ms
-// on a free machine). A case meant to find none is always in its regime.
+// on a free machine) and no request over it (a busy host stretched 4 of
+// 40 past it once, and 40 samples allow none). A case meant to find none
+// is always in its regime.
 func plantedRegime(s *record.Summary, found bool) bool {
 	if !found {
 		return true
 	}
-	return len(s.Steps) > 0 && s.Steps[0].Metrics.E2E.P90 <= 60
+	return len(s.Steps) > 0 && s.Steps[0].Metrics.E2E.P90 <= 60 && s.Steps[0].Metrics.E2E.Max <= 80
 }

@@ -69,7 +69,7 @@ func TestFindCapacityCommand(t *testing.T) {
 		// An SLO is required.
 		{"no slo", append(base, "--users", "1:2"), ExitUsage, "at least one --slo"},
 		// ITL is not an SLO metric.
-		{"bad slo", append(base, "--users", "1:2", "--slo", "itl.p99<=1s"), ExitUsage, "ttft, tpot or e2e"},
+		{"bad slo", append(base, "--users", "1:2", "--slo", "itl.p99<=1s"), ExitUsage, "ttft, ttfo, tpot or e2e"},
 		// A range needs LOW:HIGH.
 		{"bad range", append(base, "--users", "8", "--slo", "e2e.p50<=1s"), ExitUsage, "LOW:HIGH"},
 	}
