@@ -28,6 +28,9 @@ type RecordRow struct {
 	Step              int            `parquet:"step" json:"step,omitempty"`
 	Class             string         `parquet:"class,dict" json:"class,omitempty"`
 	Expect            string         `parquet:"expect,dict" json:"expect,omitempty"`
+	Graded            bool           `parquet:"graded" json:"graded,omitempty"`
+	Correct           bool           `parquet:"correct" json:"correct,omitempty"`
+	Unparsable        bool           `parquet:"unparsable" json:"unparsable,omitempty"`
 	Warmup            bool           `parquet:"warmup" json:"warmup,omitempty"`
 	OpenLoop          bool           `parquet:"open_loop" json:"open_loop,omitempty"`
 	IntendedUS        int64          `parquet:"intended_us" json:"intended_us,omitempty"`
@@ -56,6 +59,7 @@ type RecordRow struct {
 	MaxTokens         int            `parquet:"max_tokens" json:"max_tokens,omitempty"`
 	IgnoreEOS         bool           `parquet:"ignore_eos" json:"ignore_eos,omitempty"`
 	FinishReason      string         `parquet:"finish_reason,dict" json:"finish_reason,omitempty"`
+	ResponseID        string         `parquet:"response_id" json:"response_id,omitempty"`
 	Status            int            `parquet:"status" json:"status,omitempty"`
 	Error             string         `parquet:"error,dict" json:"error,omitempty"`
 	ErrorMsg          string         `parquet:"error_msg" json:"error_msg,omitempty"`
@@ -139,6 +143,7 @@ type WindowRow struct {
 func RecordRowOf(r *record.Result) RecordRow {
 	row := RecordRow{
 		ID: r.ID, Step: r.Step, Class: r.Class, Expect: r.Expect,
+		Graded: r.Graded, Correct: r.Correct, Unparsable: r.Unparsable, ResponseID: r.ResponseID,
 		Warmup: r.Warmup, OpenLoop: r.OpenLoop, IntendedUS: r.IntendedUS,
 		SendUS: r.SendUS, QueueDelayUS: r.QueueDelayUS, Late: r.Late,
 		TTFTUS: r.TTFTUS, E2EUS: r.E2EUS, Clock: r.Clock, ReadLagUS: r.ReadLagUS, EventsUS: r.EventsUS,
