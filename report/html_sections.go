@@ -100,6 +100,10 @@ func goodputCards(s *record.Summary) []card {
 		out = append(out, card{"Goodput", fmt.Sprintf("%.2f req/s", g.RequestsPerS),
 			fmt.Sprintf("%.1f %% met the SLO (%s)", 100*g.Attainment, sloText(g.SLO))})
 	}
+	if a := s.Accuracy; a != nil {
+		out = append(out, card{"Accuracy", fmt.Sprintf("%.1f %%", 100*a.Rate),
+			fmt.Sprintf("%d of %d graded replies correct · %d unparsable", a.Correct, a.Graded, a.Unparsable)})
+	}
 	if c := s.Compute; c != nil {
 		out = append(out, card{"Compute", fmt.Sprintf("%s TFLOP/s", num(c.AchievedFLOPPerS/1e12)),
 			fmt.Sprintf("achieved · %s TFLOP/s offered · %sB params", num(c.OfferedFLOPPerS/1e12), num(c.Model.ParamsB))})

@@ -201,3 +201,16 @@ func TestHTMLHeadlineNoFigureIsDash(t *testing.T) {
 		t.Errorf("headline shows 0 / 0 for a figure with no samples")
 	}
 }
+
+// TestHTMLHeadlineAccuracy: a run that graded replies shows its accuracy
+// among the headline's cards.
+func TestHTMLHeadlineAccuracy(t *testing.T) {
+	t.Parallel()
+	s := &record.Summary{SchemaVersion: 1, Name: "graded", Mode: record.ModeClosed, WindowS: 10,
+		Requests: record.Requests{Total: 181, Succeeded: 181},
+		Accuracy: &record.Accuracy{Graded: 181, Correct: 120, Unparsable: 2, Rate: 120.0 / 181, UnparsableRate: 2.0 / 181}}
+	page := render(t, &HTMLInput{Summary: s, Digest: NewDigest()})
+	if !strings.Contains(page, `Accuracy</div><div class="value">66.3 %</div><div class="detail">120 of 181 graded replies correct · 2 unparsable`) {
+		t.Errorf("headline lacks the accuracy card")
+	}
+}

@@ -53,6 +53,11 @@ func writeStepTable(b *bytes.Buffer, s *record.Summary) {
 			fmt.Fprintf(b, "  step %d: %s\n", st.Index, strings.Join(st.Validity.Reasons, "; "))
 		}
 	}
+	for _, st := range s.Steps {
+		if a := st.Accuracy; a != nil {
+			fmt.Fprintf(b, "  step %d accuracy: %s\n", st.Index, accuracyText(a))
+		}
+	}
 	if k := s.Knee; k != nil {
 		fmt.Fprintf(b, "\n%-*s%s\n", labelWidth, "Knee", k.Reason)
 	}

@@ -112,3 +112,25 @@ func TestVerdictRunsLine(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteSummaryAccuracy: graded replies' accuracy is printed for the
+// run and for each step that graded any; a run that graded none prints no
+// accuracy row.
+func TestWriteSummaryAccuracy(t *testing.T) {
+	t.Parallel()
+	a := &record.Accuracy{Graded: 181, Correct: 120, Unparsable: 2, Rate: 120.0 / 181, UnparsableRate: 2.0 / 181}
+	st := record.Step{Index: 2, Kind: record.StepConstant, Mode: record.ModeClosed, Target: 8, Accuracy: a}
+	var b bytes.Buffer
+	if err := WriteSummary(&b, &record.Summary{Accuracy: a, Steps: []record.Step{st}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Accuracy      66.3 % correct (120 of 181 graded replies)   2 unparsable (1.1 %)", "  step 2 accuracy: 66.3 % correct"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	if err := WriteSummary(&b, &record.Summary{}); err != nil || strings.Contains(b.String(), "Accuracy") {
+		t.Errorf("an ungraded run prints accuracy:\n%s", b.String())
+	}
+}

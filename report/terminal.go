@@ -91,6 +91,9 @@ func writeCounts(b *bytes.Buffer, s *record.Summary) {
 			k.Source, k.UsageReported, k.Counted, k.InputTotal, k.OutputTotal, k.ReasoningTotal))
 		writePrefixReuse(b, s.PrefixReuse)
 	}
+	if a := s.Accuracy; a != nil {
+		row(b, "Accuracy", accuracyText(a))
+	}
 	if c := s.Checks; c.IgnoreEOSChecked > 0 {
 		row(b, "ignore_eos", fmt.Sprintf("%d of %d honoured", c.IgnoreEOSChecked-c.IgnoreEOSNotHonoured, c.IgnoreEOSChecked))
 	}
@@ -105,6 +108,12 @@ func writePrefixReuse(b *bytes.Buffer, pr *record.PrefixReuse) {
 	}
 	row(b, "Prefix reuse", fmt.Sprintf("asked %.1f %% of input tokens   served %.1f %% (server's cached tokens; %d of %d requests had some)",
 		100*pr.RequestedShare, 100*pr.AchievedShare, pr.CachedRequests, pr.Requests))
+}
+
+// accuracyText is graded replies' accuracy in words.
+func accuracyText(a *record.Accuracy) string {
+	return fmt.Sprintf("%.1f %% correct (%d of %d graded replies)   %d unparsable (%.1f %%)",
+		100*a.Rate, a.Correct, a.Graded, a.Unparsable, 100*a.UnparsableRate)
 }
 
 // writeValidity shows a single-phase run's verdict: which percentiles the
