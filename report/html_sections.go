@@ -100,6 +100,10 @@ func goodputCards(s *record.Summary) []card {
 		out = append(out, card{"Goodput", fmt.Sprintf("%.2f req/s", g.RequestsPerS),
 			fmt.Sprintf("%.1f %% met the SLO (%s)", 100*g.Attainment, sloText(g.SLO))})
 	}
+	if pr := s.PrefixReuse; pr != nil {
+		out = append(out, card{"Prefix reuse", fmt.Sprintf("%.1f %% / %.1f %%", 100*pr.RequestedShare, 100*pr.AchievedShare),
+			fmt.Sprintf("asked / served (server's cached tokens) over %d requests", pr.Requests)})
+	}
 	if a := s.Accuracy; a != nil {
 		out = append(out, card{"Accuracy", fmt.Sprintf("%.1f %%", 100*a.Rate),
 			fmt.Sprintf("%d of %d graded replies correct · %d unparsable", a.Correct, a.Graded, a.Unparsable)})

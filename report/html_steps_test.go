@@ -202,15 +202,20 @@ func TestHTMLHeadlineNoFigureIsDash(t *testing.T) {
 	}
 }
 
-// TestHTMLHeadlineAccuracy: a run that graded replies shows its accuracy
-// among the headline's cards.
+// TestHTMLHeadlineAccuracy: a run that graded replies shows its accuracy,
+// and one that replayed prefix reuse its asked and served shares, among
+// the headline's cards.
 func TestHTMLHeadlineAccuracy(t *testing.T) {
 	t.Parallel()
 	s := &record.Summary{SchemaVersion: 1, Name: "graded", Mode: record.ModeClosed, WindowS: 10,
-		Requests: record.Requests{Total: 181, Succeeded: 181},
-		Accuracy: &record.Accuracy{Graded: 181, Correct: 120, Unparsable: 2, Rate: 120.0 / 181, UnparsableRate: 2.0 / 181}}
+		Requests:    record.Requests{Total: 181, Succeeded: 181},
+		Accuracy:    &record.Accuracy{Graded: 181, Correct: 120, Unparsable: 2, Rate: 120.0 / 181, UnparsableRate: 2.0 / 181},
+		PrefixReuse: &record.PrefixReuse{Requests: 181, RequestedShare: 0.518, AchievedShare: 0.512, CachedRequests: 150}}
 	page := render(t, &HTMLInput{Summary: s, Digest: NewDigest()})
 	if !strings.Contains(page, `Accuracy</div><div class="value">66.3 %</div><div class="detail">120 of 181 graded replies correct · 2 unparsable`) {
 		t.Errorf("headline lacks the accuracy card")
+	}
+	if !strings.Contains(page, `Prefix reuse</div><div class="value">51.8 % / 51.2 %</div>`) {
+		t.Errorf("headline lacks the prefix reuse card")
 	}
 }
