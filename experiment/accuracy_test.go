@@ -99,8 +99,11 @@ func TestSweepFlagsPlantedAccuracyDrop(t *testing.T) {
 				return
 			}
 			top := steps[len(steps)-1].Accuracy.Rate
-			// Past 8 in flight, 40% are wrong: accuracy 0.6 ± 0.1 at 8 users.
-			if want := 1 - tc.degrade.WrongShare; top < want-0.1 || top > want+0.1 {
+			// Past 4 in flight, 40% are wrong: at 8 users accuracy is 0.6
+			// (± 0.1 of sampling) while every user is in flight, up to 0.9
+			// on a host so busy that a third of the step ran with 4 or fewer
+			// (one CI run: 0.73). Without the drop, every reply is right.
+			if want := 1 - tc.degrade.WrongShare; top < want-0.1 || top > max(want, 0.9) || (tc.degrade.WrongShare == 0 && top != 1) {
 				t.Errorf("accuracy at 8 users %.3f, planted %.2f", top, want)
 			}
 			if steps[0].Accuracy.Rate != 1 {
