@@ -26,6 +26,11 @@ type KneeOptions struct {
 	OperatingFraction float64
 	// Percentile is the latency percentile compared (default "p90").
 	Percentile string
+	// BySLO: the operating point is the SLOs' (a sweep that judges its
+	// steps by them), so a found knee's reason defers to it instead of
+	// recommending OperatingFraction of the knee. Set by the summary,
+	// never stored in a design.
+	BySLO bool `json:"-"`
 }
 
 // DefaultKnee holds each KneeOptions default, for the zero fields and for
@@ -73,7 +78,7 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 			"the knee is %s%s%s",
 			record.LoadText(a.Target, a.Mode), record.LoadText(b.Target, b.Mode), pct(tg), thrA, thrB, unit,
 			metric, o.Percentile, pct(lg), msText(latA), msText(latB),
-			record.LoadText(k.Load, k.Mode), KneeAdvice(k), note)
+			record.LoadText(k.Load, k.Mode), kneeAdvice(k, o.BySLO), note)
 		return k, nil
 	}
 	last := usable[len(usable)-1]
@@ -89,11 +94,14 @@ func FindKnee(steps []record.Step, o KneeOptions) (record.Knee, error) {
 	return k, nil
 }
 
-// KneeAdvice is the clause of a found knee's reason that recommends its
-// fraction ("; run at 51 users (80% of it)"): a sweep whose operating
-// point follows its SLOs replaces it (summary), so the two never
+// kneeAdvice is the clause of a found knee's reason that says where to
+// run: OperatingFraction of the knee ("; run at 51 users (80% of it)"),
+// or, when the SLOs decide (bySLO), that they do, so the two never
 // disagree on one screen.
-func KneeAdvice(k record.Knee) string {
+func kneeAdvice(k record.Knee, bySLO bool) string {
+	if bySLO {
+		return "; the operating point follows the SLOs (Run at)"
+	}
 	return fmt.Sprintf("; run at %s (%.0f%% of it)", record.LoadText(k.Recommended, k.Mode), k.OperatingFraction*100)
 }
 

@@ -109,16 +109,30 @@ func TruthCompare(o TruthOptions) CompareRates {
 	r.FalseRegression = count(o.Requests, 1, func(c *Comparison) bool { return c.Regressions > 0 })
 
 	for _, slow := range []float64{0.05, 0.10, 0.20} {
-		r.Flagged[slow] = count(o.Requests, 1+slow, func(c *Comparison) bool {
-			i := indexDelta(c.Deltas, "ttft_ms.p99")
-			return i >= 0 && c.Deltas[i].Regression
-		})
+		r.Flagged[slow] = count(o.Requests, 1+slow, ttftP99Regressed)
 	}
 	r.ShortUnjudged = count(TruthShortRequests, 1, func(c *Comparison) bool {
 		i := indexDelta(c.Deltas, "ttft_ms.p99")
 		return i >= 0 && c.Deltas[i].Change == ChangeTooShort && c.Regressions == 0
 	})
 	return r
+}
+
+// ttftP99Regressed reports whether c called TTFT P99 a regression.
+func ttftP99Regressed(c *Comparison) bool {
+	i := indexDelta(c.Deltas, "ttft_ms.p99")
+	return i >= 0 && c.Deltas[i].Regression
+}
+
+// ComparePower is the share of pairs of constructed n-request runs (the
+// truth suite's: lognormal TTFT, σ 0.4), the current one slow times
+// slower, in which compare at its defaults (one run a side) calls TTFT
+// P99 a regression: its power to catch that slowdown at that run length.
+// docs/report.md's "How long a CI run must be" table is
+// internal/tools/comparepower's print of it.
+func ComparePower(seed uint64, pairs, n int, slow float64) float64 {
+	var disagree int
+	return countPairs(seed, pairs, n, slow, &disagree, ttftP99Regressed)
 }
 
 // countPairs draws pairs of n-request runs, the current one slow times

@@ -104,14 +104,13 @@ func kneeOf(steps []record.Step, kd *KneeDesign, bySLO bool) *record.Knee {
 			in = append(in, st)
 		}
 	}
-	k, err := analyze.FindKnee(in, kd.Options)
+	o := kd.Options
+	o.BySLO = bySLO
+	k, err := analyze.FindKnee(in, o)
 	if err != nil {
 		k.Reason = err.Error()
 	}
 	k.Mode = kd.Mode
-	if bySLO && k.Found {
-		k.Reason = strings.Replace(k.Reason, analyze.KneeAdvice(k), "; the operating point follows the SLOs (Run at)", 1)
-	}
 	return &k
 }
 
