@@ -105,10 +105,12 @@ func BenchmarkOpenLoopSendLag(b *testing.B) {
 }
 
 // BenchmarkTTFTAccuracy: 16 concurrent streams; the server notes when it
-// flushed each first token, the client measures its arrival; the figure is
-// the P99 of the difference (client overhead on TTFT). Target: ≤ 1 ms.
-// clock=kernel stamps arrivals with the kernel's receive timestamps (the
-// default on Linux), clock=user when the client's read returned.
+// flushed each first token and when it flushed the reply's last bytes
+// (the [DONE] marker), the client measures their arrival; the figures are
+// the P50 and P99 of the differences (client overhead on TTFT and on the
+// end of a reply, hence E2E). Target: ≤ 1 ms for both. clock=kernel
+// stamps arrivals with the kernel's receive timestamps (the default on
+// Linux), clock=user when the client's read returned.
 func BenchmarkTTFTAccuracy(b *testing.B) {
 	for _, clock := range []string{protocol.ClockKernel, protocol.ClockUser} {
 		b.Run("clock="+clock, func(b *testing.B) { ttftAccuracy(b, clock == protocol.ClockUser) })
@@ -117,22 +119,34 @@ func BenchmarkTTFTAccuracy(b *testing.B) {
 
 func ttftAccuracy(b *testing.B, userClock bool) {
 	var mu sync.Mutex
-	sentAt := map[string]time.Time{}
+	sentAt, doneAt := map[string]time.Time{}, map[string]time.Time{}
+	const tokens = 4
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Req")
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.(http.Flusher).Flush()
-		time.Sleep(2 * time.Millisecond) // simulated prefill
-		mu.Lock()
-		sentAt[id] = time.Now()
-		mu.Unlock()
-		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
-		w.(http.Flusher).Flush()
+		for i := range tokens {
+			time.Sleep(2 * time.Millisecond) // simulated prefill, then decode steps
+			at := time.Now()
+			fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\n")
+			w.(http.Flusher).Flush()
+			if i == 0 {
+				mu.Lock()
+				sentAt[id] = at
+				mu.Unlock()
+			}
+		}
+		time.Sleep(time.Millisecond) // the end marker is its own segment, as a server's last step is
+		at := time.Now()
 		fmt.Fprint(w, "data: [DONE]\n\n")
+		w.(http.Flusher).Flush()
+		mu.Lock()
+		doneAt[id] = at
+		mu.Unlock()
 	}))
 	defer srv.Close()
-	body, _ := protocol.OpenAIBody{Prompt: "x", MaxTokens: 1, Stream: true}.Render(protocol.APIChat)
-	var diffs []int64
+	body, _ := protocol.OpenAIBody{Prompt: "x", MaxTokens: tokens, Stream: true}.Render(protocol.APIChat)
+	var diffs, endDiffs []int64
 	var dmu sync.Mutex
 	for b.Loop() {
 		var wg sync.WaitGroup
@@ -144,16 +158,17 @@ func ttftAccuracy(b *testing.B, userClock bool) {
 					id := fmt.Sprintf("%d-%d", w, i)
 					c, _ := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1", Headers: map[string]string{"X-Req": id}, UserClock: userClock})
 					var tr protocol.Trace
-					c.Do(context.Background(), &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: 1}, &tr)
+					c.Do(context.Background(), &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: tokens}, &tr)
 					c.Close()
 					mu.Lock()
-					s := sentAt[id]
+					s, d := sentAt[id], doneAt[id]
 					mu.Unlock()
 					if tr.Err != record.ErrNone || tr.FirstToken.IsZero() {
 						continue
 					}
 					dmu.Lock()
 					diffs = append(diffs, tr.FirstToken.Sub(s).Microseconds())
+					endDiffs = append(endDiffs, tr.End.Sub(d).Microseconds())
 					dmu.Unlock()
 				}
 			}()
@@ -162,6 +177,8 @@ func ttftAccuracy(b *testing.B, userClock bool) {
 	}
 	b.ReportMetric(float64(percentileUS(diffs, 0.50)), "p50-ttft-err-µs")
 	b.ReportMetric(float64(percentileUS(diffs, 0.99)), "p99-ttft-err-µs")
+	b.ReportMetric(float64(percentileUS(endDiffs, 0.50)), "p50-end-err-µs")
+	b.ReportMetric(float64(percentileUS(endDiffs, 0.99)), "p99-end-err-µs")
 }
 
 // holdServerEnv makes the test binary act as a stream-holding server in a
