@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -16,13 +17,16 @@ import (
 // WriteRepeats writes, for a terminal, each figure over repeated runs of
 // one scenario: its mean, the confidence interval of the mean (Student's
 // t on the run values), the run-to-run spread and every run's value.
-func WriteRepeats(w io.Writer, dirs []string, figures []analyze.RepeatFigure) error {
+func WriteRepeats(w io.Writer, dirs []string, figures []analyze.RepeatFigure, check *analyze.PrecisionCheck, most int) error {
 	var b bytes.Buffer
 	names := make([]string, len(dirs))
 	for i, d := range dirs {
 		names[i] = printable(filepath.Base(d))
 	}
 	fmt.Fprintf(&b, "\nrepeats: %d runs of one scenario (%s)\n", len(dirs), strings.Join(names, ", "))
+	if check != nil {
+		writePrecision(&b, *check, most)
+	}
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "figure\tmean\t95% CI of the mean\trun-to-run CV\tper run")
 	for _, f := range figures {
@@ -40,15 +44,48 @@ func WriteRepeats(w io.Writer, dirs []string, figures []analyze.RepeatFigure) er
 	return err
 }
 
+// writePrecision says whether the repeats stopped on --precision, and
+// otherwise which figures stayed wide after the most runs allowed.
+func writePrecision(b *bytes.Buffer, c analyze.PrecisionCheck, most int) {
+	widths := make([]string, len(c.Widths))
+	var wide []string
+	for i, w := range c.Widths {
+		widths[i] = fmt.Sprintf("%s ±%s", w.Metric, relPercent(w.Rel))
+		if w.Rel > c.Rel {
+			wide = append(wide, widths[i])
+		}
+	}
+	switch {
+	case c.Met:
+		fmt.Fprintf(b, "precision: stopped after %d of at most %d runs: every watched interval is within ±%s of its mean (%s)\n\n",
+			c.Runs, most, relPercent(c.Rel), strings.Join(widths, ", "))
+	case len(c.Widths) == 0:
+		fmt.Fprintf(b, "precision: not met after %d runs: the runs have none of the watched figures\n\n", c.Runs)
+	default:
+		fmt.Fprintf(b, "precision: NOT met after %d runs (the most allowed): still wider than ±%s: %s; more runs, a longer run or a quieter host narrow it\n\n",
+			c.Runs, relPercent(c.Rel), strings.Join(wide, ", "))
+	}
+}
+
+// relPercent prints a relative width as a percentage.
+func relPercent(v float64) string {
+	if v >= 10 {
+		return "over 1000%"
+	}
+	return strconv.FormatFloat(v*100, 'f', 1, 64) + "%"
+}
+
 // WriteRepeatsJSON writes the same as one JSON document: the runs'
-// directories and the figures.
-func WriteRepeatsJSON(w io.Writer, dirs []string, figures []analyze.RepeatFigure) error {
+// directories, the figures, and the precision rule's last answer when
+// --precision was given.
+func WriteRepeatsJSON(w io.Writer, dirs []string, figures []analyze.RepeatFigure, check *analyze.PrecisionCheck) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(struct {
-		Runs    []string               `json:"runs"`
-		Figures []analyze.RepeatFigure `json:"figures"`
-	}{dirs, figures}); err != nil {
+		Runs      []string                `json:"runs"`
+		Figures   []analyze.RepeatFigure  `json:"figures"`
+		Precision *analyze.PrecisionCheck `json:"precision,omitempty"`
+	}{dirs, figures, check}); err != nil {
 		return fmt.Errorf("encode repeats: %w", err)
 	}
 	return nil

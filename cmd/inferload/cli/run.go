@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/experiment"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -63,6 +65,7 @@ func (o *outputFlags) print(w io.Writer, s *record.Summary) error {
 func newRunCmd(st *State) *cobra.Command {
 	var file string
 	var repeat int
+	var precision, precisionOn string
 	var out outputFlags
 	c := &cobra.Command{
 		Use:   "run [flags]",
@@ -82,12 +85,17 @@ From a plan file, flags overriding it:
 Three runs of one scenario, and the run-to-run spread of each figure:
   inferload run -f plan.yaml --repeat 3
 
+Up to 10 runs, stopping once throughput and median latencies are known to ±5%:
+  inferload run -f plan.yaml --repeat 10 --precision 5%
+
 Every flag is also a plan field; see docs/plan.md.`,
 		Args: cobra.NoArgs,
 	}
 	flags := plan.BindFlags(c.Flags())
 	c.Flags().StringVarP(&file, "file", "f", "", "YAML plan file (flags override its fields)")
 	c.Flags().IntVar(&repeat, "repeat", 1, "run the plan this many times back to back (NAME-1, NAME-2, ...) and print each figure's mean over the runs with its confidence interval and run-to-run spread (2 to 100)")
+	c.Flags().StringVar(&precision, "precision", "", "with --repeat N: stop before N runs once the 95% interval of every --precision-on figure is within this much of its mean, e.g. 5% (at least 3 runs)")
+	c.Flags().StringVar(&precisionOn, "precision-on", strings.Join(analyze.DefaultPrecisionMetrics, ","), "the figures --precision watches, comma-separated")
 	out.bind(c)
 	out.dist.bind(c)
 	out.exports.bind(c)
@@ -102,11 +110,18 @@ Every flag is also a plan field; see docs/plan.md.`,
 			return usageError(err)
 		}
 		warnFileLimit(st.Stderr, plannedConnections(p))
+		if !cmd.Flags().Changed("repeat") && (cmd.Flags().Changed("precision") || cmd.Flags().Changed("precision-on")) {
+			return usageErrorf("--precision needs --repeat N, the most runs")
+		}
 		if cmd.Flags().Changed("repeat") {
 			if err := checkRepeat(cmd, repeat); err != nil {
 				return err
 			}
-			return runRepeats(cmd.Context(), st, p, out, repeat)
+			prec, err := precisionOf(cmd, precision, precisionOn)
+			if err != nil {
+				return err
+			}
+			return runRepeats(cmd.Context(), st, p, out, repeat, prec)
 		}
 		return runPlan(cmd.Context(), st, p, out)
 	}
