@@ -174,10 +174,11 @@ func (s *Server) outputLength(g generation, rng *rand.Rand) (int, string) {
 // max_tokens under ignore_eos. It draws only for a reasoning profile, so
 // other profiles' runs are unchanged.
 func (s *Server) reasoningLength(g generation, out int, reason string, rng *rand.Rand) (total int, why string, reasoning int) {
-	if !s.prof.Reasons() || g.api != apiChat {
+	d, ok := s.prof.reasoningFor(g.effort)
+	if !ok || g.api != apiChat {
 		return out, reason, 0
 	}
-	r := s.prof.ReasoningLength.Sample(rng)
+	r := d.Sample(rng)
 	if g.ignoreEOS {
 		return out, reason, min(r, out)
 	}

@@ -31,6 +31,9 @@ type apiRequest struct {
 		IncludeUsage bool `json:"include_usage"`
 	} `json:"stream_options"`
 	N *int `json:"n"`
+	// ReasoningEffort is OpenAI's reasoning_effort (low, medium, high):
+	// the profile's ReasoningEffort picks the reasoning length by it.
+	ReasoningEffort string `json:"reasoning_effort"`
 }
 
 type apiMessage struct {
@@ -47,6 +50,7 @@ type generation struct {
 	hashes       []uint64
 	maxTokens    int // explicit, or what is left of the context
 	minTokens    int
+	effort       string // reasoning_effort, as sent
 	ignoreEOS    bool
 	details      bool       // TGI's parameters.details
 	infer        *inferCall // a v2 /infer request's id and batch
@@ -119,7 +123,7 @@ func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiE
 	if req.N != nil && *req.N != 1 {
 		return generation{}, badRequest("n", "n=%d is not supported by the simulator; use n=1", *req.N)
 	}
-	g := generation{api: api, stream: req.Stream, ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens}
+	g := generation{api: api, stream: req.Stream, ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens, effort: req.ReasoningEffort}
 	g.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	h := NewPromptHasher(p.BlockSize)
 	if err := hashPrompt(h, &req, api); err != nil {

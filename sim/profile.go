@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -64,6 +67,13 @@ type Profile struct {
 	// and answer together, so a short cap ends a reply while it reasons.
 	// Completions replies do not reason. Unset: no reasoning.
 	ReasoningLength LengthDist `yaml:"reasoning_length"`
+	// ReasoningEffort gives a reasoning length per reasoning effort, as a
+	// request names it (chat's reasoning_effort, the Responses API's
+	// reasoning.effort), so classes of one run can reason for different
+	// lengths: {low: {kind: fixed, mean: 100}, high: {mean: 2000}}. A
+	// request naming no effort, or one not listed, reasons for
+	// ReasoningLength (not at all when that is unset).
+	ReasoningEffort map[string]LengthDist `yaml:"reasoning_effort"`
 	// QueueLimit is the most requests allowed to wait; one more is
 	// rejected with QueueFullStatus. 0 means unlimited, as in vLLM.
 	QueueLimit int `yaml:"queue_limit"`
@@ -180,9 +190,17 @@ func (p Profile) Validate() error {
 	if err := p.OutputLength.Validate(); err != nil {
 		return fmt.Errorf("profile %q: output_length: %w", p.Name, err)
 	}
-	if p.Reasons() {
+	if p.ReasoningLength != (LengthDist{}) {
 		if err := p.ReasoningLength.Validate(); err != nil {
 			return fmt.Errorf("profile %q: reasoning_length: %w", p.Name, err)
+		}
+	}
+	for _, effort := range slices.Sorted(maps.Keys(p.ReasoningEffort)) {
+		if strings.TrimSpace(effort) == "" {
+			return fmt.Errorf("profile %q: reasoning_effort: an empty effort name", p.Name)
+		}
+		if err := p.ReasoningEffort[effort].Validate(); err != nil {
+			return fmt.Errorf("profile %q: reasoning_effort %q: %w", p.Name, effort, err)
 		}
 	}
 	if err := p.Faults.Validate(); err != nil {
@@ -293,5 +311,17 @@ func ParseProfile(data []byte) (Profile, error) {
 }
 
 // Reasons reports whether the profile's model reasons before it answers
-// (ReasoningLength set).
-func (p Profile) Reasons() bool { return p.ReasoningLength != (LengthDist{}) }
+// (ReasoningLength or ReasoningEffort set).
+func (p Profile) Reasons() bool {
+	return p.ReasoningLength != (LengthDist{}) || len(p.ReasoningEffort) > 0
+}
+
+// reasoningFor is the reasoning length of a request naming effort: the
+// effort's own, else ReasoningLength; ok is false when the request does
+// not reason.
+func (p Profile) reasoningFor(effort string) (d LengthDist, ok bool) {
+	if d, ok := p.ReasoningEffort[effort]; ok && effort != "" {
+		return d, true
+	}
+	return p.ReasoningLength, p.ReasoningLength != (LengthDist{})
+}

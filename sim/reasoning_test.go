@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -45,5 +46,56 @@ func TestReasoningLength(t *testing.T) {
 				t.Errorf("%d tokens (%s), %d reasoning; want %d (%s), %d", total, why, reasoned, tt.total, tt.why, tt.reasoned)
 			}
 		})
+	}
+}
+
+// TestReasoningEffort: a profile's reasoning_effort gives each named
+// effort its own reasoning length; a request naming none, or one not
+// listed, reasons for reasoning_length (or not at all without it).
+func TestReasoningEffort(t *testing.T) {
+	t.Parallel()
+	fixed := func(n int) LengthDist { return LengthDist{Kind: "fixed", Mean: n} }
+	efforts := map[string]LengthDist{"low": fixed(10), "high": fixed(90)}
+	tests := []struct {
+		name     string
+		prof     Profile
+		effort   string
+		reasoned int
+	}{
+		{"high", Profile{ReasoningEffort: efforts}, "high", 90},
+		{"low", Profile{ReasoningEffort: efforts}, "low", 10},
+		{"unlisted effort, no default", Profile{ReasoningEffort: efforts}, "medium", 0},
+		{"no effort, no default", Profile{ReasoningEffort: efforts}, "", 0},
+		{"unlisted effort falls back to the default", Profile{ReasoningEffort: efforts, ReasoningLength: fixed(40)}, "medium", 40},
+		{"no effort falls back to the default", Profile{ReasoningEffort: efforts, ReasoningLength: fixed(40)}, "", 40},
+		{"effort without a map", Profile{ReasoningLength: fixed(40)}, "high", 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := &Server{prof: tt.prof}
+			g := generation{api: apiChat, maxTokens: 1000, effort: tt.effort}
+			total, _, reasoned := s.reasoningLength(g, 20, "stop", rand.New(rand.NewPCG(1, 2)))
+			if reasoned != tt.reasoned || total != 20+tt.reasoned {
+				t.Errorf("%d reasoning of %d; want %d of %d", reasoned, total, tt.reasoned, 20+tt.reasoned)
+			}
+		})
+	}
+}
+
+func TestReasoningEffortValidate(t *testing.T) {
+	t.Parallel()
+	p := tiny()
+	p.ReasoningEffort = map[string]LengthDist{"high": {Kind: "fixed", Mean: 0}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), `reasoning_effort "high": mean must be > 0`) {
+		t.Errorf("a zero-mean effort: %v", err)
+	}
+	p.ReasoningEffort = map[string]LengthDist{" ": {Kind: "fixed", Mean: 5}}
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "empty effort name") {
+		t.Errorf("an empty effort name: %v", err)
+	}
+	p.ReasoningEffort = map[string]LengthDist{"high": {Kind: "fixed", Mean: 5}}
+	if err := p.Validate(); err != nil || !p.Reasons() {
+		t.Errorf("a valid effort: %v, reasons %v", err, p.Reasons())
 	}
 }

@@ -18,6 +18,9 @@ type responsesRequest struct {
 	MaxOutputTokens    *int            `json:"max_output_tokens"`
 	Stream             bool            `json:"stream"`
 	PreviousResponseID string          `json:"previous_response_id"`
+	Reasoning          *struct {
+		Effort string `json:"effort"`
+	} `json:"reasoning"`
 }
 
 // parseResponses translates a POST /v1/responses body into a chat
@@ -57,6 +60,9 @@ func (s *Server) parseResponses(_ *http.Request, body []byte) (nativeRequest, *a
 		msgs = append(msgs, items...)
 	}
 	req := apiRequest{Model: o.Model, Messages: msgs, MaxTokens: o.MaxOutputTokens, Stream: o.Stream}
+	if o.Reasoning != nil {
+		req.ReasoningEffort = o.Reasoning.Effort
+	}
 	return nativeRequest{req: req, api: apiChat, holds: true}, nil
 }
 
