@@ -139,7 +139,7 @@ type CompareOptions struct {
 // each latency distribution, in display order: the reported percentiles
 // up to p99.
 var (
-	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms"}
+	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttfo_ms"}
 	comparedPercentiles = record.Percentiles[:len(record.Percentiles)-1]
 )
 
@@ -308,6 +308,9 @@ func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
 	if d, ok := m.failureRate(prefix+"failure_rate", b, cur); ok {
 		c.Deltas = append(c.Deltas, d)
 	}
+	if d, ok := m.accuracy(prefix+"accuracy", b, cur); ok {
+		c.Deltas = append(c.Deltas, d)
+	}
 }
 
 // percentile compares quantile q of two sorted samples by the exact
@@ -359,6 +362,23 @@ func (m comparer) failureRate(name string, b, cur *Samples) (Delta, bool) {
 		PValue: adjust(p, family), Test: TestTwoProportion, Level: level, Family: family,
 		BaselineN: int(nb), CurrentN: int(nc)}
 	d = d.finish(lowerIsBetter, 1-m.opts.Confidence)
+	d.Diff = diff
+	return d, true
+}
+
+// accuracy compares correct / graded by a two-proportion test; higher
+// is better. Absent unless both sides graded replies.
+func (m comparer) accuracy(name string, b, cur *Samples) (Delta, bool) {
+	if b.Graded == 0 || cur.Graded == 0 {
+		return Delta{}, false
+	}
+	level, family := m.level(name)
+	diff, lo, hi, p := twoProportions(b.Correct, b.Graded, cur.Correct, cur.Graded, level)
+	d := Delta{Metric: name, Baseline: float64(b.Correct) / float64(b.Graded),
+		Current: float64(cur.Correct) / float64(cur.Graded), DiffLow: lo, DiffHigh: hi,
+		PValue: adjust(p, family), Test: TestTwoProportion, Level: level, Family: family,
+		BaselineN: int(b.Graded), CurrentN: int(cur.Graded)}
+	d = d.finish(higherIsBetter, 1-m.opts.Confidence)
 	d.Diff = diff
 	return d, true
 }

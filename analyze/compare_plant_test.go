@@ -17,6 +17,8 @@ type plant struct {
 	users     int
 	classes   []string // round-robin class of each request; nil = unclassed
 	failEvery int      // every n-th request fails with a 5xx; 0 = none
+	accuracy  float64  // each success graded, right with this chance; 0 = ungraded
+	reasoning int      // the first this many events of each reply are reasoning; 0 = none
 }
 
 const (
@@ -76,5 +78,12 @@ func (p plant) request(rng *rand.Rand, id uint64, sendUS int64) *record.Result {
 		r.EventsUS[i] = at
 	}
 	r.E2EUS = at + 1_000
+	if p.reasoning > 0 {
+		r.ReasoningEvents = min(p.reasoning, r.OutputTokens-1)
+		r.TTFRUS, r.TTFOUS = r.TTFTUS, r.EventsUS[r.ReasoningEvents]
+	}
+	if p.accuracy > 0 {
+		r.Graded, r.Correct = true, rng.Float64() < p.accuracy
+	}
 	return r
 }

@@ -101,6 +101,19 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 				}
 			}
 			return float64(failed) / float64(len(part)), len(part) > 0
+		case fig == "accuracy":
+			s := scopeOf(rs, prefix)
+			if s == nil {
+				return 0, false
+			}
+			part := cut(s.correctAt, lo, hi)
+			correct := 0
+			for _, c := range part {
+				if c {
+					correct++
+				}
+			}
+			return float64(correct) / float64(max(len(part), 1)), len(part) > 0
 		}
 		name, pc, _ := strings.Cut(fig, ".")
 		q, ok := record.PercentileQ(pc)
@@ -138,6 +151,11 @@ func figureLen(rs *RunSamples, metric string) int {
 	case fig == "failure_rate":
 		if s := scopeOf(rs, prefix); s != nil {
 			return len(s.failedAt)
+		}
+		return 0
+	case fig == "accuracy":
+		if s := scopeOf(rs, prefix); s != nil {
+			return len(s.correctAt)
 		}
 		return 0
 	}

@@ -41,7 +41,16 @@ type RunSamples struct {
 // the batch-means check cuts into contiguous batches.
 type Samples struct {
 	TTFT, ITL, TPOT, E2E []float64
-	Succeeded, Failed    int64
+	// TTFO is the time to the first answer token (record.TTFOUSOf: the
+	// TTFT of a reply that did not reason), kept from the first reply
+	// that reasoned on; nil while none has.
+	TTFO              []float64
+	Succeeded, Failed int64
+	// Graded counts the graded measured successes, Correct those that
+	// held their expected answer (record.Accuracy's rule).
+	Graded, Correct int64
+	// correctAt marks, in record order, which graded replies were right.
+	correctAt []bool
 	// Cache is the successes' prompt tokens and those served cached.
 	Cache PromptCache
 	// failedAt marks, in record order, which counted requests failed.
@@ -105,6 +114,24 @@ func (s *Samples) Add(r *record.Result) {
 	}
 	s.Succeeded++
 	s.Cache.add(r)
+	if r.Graded {
+		s.Graded++
+		if r.Correct {
+			s.Correct++
+		}
+		s.correctAt = append(s.correctAt, r.Correct)
+	}
+	if r.ReasoningEvents > 0 && s.TTFO == nil {
+		// Every reply before this one did not reason: its TTFO is its
+		// TTFT, already kept.
+		s.TTFO = slices.Clone(s.TTFT)
+		if s.TTFO == nil {
+			s.TTFO = []float64{}
+		}
+	}
+	if ttfo, ok := record.TTFOUSOf(r); ok && s.TTFO != nil {
+		s.TTFO = append(s.TTFO, usToMS(ttfo))
+	}
 	s.E2E = append(s.E2E, usToMS(r.E2EUS))
 	r.EachGap(func(gapUS, n int64) {
 		for range n {
@@ -127,25 +154,43 @@ func usToMS(us int64) float64 { return float64(us) / 1000 }
 // of the same requests, in the same order, for measuring compare.
 func (s *Samples) Scaled(f float64) *Samples {
 	scale := func(v []float64) []float64 {
+		if v == nil {
+			return nil
+		}
 		out := make([]float64, len(v))
 		for i, x := range v {
 			out[i] = x * f
 		}
 		return out
 	}
-	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E),
-		Succeeded: s.Succeeded, Failed: s.Failed, Cache: s.Cache, failedAt: slices.Clone(s.failedAt)}
+	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E), TTFO: scale(s.TTFO),
+		Succeeded: s.Succeeded, Failed: s.Failed, Cache: s.Cache, failedAt: slices.Clone(s.failedAt),
+		Graded: s.Graded, Correct: s.Correct, correctAt: slices.Clone(s.correctAt)}
 }
 
 // merge appends o's values and counts to s's.
 func (s *Samples) merge(o *Samples) {
+	if s.TTFO != nil || o.TTFO != nil {
+		s.TTFO = append(ttfoOf(s), ttfoOf(o)...)
+	}
 	s.TTFT, s.ITL = append(s.TTFT, o.TTFT...), append(s.ITL, o.ITL...)
 	s.TPOT, s.E2E = append(s.TPOT, o.TPOT...), append(s.E2E, o.E2E...)
 	s.Succeeded, s.Failed = s.Succeeded+o.Succeeded, s.Failed+o.Failed
 	s.Cache.PromptTokens += o.Cache.PromptTokens
 	s.Cache.CachedTokens += o.Cache.CachedTokens
 	s.failedAt = append(s.failedAt, o.failedAt...)
+	s.Graded, s.Correct = s.Graded+o.Graded, s.Correct+o.Correct
+	s.correctAt = append(s.correctAt, o.correctAt...)
 	s.sorted = nil
+}
+
+// ttfoOf is s's TTFO values: its TTFTs when none of its replies
+// reasoned (a reply that did not reason answers at its first token).
+func ttfoOf(s *Samples) []float64 {
+	if s.TTFO != nil {
+		return s.TTFO
+	}
+	return append([]float64{}, s.TTFT...)
 }
 
 // values returns the sorted samples of a latency metric ("ttft_ms", ...),
@@ -174,6 +219,8 @@ func (s *Samples) ordered(metric string) []float64 {
 		return s.TPOT
 	case "e2e_ms":
 		return s.E2E
+	case "ttfo_ms":
+		return s.TTFO
 	}
 	return nil
 }

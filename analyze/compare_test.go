@@ -100,6 +100,46 @@ func TestCompareLimits(t *testing.T) {
 	}
 }
 
+// TestCompareAccuracyAndTTFO: graded runs get an accuracy row (a
+// two-proportion test, higher is better) that a limit can gate, and runs
+// of a reasoning model a time-to-first-answer row; runs that did neither
+// get neither row.
+func TestCompareAccuracyAndTTFO(t *testing.T) {
+	t.Parallel()
+	base := plant{seed: 1, slowdown: 1, users: 16, accuracy: 0.95, reasoning: 10}.samples("base")
+	worse := plant{seed: 2, slowdown: 1.2, users: 16, accuracy: 0.85, reasoning: 10}.samples("worse")
+	same := plant{seed: 3, slowdown: 1, users: 16, accuracy: 0.95, reasoning: 10}.samples("same")
+	plain := plant{seed: 4, slowdown: 1, users: 16}.samples("plain")
+	limits := []Limit{{Metric: "accuracy", Absolute: true, Value: 0.05}}
+
+	c := Compare(base, worse, CompareOptions{Limits: limits})
+	acc := deltaOf(t, c, "accuracy")
+	if acc.Change != "worse" || !acc.Regression || acc.Test != TestTwoProportion || acc.Baseline < 0.9 || acc.Current > 0.9 {
+		t.Errorf("accuracy 95%% → 85%%: %v, regression %v", acc, acc.Regression)
+	}
+	if d := deltaOf(t, c, "ttfo_ms.p50"); d.Change != "worse" || d.Baseline <= deltaOf(t, c, "ttft_ms.p50").Baseline {
+		t.Errorf("TTFO p50 after 10 reasoning events, 20%% slower: %v (TTFT p50 %v)", d, deltaOf(t, c, "ttft_ms.p50"))
+	}
+	if c := Compare(base, same, CompareOptions{Limits: limits}); c.Regressions != 0 {
+		t.Errorf("equal accuracy regressed: %v", c.Worse())
+	}
+	c = Compare(base, plain, CompareOptions{})
+	for _, m := range []string{"accuracy", "ttfo_ms.p50"} {
+		if indexDelta(c.Deltas, m) >= 0 {
+			t.Errorf("%s compared against a run that neither graded nor reasoned", m)
+		}
+	}
+	// Pooled repeats keep the graded counts and TTFO of every run, the
+	// one that never reasoned answering at its first token.
+	pooled := MergeRuns([]*RunSamples{base, plain})
+	if g := pooled.Overall.Graded; g != base.Overall.Graded {
+		t.Errorf("pooled graded %d, want %d", g, base.Overall.Graded)
+	}
+	if n, want := len(pooled.Overall.TTFO), len(base.Overall.TTFO)+len(plain.Overall.TTFT); n != want {
+		t.Errorf("pooled TTFO values %d, want %d", n, want)
+	}
+}
+
 func deltaOf(t *testing.T, c *Comparison, metric string) Delta {
 	t.Helper()
 	i := indexDelta(c.Deltas, metric)
@@ -120,6 +160,9 @@ func TestParseLimit(t *testing.T) {
 		{in: "e2e_ms.p99=10%", want: Limit{Metric: "e2e_ms.p99", Relative: 0.1}},
 		// A plain number is absolute, in the figure's unit; spaces are trimmed.
 		{in: " failure_rate = 0.01 ", want: Limit{Metric: "failure_rate", Absolute: true, Value: 0.01}},
+		{in: "accuracy=0.02", want: Limit{Metric: "accuracy", Absolute: true, Value: 0.02}},
+		{in: "classes.mcq.accuracy=0.05", want: Limit{Metric: "classes.mcq.accuracy", Absolute: true, Value: 0.05}},
+		{in: "ttfo_ms.p90=10%", want: Limit{Metric: "ttfo_ms.p90", Relative: 0.1}},
 		// error_rate is the threshold alias of failure_rate.
 		{in: "error_rate=0", want: Limit{Metric: "failure_rate", Absolute: true}},
 		// Per-class figures may be limited.

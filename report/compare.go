@@ -38,7 +38,7 @@ func compareCells(d *analyze.Delta) []string {
 // percent (points, for changes) for failure rates, plain rates otherwise.
 func compareFormatter(metric string) func(v float64, signed bool) string {
 	switch {
-	case strings.HasSuffix(metric, "failure_rate"):
+	case strings.HasSuffix(metric, "failure_rate") || strings.HasSuffix(metric, "accuracy"):
 		return func(v float64, signed bool) string {
 			if signed {
 				return fmt.Sprintf("%+.2f pp", v*100)
