@@ -160,7 +160,19 @@
     body.replaceChildren.apply(body, rows);
   }
 
-  function breakdownRow(name, b) {
+  // optionalColumns shows a table's TTFO and accuracy columns only when
+  // one of its rows has the figure (a reasoning model, graded answers).
+  function optionalColumns(id, rows) {
+    var opt = {
+      ttfo: rows.some(function (b) { return b.reasoning; }),
+      acc: rows.some(function (b) { return b.accuracy; })
+    };
+    $(id).querySelectorAll("th.ttfo").forEach(function (th) { th.hidden = !opt.ttfo; });
+    $(id).querySelectorAll("th.acc").forEach(function (th) { th.hidden = !opt.acc; });
+    return opt;
+  }
+
+  function breakdownRow(name, b, opt) {
     var tr = document.createElement("tr");
     cell(tr, name);
     cell(tr, String(b.requests.total));
@@ -169,6 +181,8 @@
     cell(tr, fmt(b.metrics.ttft_ms.p99, 1));
     cell(tr, fmt(b.metrics.e2e_ms.p99, 1));
     cell(tr, fmt(b.throughput.output_tokens_per_s, 1));
+    if (opt.ttfo) { cell(tr, b.reasoning && b.metrics.ttfo_ms ? fmt(b.metrics.ttfo_ms.p50, 1) : "–", "ttfo"); }
+    if (opt.acc) { cell(tr, b.accuracy ? fmt(b.accuracy.rate * 100, 1) + "%" : "–", "acc"); }
     return tr;
   }
 
@@ -179,9 +193,11 @@
       return tr;
     }));
     var names = Object.keys(s.classes || {}).sort();
-    fill("classes", names.map(function (n) { return breakdownRow(n, s.classes[n]); }));
-    fill("buckets", (s.buckets || []).filter(function (b) { return b.requests.total > 0; })
-      .map(function (b) { return breakdownRow(b.label, b); }));
+    var classOpt = optionalColumns("classes", names.map(function (n) { return s.classes[n]; }));
+    fill("classes", names.map(function (n) { return breakdownRow(n, s.classes[n], classOpt); }));
+    var buckets = (s.buckets || []).filter(function (b) { return b.requests.total > 0; });
+    var bucketOpt = optionalColumns("buckets", buckets);
+    fill("buckets", buckets.map(function (b) { return breakdownRow(b.label, b, bucketOpt); }));
     var ul = $("events");
     ul.replaceChildren.apply(ul, events.slice().reverse().map(function (e) {
       var li = document.createElement("li");

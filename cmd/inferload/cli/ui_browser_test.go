@@ -45,12 +45,19 @@ func (c *concurrencySeen) wrap(h http.Handler) http.Handler {
 // users set on the page are 6 concurrent requests at the simulator, a
 // note typed on the page (with markup planted in it) shows as text in
 // the events and in report.html, stop ends the run with its summary on
-// the page, and the page logs no error. The screenshot is kept as a test
-// artifact ($TEST_ARTIFACTS or the test's temp dir).
+// the page, and the page logs no error. The simulator reasons (4 tokens
+// a reply), so the input-length table shows its TTFO column, and no
+// accuracy column, since nothing is graded. The screenshot is kept as a
+// test artifact ($TEST_ARTIFACTS or the test's temp dir).
 func TestLiveUIInBrowser(t *testing.T) {
 	t.Parallel()
 	browser := chromiumPath(t)
-	s, err := sim.New(sim.Config{Seed: 1, Speedup: 20})
+	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: 4}
+	s, err := sim.New(sim.Config{Profile: prof, Seed: 1, Speedup: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +96,12 @@ func TestLiveUIInBrowser(t *testing.T) {
 	// The token left the address bar; the cookie carries it.
 	pg.poll(`location.search.indexOf('token=') < 0`)
 	pg.poll(`document.getElementById('t-done').textContent !== '–' && document.querySelectorAll('canvas').length >= 6`)
+	// A reasoning model: the tables gain a TTFO column, with figures;
+	// nothing is graded, so no accuracy column.
+	pg.poll(`!document.querySelector('#buckets th.ttfo').hidden && document.querySelector('#buckets td.ttfo') !== null && document.querySelector('#buckets td.ttfo').textContent !== '–'`)
+	if v, _ := chromedp.Run(pg.ctx, chromedp.Evaluate[bool](`document.querySelector('#buckets th.acc').hidden && document.querySelector('#buckets td.acc') === null`)); !v {
+		t.Error("an accuracy column is shown for a run that graded nothing")
+	}
 	first := pg.eval("document.getElementById('t-done').textContent")
 	pg.poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
 	if seen.peak.Load() > 2 {
