@@ -85,6 +85,10 @@ type Config struct {
 	// Chains maps a class name to the steps its requests run in sequence
 	// (chain.go); requests of other classes are single calls.
 	Chains map[string]*Chain
+	// Prefixes, when set, marks the requests whose shared prefix an
+	// earlier request of the run sent (PrefixLedger); one ledger serves
+	// all of a run's phases.
+	Prefixes *PrefixLedger
 	// Clock is what the engine reads the time from and waits with; nil
 	// means PreciseClock (the real clock, precise open-loop pacing).
 	Clock Clock
@@ -354,6 +358,7 @@ type prepared struct {
 
 func (e *Engine) prepare(i uint64) (prepared, error) {
 	spec := e.cfg.Source.Spec(i)
+	e.cfg.Prefixes.mark(&spec)
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{}, fmt.Errorf("rendering request %d: %w", i, err)

@@ -34,6 +34,7 @@ func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prep
 	if spec.Turn > 0 {
 		spec.PreviousResponseID = prev
 	}
+	e.cfg.Prefixes.mark(&spec)
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{spec: spec}, fmt.Errorf("rendering request %d: %w", i, err)

@@ -269,6 +269,9 @@ func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (e
 		Duration: l.Duration, Requests: l.Requests, Warmup: l.Warmup, Grace: l.Grace,
 		Seed: p.Workload.Seed, Retry: retryPolicy(p.Target.Retry),
 	}
+	if files != nil {
+		cfg.Prefixes = files.prefixes
+	}
 	if cfg.Chains, err = newChains(p, client); err != nil {
 		return engine.Config{}, err
 	}

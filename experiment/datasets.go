@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/workload"
@@ -23,12 +24,16 @@ type workloadFiles struct {
 	mu         sync.Mutex
 	tokenizers map[string]workload.Tokenizer
 	datasets   map[datasetKey]*workload.Dataset
+	// prefixes notes the shared prefixes the run has sent, across its
+	// phases (engine.PrefixLedger).
+	prefixes *engine.PrefixLedger
 }
 
 // newWorkloadFiles returns an empty cache for one run, whose reads stop
 // when ctx is done.
 func newWorkloadFiles(ctx context.Context) *workloadFiles {
-	return &workloadFiles{ctx: ctx, tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{}}
+	return &workloadFiles{ctx: ctx, tokenizers: map[string]workload.Tokenizer{}, datasets: map[datasetKey]*workload.Dataset{},
+		prefixes: engine.NewPrefixLedger()}
 }
 
 type datasetKey struct {

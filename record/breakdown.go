@@ -50,6 +50,9 @@ type Breakdown struct {
 	// Accuracy is how the graded replies fared; nil when none was graded
 	// (grading.go).
 	Accuracy *Accuracy `json:"accuracy,omitempty"`
+	// PrefixReuse sets the prefix reuse the workload asked for against
+	// what the server reported; nil when no request asked (prefixreuse.go).
+	PrefixReuse *PrefixReuse `json:"prefix_reuse,omitempty"`
 	// Checks are the class's token-count checks (classes only; nil for
 	// input buckets and for the bad-input class, whose prompts are meant
 	// to be odd).
@@ -153,6 +156,7 @@ func (a *Aggregate) figures(from, to int64, windowS float64) Breakdown {
 		PrefixCache: a.cache.summary(a.ttft),
 		Reasoning:   a.reasoning.summary(),
 		Accuracy:    a.accuracy.summary(),
+		PrefixReuse: a.reuse.summary(),
 	}
 	itlR, itlA := a.channelITL()
 	a.reasoning.metrics(&b.Metrics, itlR, itlA)

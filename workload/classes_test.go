@@ -140,9 +140,13 @@ func TestSharedPrefix(t *testing.T) {
 		g := mustGenerator(t, GeneratorConfig{Seed: 2, Input: Fixed(30), Output: Fixed(4), Prefix: tt.prefix})
 		const n = 4000
 		seen, with := map[string]int{}, 0
+		groupHead := map[int]string{}
 		for i := range uint64(n) {
 			s := g.Spec(i)
 			if s.InputTokens == 30 {
+				if s.PrefixGroup != 0 || s.PrefixTokens != 0 {
+					t.Fatalf("%+v: request %d carries no prefix but names group %d", tt.prefix, i, s.PrefixGroup)
+				}
 				if approxTokens(s.Prompt) != 30 {
 					t.Fatalf("%+v: prompt without prefix has %d tokens", tt.prefix, approxTokens(s.Prompt))
 				}
@@ -152,7 +156,13 @@ func TestSharedPrefix(t *testing.T) {
 			if s.InputTokens != 30+tt.prefix.Tokens || approxTokens(s.Prompt) != s.InputTokens {
 				t.Fatalf("%+v: %d tokens, spec says %d", tt.prefix, approxTokens(s.Prompt), s.InputTokens)
 			}
-			seen[strings.Join(strings.Fields(s.Prompt)[:tt.prefix.Tokens/2], " ")]++
+			head := strings.Join(strings.Fields(s.Prompt)[:tt.prefix.Tokens/2], " ")
+			if s.PrefixTokens != tt.prefix.Tokens || s.PrefixGroup < 1 || s.PrefixGroup > tt.groups ||
+				(groupHead[s.PrefixGroup] != "" && groupHead[s.PrefixGroup] != head) {
+				t.Fatalf("%+v: request %d names prefix group %d of %d tokens, or its group's text differs", tt.prefix, i, s.PrefixGroup, s.PrefixTokens)
+			}
+			groupHead[s.PrefixGroup] = head
+			seen[head]++
 		}
 		if got := float64(with) / n; math.Abs(got-tt.wantShare) > 0.03 {
 			t.Errorf("%+v: %.3f of requests carry a prefix, want %.2f", tt.prefix, got, tt.wantShare)

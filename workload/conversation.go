@@ -52,6 +52,10 @@ type mixSession struct {
 	turn    int    // next turn of the current conversation; 0: start one
 	history []ChatMessage
 	histTok int // tokens in history (message contents only)
+	// prevIn is the previous turn's prompt tokens: all of it opens this
+	// turn's prompt, so a prefix cache may serve it (its synthetic reply,
+	// which the server did not write, it cannot).
+	prevIn int
 }
 
 // Next starts a conversation when the last one is over, then sends its
@@ -107,6 +111,12 @@ func (s *mixSession) next(i uint64) Spec {
 	}
 	spec.Messages = append(slices.Clip(s.history), user...)
 	spec.InputTokens += s.histTok
+	if s.turn > 0 {
+		// The turn's own message may open with a shared prefix, but in
+		// the middle of the prompt no prefix cache can serve it.
+		spec.ReuseTokens, spec.PrefixGroup, spec.PrefixTokens = s.prevIn, 0, 0
+	}
+	s.prevIn = spec.InputTokens
 	reply := Text(rand.New(rand.NewPCG(m.seed^sessionStream, splitmix64(turnKey))), spec.MaxTokens)
 	s.history = append(spec.Messages[:len(spec.Messages):len(spec.Messages)], ChatMessage{Role: "assistant", Content: reply})
 	s.histTok = spec.InputTokens + spec.MaxTokens

@@ -47,6 +47,11 @@ func TestConversationHistoryGrows(t *testing.T) {
 		if got := countMessages(tok, s.Messages); got != s.InputTokens || s.InputTokens != 20+30*s.Turn {
 			t.Fatalf("turn %d: InputTokens %d, counted %d, want %d", s.Turn, s.InputTokens, got, 20+30*s.Turn)
 		}
+		// A later turn is built to reuse the previous turn's whole prompt
+		// (its synthetic reply the server did not write, it cannot).
+		if want := max(20+30*(s.Turn-1), 0) * min(s.Turn, 1); s.ReuseTokens != want {
+			t.Fatalf("turn %d: ReuseTokens %d, want %d", s.Turn, s.ReuseTokens, want)
+		}
 		prev = s
 	}
 	if turns < 10 {

@@ -164,10 +164,15 @@ func (g *Generator) spec(rng *rand.Rand, i uint64, in, out int) Spec {
 		MaxTokens:   out,
 		IgnoreEOS:   g.cfg.IgnoreEOS,
 	}
-	head := g.pickPrefix(rng)
+	group := g.pickPrefix(rng)
+	head := ""
+	if group >= 0 {
+		head = g.prefixes[group]
+		s.PrefixGroup, s.PrefixTokens = group+1, g.cfg.Prefix.Tokens
+		s.InputTokens += g.cfg.Prefix.Tokens
+	}
 	salt, saltTokens := g.salt.fit(in)
 	s.Prompt = g.text(rng, i, in-saltTokens, salt+head)
-	s.InputTokens += g.cfg.Prefix.Tokens * min(len(head), 1)
 	return s
 }
 

@@ -69,16 +69,17 @@ func (sp SharedPrefix) build(seed uint64, text func(rng *rand.Rand, n int) strin
 	return out, nil
 }
 
-// pickPrefix draws whether this request carries a prefix and which one. It
-// draws nothing when the generator has no prefixes, so a plan without one
-// sends the same prompts as before prefixes existed.
-func (g *Generator) pickPrefix(rng *rand.Rand) string {
+// pickPrefix draws whether this request carries a prefix and which one
+// (its group; -1 for none). It draws nothing when the generator has no
+// prefixes, so a plan without one sends the same prompts as before
+// prefixes existed.
+func (g *Generator) pickPrefix(rng *rand.Rand) int {
 	if g.prefixes == nil {
-		return ""
+		return -1
 	}
 	share, pick := rng.Float64(), rng.IntN(len(g.prefixes))
 	if f := g.cfg.Prefix.Fraction; f > 0 && share >= f {
-		return ""
+		return -1
 	}
-	return g.prefixes[pick]
+	return pick
 }

@@ -22,10 +22,17 @@ type Spec struct {
 	Images []Image
 	// InputTokens is the prompt length the generator aimed for, in tokens.
 	InputTokens int
-	// ReuseTokens is how much of the prompt a replayed trace asked a
-	// prefix cache to reuse: the tokens of its leading blocks an earlier
-	// request sent (Generator.BlockReuse); 0 otherwise.
+	// ReuseTokens is how much of the prompt the workload built for a
+	// prefix cache to reuse, because an earlier request of the run sent
+	// it: a replayed trace's leading blocks (Generator.BlockReuse), a later
+	// turn's history (the previous turn's whole prompt), or a shared
+	// prefix an earlier request carried (set when the request is sent,
+	// engine.PrefixLedger); 0 otherwise.
 	ReuseTokens int
+	// PrefixGroup is 1 + the group of the class's shared prefix the prompt
+	// opens with (after the salt); 0 for none. PrefixTokens is that
+	// prefix's length.
+	PrefixGroup, PrefixTokens int
 	// MaxTokens is the output length asked for.
 	MaxTokens int
 	// IgnoreEOS asks the server to generate exactly MaxTokens.

@@ -1,0 +1,67 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/inferload/inferload/sim"
+)
+
+// TestPrefixReuseOfPrefixesAndTurns: a class whose prompts open with one
+// of two shared prefixes, and a class of three-turn conversations, against
+// the simulator's prefix cache (16-token blocks). Every request after the
+// first of its prefix group asks to reuse the prefix, every later turn its
+// previous turn's prompt; the run and each class report that requested
+// share beside what the server served, which the block size keeps a little
+// below it (a partly filled last block is not cached).
+func TestPrefixReuseOfPrefixesAndTurns(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	p := testPlan(t, fmt.Sprintf(`
+name: prefix-reuse
+target: {url: %s}
+load: {concurrency: 4, requests: 90}
+workload:
+  classes:
+    - {name: rag, weight: 1, input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
+    - {name: chat, weight: 1, input_tokens: "32", output_tokens: "8", turns: 3}
+`, url))
+	res, err := Run(context.Background(), p, Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := res.Summary
+	rag, chat := sum.Classes["rag"], sum.Classes["chat"]
+	if sum.PrefixReuse == nil || rag == nil || rag.PrefixReuse == nil || chat == nil || chat.PrefixReuse == nil {
+		t.Fatalf("prefix_reuse: run %+v, classes %v", sum.PrefixReuse, sum.Classes)
+	}
+	for _, c := range []struct {
+		name      string
+		requested float64 // by construction
+		tolerance float64
+		got       float64
+		achieved  float64
+	}{
+		// All but the first request of each of the 2 groups reuse 512 of
+		// 576 tokens.
+		{"rag", 512.0 / 576 * (1 - 2/float64(rag.PrefixReuse.Requests)), 0.01, rag.PrefixReuse.RequestedShare, rag.PrefixReuse.AchievedShare},
+		// Turns of 32, 72 and 112 tokens reuse 0, 32 and 72 of them:
+		// 104 of 216 over whole conversations.
+		{"chat", 104.0 / 216, 0.05, chat.PrefixReuse.RequestedShare, chat.PrefixReuse.AchievedShare},
+	} {
+		t.Logf("%s: requested %.3f (built %.3f), achieved %.3f", c.name, c.got, c.requested, c.achieved)
+		if math.Abs(c.got-c.requested) > c.tolerance {
+			t.Errorf("%s: requested share %.3f, built %.3f", c.name, c.got, c.requested)
+		}
+		if c.achieved > c.got+0.02 || c.achieved < c.got-0.1 {
+			t.Errorf("%s: the simulator's cache served %.3f where %.3f was asked: want at most 0.1 below (blocks of 16)", c.name, c.achieved, c.got)
+		}
+	}
+	for _, h := range sum.Hints {
+		if h.Rule == "prefix_reuse_low" {
+			t.Errorf("prefix_reuse_low fired on a cache that served what was asked: %s", h.Message)
+		}
+	}
+}
