@@ -103,6 +103,7 @@ func TestVirtualFindCapacity(t *testing.T) {
 				t.Fatalf("capacity %+v: want probes", c)
 			}
 			checkAnswerFollowsProbes(t, c)
+			checkSearchConverged(t, c, tt.search)
 			if c.Found != tt.found || c.Load < tt.low || c.Load > tt.high || !strings.Contains(c.Reason, tt.reason) {
 				t.Fatalf("capacity %+v; want found %v in [%v, %v], reason with %q", c, tt.found, tt.low, tt.high, tt.reason)
 			}
