@@ -305,9 +305,8 @@ func (r *runner) finish(ru *running) (record.Step, *summary.StepAcc, error) {
 		return record.Step{}, nil, nil
 	}
 	st := ru.st
-	mark := record.StageMark{Index: st.Index, Kind: st.Load.Kind, Mode: st.Load.Mode, Target: st.Load.Target,
-		From: st.Load.From, StartUS: ru.offUS, WarmupEndUS: ru.offUS + r.p.Load.Warmup.Microseconds(),
-		MeasureEndUS: r.measureUS, Interrupted: ru.interrupted}
+	mark := stageMark(st.Index, st.Load, r.p.Load.Warmup, ru.offUS, r.measureUS)
+	mark.Interrupted = ru.interrupted
 	if err := r.files.events.Write(record.Event{TimeUS: r.endUS, Kind: record.EventStageEnd, Stage: &mark}); err != nil {
 		r.rec.keep(err)
 		return record.Step{}, nil, err
@@ -320,6 +319,14 @@ func (r *runner) finish(ru *running) (record.Step, *summary.StepAcc, error) {
 	mark.EndUS = r.endUS
 	step, err := summary.BuildStep(ru.acc, mark, r.p, r.design)
 	return step, ru.acc, err
+}
+
+// stageMark is stage index's marks on the run clock, as its stage_end
+// event carries them: it started at startUS with load, its warm-up ended
+// warmup later, and it stopped issuing at measureEndUS.
+func stageMark(index int, load schedule.Stage, warmup time.Duration, startUS, measureEndUS int64) record.StageMark {
+	return record.StageMark{Index: index, Kind: load.Kind, Mode: load.Mode, Target: load.Target, From: load.From,
+		StartUS: startUS, WarmupEndUS: startUS + warmup.Microseconds(), MeasureEndUS: measureEndUS}
 }
 
 // stageBase is the first request number of stage index: after the

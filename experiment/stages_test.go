@@ -182,44 +182,27 @@ func TestStagesRejectsBadInput(t *testing.T) {
 	}
 }
 
-// TestSweepFindsTheKnee: against a simulator whose running batch holds 8
-// sequences, throughput stops growing past 8 users while latency doubles;
-// the knee found is within one step of 8 and the advice is 80% of it.
-// Not parallel: its timing is the simulator's, which a machine busy with
-// other simulators would stretch.
-//
-// The knee shows at 8 users only if 8 users keep the 8 slots busy: a
-// user's turnaround between two requests (the client's own work, and on a
-// busy host its wait for a CPU) leaves its slot idle, and once that is
-// more than a quarter of a request's time, 16 users still gain over 25%
-// throughput and the knee moves up (CI under -race, with other packages'
-// tests on the same two cores, saw it at 32). The model itself idles a
-// slot for up to a step when a request ends (the next one joins at the
-// next step), so requests are 16 tokens long: a request takes about 17
-// steps (170 ms), that step is a seventeenth of it, and turnarounds of up
-// to ~35 ms keep the knee at 8.
-func TestSweepFindsTheKnee(t *testing.T) {
+// TestSweepOverHTTP: a sweep of 1..32 users against the simulator over
+// HTTP in wall-clock time writes one step per load, each with its own
+// server_time, and judges them by the rules of its design: the knee is
+// the knee rule over the steps it recorded, the operating point the SLO's
+// answer over its probes. Where the knee lands depends on how fast the
+// host let the client and the simulator go (CI under -race saw it move
+// from 8 to 32 users), so the planted knee is tested on virtual time
+// (TestVirtualSweepFindsTheKnee); nothing here depends on the host's speed.
+func TestSweepOverHTTP(t *testing.T) {
+	t.Parallel()
 	url := smallSim(t, 8)
 	p := simPlan(t, url, "  concurrency: 1\n  warmup: 200ms")
 	p.Workload.OutputTokens = "16"
-	// The operating point: the highest step whose TTFT P50 is shown to be
-	// within 80 ms (the knee's percentile is the objectives' share).
 	p.Workload.SLO = record.SLO{TTFTMs: 80}
 	loads, err := ParseLoads("geometric(1,2,32)", true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Sweep(context.Background(), p, Options{}, SweepOptions{
-		Mode: record.ModeClosed, Loads: loads, StepDuration: 1600 * time.Millisecond,
-		// Medians: the 1-user baseline gets about eight samples in 1.4 s,
-		// enough for a P50 (5) but not a P90 (29).
-		Knee: analyze.KneeOptions{Percentile: "p50"},
-		// The achieved load is measured from the records (requests really
-		// in flight), so a client starved by a busy host (race detector,
-		// other test binaries) falls short of its users; that is the
-		// validity rule's business (TestStagesObeyTargets), not the knee's.
-		Stage: StageOptions{Criteria: analyze.Criteria{Required: "p50", LoadTolerance: 0.5}},
-	})
+	o := SweepOptions{Mode: record.ModeClosed, Loads: loads, StepDuration: 1600 * time.Millisecond,
+		Knee: analyze.KneeOptions{Percentile: "p50"}, Stage: StageOptions{Criteria: analyze.Criteria{Required: "p50", LoadTolerance: 0.5}}}
+	out, err := Sweep(context.Background(), p, Options{}, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,27 +211,18 @@ func TestSweepFindsTheKnee(t *testing.T) {
 		t.Fatalf("steps: %d, first target %v; want 6 starting with the 1-user baseline", len(s.Steps), s.Steps[0].Target)
 	}
 	logSteps(t, s)
-	k := s.Knee
-	if k == nil || !k.Found {
-		t.Fatalf("no knee: %+v", k)
+	o.Knee.BySLO = true
+	want, err := analyze.FindKnee(s.Steps, o.Knee)
+	if k := s.Knee; k == nil || k.Found != want.Found || k.Load != want.Load || (err == nil && k.Reason != want.Reason) {
+		t.Errorf("knee %+v; the knee rule over the recorded steps says %+v (%v)", k, want, err)
 	}
-	if k.Load < 4 || k.Load > 16 {
-		t.Errorf("knee at %v users, want within one step of 8 (4..16): %s", k.Load, k.Reason)
-	}
-	if k.Recommended != float64(int(k.Load*0.8)) || len(k.Evidence) != 2 {
-		t.Errorf("recommended %v, evidence %v for knee %v", k.Recommended, k.Evidence, k.Load)
-	}
-	t.Logf("knee: %s", k.Reason)
 	checkStepServerTime(t, s)
 	checkOperatingPoint(t, s)
 }
 
 // checkOperatingPoint: the plan's SLO judged every step (the 1-user
 // baseline is one of the loads, so a probe too) as find-capacity judges
-// a probe, and the operating point is that answer: on a free machine
-// 8 users (they fit the batch: TTFT P50 about 20 ms, against about 170 ms
-// at 16, when half the requests wait a whole reply), or 4 on a host
-// busy enough to stretch the simulator's steps.
+// a probe, and the operating point is that answer.
 func checkOperatingPoint(t *testing.T, s *record.Summary) {
 	t.Helper()
 	c, op := s.Capacity, s.Operating
@@ -261,11 +235,6 @@ func checkOperatingPoint(t *testing.T, s *record.Summary) {
 	}
 	if k := s.Knee; k.Found && (strings.Contains(k.Reason, "run at") || !strings.Contains(k.Reason, "the operating point follows the SLOs")) {
 		t.Errorf("knee %q: with SLOs the knee defers to them, never recommends its own fraction", k.Reason)
-	}
-	if s.Steps[0].Metrics.TTFT.P50 > 40 {
-		t.Logf("the 1-user step's TTFT P50 is %v ms, not the planted ~10 ms (host busy): checked the answer's consistency only", s.Steps[0].Metrics.TTFT.P50)
-	} else if op.Load != 4 && op.Load != 8 {
-		t.Errorf("operating point %v users, want 8 (4 on a busy host): %s", op.Load, op.Reason)
 	}
 	t.Logf("operating point: %s", op.Reason)
 }
@@ -280,7 +249,14 @@ func checkStepServerTime(t *testing.T, s *record.Summary) {
 			t.Fatalf("step %d: server_time %+v, want %d requests", st.Index, st.ServerTime, st.Requests.Succeeded)
 		}
 	}
-	first, last := s.Steps[0].ServerTime.QueueMS, s.Steps[len(s.Steps)-1].ServerTime.QueueMS
+	top := s.Steps[len(s.Steps)-1]
+	if top.Validity.AchievedLoad < 16 {
+		// The server queues only what it cannot batch: a host too busy
+		// to keep twice the 8 slots in flight plants no queue.
+		t.Logf("the top step held %.1f users: its queue is not checked", top.Validity.AchievedLoad)
+		return
+	}
+	first, last := s.Steps[0].ServerTime.QueueMS, top.ServerTime.QueueMS
 	if first == nil || last == nil || last.P50 <= first.P50 || last.P50 < 10 {
 		t.Errorf("queue p50: 1 user %+v, 32 users %+v; want the server queue only at 32 users on 8 slots", first, last)
 	}

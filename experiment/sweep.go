@@ -47,13 +47,22 @@ type SweepOptions struct {
 // always the single-request baseline: a closed-loop sweep that starts at 1
 // user uses it as its first step.
 func Sweep(ctx context.Context, p *plan.Plan, opts Options, o SweepOptions) (*Outcome, error) {
-	stages, err := sweepStages(o)
+	stages, d, err := o.design(p)
 	if err != nil {
 		return nil, err
 	}
-	d := summary.Design{Kind: summary.KindSweep, Knee: &summary.KneeDesign{Options: o.Knee, Mode: o.Mode},
-		Capacity: o.judging(p, stages)}
 	return runStages(ctx, p, stages, opts, o.Stage, d)
+}
+
+// design is the sweep's stages and the design its run directory is
+// judged by (the virtual-time tests judge theirs by the same).
+func (o SweepOptions) design(p *plan.Plan) ([]schedule.Stage, summary.Design, error) {
+	stages, err := sweepStages(o)
+	if err != nil {
+		return nil, summary.Design{}, err
+	}
+	return stages, summary.Design{Kind: summary.KindSweep, Criteria: o.Stage.Criteria,
+		Knee: &summary.KneeDesign{Options: o.Knee, Mode: o.Mode}, Capacity: o.judging(p, stages)}, nil
 }
 
 // judging is how the sweep judges its steps against its objectives (o's

@@ -54,16 +54,30 @@ func FindCapacity(ctx context.Context, p *plan.Plan, opts Options, o CapacityOpt
 	if err := o.check(p); err != nil {
 		return nil, err
 	}
-	d := summary.Design{Kind: summary.KindCapacity, Criteria: o.Stage.Criteria, Capacity: &summary.CapacityJudging{
-		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence, Search: o.Search}}
+	d := o.design()
 	return execute(ctx, p, opts, d, func(r *runner) (driver, error) {
 		first := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: o.Search.Low}
 		if _, err := r.stageConfig(1, first); err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, r *runner) error { return o.search(ctx, r, d.Capacity) }, nil
+		return func(ctx context.Context, r *runner) error {
+			return o.search(ctx, func(ctx context.Context, st schedule.Stage) (record.Step, *summary.StepAcc, error) {
+				return r.runStaged(ctx, r.stages+1, st)
+			}, d.Capacity)
+		}, nil
 	})
 }
+
+// design is the search's design: how its run directory judges the probes.
+func (o CapacityOptions) design() summary.Design {
+	return summary.Design{Kind: summary.KindCapacity, Criteria: o.Stage.Criteria, Capacity: &summary.CapacityJudging{
+		Mode: o.Mode, SLOs: o.SLOs, MaxFailureRate: o.MaxFailureRate, Confidence: o.Confidence, Search: o.Search}}
+}
+
+// probeFunc runs one probe as the next stage of the search's run and
+// returns its step and what its records folded into: the runner's
+// stage over HTTP, or the virtual-time tests' simulator.
+type probeFunc func(context.Context, schedule.Stage) (record.Step, *summary.StepAcc, error)
 
 func (o CapacityOptions) check(p *plan.Plan) error {
 	if o.Mode != record.ModeClosed && o.Mode != record.ModeOpen {
@@ -84,7 +98,7 @@ func (o CapacityOptions) check(p *plan.Plan) error {
 // search probes until analyze.NextLoad has its answer. Each probe is
 // judged from its records as Assemble will judge it (summary.JudgeProbe), so the
 // loads it chooses and the answer in summary.json agree.
-func (o CapacityOptions) search(ctx context.Context, r *runner, c *summary.CapacityJudging) error {
+func (o CapacityOptions) search(ctx context.Context, probe probeFunc, c *summary.CapacityJudging) error {
 	var passed, failed []float64
 	for ctx.Err() == nil {
 		load, done := analyze.NextLoad(passed, failed, o.Search)
@@ -92,7 +106,7 @@ func (o CapacityOptions) search(ctx context.Context, r *runner, c *summary.Capac
 			break
 		}
 		st := schedule.Stage{Kind: record.StepConstant, Mode: o.Mode, Duration: o.ProbeDuration, Target: load}
-		step, acc, err := r.runStaged(ctx, r.stages+1, st)
+		step, acc, err := probe(ctx, st)
 		if err != nil {
 			return fmt.Errorf("probe at %s: %w", st.Describe(), err)
 		}

@@ -1,7 +1,9 @@
 package experiment
 
 import (
+	"cmp"
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -10,30 +12,29 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// TestFindCapacity: against a simulator whose batch holds 8 sequences
-// (E2E about 50 ms up to 8 users, queueing beyond), a search for E2E P90 ≤
-// 80 ms converges near 8 users, every passing probe had enough samples for
-// its P90, and a P99 is never claimed from a probe too short to back it.
-// Not parallel, like TestSweepFindsTheKnee: the simulator's timing matters.
+// TestFindCapacity: find-capacity against the simulator over HTTP in
+// wall-clock time. What it finds depends on how fast the host let the
+// client and the simulator go, so the planted capacity is tested on
+// virtual time (TestVirtualFindCapacity); here every assertion holds at
+// any speed: the answer is the search rule over the probes it ran, the
+// search converged (a whole-user answer with the user above it failing),
+// no probe passed with fewer samples than its percentile needs, and a
+// probe too short for a P99 never claims one (a slower host only makes
+// it shorter of samples).
 func TestFindCapacity(t *testing.T) {
+	t.Parallel()
 	url := smallSim(t, 8)
 	tests := []struct {
-		name     string
-		slo      string
-		search   analyze.SearchOptions
-		probe    time.Duration
-		found    bool
-		low, hig float64 // accepted answers
-		reason   string
+		name   string
+		slo    string
+		search analyze.SearchOptions
+		probe  time.Duration
+		reason string // when set, the answer's reason must say it
 	}{
-		// Converges between the queueing onset and where every request waits
-		// a whole reply: 8 users fit the batch (E2E ≈ 50 ms), at 16 half the
-		// requests wait one more reply (≈ 100 ms), so the answer is 8..15;
-		// within one doubling step of that (4..15) on a machine busy enough
-		// to stretch the simulator's steps.
-		{"converges", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true}, 800 * time.Millisecond, true, 4, 15, "held at 95% confidence"},
+		// Converges somewhere (8..15 users on an idle host).
+		{"converges", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true}, 800 * time.Millisecond, ""},
 		// A 0.4 s probe at 4 users gets a few dozen replies: no P99 claim, however fast they were.
-		{"too few samples for p99", "e2e.p99<=1s", analyze.SearchOptions{Low: 4, High: 4, Whole: true}, 400 * time.Millisecond, false, 0, 0, "299 needed"},
+		{"too few samples for p99", "e2e.p99<=1s", analyze.SearchOptions{Low: 4, High: 4, Whole: true}, 400 * time.Millisecond, "299 needed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -54,16 +55,9 @@ func TestFindCapacity(t *testing.T) {
 				t.Fatalf("capacity %+v: want probes", c)
 			}
 			checkAnswerFollowsProbes(t, c)
-			if !plantedRegime(out.Summary, tt.found) {
-				// The host stretched the simulator's 10 ms steps until the
-				// lowest probe missed a bound it meets on a free machine:
-				// the search answered for the server it saw, consistently
-				// (above); where it lands is not this test's to judge now.
-				t.Logf("the first probe is out of the planted regime (host busy); checked the answer's consistency only")
-				return
-			}
-			if c.Found != tt.found || c.Load < tt.low || c.Load > tt.hig || !strings.Contains(c.Reason, tt.reason) {
-				t.Fatalf("capacity %+v; want found %v in [%v, %v], reason with %q", c, tt.found, tt.low, tt.hig, tt.reason)
+			checkSearchConverged(t, c, tt.search)
+			if !strings.Contains(c.Reason, tt.reason) {
+				t.Errorf("reason %q, want it to say %q", c.Reason, tt.reason)
 			}
 			need := int64(analyze.MinSamples(slo.Share, 0.95))
 			for _, pr := range c.Probes {
@@ -77,6 +71,33 @@ func TestFindCapacity(t *testing.T) {
 	}
 }
 
+// checkSearchConverged: a search ends on an answer it probed and passed,
+// with the lowest failed load above it within the search's precision (a
+// whole-user search: the user above it), unless the answer is the top of
+// the range; one that found nothing failed its lowest load.
+func checkSearchConverged(t *testing.T, c *record.Capacity, o analyze.SearchOptions) {
+	t.Helper()
+	passed := map[float64]bool{}
+	failedAbove := math.Inf(1)
+	for _, pr := range c.Probes {
+		passed[pr.Load] = pr.Passed
+		if !pr.Passed && pr.Load > c.Load {
+			failedAbove = min(failedAbove, pr.Load)
+		}
+	}
+	if !c.Found {
+		if ok, probed := passed[o.Low]; !probed || ok {
+			t.Errorf("no answer, but the lowest load %v was not probed and failed: %+v", o.Low, c.Probes)
+		}
+		return
+	}
+	precision := cmp.Or(o.Precision, analyze.DefaultSearch.Precision)
+	converged := failedAbove/c.Load <= 1+precision || (o.Whole && failedAbove-c.Load <= 1)
+	if !passed[c.Load] || (c.Load < o.High && !converged) {
+		t.Errorf("answer %v: want it probed and passed, and the lowest failure above it (%v) within the precision: %+v", c.Load, failedAbove, c.Probes)
+	}
+}
+
 // checkAnswerFollowsProbes: the answer is the capacity search's rule
 // applied to its own probes (analyze.Capacity over the passed and failed
 // loads), whatever the host's speed made them.
@@ -86,17 +107,4 @@ func checkAnswerFollowsProbes(t *testing.T, c *record.Capacity) {
 	if want := analyze.Capacity(passed, failed); c.Load != want || c.Found != (want > 0) {
 		t.Errorf("answer %v (found %v) from passed %v, failed %v: want %v", c.Load, c.Found, passed, failed, want)
 	}
-}
-
-// plantedRegime reports whether the run saw the server the case planted:
-// for a search meant to find a capacity, its first probe (4 users, inside
-// the batch) with an E2E P90 well under the 80 ms bound (≤ 60 ms; ≈ 50 ms
-// on a free machine) and no request over it (a busy host stretched 4 of
-// 40 past it once, and 40 samples allow none). A case meant to find none
-// is always in its regime.
-func plantedRegime(s *record.Summary, found bool) bool {
-	if !found {
-		return true
-	}
-	return len(s.Steps) > 0 && s.Steps[0].Metrics.E2E.P90 <= 60 && s.Steps[0].Metrics.E2E.Max <= 80
 }
