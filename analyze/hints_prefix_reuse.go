@@ -30,8 +30,12 @@ func prefixReuseLow(in hintInput) *record.Hint {
 		return nil
 	}
 	why := "the cache evicts blocks before they recur (too small for the trace), or a router spreads requests that share a prefix over replicas"
-	if pr.CachedRequests == 0 {
-		why = "the server reported no cached tokens on any request: its prefix cache is off, or it does not report them (vLLM needs --enable-prompt-tokens-details)"
+	switch {
+	case pr.AchievedFrom == "counters" || pr.AchievedFrom == "hit_rate":
+		why += " (the share served is the server's own prefix-cache " + map[string]string{"counters": "counters'", "hit_rate": "hit rate's"}[pr.AchievedFrom] +
+			" over the measured window: the replies carried no cached tokens)"
+	case pr.CachedRequests == 0:
+		why = "the server reported no cached tokens on any request and no prefix-cache counters: its prefix cache is off, or it does not report them (vLLM needs --enable-prompt-tokens-details, or its /metrics scraped (observe.scrape) for its counters)"
 	}
 	return &record.Hint{Rule: "prefix_reuse_low",
 		Message: fmt.Sprintf("the server reused %.0f%% of prompt tokens where the workload asked for %.0f%% (%d requests): %s",

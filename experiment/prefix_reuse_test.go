@@ -65,3 +65,42 @@ workload:
 		}
 	}
 }
+
+// TestPrefixReuseFromServerCounters: a simulator that, like vLLM without
+// --enable-prompt-tokens-details, reports no cached tokens per reply; the
+// run's achieved share then comes from its prefix-cache counters' increase
+// over the measured window, scraped from its /metrics, and matches what
+// the same workload measured per reply above (the prefix of 512 tokens in
+// 576, 16-token blocks).
+func TestPrefixReuseFromServerCounters(t *testing.T) {
+	t.Parallel()
+	prof := tinyProfile(t)
+	prof.HideCachedTokens = true
+	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf(`
+name: prefix-counters
+target: {url: %s}
+load: {concurrency: 2, duration: 2s, warmup: 200ms}
+observe: {interval: 100ms}
+workload: {input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
+`, url))
+	res, err := Run(context.Background(), p, Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := res.Summary.PrefixReuse
+	if pr == nil {
+		t.Fatal("no prefix_reuse")
+	}
+	t.Logf("requested %.3f, achieved %.3f from %s, %d requests", pr.RequestedShare, pr.AchievedShare, pr.AchievedFrom, pr.Requests)
+	if pr.CachedRequests != 0 || pr.AchievedFrom != "counters" {
+		t.Fatalf("cached requests %d, achieved from %q: want 0 and the server's counters", pr.CachedRequests, pr.AchievedFrom)
+	}
+	if pr.AchievedShare > pr.RequestedShare+0.05 || pr.AchievedShare < pr.RequestedShare-0.1 {
+		t.Errorf("the counters say the cache served %.3f where %.3f was asked", pr.AchievedShare, pr.RequestedShare)
+	}
+}

@@ -59,6 +59,8 @@ var builtinMaps = []Map{
 		{series: KVCacheUsage, how: gauge, names: []string{"vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc"}, mean: true},
 		{series: PrefixHitRate, how: ratio, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}, other: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 		{series: PrefixHitRate, how: gauge, names: []string{"vllm:gpu_prefix_cache_hit_rate"}, mean: true},
+		{series: PrefixHitTokensPerS, how: rate, names: []string{"vllm:prefix_cache_hits_total", "vllm:gpu_prefix_cache_hits_total"}},
+		{series: PrefixQueryTokensPerS, how: rate, names: []string{"vllm:prefix_cache_queries_total", "vllm:gpu_prefix_cache_queries_total"}},
 		{series: PreemptionsPerS, how: rate, names: []string{"vllm:num_preemptions_total"}},
 		{series: PromptTokensPerS, how: rate, names: []string{"vllm:prompt_tokens_total"}},
 		{series: OutputTokensPerS, how: rate, names: []string{"vllm:generation_tokens_total"}},

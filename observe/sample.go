@@ -49,23 +49,28 @@ func (s *Sample) set(name string, v float64) {
 // The derived series names. Server figures come from whichever metric map
 // matched; GPU figures from DCGM, Triton, NVML or nvidia-smi.
 const (
-	QueueDepth        = "queue_depth"           // requests waiting
-	RunningBatch      = "running"               // requests in the running batch
-	KVCacheUsage      = "kv_cache_usage"        // 0..1
-	PrefixHitRate     = "prefix_cache_hit_rate" // 0..1 over the window
-	PreemptionsPerS   = "preemptions_per_s"
-	PromptTokensPerS  = "prompt_tokens_per_s"
-	OutputTokensPerS  = "output_tokens_per_s"
-	ServerTTFT        = "server_ttft"       // + _p50_ms, _p90_ms, _p99_ms, _mean_ms
-	ServerITL         = "server_itl"        // idem
-	ServerQueueTime   = "server_queue"      // idem
-	GPUUtil           = "gpu_util_pct"      // mean over GPUs, 0..100
-	GPUMemUsedMiB     = "gpu_mem_used_mib"  // sum over GPUs
-	GPUMemTotalMiB    = "gpu_mem_total_mib" // sum over GPUs
-	GPUMemUsedFrac    = "gpu_mem_used_frac" // used / total
-	GPUPowerW         = "gpu_power_w"       // sum over GPUs
-	HostCPUPct        = "host_cpu_pct"      // node_exporter: busy share of all cores
-	HostMemAvailMiB   = "host_mem_available_mib"
-	HostNetInBytesPS  = "host_net_in_bytes_per_s"
-	HostNetOutBytesPS = "host_net_out_bytes_per_s"
+	QueueDepth    = "queue_depth"           // requests waiting
+	RunningBatch  = "running"               // requests in the running batch
+	KVCacheUsage  = "kv_cache_usage"        // 0..1
+	PrefixHitRate = "prefix_cache_hit_rate" // 0..1 over the window
+	// PrefixHitTokensPerS and PrefixQueryTokensPerS are the prompt tokens
+	// a prefix cache served and was asked for, per second (vLLM's
+	// counters): their ratio over a run is the share it served.
+	PrefixHitTokensPerS   = "prefix_cache_hit_tokens_per_s"
+	PrefixQueryTokensPerS = "prefix_cache_query_tokens_per_s"
+	PreemptionsPerS       = "preemptions_per_s"
+	PromptTokensPerS      = "prompt_tokens_per_s"
+	OutputTokensPerS      = "output_tokens_per_s"
+	ServerTTFT            = "server_ttft"       // + _p50_ms, _p90_ms, _p99_ms, _mean_ms
+	ServerITL             = "server_itl"        // idem
+	ServerQueueTime       = "server_queue"      // idem
+	GPUUtil               = "gpu_util_pct"      // mean over GPUs, 0..100
+	GPUMemUsedMiB         = "gpu_mem_used_mib"  // sum over GPUs
+	GPUMemTotalMiB        = "gpu_mem_total_mib" // sum over GPUs
+	GPUMemUsedFrac        = "gpu_mem_used_frac" // used / total
+	GPUPowerW             = "gpu_power_w"       // sum over GPUs
+	HostCPUPct            = "host_cpu_pct"      // node_exporter: busy share of all cores
+	HostMemAvailMiB       = "host_mem_available_mib"
+	HostNetInBytesPS      = "host_net_in_bytes_per_s"
+	HostNetOutBytesPS     = "host_net_out_bytes_per_s"
 )

@@ -22,6 +22,13 @@ type PrefixReuse struct {
 	AchievedShare float64 `json:"achieved_share"`
 	// CachedRequests counts those requests with cached_tokens > 0.
 	CachedRequests int64 `json:"cached_requests"`
+	// AchievedFrom says where AchievedShare came from: "requests" (the
+	// replies' cached_tokens), "counters" (the server's prefix-cache
+	// counters over the measured window), "hit_rate" (its hit-rate
+	// gauge) or "none" (the server said nothing of its cache). Run-wide
+	// only; classes' shares are always their replies'. Set by the
+	// summary's assembly (observe.ServedPrefixShare).
+	AchievedFrom string `json:"achieved_from,omitempty"`
 }
 
 // prefixReuseState sums the tokens PrefixReuse divides.

@@ -102,7 +102,7 @@ func goodputCards(s *record.Summary) []card {
 	}
 	if pr := s.PrefixReuse; pr != nil {
 		out = append(out, card{"Prefix reuse", fmt.Sprintf("%.1f %% / %.1f %%", 100*pr.RequestedShare, 100*pr.AchievedShare),
-			fmt.Sprintf("asked / served (server's cached tokens) over %d requests", pr.Requests)})
+			fmt.Sprintf("asked / served over %d requests (%s)", pr.Requests, servedFrom(pr))})
 	}
 	if a := s.Accuracy; a != nil {
 		out = append(out, card{"Accuracy", fmt.Sprintf("%.1f %%", 100*a.Rate),

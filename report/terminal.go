@@ -106,8 +106,21 @@ func writePrefixReuse(b *bytes.Buffer, pr *record.PrefixReuse) {
 	if pr == nil {
 		return
 	}
-	row(b, "Prefix reuse", fmt.Sprintf("asked %.1f %% of input tokens   served %.1f %% (server's cached tokens; %d of %d requests had some)",
-		100*pr.RequestedShare, 100*pr.AchievedShare, pr.CachedRequests, pr.Requests))
+	row(b, "Prefix reuse", fmt.Sprintf("asked %.1f %% of input tokens   served %.1f %% (%s)",
+		100*pr.RequestedShare, 100*pr.AchievedShare, servedFrom(pr)))
+}
+
+// servedFrom says where prefix reuse's share served came from.
+func servedFrom(pr *record.PrefixReuse) string {
+	switch pr.AchievedFrom {
+	case "counters":
+		return fmt.Sprintf("the server's prefix-cache counters over the measured window; no reply of %d reported cached tokens", pr.Requests)
+	case "hit_rate":
+		return fmt.Sprintf("the server's prefix-cache hit rate over the measured window; no reply of %d reported cached tokens", pr.Requests)
+	case "none":
+		return fmt.Sprintf("no reply of %d reported cached tokens, nor did the server's metrics", pr.Requests)
+	}
+	return fmt.Sprintf("server's cached tokens; %d of %d requests had some", pr.CachedRequests, pr.Requests)
 }
 
 // accuracyText is graded replies' accuracy in words.

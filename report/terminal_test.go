@@ -248,6 +248,16 @@ func TestWriteSummaryPrefixReuse(t *testing.T) {
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("summary table lacks %q:\n%s", want, b.String())
 	}
+	// From the server's counters when no reply said.
+	b.Reset()
+	s.PrefixReuse.CachedRequests, s.PrefixReuse.AchievedFrom = 0, "counters"
+	if err := WriteSummary(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	want = "served 58.3 % (the server's prefix-cache counters over the measured window; no reply of 60 reported cached tokens)"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("summary table lacks %q:\n%s", want, b.String())
+	}
 	b.Reset()
 	if err := WriteSummary(&b, &record.Summary{}); err != nil {
 		t.Fatal(err)

@@ -72,7 +72,7 @@ func (d *openaiDialect) end(sent int, _ string, marker bool) []byte {
 	out := append([]byte(nil), d.cr.finish(c.st.reason)...)
 	if c.g.includeUsage {
 		out = append(out, d.cr.usage(usage{prompt: c.g.promptTokens, completion: sent, cached: c.st.cached,
-			reasoning: min(c.reasoning, sent)}, c.st.times)...)
+			reasoning: min(c.reasoning, sent), hideCached: c.s.prof.HideCachedTokens}, c.st.times)...)
 	}
 	if marker {
 		out = append(out, doneEvent...)
@@ -84,7 +84,7 @@ func (d *openaiDialect) whole(h http.Header, text string, n int) []byte {
 	c := d.c
 	h.Set("Content-Type", "application/json")
 	return completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text, c.st.reason,
-		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n)})
+		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n), hideCached: c.s.prof.HideCachedTokens})
 }
 
 func (d *openaiDialect) errorBody(e *apiError) []byte { return e.body() }

@@ -323,7 +323,10 @@ func (c *chunkRenderer) finish(reason string) []byte {
 func (c *chunkRenderer) usage(u usage, t seqTimes) []byte {
 	b := append(c.buf[:0], c.head...)
 	b = append(b, `],"usage":`...)
-	b = t.appendJSON(append(u.appendJSON(b), `,"timings":`...))
+	b = u.appendJSON(b)
+	if !u.hideCached { // the timings carry cache_n
+		b = t.appendJSON(append(b, `,"timings":`...))
+	}
 	c.buf = append(b, "}\n\n"...)
 	return c.buf
 }
@@ -333,7 +336,8 @@ const doneEvent = "data: [DONE]\n\n"
 // usage is OpenAI's usage block.
 type usage struct {
 	prompt, completion, cached int
-	reasoning                  int // of completion; written only when > 0
+	reasoning                  int  // of completion; written only when > 0
+	hideCached                 bool // no prompt_tokens_details (Profile.HideCachedTokens)
 }
 
 func (u usage) appendJSON(b []byte) []byte {
@@ -343,13 +347,17 @@ func (u usage) appendJSON(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(u.completion), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(u.prompt+u.completion), 10)
-	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
-	b = strconv.AppendInt(b, int64(u.cached), 10)
-	if u.reasoning > 0 {
-		b = append(b, `},"completion_tokens_details":{"reasoning_tokens":`...)
-		b = strconv.AppendInt(b, int64(u.reasoning), 10)
+	if !u.hideCached {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.cached), 10)
+		b = append(b, '}')
 	}
-	return append(b, "}}"...)
+	if u.reasoning > 0 {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.reasoning), 10)
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 // completionBody renders a non-streaming reply.

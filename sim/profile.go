@@ -74,6 +74,12 @@ type Profile struct {
 	// request naming no effort, or one not listed, reasons for
 	// ReasoningLength (not at all when that is unset).
 	ReasoningEffort map[string]LengthDist `yaml:"reasoning_effort"`
+	// HideCachedTokens leaves usage.prompt_tokens_details, and the
+	// llama.cpp timings (whose cache_n says the same), out of chat and
+	// completions replies, as vLLM does without
+	// --enable-prompt-tokens-details: the client then sees no cached
+	// tokens per request, only the prefix-cache counters on /metrics.
+	HideCachedTokens bool `yaml:"hide_cached_tokens"`
 	// QueueLimit is the most requests allowed to wait; one more is
 	// rejected with QueueFullStatus. 0 means unlimited, as in vLLM.
 	QueueLimit int `yaml:"queue_limit"`

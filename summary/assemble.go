@@ -96,6 +96,7 @@ func (f *recordsFold) assemble(dir string, p *plan.Plan, d Design, file rundir.R
 		return nil, err
 	}
 	observe.Summarize(samples, info, s)
+	observe.ServedPrefixShare(s)
 	if err := analyze.Diagnose(s, analyze.Evidence{Samples: samples, Info: info, Trend: f.agg.LoadTrend(info), Load: runLoad(p, d, f.agg, info), Criteria: d.Criteria}); err != nil {
 		return nil, err
 	}
