@@ -21,7 +21,8 @@ var exportRecords = []*record.Result{
 	// A plain streamed success: every latency column filled.
 	{ID: 1, Class: "short", SendUS: 1000, TTFTUS: 120_000, E2EUS: 900_000, EventsUS: []int64{120_000, 130_000, 150_000},
 		Stream: true, InputTokens: 128, OutputTokens: 3, TokenSource: record.TokensUsage, PromptTokensSent: 127,
-		MaxTokens: 3, FinishReason: "length", Status: 200, BytesOut: 600, BytesIn: 900},
+		MaxTokens: 3, FinishReason: "length", Status: 200, BytesOut: 600, BytesIn: 900,
+		CachedTokens: 64, ReuseTokens: 96, Graded: true, Correct: true},
 	// An open-loop warm-up request that was late: queue delay and flags.
 	{ID: 2, Step: 2, Warmup: true, OpenLoop: true, IntendedUS: 2_000_000, SendUS: 2_050_000, QueueDelayUS: 50_000,
 		Late: true, E2EUS: 300_000, Stream: false, InputTokens: 64, OutputTokens: 10, Status: 200},
