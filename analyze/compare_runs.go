@@ -88,32 +88,17 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 			}
 			part := cut(perS, lo, hi)
 			return meanOf(part), len(part) > 0
-		case fig == "failure_rate":
+		case fig == "failure_rate" || fig == "accuracy":
 			s := scopeOf(rs, prefix)
 			if s == nil {
 				return 0, false
 			}
-			part := cut(s.failedAt, lo, hi)
-			failed := 0
-			for _, f := range part {
-				if f {
-					failed++
-				}
+			flags := s.failedAt
+			if fig == "accuracy" {
+				flags = s.correctAt
 			}
-			return float64(failed) / float64(len(part)), len(part) > 0
-		case fig == "accuracy":
-			s := scopeOf(rs, prefix)
-			if s == nil {
-				return 0, false
-			}
-			part := cut(s.correctAt, lo, hi)
-			correct := 0
-			for _, c := range part {
-				if c {
-					correct++
-				}
-			}
-			return float64(correct) / float64(max(len(part), 1)), len(part) > 0
+			part := cut(flags, lo, hi)
+			return shareTrue(part), len(part) > 0
 		}
 		name, pc, _ := strings.Cut(fig, ".")
 		q, ok := record.PercentileQ(pc)
@@ -164,6 +149,17 @@ func figureLen(rs *RunSamples, metric string) int {
 		return len(s.ordered(name))
 	}
 	return 0
+}
+
+// shareTrue is the share of flags that are set; 0 for none.
+func shareTrue(flags []bool) float64 {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return float64(n) / float64(max(len(flags), 1))
 }
 
 // cut is the part of s from fraction lo to fraction hi of its length.
