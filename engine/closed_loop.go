@@ -141,7 +141,7 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
 			return // the index is unused: issuing stopped during the wait
 		}
-		p, err := e.prepareNext(sess, i, prev)
+		p, err := e.prepareNext(sess, id, i, prev)
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}

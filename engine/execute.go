@@ -115,6 +115,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		BytesIn:          tr.BytesIn,
 		Proto:            tr.Proto,
 		NewConn:          tr.NewConn,
+		Replica:          tr.Replica,
 	}
 	if im, ok := p.spec.LargestImage(); ok {
 		r.Images, r.ImageSize = p.spec.ImageCount(), im.SizeLabel()

@@ -25,8 +25,9 @@ func (e *Engine) session(id uint64) workload.Session {
 // (or from Spec(i) without one). prev is the id the server gave the
 // user's last reply: a later turn of the same conversation carries it, so
 // a server holding the history (the Responses API) is sent the new turn
-// only.
-func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prepared, error) {
+// only. A session's requests carry the user as their affinity, so a
+// client over replicas keeps the user's conversations on one of them.
+func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string) (prepared, error) {
 	if sess == nil {
 		return e.prepare(i)
 	}
@@ -39,5 +40,7 @@ func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prep
 	if err != nil {
 		return prepared{spec: spec}, fmt.Errorf("rendering request %d: %w", i, err)
 	}
-	return prepared{spec: spec, req: req}, nil
+	withUser := *req // a renderer may share one request between specs
+	withUser.Affinity = user + 1
+	return prepared{spec: spec, req: &withUser}, nil
 }

@@ -69,8 +69,33 @@ func (e Env) apiKey(p *plan.Plan) (string, error) {
 	return p.APIKey(e.Getenv, e.reader(inputfile.Key))
 }
 
-// newClient builds the protocol client the plan's target needs.
-func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
+// closingClient is a protocol client whose connections can be released.
+type closingClient interface {
+	protocol.Client
+	Close()
+}
+
+// newClient builds the protocol client the plan's target needs: one for
+// target.url, or with replicas one per base URL behind a round-robin
+// (protocol.Balanced).
+func newClient(p *plan.Plan, env Env) (closingClient, error) {
+	if len(p.Target.Replicas) == 0 {
+		return newBaseClient(p, env, p.Target.URL)
+	}
+	clients := make([]protocol.Client, 0, len(p.Target.Replicas)+1)
+	for _, base := range p.Target.BaseURLs() {
+		c, err := newBaseClient(p, env, base)
+		if err != nil {
+			protocol.NewBalanced(clients).Close()
+			return nil, err
+		}
+		clients = append(clients, c)
+	}
+	return protocol.NewBalanced(clients), nil
+}
+
+// newBaseClient builds the client of one of the target's base URLs.
+func newBaseClient(p *plan.Plan, env Env, base string) (*protocol.OpenAI, error) {
 	key, err := env.apiKey(p)
 	if err != nil {
 		return nil, err
@@ -89,7 +114,7 @@ func newClient(p *plan.Plan, env Env) (*protocol.OpenAI, error) {
 	return protocol.NewOpenAI(protocol.OpenAIOptions{
 		Triton:         t.Triton.Tensors(),
 		HTTP:           httpOpts,
-		BaseURL:        t.URL,
+		BaseURL:        base,
 		Model:          t.Model,
 		APIKey:         key,
 		Headers:        t.Headers,

@@ -186,7 +186,7 @@ workload:
 	}
 }
 
-func mustClient(t *testing.T, p *plan.Plan) *protocol.OpenAI {
+func mustClient(t *testing.T, p *plan.Plan) protocol.Client {
 	t.Helper()
 	c, err := newClient(p, testEnv())
 	if err != nil {

@@ -29,11 +29,18 @@ func scrapeTargets(p *plan.Plan) []observe.Target {
 		return nil
 	}
 	if raw == "" {
-		u, err := url.Parse(p.Target.URL)
-		if err != nil || u.Host == "" {
-			return nil
+		// Each base URL's host (target.url's and its replicas'), once.
+		var hosts []string
+		for _, base := range p.Target.BaseURLs() {
+			u, err := url.Parse(base)
+			if err != nil || u.Host == "" {
+				continue
+			}
+			if m := (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String(); !slices.Contains(hosts, m) {
+				hosts = append(hosts, m)
+			}
 		}
-		raw = (&url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/metrics"}).String()
+		raw = strings.Join(hosts, ",")
 	}
 	var out []observe.Target
 	for _, s := range strings.Split(raw, ",") {

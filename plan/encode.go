@@ -21,6 +21,12 @@ import (
 func (p *Plan) Redacted() ([]byte, error) {
 	c := *p
 	c.Target.URL = redactURL(p.Target.URL)
+	if len(p.Target.Replicas) > 0 {
+		c.Target.Replicas = make([]string, len(p.Target.Replicas))
+		for i, r := range p.Target.Replicas {
+			c.Target.Replicas[i] = redactURL(r)
+		}
+	}
 	c.Target.Headers = redactHeaders(p.Target.Headers)
 	if p.Target.Body != nil {
 		c.Target.Body = redactBody(p.Target.Body).(map[string]any)

@@ -59,6 +59,8 @@ func (f *Flags) bindAPIOptions() {
 func (f *Flags) bindTarget() {
 	fs := f.fs
 	bind(f, "url", "target.url", fs.String("url", "", "API base URL, e.g. http://127.0.0.1:8000/v1 (required)"), func(p *Plan) *string { return &p.Target.URL })
+	replicas := fs.StringArray("replica", nil, "another API base URL serving the same model: requests go to --url and each replica in turn, a conversation's turns to one (repeatable; replaces target.replicas)")
+	f.add("replica", "target.replicas", func(p *Plan) { p.Target.Replicas = append([]string(nil), *replicas...) })
 	bind(f, "model", "target.model", fs.String("model", "", "model name sent in each request"), func(p *Plan) *string { return &p.Target.Model })
 	bind(f, "api", "target.api", fs.String("api", DefaultAPI, "API to call: chat (/chat/completions), completions (/completions), embeddings, images (/images/generations), or a server's native API: tgi, ollama, ollama-generate, triton, torchserve, triton-infer (KServe v2 tensors) or triton-grpc (Triton's KServe v2 gRPC, --url http://host:8001), or http (templated: --http-*) (--url is then the server's root, e.g. http://127.0.0.1:8080)"), func(p *Plan) *string { return &p.Target.API })
 	f.bindAPIOptions()

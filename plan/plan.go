@@ -70,6 +70,11 @@ func (p *Plan) setOrigin(path, source string) {
 type Target struct {
 	// URL is the API base, e.g. http://127.0.0.1:8000/v1.
 	URL string `yaml:"url"`
+	// Replicas are more API bases serving the same model, as URL is: the
+	// requests go to URL and each replica in turn (round-robin), a
+	// conversation's turns to one replica, so a few replicas are tested
+	// without a load balancer in front (BaseURLs).
+	Replicas []string `yaml:"replicas"`
 	// Model is the model name sent with each request.
 	Model string `yaml:"model"`
 	// API is "chat" (default) or "completions".

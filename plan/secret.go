@@ -162,9 +162,11 @@ func (p *Plan) Secrets(key string) []string {
 			}
 		}
 	}
-	if u, err := url.Parse(p.Target.URL); err == nil {
-		if pw, ok := u.User.Password(); ok {
-			add(pw)
+	for _, raw := range p.Target.BaseURLs() {
+		if u, err := url.Parse(raw); err == nil {
+			if pw, ok := u.User.Password(); ok {
+				add(pw)
+			}
 		}
 	}
 	return out

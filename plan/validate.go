@@ -82,21 +82,10 @@ func (v *validator) target() {
 	t := &v.p.Target
 	if t.URL == "" {
 		v.fail("target.url", "required: the API base URL, e.g. http://127.0.0.1:8000/v1")
-	} else if u, err := url.Parse(t.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		hint := ""
-		if err == nil {
-			hint = protocol.GRPCSchemeHint(u.Scheme)
-		}
-		v.fail("target.url", "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1%s", redactURL(t.URL), hint)
-	} else if u.RawQuery != "" || u.ForceQuery {
-		// The query is not printed: it is where a key given by mistake
-		// would be, and this message goes to terminals and CI logs.
-		u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
-		v.fail("target.url", "%s?…: a base URL must not have a query (a key in the URL would reach logs and proxies: "+
-			"use api_key_env, api_key_file or a header)", redactURL(u.String()))
-	} else if err := checkPort(u); err != nil {
-		v.fail("target.url", "%s: %v", redactURL(t.URL), err)
+	} else {
+		v.baseURL("target.url", t.URL)
 	}
+	v.replicas()
 	if !knownAPI(t.API) {
 		v.fail("target.api", "%q is not an API: want %s", t.API, protocol.APINames())
 	}
@@ -107,6 +96,68 @@ func (v *validator) target() {
 	if t.Insecure && t.CAFile != "" {
 		v.fail("target.ca_file", "has no effect with insecure: true, which skips certificate checks; drop one")
 	}
+}
+
+// baseURL checks one API base URL: http(s), a host, no query.
+func (v *validator) baseURL(field, raw string) {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		hint := ""
+		if err == nil {
+			hint = protocol.GRPCSchemeHint(u.Scheme)
+		}
+		v.fail(field, "%q is not an http:// or https:// URL with a host, e.g. http://127.0.0.1:8000/v1%s", redactURL(raw), hint)
+	case u.RawQuery != "" || u.ForceQuery:
+		// The query is not printed: it is where a key given by mistake
+		// would be, and this message goes to terminals and CI logs.
+		u.RawQuery, u.ForceQuery, u.Fragment = "", false, ""
+		v.fail(field, "%s?…: a base URL must not have a query (a key in the URL would reach logs and proxies: "+
+			"use api_key_env, api_key_file or a header)", redactURL(u.String()))
+	default:
+		if err := checkPort(u); err != nil {
+			v.fail(field, "%s: %v", redactURL(raw), err)
+		}
+	}
+}
+
+// maxReplicas bounds target.replicas: each is a connection pool of its own.
+const maxReplicas = 64
+
+// replicas checks target.replicas: base URLs as target.url, of its
+// scheme (one HTTP/2 and TLS setting serves them all), none twice, and
+// an API they all speak over HTTP.
+func (v *validator) replicas() {
+	t := &v.p.Target
+	if len(t.Replicas) == 0 {
+		return
+	}
+	if len(t.Replicas) > maxReplicas {
+		v.fail("target.replicas", "%d replicas: at most %d", len(t.Replicas), maxReplicas)
+		return
+	}
+	if protocol.API(t.API) == protocol.APITritonGRPC {
+		v.fail("target.replicas", "not with api triton-grpc, whose one connection serves one server")
+	}
+	first, _ := url.Parse(t.URL)
+	seen := map[string]bool{t.URL: true}
+	for i, r := range t.Replicas {
+		field := fmt.Sprintf("target.replicas[%d]", i)
+		v.baseURL(field, r)
+		if seen[r] {
+			v.fail(field, "%s is listed twice (with target.url): each replica once", redactURL(r))
+		}
+		seen[r] = true
+		if u, err := url.Parse(r); err == nil && first != nil && u.Scheme != first.Scheme {
+			v.fail(field, "%s: %s://, where target.url is %s://; every replica is reached the same way", redactURL(r), u.Scheme, first.Scheme)
+		}
+	}
+}
+
+// BaseURLs is every API base the requests go to: target.url, then its
+// replicas.
+func (t Target) BaseURLs() []string {
+	return append([]string{t.URL}, t.Replicas...)
 }
 
 // http2 checks target.http2 against the URL's scheme.

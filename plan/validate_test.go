@@ -34,6 +34,14 @@ func TestValidate(t *testing.T) {
 		{"open ok", openPlan, func(*Plan) {}, ""},
 		// The URL is required.
 		{"no url", closedPlan, func(p *Plan) { p.Target.URL = "" }, "target.url: required"},
+		{"replica not a URL", closedPlan, func(p *Plan) { p.Target.Replicas = []string{"127.0.0.1:8001/v1"} }, "target.replicas[0]: \"127.0.0.1:8001/v1\" is not an http:// or https:// URL"},
+		{"replica twice", closedPlan, func(p *Plan) { p.Target.Replicas = []string{"http://127.0.0.1:8001/v1", "http://127.0.0.1:8001/v1"} }, "target.replicas[1]: http://127.0.0.1:8001/v1 is listed twice"},
+		{"replica is the url", closedPlan, func(p *Plan) { p.Target.Replicas = []string{"http://127.0.0.1:8000/v1"} }, "target.replicas[0]: http://127.0.0.1:8000/v1 is listed twice"},
+		{"replica of another scheme", closedPlan, func(p *Plan) { p.Target.Replicas = []string{"https://127.0.0.1:8001/v1"} }, "target.replicas[0]: https://127.0.0.1:8001/v1: https://, where target.url is http://"},
+		{"replica with a query", closedPlan, func(p *Plan) { p.Target.Replicas = []string{"http://127.0.0.1:8001/v1?key=s3cret"} }, "target.replicas[0]: http://127.0.0.1:8001/v1?…: a base URL must not have a query"},
+		{"replicas over triton-grpc", closedPlan, func(p *Plan) {
+			p.Target.API, p.Target.Replicas = "triton-grpc", []string{"http://127.0.0.1:8001"}
+		}, "target.replicas: not with api triton-grpc"},
 		// Only http and https.
 		{"ftp url", closedPlan, func(p *Plan) { p.Target.URL = "ftp://h/v1" }, `target.url: "ftp://h/v1" is not an http:// or https:// URL`},
 		// A URL needs a host.

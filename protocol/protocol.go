@@ -28,6 +28,10 @@ type Request struct {
 	Body      []byte
 	Stream    bool
 	MaxTokens int
+	// Affinity, when not 0, keeps the requests that share it on one
+	// replica of a Balanced client (a closed-loop user's conversation);
+	// 0 lets the client take turns.
+	Affinity uint64
 	// EventsCap is a capacity hint for Trace.EventsUS (usually MaxTokens).
 	EventsCap int
 	// Timeouts, when not nil, overrides the client's timeouts for this
@@ -178,6 +182,9 @@ type Trace struct {
 	// connection rather than reusing one (or, on HTTP/2, sharing one).
 	Proto   string
 	NewConn bool
+	// Replica is which of a Balanced client's targets served the request,
+	// from 1; 0 for a client of one target.
+	Replica int
 
 	// Reply holds the content-carrying JSON objects of the reply (stream
 	// chunks or the whole body), one per line, when Request.KeepReply

@@ -323,6 +323,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Retries = a.retry.summary()
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
+	s.Replicas = a.replicaBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
 	s.ClientReads = a.reads.summary()
 	s.Connections = a.conns.summary()

@@ -2,6 +2,7 @@ package record
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 )
@@ -74,9 +75,18 @@ type InputBucket struct {
 // Children are created on a class's or bucket's first record; they hold no
 // breakdowns of their own.
 type breakdowns struct {
-	bounds  []int // bucket upper bounds, increasing
-	classes map[string]*Aggregate
-	buckets []*Aggregate // len(bounds)+1, nil until used
+	bounds   []int // bucket upper bounds, increasing
+	classes  map[string]*Aggregate
+	buckets  []*Aggregate       // len(bounds)+1, nil until used
+	replicas map[int]*Aggregate // by Result.Replica; nil for a target of one
+}
+
+// ReplicaBreakdown is the figures of the requests one of the target's
+// base URLs served (Result.Replica): 1 is target.url, 2 its first
+// replica, ...
+type ReplicaBreakdown struct {
+	Replica int `json:"replica"`
+	Breakdown
 }
 
 // SetInputBuckets sets the upper bounds of the input-length buckets (nil
@@ -116,6 +126,17 @@ func (a *Aggregate) addBreakdowns(r *Result) {
 		a.split.buckets[k] = a.newChild()
 	}
 	a.split.buckets[k].Add(r)
+	if r.Replica > 0 {
+		if a.split.replicas == nil {
+			a.split.replicas = make(map[int]*Aggregate)
+		}
+		c := a.split.replicas[r.Replica]
+		if c == nil {
+			c = a.newChild()
+			a.split.replicas[r.Replica] = c
+		}
+		c.Add(r)
+	}
 }
 
 // newChild returns a sub-aggregate that judges goodput by a's objectives.
@@ -172,6 +193,16 @@ func (a *Aggregate) classBreakdowns(from, to int64, windowS float64) map[string]
 			b.Checks = &ck
 		}
 		out[name] = &b
+	}
+	return out
+}
+
+// replicaBreakdowns returns every replica that served a request, in
+// order; nil for a target of one.
+func (a *Aggregate) replicaBreakdowns(from, to int64, windowS float64) []ReplicaBreakdown {
+	var out []ReplicaBreakdown
+	for _, k := range slices.Sorted(maps.Keys(a.split.replicas)) {
+		out = append(out, ReplicaBreakdown{Replica: k, Breakdown: a.split.replicas[k].breakdown(a.slo.table.For(DefaultClass), from, to, windowS)})
 	}
 	return out
 }

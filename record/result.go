@@ -182,6 +182,10 @@ type Result struct {
 	// opened a connection instead of reusing or sharing one.
 	Proto   string `json:"proto,omitempty"`
 	NewConn bool   `json:"new_conn,omitempty"`
+	// Replica is which of the target's base URLs served the request (its
+	// last attempt): 1 for target.url, 2 for its first replica, ...; 0
+	// when the target has one.
+	Replica int `json:"replica,omitempty"`
 	// Images is how many images the request sent (multimodal chat), and
 	// ImageSize the largest one's size ("1920x1080", or "unknown" for an
 	// http URL); BytesOut is then mostly image bytes.

@@ -67,7 +67,7 @@ var resultKeys = func() map[string]uint64 {
 		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "ttfr_us", "ttfo_us", "e2e_us", "events_us", "events_dus", "events_b64",
 		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "reasoning_events", "channels_interleaved", "token_source", "usage_implausible",
 		"usage_output_tokens", "usage_input_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "response_id", "status",
-		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "images", "image_size",
+		"error", "error_msg", "bytes_out", "bytes_in", "proto", "new_conn", "replica", "images", "image_size",
 		"retry_stop", "trace_id", "cached_tokens", "reuse_tokens", "server"}
 	m := make(map[string]uint64, len(keys))
 	for i, k := range keys {
@@ -183,6 +183,8 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		r.Proto, ok = d.str()
 	case "new_conn":
 		r.NewConn, ok = d.bool()
+	case "replica":
+		r.Replica, ok = d.intField()
 	case "images":
 		r.Images, ok = d.intField()
 	case "image_size":

@@ -73,6 +73,7 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = appendIntOmit(b, `,"bytes_in":`, r.BytesIn)
 	b = appendStrOmit(b, `,"proto":`, r.Proto)
 	b = appendBoolOmit(b, `,"new_conn":true`, r.NewConn)
+	b = appendIntOmit(b, `,"replica":`, int64(r.Replica))
 	b = appendIntOmit(b, `,"images":`, int64(r.Images))
 	b = appendStrOmit(b, `,"image_size":`, r.ImageSize)
 	b = appendAttempts(b, r.Attempts)

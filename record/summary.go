@@ -63,6 +63,10 @@ type Summary struct {
 	// Compute is the FLOPs estimate; absent unless the plan declares the
 	// model's size (record/flops.go).
 	Compute *Compute `json:"compute,omitempty"`
+	// Replicas break the figures down by the base URL that served them
+	// (target.url and target.replicas), in order; absent for a target of
+	// one.
+	Replicas []ReplicaBreakdown `json:"replicas,omitempty"`
 	// Classes break the figures down by request class, keyed by class
 	// name ("default" when the plan has no classes).
 	Classes map[string]*Breakdown `json:"classes"`

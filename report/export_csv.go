@@ -26,6 +26,7 @@ var RecordsCSVHeader = []string{
 	"ttfr_us", "ttfo_us", "reasoning_events", "channels_interleaved",
 	// Prefix reuse (asked, served) and grading, after them.
 	"cached_tokens", "reuse_tokens", "graded", "correct", "unparsable",
+	"replica",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -66,6 +67,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		r.Proto, b(r.NewConn), itoa(r.Images), r.ImageSize,
 		i64(r.TTFRUS, 10), i64(r.TTFOUS, 10), itoa(r.ReasoningEvents), b(r.ChannelsInterleaved),
 		itoa(r.CachedTokens), itoa(r.ReuseTokens), b(r.Graded), b(r.Correct), b(r.Unparsable),
+		itoa(r.Replica),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)

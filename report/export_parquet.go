@@ -67,6 +67,7 @@ type RecordRow struct {
 	BytesIn           int64          `parquet:"bytes_in" json:"bytes_in,omitempty"`
 	Proto             string         `parquet:"proto,dict" json:"proto,omitempty"`
 	NewConn           bool           `parquet:"new_conn" json:"new_conn,omitempty"`
+	Replica           int            `parquet:"replica" json:"replica,omitempty"`
 	Images            int            `parquet:"images" json:"images,omitempty"`
 	ImageSize         string         `parquet:"image_size,dict" json:"image_size,omitempty"`
 	Attempts          []AttemptRow   `parquet:"attempts,list" json:"attempts,omitempty"`
@@ -153,7 +154,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		UsageImplausible: r.UsageImplausible, UsageOutputTokens: r.UsageOutputTokens, UsageInputTokens: r.UsageInputTokens,
 		PromptTokensSent: r.PromptTokensSent, MaxTokens: r.MaxTokens, IgnoreEOS: r.IgnoreEOS,
 		FinishReason: r.FinishReason, Status: r.Status, Error: string(r.Error), ErrorMsg: r.ErrorMsg,
-		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn,
+		BytesOut: r.BytesOut, BytesIn: r.BytesIn, Proto: r.Proto, NewConn: r.NewConn, Replica: r.Replica,
 		Images: r.Images, ImageSize: r.ImageSize, RetryStop: r.RetryStop,
 		TraceID: r.TraceID, CachedTokens: r.CachedTokens, ReuseTokens: r.ReuseTokens,
 	}
