@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, responses, messages, tgi, ollama, ollama-generate, triton, torchserve, triton-infer, triton-grpc or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
 		// Synthetic images go in chat messages.
 		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
 		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},

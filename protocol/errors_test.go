@@ -432,7 +432,7 @@ func TestDoRejectsBadRequests(t *testing.T) {
 		msg  string
 	}{
 		{"nil", nil, "nil request"},                              // a caller bug is a failure, not a panic
-		{"unknown API", &Request{API: "rerank"}, `API "rerank"`}, // not spoken here
+		{"unknown API", &Request{API: "classify"}, `API "classify"`}, // not spoken here
 	}
 	for _, tc := range tests {
 		var tr Trace

@@ -607,6 +607,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = cl.readHTTP(resp)
 	case cl.req.API == APIImages:
 		err = cl.wholeBody(resp.Body, cl.applyImages)
+	case wholeReaders[cl.req.API] != nil:
+		err = cl.wholeBody(resp.Body, func(b []byte, a arrival) error { return wholeReaders[cl.req.API](cl, b, a) })
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:
