@@ -16,6 +16,9 @@ type nativeRequest struct {
 	details bool
 	// infer is a v2 /infer request's id and batch, nil for the others.
 	infer *inferCall
+	// scored is a rerank, score or pooling request's kind and documents,
+	// nil for the others.
+	scored *scoreCall
 	// holds is true for an API whose server keeps the conversation for a
 	// later request to continue (the Responses API's previous_response_id).
 	holds bool
@@ -41,7 +44,7 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 		if aerr == nil {
 			var g generation
 			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
-				g.details, g.infer = nr.details, nr.infer
+				g.details, g.infer, g.scored = nr.details, nr.infer, nr.scored
 				if nr.holds {
 					g.held = nr.req.Messages
 				}
