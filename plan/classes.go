@@ -67,6 +67,7 @@ func (v *validator) workload() {
 		v.prefix("workload.shared_prefix", w.SharedPrefix)
 		v.dataset("workload.dataset", w.Dataset)
 		v.images("workload.images", w.Images, v.p.Target.API)
+		v.documents("workload.documents", w.Documents, v.p.Target.API)
 	} else {
 		v.flatWithClasses()
 		v.classes()
@@ -94,6 +95,7 @@ func (v *validator) flatWithClasses() {
 		"workload.shared_prefix": w.SharedPrefix != (SharedPrefix{}),
 		"workload.dataset":       w.Dataset != (Dataset{}),
 		"workload.images":        w.Images != (Images{}),
+		"workload.documents":     w.Documents != (Documents{}),
 	} {
 		if set {
 			v.fail(path, "has no effect with workload.classes: set it in each class instead")
@@ -126,6 +128,9 @@ func (v *validator) classes() {
 		}
 		v.language(path+".language", c.Language)
 		v.images(path+".images", c.Images, cmp.Or(c.API, v.p.Target.API))
+		if len(c.Chain) == 0 {
+			v.documents(path+".documents", c.Documents, cmp.Or(c.API, v.p.Target.API))
+		}
 		v.turns(path, c)
 		v.chain(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
@@ -274,6 +279,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		if err == nil {
 			c.Images, err = w.Images.workload()
 		}
+		if err == nil {
+			c.Documents, err = w.Documents.workload()
+		}
 		cfg.Classes = []workload.ClassConfig{c}
 		return cfg, err
 	}
@@ -286,6 +294,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		c.Language = cmp.Or(pc.Language, w.Language)
 		if c.Images, err = pc.Images.workload(); err != nil {
 			return cfg, fmt.Errorf("workload.classes[%d].images: %w", k, err)
+		}
+		if c.Documents, err = pc.Documents.workload(); err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d].documents: %w", k, err)
 		}
 		cfg.Classes = append(cfg.Classes, c)
 	}

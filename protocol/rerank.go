@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"github.com/inferload/inferload/record"
 )
@@ -56,9 +57,29 @@ func (b OpenAIBody) documents() []string {
 // scored is one document's score in a rerank or score reply: its index
 // among the documents sent, and a score that must be a number.
 type scored struct {
-	Index          *int     `json:"index"`
-	RelevanceScore *float64 `json:"relevance_score"` // rerank (Cohere, Jina, vLLM)
-	Score          *float64 `json:"score"`           // score (vLLM), TEI's rerank
+	Index          number `json:"index"`
+	RelevanceScore number `json:"relevance_score"` // rerank (Cohere, Jina, vLLM)
+	Score          number `json:"score"`           // score (vLLM), TEI's rerank
+}
+
+// number is a JSON number that may be absent, decoded without the
+// allocation a pointer would cost per result; anything but a number
+// fails the decode.
+type number struct {
+	v  float64
+	ok bool
+}
+
+func (n *number) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	v, err := strconv.ParseFloat(string(b), 64) // no copy: the compiler sees through it
+	if err != nil || len(b) == 0 || b[0] == '"' {
+		return fmt.Errorf("%.20s is not a number", b)
+	}
+	n.v, n.ok = v, true
+	return nil
 }
 
 // poolingUsage is the usage block of the pooling APIs: vLLM's rerank
@@ -120,14 +141,15 @@ func (cl *call) applyScores(what string, rs []scored, u *poolingUsage, a arrival
 		return &failure{record.ErrEmptyOutput, what + " reply has no scores"}
 	}
 	for k, r := range rs {
+		i := r.Index.v
 		switch {
-		case r.RelevanceScore == nil && r.Score == nil:
+		case !r.RelevanceScore.ok && !r.Score.ok:
 			return &failure{record.ErrMalformedEvent, fmt.Sprintf("%s reply: result %d has no score", what, k)}
-		case r.Index == nil:
-			return &failure{record.ErrMalformedEvent, fmt.Sprintf("%s reply: result %d has no index", what, k)}
-		case *r.Index < 0 || cl.req.Documents > 0 && *r.Index >= cl.req.Documents:
-			return &failure{record.ErrMalformedEvent, fmt.Sprintf("%s reply: result %d scores document %d of the %d sent",
-				what, k, *r.Index, cl.req.Documents)}
+		case !r.Index.ok || i != float64(int(i)):
+			return &failure{record.ErrMalformedEvent, fmt.Sprintf("%s reply: result %d has no index (a whole number)", what, k)}
+		case i < 0 || cl.req.Documents > 0 && i >= float64(cl.req.Documents):
+			return &failure{record.ErrMalformedEvent, fmt.Sprintf("%s reply: result %d scores document %v of the %d sent",
+				what, k, i, cl.req.Documents)}
 		}
 	}
 	cl.usePromptTokens(u)

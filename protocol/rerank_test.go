@@ -35,6 +35,8 @@ func TestPoolingModelReplies(t *testing.T) {
 		{"rerank index out of range", APIRerank, 200, `{"results":[{"index":3,"relevance_score":0.9}]}`, record.ErrMalformedEvent, -1},
 		// A negative index likewise.
 		{"rerank negative index", APIRerank, 200, `{"results":[{"index":-1,"relevance_score":0.9}]}`, record.ErrMalformedEvent, -1},
+		// An index that is not a whole number.
+		{"rerank fractional index", APIRerank, 200, `{"results":[{"index":0.5,"relevance_score":0.9}]}`, record.ErrMalformedEvent, -1},
 		// No index at all.
 		{"rerank no index", APIRerank, 200, `{"results":[{"relevance_score":0.9}]}`, record.ErrMalformedEvent, -1},
 		// A score that is not a number does not decode: malformed.
@@ -146,7 +148,7 @@ func checkScoredIndexes(t *testing.T, api API, b []byte, docs int) {
 		rs = r.Data
 	}
 	for _, s := range rs {
-		if s.Index == nil || *s.Index < 0 || docs > 0 && *s.Index >= docs {
+		if i := s.Index.v; !s.Index.ok || i < 0 || docs > 0 && i >= float64(docs) || i != float64(int(i)) {
 			t.Fatalf("%s accepted %s with %d documents", api, b, docs)
 		}
 	}

@@ -43,7 +43,7 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 		nr, aerr := parse(r, body)
 		if aerr == nil {
 			var g generation
-			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
+			if g, aerr = settleGeneration(nr.req, nr.api, s.prof.forRequest(nr)); aerr == nil {
 				g.details, g.infer, g.scored = nr.details, nr.infer, nr.scored
 				if nr.holds {
 					g.held = nr.req.Messages

@@ -24,6 +24,38 @@ type scoreCall struct {
 // 30-token query are 8 × (30 + 200) = 1840 prompt tokens, what vLLM's
 // usage reports for the same request.
 
+// forRequest is the profile a request is settled against. A pooling
+// model reads each (query, document) pair, or each text, apart, so the
+// context bound is per pair (parse checks it) and the joined prompt, one
+// batch of them, is bounded by the KV cache instead: the engine admits a
+// prompt only when its blocks fit, so a larger one would wait forever.
+func (p Profile) forRequest(nr nativeRequest) Profile {
+	if nr.scored != nil {
+		p.MaxModelLen = max(p.MaxModelLen, int(float64(p.NumGPUBlocks*p.BlockSize)*(1-2*p.KVWatermark)))
+	}
+	return p
+}
+
+// checkPairs answers vLLM's 400 when a (query, document) pair, read as
+// one sequence, is longer than the model's context.
+func checkPairs(param, query string, docs []string, maxLen int) *apiError {
+	q := tokenCount(query)
+	for k, d := range docs {
+		if n := q + tokenCount(d); n > maxLen {
+			return tooLong(param, "This model's maximum context length is "+strconv.Itoa(maxLen)+" tokens. However, the pair of the query and "+
+				param+"["+strconv.Itoa(k)+"] has "+strconv.Itoa(n)+" tokens. Please reduce the length of the input.")
+		}
+	}
+	return nil
+}
+
+// tokenCount is the simulated tokenizer's count of s.
+func tokenCount(s string) int {
+	h := NewPromptHasher(1)
+	h.AddText(s)
+	return h.Tokens()
+}
+
 // rerankRequest is the Cohere/Jina rerank body vLLM serves at /v1/rerank.
 type rerankRequest struct {
 	Model     string          `json:"model"`
@@ -39,8 +71,12 @@ type scoreRequest struct {
 	Text2 json.RawMessage `json:"text_2"`
 }
 
-// parseRerank translates a rerank body.
-func parseRerank(_ *http.Request, body []byte) (nativeRequest, *apiError) {
+// parseRerank translates a rerank body for a model of maxLen tokens.
+func parseRerank(maxLen int) func(*http.Request, []byte) (nativeRequest, *apiError) {
+	return func(_ *http.Request, body []byte) (nativeRequest, *apiError) { return rerankBody(body, maxLen) }
+}
+
+func rerankBody(body []byte, maxLen int) (nativeRequest, *apiError) {
 	var r rerankRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nativeRequest{}, badRequest("", "invalid JSON body: %v", err)
@@ -55,11 +91,19 @@ func parseRerank(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	if r.TopN < 0 {
 		return nativeRequest{}, badRequest("top_n", "top_n must be 0 (all) or more")
 	}
+	if aerr := checkPairs("documents", *r.Query, docs, maxLen); aerr != nil {
+		return nativeRequest{}, aerr
+	}
 	return pairsRequest(r.Model, *r.Query, docs, &scoreCall{kind: "rerank", docs: len(docs), topN: r.TopN}), nil
 }
 
-// parseScore translates a score body: text_1 one text, text_2 one or more.
-func parseScore(_ *http.Request, body []byte) (nativeRequest, *apiError) {
+// parseScore translates a score body (text_1 one text, text_2 one or
+// more) for a model of maxLen tokens.
+func parseScore(maxLen int) func(*http.Request, []byte) (nativeRequest, *apiError) {
+	return func(_ *http.Request, body []byte) (nativeRequest, *apiError) { return scoreBody(body, maxLen) }
+}
+
+func scoreBody(body []byte, maxLen int) (nativeRequest, *apiError) {
 	var r scoreRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nativeRequest{}, badRequest("", "invalid JSON body: %v", err)
@@ -72,18 +116,29 @@ func parseScore(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	if aerr != nil {
 		return nativeRequest{}, aerr
 	}
+	if aerr := checkPairs("text_2", query, docs, maxLen); aerr != nil {
+		return nativeRequest{}, aerr
+	}
 	return pairsRequest(r.Model, query, docs, &scoreCall{kind: "score", docs: len(docs)}), nil
 }
 
-// parsePooling translates a pooling body: input one text or a list, as
-// embeddings' input.
-func parsePooling(_ *http.Request, body []byte) (nativeRequest, *apiError) {
+// parsePooling translates a pooling body for a model of maxLen tokens:
+// input one text or a list, as embeddings' input, each text within the
+// context.
+func parsePooling(maxLen int) func(*http.Request, []byte) (nativeRequest, *apiError) {
+	return func(_ *http.Request, body []byte) (nativeRequest, *apiError) { return poolingBody(body, maxLen) }
+}
+
+func poolingBody(body []byte, maxLen int) (nativeRequest, *apiError) {
 	var r embeddingsRequest
 	if err := json.Unmarshal(body, &r); err != nil {
 		return nativeRequest{}, badRequest("", "invalid JSON body: %v", err)
 	}
 	texts, aerr := embeddingInputs(r.Input)
 	if aerr != nil {
+		return nativeRequest{}, aerr
+	}
+	if aerr := checkPairs("input", "", texts, maxLen); aerr != nil {
 		return nativeRequest{}, aerr
 	}
 	one := 1

@@ -22,6 +22,11 @@ func TestPoolingRoutes(t *testing.T) {
 	root := strings.TrimSuffix(v1, "/v1")
 	// "which capital" is 2 tokens, each document 3: 3 pairs of 5.
 	docs := `["paris is lovely","rome is old","oslo is cold"]`
+	// The tiny model reads 2048 tokens: 8 documents of 400 words behind a
+	// 2-word query are 3216 tokens together but 402 a pair, which a
+	// cross-encoder reads apart; one document of 2100 words is too long.
+	long := strings.TrimSuffix(strings.Repeat(`"`+strings.Repeat("word ", 400)+`",`, 8), ",")
+	tooLong := `"` + strings.Repeat("word ", 2100) + `"`
 	tests := []struct {
 		name, path, body string
 		status           int
@@ -36,6 +41,12 @@ func TestPoolingRoutes(t *testing.T) {
 		{"score", "/v1/score", `{"text_1":"which capital","text_2":` + docs + `}`, 200, 15, 3},
 		// pooling: the input's own tokens.
 		{"pooling", "/pooling", `{"input":"paris is lovely"}`, 200, 3, 1},
+		// Documents whose sum is beyond the context, each pair within it.
+		{"rerank long", "/v1/rerank", `{"query":"which capital","documents":[` + long + `]}`, 200, 8 * 402, 8},
+		// A pair beyond the context is vLLM's 400.
+		{"rerank pair too long", "/v1/rerank", `{"query":"q","documents":["a",` + tooLong + `]}`, 400, 0, 0},
+		{"score pair too long", "/v1/score", `{"text_1":"q","text_2":[` + tooLong + `]}`, 400, 0, 0},
+		{"pooling too long", "/pooling", `{"input":` + tooLong + `}`, 400, 0, 0},
 		// No query.
 		{"rerank no query", "/v1/rerank", `{"documents":` + docs + `}`, 400, 0, 0},
 		// No documents.

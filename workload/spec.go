@@ -20,7 +20,12 @@ type Spec struct {
 	// (synthetic images; a dataset's are in Messages). Shared read-only
 	// between specs: never modify them.
 	Images []Image
-	// InputTokens is the prompt length the generator aimed for, in tokens.
+	// Documents are what a rerank or score request scores Prompt (the
+	// query) against (ClassConfig.Documents); nil for other requests.
+	Documents []string
+	// InputTokens is the prompt length the generator aimed for, in tokens;
+	// with Documents, what a cross-encoder reads: the prompt once per
+	// document, plus the documents.
 	InputTokens int
 	// ReuseTokens is how much of the prompt a replayed trace asked a
 	// prefix cache to reuse: the tokens of its leading blocks an earlier
