@@ -68,6 +68,7 @@ func (v *validator) workload() {
 		v.dataset("workload.dataset", w.Dataset)
 		v.images("workload.images", w.Images, v.p.Target.API)
 		v.documents("workload.documents", w.Documents, v.p.Target.API)
+		v.audio("workload.audio", w.Audio, v.p.Target.API)
 	} else {
 		v.flatWithClasses()
 		v.classes()
@@ -96,6 +97,7 @@ func (v *validator) flatWithClasses() {
 		"workload.dataset":       w.Dataset != (Dataset{}),
 		"workload.images":        w.Images != (Images{}),
 		"workload.documents":     w.Documents != (Documents{}),
+		"workload.audio":         w.Audio != (Audio{}),
 	} {
 		if set {
 			v.fail(path, "has no effect with workload.classes: set it in each class instead")
@@ -130,6 +132,7 @@ func (v *validator) classes() {
 		v.images(path+".images", c.Images, cmp.Or(c.API, v.p.Target.API))
 		if len(c.Chain) == 0 {
 			v.documents(path+".documents", c.Documents, cmp.Or(c.API, v.p.Target.API))
+			v.audio(path+".audio", c.Audio, cmp.Or(c.API, v.p.Target.API))
 		}
 		v.turns(path, c)
 		v.chain(path, c)
@@ -282,6 +285,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		if err == nil {
 			c.Documents, err = w.Documents.workload()
 		}
+		if err == nil {
+			c.Audio, err = w.Audio.workload()
+		}
 		cfg.Classes = []workload.ClassConfig{c}
 		return cfg, err
 	}
@@ -297,6 +303,9 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		}
 		if c.Documents, err = pc.Documents.workload(); err != nil {
 			return cfg, fmt.Errorf("workload.classes[%d].documents: %w", k, err)
+		}
+		if c.Audio, err = pc.Audio.workload(); err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d].audio: %w", k, err)
 		}
 		cfg.Classes = append(cfg.Classes, c)
 	}

@@ -47,3 +47,32 @@ func (d Documents) workload() (workload.DocumentConfig, error) {
 	cfg := workload.DocumentConfig{Count: d.Count, Tokens: dist}
 	return cfg, cfg.Validate()
 }
+
+// audio checks an audio section for requests sent to api: the
+// transcriptions API needs audio, no other API can send it.
+func (v *validator) audio(path string, a Audio, api string) {
+	if _, err := a.workload(); err != nil {
+		v.fail(path+".seconds", "%v", err)
+		return
+	}
+	transcribes := api == string(protocol.APITranscriptions)
+	switch {
+	case a.Seconds != "" && !transcribes:
+		v.fail(path, "audio is uploaded by the transcriptions API only, not by %s", api)
+	case a.Seconds == "" && transcribes:
+		v.fail(path+".seconds", "required by the transcriptions API, which uploads audio: e.g. audio: {seconds: \"uniform(5,30)\"}")
+	}
+}
+
+// workload converts the section, checking its length.
+func (a Audio) workload() (workload.AudioConfig, error) {
+	if a.Seconds == "" {
+		return workload.AudioConfig{}, nil
+	}
+	d, err := workload.ParseDist(a.Seconds)
+	if err != nil {
+		return workload.AudioConfig{}, err
+	}
+	cfg := workload.AudioConfig{Seconds: d}
+	return cfg, cfg.Validate()
+}

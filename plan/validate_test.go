@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, transcriptions, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
 		// Rerank and score send documents: with them the plan is valid.
 		{"rerank ok", closedPlan, func(p *Plan) {
 			p.Target.API, p.Workload.Documents = "rerank", Documents{Count: 16, Tokens: "uniform(64,512)"}
@@ -60,6 +60,15 @@ func TestValidate(t *testing.T) {
 			"count 5000: want 0 to 1000"},
 		// pooling is a native API: its URL is the server's root.
 		{"pooling v1", closedPlan, func(p *Plan) { p.Target.API = "pooling" }, "target.url: base URL"},
+		// Transcriptions upload audio: with it the plan is valid.
+		{"audio ok", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "uniform(5,30)"} }, ""},
+		// Without audio there is nothing to transcribe.
+		{"transcriptions no audio", closedPlan, func(p *Plan) { p.Target.API = "transcriptions" }, "workload.audio.seconds: required by the transcriptions API"},
+		// Another API cannot upload it.
+		{"audio with chat", closedPlan, func(p *Plan) { p.Workload.Audio = Audio{Seconds: "10"} }, "workload.audio: audio is uploaded by the transcriptions API only, not by chat"},
+		// Whole seconds from 1 s to an hour.
+		{"audio too long", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "7200"} }, "want lengths of 1 to 3600 seconds"},
+		{"audio bad dist", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "forever"} }, "workload.audio.seconds: length"},
 		// Synthetic images go in chat messages.
 		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
 		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},

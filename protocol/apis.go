@@ -41,6 +41,10 @@ type apiInfo struct {
 	// whole: the reply is one body, never a stream (embeddings, images,
 	// tensors).
 	whole bool
+	// noMaxTokens: the API generates text but takes no output bound
+	// (transcriptions: the audio decides the length), so max_tokens and
+	// ignore_eos do not apply.
+	noMaxTokens bool
 	// anyPath: the base URL may hold any path (the templated API's
 	// service is wherever the user says).
 	anyPath bool
@@ -61,6 +65,7 @@ var apiInfos = []struct {
 	{APIMessages, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APIRerank, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIScore, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
+	{APITranscriptions, apiInfo{noMaxTokens: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
@@ -137,6 +142,15 @@ func (a API) Generates() bool {
 	return !info.whole
 }
 
+// TakesMaxTokens reports whether api's requests carry an output bound
+// (max_tokens or its name for it), so that max_tokens and ignore_eos
+// apply to its records: false for the APIs that generate nothing and for
+// transcriptions, whose audio decides the length.
+func (a API) TakesMaxTokens() bool {
+	info, _ := infoOf(a)
+	return !info.whole && !info.noMaxTokens
+}
+
 // CheckAPIURL checks that raw is a base URL of the shape api expects: an
 // OpenAI API's .../v1 given to a native API, or a native path prefix
 // (/v2, /api, /generate, /predictions) left in it, gets an error naming
@@ -194,6 +208,7 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		APIMessages:       same("messages"),
 		APIRerank:         same("rerank"),
 		APIScore:          same("score"),
+		APITranscriptions: same("audio/transcriptions"),
 		APIPooling:        same("pooling"),
 		APITGI:            {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:         same("api/chat"),
@@ -234,6 +249,7 @@ var replyReaders = map[API]reader{
 	APICompletions:    {(*call).readStream, (*call).applyBody},
 	APIResponses:      {(*call).readResponsesStream, (*call).applyResponsesBody},
 	APIMessages:       {(*call).readMessagesStream, (*call).applyMessagesBody},
+	APITranscriptions: {(*call).readTranscriptionStream, (*call).applyTranscriptionBody},
 	APITGI:            {(*call).readTGIStream, (*call).applyTGIBody},
 	APIOllama:         {(*call).readOllamaStream, (*call).applyOllamaBody},
 	APIOllamaGenerate: {(*call).readOllamaStream, (*call).applyOllamaBody},

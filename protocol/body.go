@@ -53,6 +53,9 @@ type OpenAIBody struct {
 	// Documents are what the rerank and score APIs score Prompt (the
 	// query) against; other APIs ignore them.
 	Documents []string
+	// Audio is the transcriptions API's upload, a whole audio file (a
+	// WAV); other APIs ignore it.
+	Audio []byte
 	// Extra fields are merged in last and may override any of the above
 	// (temperature, top_p, min_tokens, ...). If Extra overrides "stream",
 	// the Request's Stream flag must say the same.
@@ -146,6 +149,8 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return encodeBody(b.renderScore())
 	case APIPooling:
 		return encodeBody(b.renderPooling())
+	case APITranscriptions:
+		return b.renderTranscription()
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)

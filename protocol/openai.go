@@ -138,6 +138,10 @@ type OpenAI struct {
 	tensors                         TritonTensors
 	httpAPI                         *httpAPI // nil without OpenAIOptions.HTTP
 	grpc                            *grpcConn
+
+	// formStreamHeader and formPlainHeader are the transcriptions API's
+	// (a multipart body).
+	formStreamHeader, formPlainHeader http.Header
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -413,6 +417,11 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 		c.msgStreamHeader.Set("X-Api-Key", opts.APIKey)
 		c.msgPlainHeader.Set("X-Api-Key", opts.APIKey)
 	}
+	// The multipart sets last: their Content-Type names the body's
+	// boundary, which no target.headers entry may change.
+	c.formStreamHeader, c.formPlainHeader = c.streamHeader.Clone(), c.plainHeader.Clone()
+	c.formStreamHeader.Set("Content-Type", formContentType)
+	c.formPlainHeader.Set("Content-Type", formContentType)
 	return nil
 }
 
@@ -528,8 +537,11 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 		return ep.plain, c.plainHeader, nil
 	}
 	stream, plain := c.streamHeader, c.plainHeader
-	if req.API == APIMessages {
+	switch req.API {
+	case APIMessages:
 		stream, plain = c.msgStreamHeader, c.msgPlainHeader
+	case APITranscriptions:
+		stream, plain = c.formStreamHeader, c.formPlainHeader
 	}
 	if req.Stream && req.API.Streams() {
 		return ep.stream, stream, nil

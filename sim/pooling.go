@@ -25,12 +25,13 @@ type scoreCall struct {
 // usage reports for the same request.
 
 // forRequest is the profile a request is settled against. A pooling
-// model reads each (query, document) pair, or each text, apart, so the
-// context bound is per pair (parse checks it) and the joined prompt, one
-// batch of them, is bounded by the KV cache instead: the engine admits a
-// prompt only when its blocks fit, so a larger one would wait forever.
+// model reads each (query, document) pair, or each text, apart, and a
+// speech model each 30 s window of audio, so the context bound is per
+// sequence (parse checks it) and the joined prompt, one batch of them,
+// is bounded by the KV cache instead: the engine admits a prompt only
+// when its blocks fit, so a larger one would wait forever.
 func (p Profile) forRequest(nr nativeRequest) Profile {
-	if nr.scored != nil {
+	if nr.batch {
 		p.MaxModelLen = max(p.MaxModelLen, int(float64(p.NumGPUBlocks*p.BlockSize)*(1-2*p.KVWatermark)))
 	}
 	return p
@@ -143,7 +144,7 @@ func poolingBody(body []byte, maxLen int) (nativeRequest, *apiError) {
 	}
 	one := 1
 	req := apiRequest{Model: r.Model, Prompt: promptJSON(strings.Join(texts, "\n")), MaxTokens: &one, IgnoreEOS: true}
-	return nativeRequest{req: req, api: apiCompletions, scored: &scoreCall{kind: "pooling", docs: len(texts)}}, nil
+	return nativeRequest{req: req, api: apiCompletions, scored: &scoreCall{kind: "pooling", docs: len(texts)}, batch: true}, nil
 }
 
 // pairsRequest is a cross-encoder's work: each (query, document) pair
@@ -158,7 +159,7 @@ func pairsRequest(model, query string, docs []string, sc *scoreCall) nativeReque
 	}
 	one := 1
 	req := apiRequest{Model: model, Prompt: promptJSON(b.String()), MaxTokens: &one, IgnoreEOS: true}
-	return nativeRequest{req: req, api: apiCompletions, scored: sc}
+	return nativeRequest{req: req, api: apiCompletions, scored: sc, batch: true}
 }
 
 // textList decodes a non-empty list of non-empty strings (or one string).

@@ -44,6 +44,9 @@ type ClassConfig struct {
 	// Documents adds documents to each request for the rerank and score
 	// APIs (zero: none).
 	Documents DocumentConfig
+	// Audio adds a synthetic WAV to each request for the transcriptions
+	// API (zero: none).
+	Audio AudioConfig
 }
 
 // MixConfig configures a Mix.
@@ -123,6 +126,11 @@ func classSource(seed uint64, salt string, c ClassConfig) (Source, error) {
 	}
 	if c.Documents.Count > 0 {
 		src = &withDocuments{src: src, seed: seed, cfg: c.Documents}
+	}
+	if c.Audio.Seconds != nil {
+		if src, err = newWithAudio(src, seed, c.Audio); err != nil {
+			return nil, err
+		}
 	}
 	if c.Images.Count == 0 {
 		return src, nil

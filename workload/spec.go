@@ -23,6 +23,10 @@ type Spec struct {
 	// Documents are what a rerank or score request scores Prompt (the
 	// query) against (ClassConfig.Documents); nil for other requests.
 	Documents []string
+	// Audio is the WAV a transcription request uploads, AudioSeconds its
+	// length (ClassConfig.Audio); nil and 0 for other requests.
+	Audio        []byte
+	AudioSeconds int
 	// InputTokens is the prompt length the generator aimed for, in tokens;
 	// with Documents, what a cross-encoder reads: the prompt once per
 	// document, plus the documents.
