@@ -160,6 +160,9 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		// do not apply.
 		r.MaxTokens, r.IgnoreEOS = 0, false
 	}
+	if !p.req.API.TakesIgnoreEOS() {
+		r.IgnoreEOS = false // not sent: the output length is the model's
+	}
 	fillTokens(r, tr, generates)
 	gradeReply(r, p.spec.Answer, tr)
 	return r

@@ -41,7 +41,7 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, transcriptions, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, transcriptions, realtime, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
 		// Rerank and score send documents: with them the plan is valid.
 		{"rerank ok", closedPlan, func(p *Plan) {
 			p.Target.API, p.Workload.Documents = "rerank", Documents{Count: 16, Tokens: "uniform(64,512)"}
@@ -69,6 +69,9 @@ func TestValidate(t *testing.T) {
 		// Whole seconds from 1 s to an hour.
 		{"audio too long", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "7200"} }, "want lengths of 1 to 3600 seconds"},
 		{"audio bad dist", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "forever"} }, "workload.audio.seconds: length"},
+		// A realtime session always streams.
+		{"realtime ok", closedPlan, func(p *Plan) { p.Target.API = "realtime" }, ""},
+		{"realtime not streamed", closedPlan, func(p *Plan) { p.Target.API, p.Target.Stream = "realtime", new(false) }, "target.stream: is false, but the realtime API"},
 		// Synthetic images go in chat messages.
 		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
 		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},

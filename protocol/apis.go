@@ -45,6 +45,9 @@ type apiInfo struct {
 	// (transcriptions: the audio decides the length), so max_tokens and
 	// ignore_eos do not apply.
 	noMaxTokens bool
+	// noIgnoreEOS: the API has no ignore_eos (realtime), so a record of
+	// it never claims one.
+	noIgnoreEOS bool
 	// anyPath: the base URL may hold any path (the templated API's
 	// service is wherever the user says).
 	anyPath bool
@@ -66,6 +69,7 @@ var apiInfos = []struct {
 	{APIRerank, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIScore, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITranscriptions, apiInfo{noMaxTokens: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIRealtime, apiInfo{noIgnoreEOS: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
@@ -151,6 +155,14 @@ func (a API) TakesMaxTokens() bool {
 	return !info.whole && !info.noMaxTokens
 }
 
+// TakesIgnoreEOS reports whether api's requests can carry ignore_eos, so
+// that their records may claim it: false where TakesMaxTokens is, and for
+// realtime, whose response.create has no such field.
+func (a API) TakesIgnoreEOS() bool {
+	info, _ := infoOf(a)
+	return a.TakesMaxTokens() && !info.noIgnoreEOS
+}
+
 // CheckAPIURL checks that raw is a base URL of the shape api expects: an
 // OpenAI API's .../v1 given to a native API, or a native path prefix
 // (/v2, /api, /generate, /predictions) left in it, gets an error naming
@@ -209,6 +221,7 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		APIRerank:         same("rerank"),
 		APIScore:          same("score"),
 		APITranscriptions: same("audio/transcriptions"),
+		APIRealtime:       same("realtime"),
 		APIPooling:        same("pooling"),
 		APITGI:            {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:         same("api/chat"),

@@ -151,6 +151,8 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return encodeBody(b.renderPooling())
 	case APITranscriptions:
 		return b.renderTranscription()
+	case APIRealtime:
+		return b.renderRealtime()
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)

@@ -142,6 +142,8 @@ type OpenAI struct {
 	// formStreamHeader and formPlainHeader are the transcriptions API's
 	// (a multipart body).
 	formStreamHeader, formPlainHeader http.Header
+	// model is OpenAIOptions.Model, which a realtime session's URL names.
+	model string
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -178,6 +180,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		tensors:     opts.Triton,
 		httpAPI:     h,
 		grpc:        newGRPCConn(base, opts, tlsConf),
+		model:       opts.Model,
 		redact:      record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:        opts.TTFTTimeout,
 		total:       opts.TotalTimeout,
@@ -592,8 +595,12 @@ func (cl *call) rx() rxSource {
 
 // run sends the request and reads the reply into the trace.
 func (cl *call) run(u *url.URL, hdr http.Header) {
-	if cl.req.API == APITritonGRPC {
+	switch cl.req.API {
+	case APITritonGRPC:
 		cl.runGRPC()
+		return
+	case APIRealtime:
+		cl.runRealtime(u.String(), hdr)
 		return
 	}
 	resp, err := cl.send(u, hdr)

@@ -28,6 +28,7 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/images/generations", s.tracked(s.images))
 	mux.HandleFunc("POST /v1/rerank", s.tracked(s.nativeHandler(parseRerank(s.prof.MaxModelLen), newPoolingDialect)))
 	mux.HandleFunc("POST /v1/score", s.tracked(s.nativeHandler(parseScore(s.prof.MaxModelLen), newPoolingDialect)))
+	mux.HandleFunc("GET /v1/realtime", s.tracked(s.realtime))
 	mux.HandleFunc("POST /v1/audio/transcriptions", s.tracked(s.nativeHandler(parseTranscription, newTranscriptionDialect)))
 	mux.HandleFunc("POST /pooling", s.tracked(s.nativeHandler(parsePooling(s.prof.MaxModelLen), newPoolingDialect)))
 	mux.HandleFunc("GET /v1/models", s.models)
