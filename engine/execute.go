@@ -155,9 +155,14 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		r.EventsTail = &tail
 	}
 	generates := p.req.Generates()
-	if !generates {
-		// No tokens were asked for: the length checks do not apply.
+	if !generates || !p.req.API.TakesMaxTokens() {
+		// No tokens were asked for, or no bound on them was sent (a
+		// transcription's audio decides its length): the length checks
+		// do not apply.
 		r.MaxTokens, r.IgnoreEOS = 0, false
+	}
+	if !p.req.API.TakesIgnoreEOS() {
+		r.IgnoreEOS = false // not sent: the output length is the model's
 	}
 	fillTokens(r, tr, generates)
 	gradeReply(r, p.spec.Answer, tr)

@@ -233,7 +233,7 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 			Stream: stream, IncludeUsage: usage, IgnoreEOS: s.IgnoreEOS, Extra: ct.extra,
 			ExplicitMaxTokens: s.Expect != "", // bad input sends even a zero, in the API's own field
 			Class:             s.Class, InputTokens: s.InputTokens, Template: tmpl, Tensors: p.Target.Triton.Tensors(),
-			PreviousResponseID: s.PreviousResponseID,
+			PreviousResponseID: s.PreviousResponseID, Documents: s.Documents, Audio: s.Audio,
 		}
 		body, err := ob.Render(ct.api)
 		if err != nil {
@@ -242,7 +242,10 @@ func newRenderer(p *plan.Plan) engine.Renderer {
 		req := &protocol.Request{API: ct.api, Body: body, Stream: stream, MaxTokens: s.MaxTokens,
 			EventsCap: min(max(s.MaxTokens, 1), maxEventsCap), Timeouts: ct.timeouts,
 			NoTokens: !ob.Generates(ct.api) || (ct.api == protocol.APIHTTP && !httpGenerates),
-			NoPrompt: ct.api == protocol.APIHTTP && !httpPrompt}
+			// A transcription sends audio, not the prompt: its input
+			// tokens are the server's to count.
+			NoPrompt:  ct.api == protocol.APIHTTP && !httpPrompt || ct.api == protocol.APITranscriptions,
+			Documents: len(s.Documents)}
 		if s.Answer != nil {
 			req.KeepReply = record.MaxReplyKept
 			if p.Target.RevealAnswers { // the simulator's planted drop only: a real server is never told

@@ -50,6 +50,9 @@ func (v *validator) apis() {
 	}
 	_, usesHTTP := used[protocol.APIHTTP]
 	v.httpAPI(usesHTTP)
+	if field, ok := used[protocol.APIRealtime]; ok && !t.Streams() {
+		v.fail("target.stream", "is false, but the realtime API (%s) always streams its events over the session: leave it true", field)
+	}
 	switch {
 	case openai != "" && native != "":
 		v.fail(used[native], "%s is a native API whose base URL is the server's root, but %s (%s) is an OpenAI API "+

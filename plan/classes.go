@@ -67,6 +67,8 @@ func (v *validator) workload() {
 		v.prefix("workload.shared_prefix", w.SharedPrefix)
 		v.dataset("workload.dataset", w.Dataset)
 		v.images("workload.images", w.Images, v.p.Target.API)
+		v.documents("workload.documents", w.Documents, v.p.Target.API)
+		v.audio("workload.audio", w.Audio, v.p.Target.API)
 	} else {
 		v.flatWithClasses()
 		v.classes()
@@ -94,6 +96,8 @@ func (v *validator) flatWithClasses() {
 		"workload.shared_prefix": w.SharedPrefix != (SharedPrefix{}),
 		"workload.dataset":       w.Dataset != (Dataset{}),
 		"workload.images":        w.Images != (Images{}),
+		"workload.documents":     w.Documents != (Documents{}),
+		"workload.audio":         w.Audio != (Audio{}),
 	} {
 		if set {
 			v.fail(path, "has no effect with workload.classes: set it in each class instead")
@@ -126,6 +130,10 @@ func (v *validator) classes() {
 		}
 		v.language(path+".language", c.Language)
 		v.images(path+".images", c.Images, cmp.Or(c.API, v.p.Target.API))
+		if len(c.Chain) == 0 {
+			v.documents(path+".documents", c.Documents, cmp.Or(c.API, v.p.Target.API))
+			v.audio(path+".audio", c.Audio, cmp.Or(c.API, v.p.Target.API))
+		}
 		v.turns(path, c)
 		v.chain(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
@@ -274,6 +282,12 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		if err == nil {
 			c.Images, err = w.Images.workload()
 		}
+		if err == nil {
+			c.Documents, err = w.Documents.workload()
+		}
+		if err == nil {
+			c.Audio, err = w.Audio.workload()
+		}
 		cfg.Classes = []workload.ClassConfig{c}
 		return cfg, err
 	}
@@ -286,6 +300,12 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 		c.Language = cmp.Or(pc.Language, w.Language)
 		if c.Images, err = pc.Images.workload(); err != nil {
 			return cfg, fmt.Errorf("workload.classes[%d].images: %w", k, err)
+		}
+		if c.Documents, err = pc.Documents.workload(); err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d].documents: %w", k, err)
+		}
+		if c.Audio, err = pc.Audio.workload(); err != nil {
+			return cfg, fmt.Errorf("workload.classes[%d].audio: %w", k, err)
 		}
 		cfg.Classes = append(cfg.Classes, c)
 	}

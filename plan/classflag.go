@@ -54,7 +54,7 @@ func (cf *classFlag) Set(s string) error {
 // are short for input_tokens and output_tokens).
 var classFlagKeys = []string{"name", "weight", "input_tokens", "output_tokens", "ignore_eos", "api",
 	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns",
-	"connect_timeout", "ttft_timeout", "timeout", "images", "image_size", "image_format"}
+	"connect_timeout", "ttft_timeout", "timeout", "images", "image_size", "image_format", "documents", "document_tokens", "audio_seconds"}
 
 // classFlagKeyList is classFlagKeys as a list, the last joined by last.
 func classFlagKeyList(last string) string {
@@ -110,6 +110,12 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.Images.Size = value
 	case "image_format":
 		c.Images.Format = value
+	case "documents":
+		c.Documents.Count, err = strconv.Atoi(value)
+	case "document_tokens":
+		c.Documents.Tokens = value
+	case "audio_seconds":
+		c.Audio.Seconds = value
 	default:
 		return fmt.Errorf("unknown key (want %s; body fields only in a plan file)", classFlagKeyList(" or "))
 	}

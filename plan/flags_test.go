@@ -234,7 +234,7 @@ func TestClassFlagKeysAccepted(t *testing.T) {
 	t.Parallel()
 	values := map[string]string{"weight": "1", "ignore_eos": "true", "prefix_tokens": "8", "prefix_fraction": "0.5",
 		"prefix_groups": "2", "slo": "ttft<=1s", "slo_ttft_ms": "100", "slo_tpot_ms": "10", "slo_e2e_ms": "1000", "turns": "2",
-		"connect_timeout": "1s", "ttft_timeout": "1s", "timeout": "1s", "images": "1"}
+		"connect_timeout": "1s", "ttft_timeout": "1s", "timeout": "1s", "images": "1", "documents": "8", "audio_seconds": "30"}
 	for _, k := range classFlagKeys {
 		v := values[k]
 		if v == "" {

@@ -384,6 +384,13 @@ type Workload struct {
 	// Images adds synthetic images to every request (chat API only);
 	// with classes, set it per class instead.
 	Images Images `yaml:"images"`
+	// Documents are sent with every request of the rerank and score APIs,
+	// which score the prompt (the query) against them; with classes, set
+	// it per class instead.
+	Documents Documents `yaml:"documents"`
+	// Audio is uploaded with every request of the transcriptions API;
+	// with classes, set it per class instead.
+	Audio Audio `yaml:"audio"`
 	// SLO is every class's service-level objective unless the class sets
 	// its own bounds; goodput counts requests that met it.
 	SLO record.SLO `yaml:"slo"`
@@ -413,6 +420,21 @@ type Images struct {
 	Format string `yaml:"format"`
 }
 
+// Documents asks for Count documents of Tokens tokens each ("256" or
+// "uniform(64,512)", drawn per document) with every request, for the
+// rerank and score APIs.
+type Documents struct {
+	Count  int    `yaml:"count"`
+	Tokens string `yaml:"tokens"`
+}
+
+// Audio asks for a synthetic WAV of Seconds seconds ("30" or
+// "uniform(5,60)", whole seconds drawn per request) with every request,
+// for the transcriptions API.
+type Audio struct {
+	Seconds string `yaml:"seconds"`
+}
+
 // Class is one request class of workload.classes.
 type Class struct {
 	// Name labels the class in records and reports (required).
@@ -439,6 +461,12 @@ type Class struct {
 	// Images adds synthetic images to each of the class's requests (chat
 	// API only).
 	Images Images `yaml:"images"`
+	// Documents adds documents to each of the class's requests (rerank
+	// and score APIs).
+	Documents Documents `yaml:"documents"`
+	// Audio adds a synthetic WAV to each of the class's requests
+	// (transcriptions API).
+	Audio Audio `yaml:"audio"`
 	// Turns, above 1, makes each closed-loop user hold conversations of
 	// Turns requests whose history grows per turn (default 0: single
 	// requests).

@@ -49,7 +49,37 @@ func TestValidate(t *testing.T) {
 		// A bad URL's password is not echoed in the error.
 		{"url secret", closedPlan, func(p *Plan) { p.Target.URL = "ftp://u:hunter2@h" }, `"ftp://u:REDACTED@h"`},
 		// Only the two APIs.
-		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "rerank" }, `target.api: "rerank" is not an API: want chat, completions, embeddings, images, responses, messages, tgi, ollama, ollama-generate, triton, torchserve, triton-infer, triton-grpc or http`},
+		{"bad api", closedPlan, func(p *Plan) { p.Target.API = "classify" }, `target.api: "classify" is not an API: want chat, completions, embeddings, images, responses, messages, rerank, score, transcriptions, realtime, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http`},
+		// Rerank and score send documents: with them the plan is valid.
+		{"rerank ok", closedPlan, func(p *Plan) {
+			p.Target.API, p.Workload.Documents = "rerank", Documents{Count: 16, Tokens: "uniform(64,512)"}
+		}, ""},
+		// Without documents there is nothing to rank.
+		{"rerank no documents", closedPlan, func(p *Plan) { p.Target.API = "score" }, "workload.documents.count: required by the score API"},
+		// Another API cannot send them.
+		{"documents with chat", closedPlan, func(p *Plan) { p.Workload.Documents = Documents{Count: 2, Tokens: "8"} },
+			"workload.documents: documents are sent by the rerank and score APIs only, not by chat"},
+		// A count needs a length, and a length a count.
+		{"documents no tokens", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Documents = "rerank", Documents{Count: 2} },
+			"workload.documents: tokens: set each document's length"},
+		{"documents no count", closedPlan, func(p *Plan) { p.Workload.Documents = Documents{Tokens: "8"} }, "workload.documents: count: set it"},
+		// The bound on the count.
+		{"documents too many", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Documents = "rerank", Documents{Count: 5000, Tokens: "8"} },
+			"count 5000: want 0 to 1000"},
+		// pooling is a native API: its URL is the server's root.
+		{"pooling v1", closedPlan, func(p *Plan) { p.Target.API = "pooling" }, "target.url: base URL"},
+		// Transcriptions upload audio: with it the plan is valid.
+		{"audio ok", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "uniform(5,30)"} }, ""},
+		// Without audio there is nothing to transcribe.
+		{"transcriptions no audio", closedPlan, func(p *Plan) { p.Target.API = "transcriptions" }, "workload.audio.seconds: required by the transcriptions API"},
+		// Another API cannot upload it.
+		{"audio with chat", closedPlan, func(p *Plan) { p.Workload.Audio = Audio{Seconds: "10"} }, "workload.audio: audio is uploaded by the transcriptions API only, not by chat"},
+		// Whole seconds from 1 s to an hour.
+		{"audio too long", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "7200"} }, "want lengths of 1 to 3600 seconds"},
+		{"audio bad dist", closedPlan, func(p *Plan) { p.Target.API, p.Workload.Audio = "transcriptions", Audio{Seconds: "forever"} }, "workload.audio.seconds: length"},
+		// A realtime session always streams.
+		{"realtime ok", closedPlan, func(p *Plan) { p.Target.API = "realtime" }, ""},
+		{"realtime not streamed", closedPlan, func(p *Plan) { p.Target.API, p.Target.Stream = "realtime", new(false) }, "target.stream: is false, but the realtime API"},
 		// Synthetic images go in chat messages.
 		{"images ok", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 2, Size: "1920x1080", Format: "png"} }, ""},
 		{"images bad size", closedPlan, func(p *Plan) { p.Workload.Images = Images{Count: 1, Size: "1080p"} }, `workload.images: size: image size "1080p": want WIDTHxHEIGHT`},

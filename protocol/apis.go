@@ -41,6 +41,13 @@ type apiInfo struct {
 	// whole: the reply is one body, never a stream (embeddings, images,
 	// tensors).
 	whole bool
+	// noMaxTokens: the API generates text but takes no output bound
+	// (transcriptions: the audio decides the length), so max_tokens and
+	// ignore_eos do not apply.
+	noMaxTokens bool
+	// noIgnoreEOS: the API has no ignore_eos (realtime), so a record of
+	// it never claims one.
+	noIgnoreEOS bool
 	// anyPath: the base URL may hold any path (the templated API's
 	// service is wherever the user says).
 	anyPath bool
@@ -59,11 +66,16 @@ var apiInfos = []struct {
 	{APIImages, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIResponses, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APIMessages, apiInfo{example: "http://127.0.0.1:8000/v1"}},
+	{APIRerank, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIScore, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
+	{APITranscriptions, apiInfo{noMaxTokens: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIRealtime, apiInfo{noIgnoreEOS: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
 	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
 	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
 	{APITorchServe, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8080"}},
+	{APIPooling, apiInfo{root: true, whole: true, example: "http://127.0.0.1:8000"}},
 	{APITritonInfer, apiInfo{root: true, modelInPath: true, whole: true, example: "http://127.0.0.1:8000"}},
 	{APITritonGRPC, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8001"}},
 	{APIHTTP, apiInfo{root: true, anyPath: true, example: "http://127.0.0.1:9000"}},
@@ -134,6 +146,23 @@ func (a API) Generates() bool {
 	return !info.whole
 }
 
+// TakesMaxTokens reports whether api's requests carry an output bound
+// (max_tokens or its name for it), so that max_tokens and ignore_eos
+// apply to its records: false for the APIs that generate nothing and for
+// transcriptions, whose audio decides the length.
+func (a API) TakesMaxTokens() bool {
+	info, _ := infoOf(a)
+	return !info.whole && !info.noMaxTokens
+}
+
+// TakesIgnoreEOS reports whether api's requests can carry ignore_eos, so
+// that their records may claim it: false where TakesMaxTokens is, and for
+// realtime, whose response.create has no such field.
+func (a API) TakesIgnoreEOS() bool {
+	info, _ := infoOf(a)
+	return a.TakesMaxTokens() && !info.noIgnoreEOS
+}
+
 // CheckAPIURL checks that raw is a base URL of the shape api expects: an
 // OpenAI API's .../v1 given to a native API, or a native path prefix
 // (/v2, /api, /generate, /predictions) left in it, gets an error naming
@@ -189,6 +218,11 @@ func endpoints(base *url.URL, model string, h *httpAPI, httpPath string) map[API
 		APIImages:         same("images/generations"),
 		APIResponses:      same("responses"),
 		APIMessages:       same("messages"),
+		APIRerank:         same("rerank"),
+		APIScore:          same("score"),
+		APITranscriptions: same("audio/transcriptions"),
+		APIRealtime:       same("realtime"),
+		APIPooling:        same("pooling"),
 		APITGI:            {plain: base.JoinPath("generate"), stream: base.JoinPath("generate_stream")},
 		APIOllama:         same("api/chat"),
 		APIOllamaGenerate: same("api/generate"),
@@ -228,6 +262,7 @@ var replyReaders = map[API]reader{
 	APICompletions:    {(*call).readStream, (*call).applyBody},
 	APIResponses:      {(*call).readResponsesStream, (*call).applyResponsesBody},
 	APIMessages:       {(*call).readMessagesStream, (*call).applyMessagesBody},
+	APITranscriptions: {(*call).readTranscriptionStream, (*call).applyTranscriptionBody},
 	APITGI:            {(*call).readTGIStream, (*call).applyTGIBody},
 	APIOllama:         {(*call).readOllamaStream, (*call).applyOllamaBody},
 	APIOllamaGenerate: {(*call).readOllamaStream, (*call).applyOllamaBody},

@@ -55,7 +55,7 @@ func TestRouteRefusals(t *testing.T) {
 		APITorchServe:  "API torchserve needs the model's name in its path",
 		APITritonInfer: "API triton-infer needs the model's name in its path",
 		APIHTTP:        "API http needs its request template: set target.http",
-		"grpc":         `API "grpc" is not spoken by this client (want chat, completions, embeddings, images, responses, messages, tgi, ollama, ollama-generate, triton, torchserve, triton-infer, triton-grpc or http)`,
+		"grpc":         `API "grpc" is not spoken by this client (want chat, completions, embeddings, images, responses, messages, rerank, score, transcriptions, realtime, tgi, ollama, ollama-generate, triton, torchserve, pooling, triton-infer, triton-grpc or http)`,
 	} {
 		tr := doTrace(t, c, &Request{API: api, Body: []byte("{}")})
 		if tr.Err != record.ErrOther || !strings.Contains(tr.ErrMsg, want) || !tr.Sent.IsZero() {

@@ -50,6 +50,12 @@ type OpenAIBody struct {
 	PreviousResponseID string
 	// Tensors names the triton-infer API's tensors.
 	Tensors TritonTensors
+	// Documents are what the rerank and score APIs score Prompt (the
+	// query) against; other APIs ignore them.
+	Documents []string
+	// Audio is the transcriptions API's upload, a whole audio file (a
+	// WAV); other APIs ignore it.
+	Audio []byte
 	// Extra fields are merged in last and may override any of the above
 	// (temperature, top_p, min_tokens, ...). If Extra overrides "stream",
 	// the Request's Stream flag must say the same.
@@ -137,6 +143,16 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 		return encodeBody(b.renderResponses())
 	case APIMessages:
 		return encodeBody(b.renderMessages())
+	case APIRerank:
+		return encodeBody(b.renderRerank())
+	case APIScore:
+		return encodeBody(b.renderScore())
+	case APIPooling:
+		return encodeBody(b.renderPooling())
+	case APITranscriptions:
+		return b.renderTranscription()
+	case APIRealtime:
+		return b.renderRealtime()
 	default:
 		if native, ok := b.renderNative(api); ok {
 			return encodeBody(native)

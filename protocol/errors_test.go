@@ -431,8 +431,8 @@ func TestDoRejectsBadRequests(t *testing.T) {
 		req  *Request
 		msg  string
 	}{
-		{"nil", nil, "nil request"},                              // a caller bug is a failure, not a panic
-		{"unknown API", &Request{API: "rerank"}, `API "rerank"`}, // not spoken here
+		{"nil", nil, "nil request"},                                  // a caller bug is a failure, not a panic
+		{"unknown API", &Request{API: "classify"}, `API "classify"`}, // not spoken here
 	}
 	for _, tc := range tests {
 		var tr Trace

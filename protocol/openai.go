@@ -138,6 +138,12 @@ type OpenAI struct {
 	tensors                         TritonTensors
 	httpAPI                         *httpAPI // nil without OpenAIOptions.HTTP
 	grpc                            *grpcConn
+
+	// formStreamHeader and formPlainHeader are the transcriptions API's
+	// (a multipart body).
+	formStreamHeader, formPlainHeader http.Header
+	// model is OpenAIOptions.Model, which a realtime session's URL names.
+	model string
 }
 
 // NewOpenAI validates opts and builds a client with a connection pool sized
@@ -174,6 +180,7 @@ func NewOpenAI(opts OpenAIOptions) (*OpenAI, error) {
 		tensors:     opts.Triton,
 		httpAPI:     h,
 		grpc:        newGRPCConn(base, opts, tlsConf),
+		model:       opts.Model,
 		redact:      record.NewRedactor(append([]string{opts.APIKey}, opts.Secrets...)),
 		ttft:        opts.TTFTTimeout,
 		total:       opts.TotalTimeout,
@@ -413,6 +420,11 @@ func (c *OpenAI) buildHeaders(opts OpenAIOptions) error {
 		c.msgStreamHeader.Set("X-Api-Key", opts.APIKey)
 		c.msgPlainHeader.Set("X-Api-Key", opts.APIKey)
 	}
+	// The multipart sets last: their Content-Type names the body's
+	// boundary, which no target.headers entry may change.
+	c.formStreamHeader, c.formPlainHeader = c.streamHeader.Clone(), c.plainHeader.Clone()
+	c.formStreamHeader.Set("Content-Type", formContentType)
+	c.formPlainHeader.Set("Content-Type", formContentType)
 	return nil
 }
 
@@ -528,8 +540,11 @@ func (c *OpenAI) route(req *Request) (*url.URL, http.Header, error) {
 		return ep.plain, c.plainHeader, nil
 	}
 	stream, plain := c.streamHeader, c.plainHeader
-	if req.API == APIMessages {
+	switch req.API {
+	case APIMessages:
 		stream, plain = c.msgStreamHeader, c.msgPlainHeader
+	case APITranscriptions:
+		stream, plain = c.formStreamHeader, c.formPlainHeader
 	}
 	if req.Stream && req.API.Streams() {
 		return ep.stream, stream, nil
@@ -580,8 +595,12 @@ func (cl *call) rx() rxSource {
 
 // run sends the request and reads the reply into the trace.
 func (cl *call) run(u *url.URL, hdr http.Header) {
-	if cl.req.API == APITritonGRPC {
+	switch cl.req.API {
+	case APITritonGRPC:
 		cl.runGRPC()
+		return
+	case APIRealtime:
+		cl.runRealtime(u.String(), hdr)
 		return
 	}
 	resp, err := cl.send(u, hdr)
@@ -607,6 +626,8 @@ func (cl *call) run(u *url.URL, hdr http.Header) {
 		err = cl.readHTTP(resp)
 	case cl.req.API == APIImages:
 		err = cl.wholeBody(resp.Body, cl.applyImages)
+	case wholeReaders[cl.req.API] != nil:
+		err = cl.wholeBody(resp.Body, func(b []byte, a arrival) error { return wholeReaders[cl.req.API](cl, b, a) })
 	case cl.req.Stream:
 		err = replyReaders[cl.req.API].stream(cl, resp)
 	default:

@@ -434,7 +434,7 @@ func TestRenderBody(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tc.name, diff)
 		}
 	}
-	if _, err := (OpenAIBody{}).Render("rerank"); err == nil || !strings.Contains(err.Error(), "unknown API") {
+	if _, err := (OpenAIBody{}).Render("classify"); err == nil || !strings.Contains(err.Error(), "unknown API") {
 		t.Errorf("unknown API: error %v", err)
 	}
 	if _, err := (OpenAIBody{Extra: map[string]any{"f": func() {}}}).Render(APIChat); err == nil {

@@ -52,6 +52,10 @@ type Request struct {
 	// ignore_eos and output tokens do not apply. OpenAIBody.Generates
 	// decides it.
 	NoTokens bool
+	// Documents is how many documents a rerank or score request sent, so
+	// a reply scoring one that was not sent is caught; 0 leaves the
+	// indexes unchecked.
+	Documents int
 	// NoPrompt marks a request whose body carries no prompt (a templated
 	// http API without {{prompt}}): no input tokens were sent, whatever
 	// the workload's lengths said.

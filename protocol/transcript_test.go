@@ -251,7 +251,7 @@ func withModel(o *OpenAIOptions) { o.Model = "m" }
 
 // apiRequest is a request for api with 16 output tokens.
 func apiRequest(api API, stream bool) *Request {
-	body, err := OpenAIBody{Model: "m", Prompt: "hi", MaxTokens: 16, Stream: stream, IncludeUsage: true}.Render(api)
+	body, err := OpenAIBody{Model: "m", Prompt: "hi", MaxTokens: 16, Stream: stream, IncludeUsage: true, Audio: []byte("RIFF")}.Render(api)
 	if err != nil {
 		panic(err)
 	}

@@ -213,7 +213,12 @@ func (a *Aggregate) addLatencies(r *Result) {
 	// A non-streamed reply arrives whole: its "first token" is its end, so
 	// TTFT and TPOT would describe the transport, not generation.
 	if !r.Stream {
-		a.nonStream++
+		// Only a reply that could have streamed text was "not streamed":
+		// an embeddings, rerank or images reply has neither a max_tokens
+		// nor output tokens, and no stream to ask for.
+		if r.MaxTokens > 0 || r.OutputTokens > 0 {
+			a.nonStream++
+		}
 		return
 	}
 	ttft, ok := TTFTUS(r)

@@ -315,6 +315,11 @@ func TestAggregateTally(t *testing.T) {
 		recs: []Result{{OpenLoop: true, Late: true, E2EUS: 7200e6, OutputTokens: 1, TokenSource: TokensUsage}},
 		want: Tally{NonStreamed: 1, OpenLoop: 1, Clamped: 1},
 	}, {
+		// A whole reply that generates nothing (embeddings, rerank: no
+		// max_tokens, no output tokens) could not have streamed.
+		name: "tokenless", info: closedInfo,
+		recs: []Result{{E2EUS: 5000, InputTokens: 300, TokenSource: TokensUsage}},
+	}, {
 		// Load offered for 0.5 s, replies until 1 s: the window runs to
 		// the last reply, drain included.
 		name: "drained", info: RunInfo{MeasureEndUS: 500_000, EndUS: 1e6},

@@ -19,6 +19,11 @@ type Request struct {
 	BlockHashes []uint64
 	// OutputTokens is exactly how many tokens to generate (at least 1).
 	OutputTokens int
+	// Batch marks a prompt that is a batch of sequences the model reads
+	// apart, each within the context (a cross-encoder's query-document
+	// pairs, checked by the caller): MaxModelLen does not bound it, the KV
+	// cache's admission does.
+	Batch bool
 	// Ref is carried untouched for the caller (the HTTP stream it feeds).
 	Ref any
 }
@@ -181,7 +186,7 @@ func (e *Engine) Add(r Request, now time.Duration) (*Sequence, error) {
 	if r.PromptTokens < 1 || r.OutputTokens < 1 {
 		return nil, fmt.Errorf("request needs >= 1 prompt and output token, got %d and %d", r.PromptTokens, r.OutputTokens)
 	}
-	if total := r.PromptTokens + r.OutputTokens; total > e.p.MaxModelLen {
+	if total := r.PromptTokens + r.OutputTokens; total > e.p.MaxModelLen && !r.Batch {
 		return nil, fmt.Errorf("%w: %d prompt + %d output = %d tokens > max_model_len %d",
 			ErrTooLong, r.PromptTokens, r.OutputTokens, total, e.p.MaxModelLen)
 	}

@@ -199,19 +199,23 @@ func TestEngineAdmissionControl(t *testing.T) {
 		queueLimit   int
 		prompt, out  int
 		waitingFirst int // requests already waiting
+		batch        bool
 		wantErr      error
 	}{
 		// Unlimited queue (vLLM's default) takes anything that fits.
-		{"unlimited", 0, 10, 10, 50, nil},
+		{"unlimited", 0, 10, 10, 50, false, nil},
 		// Below the limit is accepted.
-		{"under limit", 3, 10, 10, 2, nil},
+		{"under limit", 3, 10, 10, 2, false, nil},
 		// At the limit the next request is refused.
-		{"queue full", 3, 10, 10, 3, ErrQueueFull},
+		{"queue full", 3, 10, 10, 3, false, ErrQueueFull},
 		// A request longer than max_model_len (256) is refused whatever
 		// the queue.
-		{"too long", 0, 200, 57, 0, ErrTooLong},
+		{"too long", 0, 200, 57, 0, false, ErrTooLong},
 		// Exactly max_model_len fits.
-		{"exactly max", 0, 200, 56, 0, nil},
+		{"exactly max", 0, 200, 56, 0, false, nil},
+		// A batch of pairs read apart (a reranker's) is not bounded by
+		// max_model_len: its caller checked each pair.
+		{"batch beyond max", 0, 600, 1, 0, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -219,7 +223,7 @@ func TestEngineAdmissionControl(t *testing.T) {
 			for range tt.waitingFirst {
 				mustAdd(t, e, 1, 1, 0)
 			}
-			_, err := e.Add(Request{PromptTokens: tt.prompt, OutputTokens: tt.out}, 0)
+			_, err := e.Add(Request{PromptTokens: tt.prompt, OutputTokens: tt.out, Batch: tt.batch}, 0)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("Add: got %v, want %v", err, tt.wantErr)
 			}

@@ -26,6 +26,11 @@ func (s *Server) routes() *http.ServeMux {
 	mux.HandleFunc("POST /v1/messages", s.tracked(s.nativeHandler(parseMessages, newMessagesDialect)))
 	mux.HandleFunc("POST /v1/embeddings", s.tracked(s.embeddings))
 	mux.HandleFunc("POST /v1/images/generations", s.tracked(s.images))
+	mux.HandleFunc("POST /v1/rerank", s.tracked(s.nativeHandler(parseRerank(s.prof.MaxModelLen), newPoolingDialect)))
+	mux.HandleFunc("POST /v1/score", s.tracked(s.nativeHandler(parseScore(s.prof.MaxModelLen), newPoolingDialect)))
+	mux.HandleFunc("GET /v1/realtime", s.tracked(s.realtime))
+	mux.HandleFunc("POST /v1/audio/transcriptions", s.tracked(s.nativeHandler(parseTranscription, newTranscriptionDialect)))
+	mux.HandleFunc("POST /pooling", s.tracked(s.nativeHandler(parsePooling(s.prof.MaxModelLen), newPoolingDialect)))
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("POST /generate", s.tracked(s.nativeHandler(parseTGI(false), newTGIDialect)))
 	mux.HandleFunc("POST /generate_stream", s.tracked(s.nativeHandler(parseTGI(true), newTGIDialect)))
@@ -150,7 +155,7 @@ func (s *Server) drawCall(g generation, requestID, traceParent string) *call {
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
 	c.answerDraw = rng.Float64() // last, so the draws before it are as they were
 	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: requestID, traceParent: traceParent}
-	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Ref: c.st}
+	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Batch: g.batch, Ref: c.st}
 	return c
 }
 

@@ -16,6 +16,15 @@ type nativeRequest struct {
 	details bool
 	// infer is a v2 /infer request's id and batch, nil for the others.
 	infer *inferCall
+	// scored is a rerank, score or pooling request's kind and documents,
+	// nil for the others.
+	scored *scoreCall
+	// batch is true for a prompt of sequences the model reads apart
+	// (Request.Batch): a reranker's pairs, a long audio's 30 s windows.
+	batch bool
+	// uncached opts the prompt out of prefix caching: its text stands
+	// for what cannot be cached (audio), not for tokens.
+	uncached bool
 	// holds is true for an API whose server keeps the conversation for a
 	// later request to continue (the Responses API's previous_response_id).
 	holds bool
@@ -40,8 +49,11 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 		nr, aerr := parse(r, body)
 		if aerr == nil {
 			var g generation
-			if g, aerr = settleGeneration(nr.req, nr.api, s.prof); aerr == nil {
-				g.details, g.infer = nr.details, nr.infer
+			if g, aerr = settleGeneration(nr.req, nr.api, s.prof.forRequest(nr)); aerr == nil {
+				g.details, g.infer, g.scored, g.batch = nr.details, nr.infer, nr.scored, nr.batch
+				if nr.uncached {
+					g.hashes = nil
+				}
 				if nr.holds {
 					g.held = nr.req.Messages
 				}

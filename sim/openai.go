@@ -54,6 +54,8 @@ type generation struct {
 	ignoreEOS    bool
 	details      bool       // TGI's parameters.details
 	infer        *inferCall // a v2 /infer request's id and batch
+	scored       *scoreCall // a rerank, score or pooling request's documents
+	batch        bool       // the prompt is sequences read apart (Request.Batch)
 	// held is the conversation a server holding history keeps with the
 	// reply (the Responses API); nil for the other APIs.
 	held []apiMessage

@@ -182,8 +182,9 @@ func Start(cfg Config, addr string) (*Server, string, error) {
 }
 
 // Handler serves the OpenAI endpoints (/v1/chat/completions,
-// /v1/completions, /v1/embeddings, /v1/images/generations, /v1/models),
-// the native ones (TGI's
+// /v1/completions, /v1/embeddings, /v1/images/generations, /v1/rerank,
+// /v1/score, /v1/audio/transcriptions, /v1/realtime (a WebSocket),
+// /v1/models), vLLM's /pooling, the native ones (TGI's
 // /generate, /generate_stream and /info; Ollama's /api/chat,
 // /api/generate, /api/version, /api/tags and /api/show; Triton's
 // /v2/models/{model}/generate[_stream], /v2/models/{model}/infer (a

@@ -160,7 +160,7 @@ func TestEndpoints(t *testing.T) {
 		{"GET", "/metrics", 200, "DCGM_FI_DEV_GPU_UTIL"},            // with GPU figures
 		{"GET", "/v1/chat/completions", 405, ""},                    // generation is POST only
 		{"POST", "/v1/models", 405, ""},                             // listing is GET only
-		{"GET", "/v1/rerank", 404, ""},                              // not simulated
+		{"GET", "/v1/moderations", 404, ""},                         // not simulated
 		{"POST", "/v1/completions", 400, `"invalid_request_error"`}, // empty body is a client error
 	}
 	for _, tt := range tests {

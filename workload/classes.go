@@ -41,6 +41,12 @@ type ClassConfig struct {
 	Turns int
 	// Images adds synthetic images to each request (zero: none).
 	Images ImageConfig
+	// Documents adds documents to each request for the rerank and score
+	// APIs (zero: none).
+	Documents DocumentConfig
+	// Audio adds a synthetic WAV to each request for the transcriptions
+	// API (zero: none).
+	Audio AudioConfig
 }
 
 // MixConfig configures a Mix.
@@ -112,8 +118,22 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 // synthetic text.
 func classSource(seed uint64, salt string, c ClassConfig) (Source, error) {
 	src, err := textSource(seed, salt, c)
-	if err != nil || c.Images.Count == 0 {
-		return src, err
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Documents.Validate(); err != nil {
+		return nil, err
+	}
+	if c.Documents.Count > 0 {
+		src = &withDocuments{src: src, seed: seed, cfg: c.Documents}
+	}
+	if c.Audio.Seconds != nil {
+		if src, err = newWithAudio(src, seed, c.Audio); err != nil {
+			return nil, err
+		}
+	}
+	if c.Images.Count == 0 {
+		return src, nil
 	}
 	variants, err := SyntheticImages(seed, c.Images)
 	if err != nil {

@@ -20,7 +20,16 @@ type Spec struct {
 	// (synthetic images; a dataset's are in Messages). Shared read-only
 	// between specs: never modify them.
 	Images []Image
-	// InputTokens is the prompt length the generator aimed for, in tokens.
+	// Documents are what a rerank or score request scores Prompt (the
+	// query) against (ClassConfig.Documents); nil for other requests.
+	Documents []string
+	// Audio is the WAV a transcription request uploads, AudioSeconds its
+	// length (ClassConfig.Audio); nil and 0 for other requests.
+	Audio        []byte
+	AudioSeconds int
+	// InputTokens is the prompt length the generator aimed for, in tokens;
+	// with Documents, what a cross-encoder reads: the prompt once per
+	// document, plus the documents.
 	InputTokens int
 	// ReuseTokens is how much of the prompt the workload built for a
 	// prefix cache to reuse, because an earlier request of the run sent
