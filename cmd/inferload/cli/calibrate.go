@@ -64,6 +64,7 @@ docs/capacity-planning.md explains the method and its limits.`,
 				s.Throughput, p.Throughput, s.TTFTP50.Round(time.Millisecond), p.TTFTP50.Round(time.Millisecond),
 				s.TTFTP99.Round(time.Millisecond), p.TTFTP99.Round(time.Millisecond), s.TPOTP50.Round(100*time.Microsecond), p.TPOTP50.Round(100*time.Microsecond)))
 		}
+		header = append(header, "decode cost against batch: "+capacity.BatchCostShape(cal.Profile.Cost))
 		for _, u := range cal.Fit.Unidentified {
 			header = append(header, "not identified: "+u)
 		}
@@ -131,6 +132,7 @@ func writeCalibration(w io.Writer, cal *capacity.Calibration) {
 	c := cal.Profile.Cost
 	fmt.Fprintf(w, "fitted costs: step overhead %s, prefill %s/token, decode %s/sequence, KV read %s/token\n",
 		c.StepOverhead, c.PrefillPerToken, c.DecodePerSeq, c.KVReadPerToken)
+	fmt.Fprintln(w, "decode cost against batch: "+capacity.BatchCostShape(c))
 	for _, l := range cal.Learned {
 		fmt.Fprintln(w, l)
 	}
