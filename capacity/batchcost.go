@@ -16,8 +16,10 @@ import (
 // step of 8 costs little more than a step of 1. The simulator's cost
 // model says both with two figures (sim.CostModel): the step overhead,
 // paid once per step, and the decode cost per sequence; the fit learns
-// them with the other costs (TestFitLearnsBatchCost: both shapes, each
-// from the other's costs). It can only where the levels ran different
+// them with the other costs, searching from the base and again from the
+// line through the levels' TPOT against their batch (seededCosts), since
+// one shape lies too far from the other for one search to walk
+// (TestFitLearnsBatchCost). It can only where the levels ran different
 // batches: batchUnidentified says when they did not (a one-slot server,
 // or a sweep that stays at one batch), and BatchCostShape says what was
 // learned in words.
@@ -64,6 +66,23 @@ func fitBatchCurve(steps []FitStep, limit int) (batchCurve, bool) {
 	c.PerSeq = time.Duration(slope)
 	c.Overhead = time.Duration((sy - slope*sx) / n)
 	return c, true
+}
+
+// seededCosts is base with its step overhead and decode cost per
+// sequence taken from the line (fitBatchCurve), where the levels
+// identify it: where a second search starts. A negative intercept or
+// slope (noise, or prompts computed in the same steps) is floored at a
+// hundredth of the step at one sequence, so the search, which moves in
+// logarithms, can start there.
+func seededCosts(base sim.Profile, steps []FitStep) (sim.Profile, bool) {
+	c, ok := fitBatchCurve(steps, base.MaxNumSeqs)
+	at1 := c.Overhead + c.PerSeq
+	if !ok || at1 <= 0 {
+		return base, false
+	}
+	base.Cost.StepOverhead = max(c.Overhead, at1/100)
+	base.Cost.DecodePerSeq = max(c.PerSeq, at1/100)
+	return base, true
 }
 
 // batchUnidentified says that the levels could not tell the step
