@@ -111,8 +111,8 @@ func run(configs string, keep, from, baseName string) error {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("llama.cpp %s, 1 thread per server, on %s (%d CPUs); base %s\n\n", enginetest.LlamaVersion, host, runtime.NumCPU(), baseName)
-	fmt.Println("| config | levels fitted | held-out level | throughput | TTFT P50 | TTFT P90 | measured req/s, TTFT P50, P90 | host noise | max_num_seqs | batch cost |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	fmt.Println("| config | levels fitted | held-out level | throughput | TTFT P50 | TTFT P90 | measured req/s, TTFT P50, P90 | host noise | max_num_seqs | fitted batch cost | measured batch: TPOT P50 |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, c := range cs {
 		dir := filepath.Join(root, c.dir())
 		if from == "" {
@@ -201,11 +201,23 @@ func fitAndCheck(c config, dir string, base sim.Profile) error {
 	noise := hostNoise(append(slices.Clone(cal.Steps), cal.Checked...), c.slots)
 	for i, s := range cal.Checked {
 		pr := cal.Predictions[i]
-		fmt.Printf("| %s | %s | %d | %s | %s | %s | %.2f, %.0f ms, %.0f ms | %s | %d | %s |\n", c, joinInts(fit), s.Users,
+		fmt.Printf("| %s | %s | %d | %s | %s | %s | %.2f, %.0f ms, %.0f ms | %s | %d | %s | %s |\n", c, joinInts(fit), s.Users,
 			pct(pr.Throughput, s.Throughput), pct(ms(pr.TTFTP50), ms(s.TTFTP50)), pct(ms(pr.TTFTP90), ms(s.TTFTP90)),
-			s.Throughput, ms(s.TTFTP50), ms(s.TTFTP90), noise, cal.Profile.MaxNumSeqs, capacity.BatchCostShape(cal.Profile.Cost))
+			s.Throughput, ms(s.TTFTP50), ms(s.TTFTP90), noise, cal.Profile.MaxNumSeqs, capacity.BatchCostShape(cal.Profile.Cost), measuredTPOT(cal.Steps))
 	}
 	return nil
+}
+
+// measuredTPOT is each fitted level's mean scraped batch and TPOT P50,
+// what the batch-cost shape was fitted to, to read beside it: TPOT
+// also carries the prompts computed in the same steps, so a fit may
+// give part of the batch's cost to prefill.
+func measuredTPOT(steps []capacity.FitStep) string {
+	var out []string
+	for _, s := range steps {
+		out = append(out, fmt.Sprintf("%.1f: %.0f ms", s.Batch, float64(s.TPOTP50)/float64(time.Millisecond)))
+	}
+	return strings.Join(out, "; ")
 }
 
 // hostNoise is how far apart the throughputs of the levels at or above
