@@ -79,7 +79,8 @@ type FitResult struct {
 const fitMaxEvals = 160
 
 // Fit searches the cost model that best reproduces steps, starting from
-// base's (Nelder-Mead over the logarithms of the four costs). The batch,
+// base's and again from the line through the steps' TPOT against their
+// batch (Nelder-Mead over the logarithms of the four costs). The batch,
 // KV-cache and token-budget limits stay base's; Unidentified says when
 // the data could not have told them anyway.
 func Fit(base sim.Profile, steps []FitStep, seed uint64) (FitResult, error) {
@@ -103,9 +104,10 @@ func Fit(base sim.Profile, steps []FitStep, seed uint64) (FitResult, error) {
 	// A second search starts from the line through the levels' TPOT
 	// against their batch (seededCosts), and the better end is kept: a
 	// CPU server's cost per sequence lies tens of times from a GPU-like
-	// base's, farther than one search walks. On a 1-thread llama.cpp
-	// server the search from cpu-small alone ended at a 100 ms step and
-	// 0.6 ms per sequence, the server's TPOT at one sequence tripled.
+	// base's, farther than one search walks. On 1-thread llama.cpp
+	// servers the search from cpu-small alone ended at a 60 to 104 ms
+	// step and under 1.3 ms a sequence (a GPU's shape), the servers'
+	// TPOT at one sequence up to tripled (TRUTH.md).
 	if seeded, ok := seededCosts(base, steps); ok {
 		if x, l := nelderMead(loss, costsOf(seeded), fitMaxEvals); l < bestLoss {
 			best, bestLoss = x, l
