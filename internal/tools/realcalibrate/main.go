@@ -2,14 +2,16 @@
 // for each llama.cpp server configuration it starts llama-server on
 // loopback (internal/enginetest), sweeps closed-loop levels below and
 // above its slot count, fits a profile to three of them and predicts the
-// others, and prints a Markdown table of the held-out errors. TRUTH.md's
-// "Calibrate on real engines" was made by it.
+// others, and prints a Markdown table of the held-out errors beside the
+// host's own noise. TRUTH.md's "Calibrate on real engines" was made by
+// it. It needs `make engines` (the wide model too).
 //
-//	go run ./internal/tools/realcalibrate [-step 8s] [-configs tiny/1,wide/8] [-keep DIR] [-from DIR]
+//	go run ./internal/tools/realcalibrate [-configs tiny/1/12s,wide/8/40s] [-keep DIR] [-from DIR] [-base cpu-small]
 //
 // -keep writes each configuration's sweep under DIR/<model>-<slots>;
 // -from fits the sweeps a previous -keep wrote, without starting a
-// server (to rework the fit on the same measurements).
+// server (to rework the fit on the same measurements). Per level, the
+// fitted figures and what calibrate learned or could not go to stderr.
 package main
 
 import (
