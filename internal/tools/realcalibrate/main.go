@@ -4,7 +4,8 @@
 // above its slot count, fits a profile to three of them and predicts the
 // others, and prints a Markdown table of the held-out errors beside the
 // host's own noise. TRUTH.md's "Calibrate on real engines" was made by
-// it. It needs `make engines` (the wide model too).
+// it. It needs `make engines` and the wide model
+// (MODELS=wide ./scripts/llamacpp-model.sh).
 //
 //	go run ./internal/tools/realcalibrate [-configs tiny/1/12s,wide/8/40s] [-keep DIR] [-from DIR] [-base cpu-small]
 //
