@@ -23,11 +23,13 @@ func newCalibrateCmd(st *State) *cobra.Command {
 		Short: "Fit a simulator profile to measured closed-loop runs (a sweep), for sim and fleet",
 		Long: `Fit the simulator's cost model (step overhead, prefill per token, decode per
 sequence, KV read per token) so that simulating each measured load level, with
-the requests it sent, gives back its throughput and TTFT/TPOT percentiles. The
-batch, KV-cache and token-budget limits are --base's; the fit says when the runs
-could not have identified them. Prints the profile YAML (or writes --out) and,
-on stderr, measured against fitted figures per level and, with --held-out, each
-level predicted by a fit of the others.
+the requests it sent, gives back its throughput and TTFT/TPOT percentiles, and
+says how the decode cost grows with the batch. The batch limit is learned from
+the scraped running batch where the server showed it full; the KV-cache and
+token-budget limits are --base's; the fit says when the runs could not have
+identified them. Prints the profile YAML (or writes --out) and, on stderr,
+measured against fitted figures per level and, with --held-out, each level
+predicted by a fit of the others.
 
   inferload sweep --url http://gpu-1:8000/v1 --model m --users 1,8,16,32,64 --duration 2m --out runs/a100
   inferload calibrate runs/a100/<run> --base a100-7b > a100-fitted.yaml
