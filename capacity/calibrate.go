@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/inferload/inferload/observe"
@@ -39,6 +40,10 @@ type CalibrateOptions struct {
 	Base sim.Profile
 	// HeldOut also predicts each level from a fit of the others.
 	HeldOut bool
+	// Check names load levels (users) left out of the fit altogether,
+	// limits included, and predicted by it: the held-out check of a
+	// profile fitted to a few levels of a sweep.
+	Check []int
 	// Seed draws the simulated traffic.
 	Seed uint64
 }
@@ -51,6 +56,10 @@ type Calibration struct {
 	// HeldOut holds each level's prediction by a fit of the others; nil
 	// unless asked for.
 	HeldOut []FitPrediction
+	// Checked are the levels of CalibrateOptions.Check, with the fitted
+	// profile's prediction of each (Predictions, in order).
+	Checked     []FitStep
+	Predictions []FitPrediction
 	// Learned says, for each limit, what the runs showed of it and what
 	// the profile holds: learned from them, or kept from the base and why.
 	Learned []string
@@ -72,13 +81,14 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 		steps = append(steps, s...)
 		spans = append(spans, sp...)
 	}
+	steps, spans, checked := splitChecked(steps, spans, o.Check)
 	top := 0
 	for _, s := range steps {
 		top = max(top, s.Users)
 	}
 	var batch []batchSample
 	for _, run := range o.Runs {
-		b, err := batchSamples(run.Dir, spans, top)
+		b, err := batchSamples(run.Dir, spans, top, len(o.Check) > 0)
 		if err != nil {
 			return nil, err
 		}
@@ -86,6 +96,7 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 	}
 	var learned string
 	o.Base, learned = learnBatchLimit(o.Base, steps, batch)
+	meanBatches(steps, batch)
 	res, err := Fit(o.Base, steps, o.Seed)
 	if err != nil {
 		return nil, err
@@ -96,7 +107,32 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 			return nil, err
 		}
 	}
+	if len(checked) > 0 {
+		c.Checked = checked
+		if c.Predictions, err = PredictSteps(c.Profile, checked, o.Seed+uint64(len(steps))); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// splitChecked takes the levels whose users are in check out of steps
+// and spans, returning them apart.
+func splitChecked(steps []FitStep, spans []levelSpan, check []int) ([]FitStep, []levelSpan, []FitStep) {
+	if len(check) == 0 {
+		return steps, spans, nil
+	}
+	var fit, checked []FitStep
+	var fitSpans []levelSpan
+	for i, s := range steps {
+		if slices.Contains(check, s.Users) {
+			checked = append(checked, s)
+			continue
+		}
+		fit = append(fit, s)
+		fitSpans = append(fitSpans, spans[i])
+	}
+	return fit, fitSpans, checked
 }
 
 // levelSpan is when, on dir's run clock, a load level of users ran.
@@ -131,7 +167,7 @@ func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
 	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest) FitStep {
 		return FitStep{Users: int(users), Think: think.Mean(), Warmup: run.Warmup,
 			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
-			TTFTP50: msDuration(m.TTFT.P50), TTFTP99: msDuration(m.TTFT.P99),
+			TTFTP50: msDuration(m.TTFT.P50), TTFTP90: msDuration(m.TTFT.P90), TTFTP99: msDuration(m.TTFT.P99),
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
 	}
 	if len(s.Steps) == 0 {
@@ -167,12 +203,33 @@ type batchSample struct {
 	hasQueue bool
 	// top: scraped while the level with the most users ran.
 	top bool
+	// level is the index of the fitted level that ran when it was
+	// scraped, -1 for none.
+	level int
+}
+
+// meanBatches sets each step's Batch to the mean of the running batch
+// scraped while it ran, where any was.
+func meanBatches(steps []FitStep, batch []batchSample) {
+	sum, n := make([]float64, len(steps)), make([]int, len(steps))
+	for _, b := range batch {
+		if b.level >= 0 {
+			sum[b.level] += b.running
+			n[b.level]++
+		}
+	}
+	for i := range steps {
+		if n[i] > 0 {
+			steps[i].Batch = sum[i] / float64(n[i])
+		}
+	}
 }
 
 // batchSamples reads dir's scraped telemetry for the samples that carry a
 // running batch, marking those scraped while a level of top users ran
-// (spans); none when the run scraped none.
-func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error) {
+// (spans); none when the run scraped none. With onlySpans, samples
+// scraped outside every span (while a checked level ran) are left out.
+func batchSamples(dir string, spans []levelSpan, top int, onlySpans bool) ([]batchSample, error) {
 	samples, err := rundir.ReadTelemetry[observe.Sample](filepath.Join(dir, rundir.Telemetry))
 	if err != nil {
 		return nil, fmt.Errorf("calibrate %s: %w", dir, err)
@@ -184,11 +241,15 @@ func batchSamples(dir string, spans []levelSpan, top int) ([]batchSample, error)
 			continue
 		}
 		q, hasQueue := s.Values[observe.QueueDepth]
-		b := batchSample{running: v, waiting: q, hasQueue: hasQueue}
-		for _, sp := range spans {
-			b.top = b.top || (sp.dir == dir && sp.users == top && s.TimeUS >= sp.fromUS && s.TimeUS < sp.toUS)
+		b := batchSample{running: v, waiting: q, hasQueue: hasQueue, level: -1}
+		for i, sp := range spans {
+			if sp.dir == dir && s.TimeUS >= sp.fromUS && s.TimeUS < sp.toUS {
+				b.level, b.top = i, sp.users == top
+			}
 		}
-		out = append(out, b)
+		if b.level >= 0 || !onlySpans {
+			out = append(out, b)
+		}
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package capacity
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -65,4 +66,56 @@ func lowerLevel(b []batchSample) []batchSample {
 		b[i].top = false
 	}
 	return b
+}
+
+// TestSplitChecked: the levels named in CalibrateOptions.Check leave the
+// fit, with their spans, so neither their figures nor their scrapes
+// teach it anything; the rest keep their order.
+func TestSplitChecked(t *testing.T) {
+	t.Parallel()
+	steps := []FitStep{{Users: 1}, {Users: 2}, {Users: 4}, {Users: 6}, {Users: 8}}
+	spans := []levelSpan{{users: 1}, {users: 2}, {users: 4}, {users: 6}, {users: 8}}
+	tests := []struct {
+		name       string
+		check      []int
+		fit, apart []int
+	}{
+		{"nothing checked", nil, []int{1, 2, 4, 6, 8}, nil},
+		{"below and above the slots", []int{2, 6}, []int{1, 4, 8}, []int{2, 6}},
+		{"a level the sweep did not run", []int{3}, []int{1, 2, 4, 6, 8}, nil},
+	}
+	users := func(s []FitStep) (out []int) {
+		for _, x := range s {
+			out = append(out, x.Users)
+		}
+		return out
+	}
+	for _, tt := range tests {
+		fit, fitSpans, apart := splitChecked(steps, spans, tt.check)
+		if !slices.Equal(users(fit), tt.fit) || !slices.Equal(users(apart), tt.apart) || len(fitSpans) != len(fit) {
+			t.Errorf("%s: fitted %v (%d spans), checked %v; want %v and %v", tt.name, users(fit), len(fitSpans), users(apart), tt.fit, tt.apart)
+			continue
+		}
+		for i := range fit {
+			if fitSpans[i].users != fit[i].Users {
+				t.Errorf("%s: span %d is of %d users, its level of %d", tt.name, i, fitSpans[i].users, fit[i].Users)
+			}
+		}
+	}
+}
+
+// TestMeanBatches: each level's Batch is the mean of the running batch
+// scraped while it ran; a level without a scrape keeps 0 (the fit then
+// takes its users, capped by the limit), and scrapes between levels
+// count for none.
+func TestMeanBatches(t *testing.T) {
+	t.Parallel()
+	steps := []FitStep{{Users: 1}, {Users: 8}, {Users: 16}}
+	batch := []batchSample{{running: 1, level: 0}, {running: 3, level: 1}, {running: 4, level: 1}, {running: 5, level: 1}, {running: 7, level: -1}}
+	meanBatches(steps, batch)
+	for i, want := range []float64{1, 4, 0} {
+		if steps[i].Batch != want {
+			t.Errorf("level of %d users: batch %.2f, want %.2f", steps[i].Users, steps[i].Batch, want)
+		}
+	}
 }

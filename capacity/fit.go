@@ -41,16 +41,24 @@ type FitStep struct {
 	// of successful requests.
 	Throughput                         float64
 	TTFTP50, TTFTP99, TPOTP50, TPOTP99 time.Duration
+	// TTFTP90 is checked against predictions, not fitted.
+	TTFTP90 time.Duration
+	// Batch is the mean running batch the server reported while the
+	// level ran (its scraped running series); 0 when none was scraped,
+	// and the fit takes the users, capped by the batch limit.
+	Batch float64
 }
 
 // FitPrediction is a profile's simulation of one step.
 type FitPrediction struct {
-	Throughput                         float64
-	TTFTP50, TTFTP99, TPOTP50, TPOTP99 time.Duration
+	Throughput                                  float64
+	TTFTP50, TTFTP90, TTFTP99, TPOTP50, TPOTP99 time.Duration
 	// MeanKVUsage is the time-averaged KV-cache use in the window;
-	// MaxRunning the largest running batch seen.
-	MeanKVUsage float64
-	MaxRunning  int
+	// MaxRunning the largest running batch seen; MaxStepTokens the most
+	// tokens one step computed (prompt tokens and one per decode).
+	MeanKVUsage   float64
+	MaxRunning    int
+	MaxStepTokens int
 }
 
 // FitResult is a fitted profile and how well it reproduces the steps.
@@ -71,7 +79,8 @@ type FitResult struct {
 const fitMaxEvals = 160
 
 // Fit searches the cost model that best reproduces steps, starting from
-// base's (Nelder-Mead over the logarithms of the four costs). The batch,
+// base's and again from the line through the steps' TPOT against their
+// batch (Nelder-Mead over the logarithms of the four costs). The batch,
 // KV-cache and token-budget limits stay base's; Unidentified says when
 // the data could not have told them anyway.
 func Fit(base sim.Profile, steps []FitStep, seed uint64) (FitResult, error) {
@@ -92,6 +101,18 @@ func Fit(base sim.Profile, steps []FitStep, seed uint64) (FitResult, error) {
 		return fitLoss(steps, preds)
 	}
 	best, bestLoss := nelderMead(loss, costsOf(base), fitMaxEvals)
+	// A second search starts from the line through the levels' TPOT
+	// against their batch (seededCosts), and the better end is kept: a
+	// CPU server's cost per sequence lies tens of times from a GPU-like
+	// base's, farther than one search walks. On 1-thread llama.cpp
+	// servers the search from cpu-small alone ended at a 60 to 104 ms
+	// step and under 1.3 ms a sequence (a GPU's shape), the servers'
+	// TPOT at one sequence up to tripled (TRUTH.md).
+	if seeded, ok := seededCosts(base, steps); ok {
+		if x, l := nelderMead(loss, costsOf(seeded), fitMaxEvals); l < bestLoss {
+			best, bestLoss = x, l
+		}
+	}
 	out := FitResult{Profile: withCosts(base, best), Loss: bestLoss, Evals: evals}
 	preds, err := PredictSteps(out.Profile, steps, seed)
 	if err != nil {
@@ -225,14 +246,14 @@ func predictStep(p sim.Profile, s FitStep, seed uint64) (FitPrediction, error) {
 		return time.Duration(h.ValueAtQuantile(p)) * time.Microsecond
 	}
 	return FitPrediction{Throughput: float64(done) / s.Window.Seconds(),
-		TTFTP50: q(ttft, 50), TTFTP99: q(ttft, 99), TPOTP50: q(tpot, 50), TPOTP99: q(tpot, 99),
-		MeanKVUsage: kv.mean(), MaxRunning: kv.maxRunning}, nil
+		TTFTP50: q(ttft, 50), TTFTP90: q(ttft, 90), TTFTP99: q(ttft, 99), TPOTP50: q(tpot, 50), TPOTP99: q(tpot, 99),
+		MeanKVUsage: kv.mean(), MaxRunning: kv.maxRunning, MaxStepTokens: kv.maxStepTokens}, nil
 }
 
 // kvMeter time-averages a replica's KV-cache use over a window.
 type kvMeter struct {
-	weighted, span float64
-	maxRunning     int
+	weighted, span            float64
+	maxRunning, maxStepTokens int
 }
 
 func (m *kvMeter) observe(from, to time.Duration) func(batchModel, *sim.StepResult) {
@@ -244,6 +265,7 @@ func (m *kvMeter) observe(from, to time.Duration) func(batchModel, *sim.StepResu
 		m.weighted += d * e.KVUsage()
 		m.span += d
 		m.maxRunning = max(m.maxRunning, e.Running())
+		m.maxStepTokens = max(m.maxStepTokens, r.PrefillTokens+r.DecodeSeqs)
 	}
 }
 
@@ -258,9 +280,9 @@ func (m *kvMeter) mean() float64 {
 // profile keeps base's figure for them untested.
 func unidentified(p sim.Profile, steps []FitStep, preds []FitPrediction) []string {
 	var out []string
-	kv, running, prompts := 0.0, 0, map[int]bool{}
+	kv, running, stepTokens, prompts := 0.0, 0, 0, map[int]bool{}
 	for i, pr := range preds {
-		kv, running = math.Max(kv, pr.MeanKVUsage), max(running, pr.MaxRunning)
+		kv, running, stepTokens = math.Max(kv, pr.MeanKVUsage), max(running, pr.MaxRunning), max(stepTokens, pr.MaxStepTokens)
 		for _, r := range steps[i].Requests {
 			prompts[r.Prompt] = true
 		}
@@ -270,6 +292,12 @@ func unidentified(p sim.Profile, steps []FitStep, preds []FitPrediction) []strin
 	}
 	if running < p.MaxNumSeqs {
 		out = append(out, fmt.Sprintf("max_num_seqs: no step ran more than %d sequences at once; the base's %d is kept, untested", running, p.MaxNumSeqs))
+	}
+	if stepTokens < p.MaxNumBatchedTokens {
+		out = append(out, fmt.Sprintf("max_num_batched_tokens: no step computed more than %d tokens at once; the base's budget of %d is kept, untested", stepTokens, p.MaxNumBatchedTokens))
+	}
+	if b := batchUnidentified(steps, p.MaxNumSeqs); b != "" {
+		out = append(out, b)
 	}
 	if len(prompts) < 2 {
 		out = append(out, "prefill_per_token: every prompt had one length, so its cost and the step overhead are told apart only by the model's shape; sweep with mixed prompt lengths to pin it")

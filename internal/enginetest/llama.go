@@ -52,6 +52,7 @@ type LlamaServer struct {
 	Config Llama
 	cmd    *exec.Cmd
 	log    *syncBuffer
+	exited chan error // Launch's; StartLlama waits in its cleanup
 }
 
 // cacheDir is where the scripts put the engines and models.
@@ -117,8 +118,7 @@ func startLlama(t testing.TB, bin, model string, c Llama) (*LlamaServer, error) 
 		t.Fatal(err)
 	}
 	s := &LlamaServer{URL: "http://127.0.0.1:" + strconv.Itoa(port), Config: c, log: &syncBuffer{}}
-	s.cmd = exec.Command(bin, "-m", model, "--host", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--metrics", "--slots", "-t", strconv.Itoa(c.Threads), "-np", strconv.Itoa(c.Slots), "-c", strconv.Itoa(c.Context))
+	s.cmd = llamaCommand(bin, model, port, c)
 	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting llama-server: %v", err)

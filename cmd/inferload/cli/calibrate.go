@@ -23,11 +23,13 @@ func newCalibrateCmd(st *State) *cobra.Command {
 		Short: "Fit a simulator profile to measured closed-loop runs (a sweep), for sim and fleet",
 		Long: `Fit the simulator's cost model (step overhead, prefill per token, decode per
 sequence, KV read per token) so that simulating each measured load level, with
-the requests it sent, gives back its throughput and TTFT/TPOT percentiles. The
-batch, KV-cache and token-budget limits are --base's; the fit says when the runs
-could not have identified them. Prints the profile YAML (or writes --out) and,
-on stderr, measured against fitted figures per level and, with --held-out, each
-level predicted by a fit of the others.
+the requests it sent, gives back its throughput and TTFT/TPOT percentiles, and
+says how the decode cost grows with the batch. The batch limit is learned from
+the scraped running batch where the server showed it full; the KV-cache and
+token-budget limits are --base's; the fit says when the runs could not have
+identified them. Prints the profile YAML (or writes --out) and, on stderr,
+measured against fitted figures per level and, with --held-out, each level
+predicted by a fit of the others.
 
   inferload sweep --url http://gpu-1:8000/v1 --model m --users 1,8,16,32,64 --duration 2m --out runs/a100
   inferload calibrate runs/a100/<run> --base a100-7b > a100-fitted.yaml
@@ -64,6 +66,7 @@ docs/capacity-planning.md explains the method and its limits.`,
 				s.Throughput, p.Throughput, s.TTFTP50.Round(time.Millisecond), p.TTFTP50.Round(time.Millisecond),
 				s.TTFTP99.Round(time.Millisecond), p.TTFTP99.Round(time.Millisecond), s.TPOTP50.Round(100*time.Microsecond), p.TPOTP50.Round(100*time.Microsecond)))
 		}
+		header = append(header, "decode cost against batch: "+capacity.BatchCostShape(cal.Profile.Cost))
 		for _, u := range cal.Fit.Unidentified {
 			header = append(header, "not identified: "+u)
 		}
@@ -131,6 +134,7 @@ func writeCalibration(w io.Writer, cal *capacity.Calibration) {
 	c := cal.Profile.Cost
 	fmt.Fprintf(w, "fitted costs: step overhead %s, prefill %s/token, decode %s/sequence, KV read %s/token\n",
 		c.StepOverhead, c.PrefillPerToken, c.DecodePerSeq, c.KVReadPerToken)
+	fmt.Fprintln(w, "decode cost against batch: "+capacity.BatchCostShape(c))
 	for _, l := range cal.Learned {
 		fmt.Fprintln(w, l)
 	}
