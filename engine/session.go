@@ -25,8 +25,10 @@ func (e *Engine) session(id uint64) workload.Session {
 // (or from Spec(i) without one). prev is the id the server gave the
 // user's last reply: a later turn of the same conversation carries it, so
 // a server holding the history (the Responses API) is sent the new turn
-// only.
-func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prepared, error) {
+// only. conv is the user's current conversation (Spec.Session): a first
+// turn starts it at its own index, so it is unique in the run once the
+// index is.
+func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string, conv *uint64) (prepared, error) {
 	if sess == nil {
 		return e.prepare(i)
 	}
@@ -34,10 +36,25 @@ func (e *Engine) prepareNext(sess workload.Session, i uint64, prev string) (prep
 	if spec.Turn > 0 {
 		spec.PreviousResponseID = prev
 	}
+	if spec.Turns > 0 {
+		if spec.Turn == 0 {
+			*conv = i
+		}
+		spec.Session = *conv
+	}
 	e.cfg.Prefixes.mark(&spec)
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{spec: spec}, fmt.Errorf("rendering request %d: %w", i, err)
 	}
 	return prepared{spec: spec, req: req}, nil
+}
+
+// conversationOf is a record's turn (1-based) and session for spec; 0, 0
+// for a single request.
+func conversationOf(spec workload.Spec) (turn int, session uint64) {
+	if spec.Turns == 0 {
+		return 0, 0
+	}
+	return spec.Turn + 1, spec.Session
 }

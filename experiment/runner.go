@@ -375,9 +375,13 @@ func (r *runner) progressLoad(st stage) *plan.Plan {
 	return &p
 }
 
-// shift moves a record from its stage's clock onto the run clock.
+// shift moves a record from its stage's clock onto the run clock, and
+// its ID (and its conversation's, the ID of a first turn) into the run's.
 func shift(res *record.Result, offUS int64, base uint64, index int) {
 	res.ID += base
+	if res.Turn > 0 {
+		res.Session += base
+	}
 	res.Step = index
 	res.Shift(offUS)
 }

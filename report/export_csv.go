@@ -24,6 +24,8 @@ var RecordsCSVHeader = []string{
 	// Reasoning models' per-channel times (0 for a reply that did not
 	// reason), last so the earlier columns keep their places.
 	"ttfr_us", "ttfo_us", "reasoning_events", "channels_interleaved",
+	// A conversation's turn (1-based) and session; 0 for single requests.
+	"turn", "session",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -63,6 +65,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		itoa(r.Status), string(r.Error), cellText(r.ErrorMsg), i64(r.BytesOut, 10), i64(r.BytesIn, 10),
 		r.Proto, b(r.NewConn), itoa(r.Images), r.ImageSize,
 		i64(r.TTFRUS, 10), i64(r.TTFOUS, 10), itoa(r.ReasoningEvents), b(r.ChannelsInterleaved),
+		itoa(r.Turn), strconv.FormatUint(r.Session, 10),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)
