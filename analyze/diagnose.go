@@ -39,6 +39,7 @@ func Diagnose(s *record.Summary, ev Evidence) error {
 	measured := observe.Measured(ev.Samples, ev.Info)
 	reconcileClient(s, ev.Criteria, ev.Trend)
 	reconcileReadLag(s)
+	backSessions(s, ev.Criteria.withDefaults().Confidence)
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
 	s.Warnings = append(s.Warnings, scrapeWarnings(ev.Samples)...)
 	s.Hints = Hints(measured, s, ev.Trend)

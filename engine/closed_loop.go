@@ -128,6 +128,7 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 	sess := e.session(id)
 	var localWait, later time.Duration
 	var prev string // the id of the user's last reply (prepareNext)
+	var conv uint64 // the user's current conversation (prepareNext)
 	for issueCtx.Err() == nil {
 		if !e.awaitActive(issueCtx, c.Active, id) {
 			return
@@ -141,7 +142,7 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
 			return // the index is unused: issuing stopped during the wait
 		}
-		p, err := e.prepareNext(sess, id, i, prev)
+		p, err := e.prepareNext(sess, id, i, prev, &conv)
 		if !e.admit(issueCtx) {
 			return // the index is unused: issuing stopped while rendering
 		}

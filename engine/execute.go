@@ -31,8 +31,10 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 
 	if renderErr != nil {
 		now := e.offset(e.clock.Now())
-		return &record.Result{ID: i, Class: p.spec.Class, Expect: p.spec.Expect, SendUS: now,
+		r := &record.Result{ID: i, Class: p.spec.Class, Expect: p.spec.Expect, SendUS: now,
 			Error: record.ErrOther, ErrorMsg: renderErr.Error()}
+		r.Turn, r.Session = conversationOf(p.spec)
+		return r
 	}
 	if ch := e.cfg.Chains[p.spec.Class]; ch != nil {
 		return e.executeChain(ctx, i, ch, p.spec, at)
@@ -117,6 +119,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 		NewConn:          tr.NewConn,
 		Replica:          tr.Replica,
 	}
+	r.Turn, r.Session = conversationOf(p.spec)
 	if im, ok := p.spec.LargestImage(); ok {
 		r.Images, r.ImageSize = p.spec.ImageCount(), im.SizeLabel()
 	}

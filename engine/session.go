@@ -25,15 +25,23 @@ func (e *Engine) session(id uint64) workload.Session {
 // (or from Spec(i) without one). prev is the id the server gave the
 // user's last reply: a later turn of the same conversation carries it, so
 // a server holding the history (the Responses API) is sent the new turn
-// only. A session's requests carry the user as their affinity, so a
+// only. conv is the user's current conversation (Spec.Session): a first
+// turn starts it at its own index, so it is unique in the run once the
+// index is. A session's requests carry the user as their affinity, so a
 // client over replicas keeps the user's conversations on one of them.
-func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string) (prepared, error) {
+func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string, conv *uint64) (prepared, error) {
 	if sess == nil {
 		return e.prepare(i)
 	}
 	spec := sess.Next(i)
 	if spec.Turn > 0 {
 		spec.PreviousResponseID = prev
+	}
+	if spec.Turns > 0 {
+		if spec.Turn == 0 {
+			*conv = i
+		}
+		spec.Session = *conv
 	}
 	e.cfg.Prefixes.mark(&spec)
 	req, err := e.cfg.Render(spec)
@@ -43,4 +51,13 @@ func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string)
 	withUser := *req // a renderer may share one request between specs
 	withUser.Affinity = user + 1
 	return prepared{spec: spec, req: &withUser}, nil
+}
+
+// conversationOf is a record's turn (1-based) and session for spec; 0, 0
+// for a single request.
+func conversationOf(spec workload.Spec) (turn int, session uint64) {
+	if spec.Turns == 0 {
+		return 0, 0
+	}
+	return spec.Turn + 1, spec.Session
 }

@@ -20,12 +20,23 @@ func (turnsSource) Spec(i uint64) workload.Spec {
 	return workload.Spec{Index: i, Class: "c", MaxTokens: 1}
 }
 
-func (turnsSource) Session(uint64) workload.Session { return &turnsSession{} }
+func (turnsSource) Session(uint64) workload.Session { return &turnsSession{turns: 3} }
 
-type turnsSession struct{ n int }
+// singlesSource is turnsSource whose sessions send single requests.
+type singlesSource struct{ turnsSource }
+
+func (singlesSource) Session(uint64) workload.Session { return &turnsSession{} }
+
+type turnsSession struct {
+	n     int
+	turns int // the conversations' length; 0 sends single requests
+}
 
 func (s *turnsSession) Next(i uint64) workload.Spec {
-	spec := workload.Spec{Index: i, Class: "c", MaxTokens: 1, Turn: s.n % 3, Prompt: "ok"}
+	spec := workload.Spec{Index: i, Class: "c", MaxTokens: 1, Prompt: "ok"}
+	if s.turns > 0 {
+		spec.Turn, spec.Turns = s.n%s.turns, s.turns
+	}
 	if s.n == 4 {
 		spec.Prompt = "fail"
 	}
@@ -74,5 +85,39 @@ func TestPreviousResponseIDThreading(t *testing.T) {
 		if r.ResponseID != fmt.Sprintf("r%d", r.ID+1) {
 			t.Errorf("record %d: response_id %q", r.ID, r.ResponseID)
 		}
+	}
+}
+
+// Each record of a conversation carries its 1-based turn and its
+// session, the ID of the conversation's first turn; a single request
+// carries neither, even when it comes from a user's session.
+func TestRecordsCarryConversation(t *testing.T) {
+	t.Parallel()
+	render := func(s workload.Spec) (*protocol.Request, error) {
+		return &protocol.Request{Body: []byte("|" + s.Prompt), MaxTokens: 1}, nil
+	}
+	for _, tc := range []struct {
+		name     string
+		src      Source
+		turns    string
+		sessions string
+	}{
+		// One user, two 3-turn conversations, started by requests 0 and 3.
+		{"conversations", turnsSource{}, "[1 2 3 1 2 3]", "[0 0 0 3 3 3]"},
+		// Single requests: no turn, no session.
+		{"singles", singlesSource{}, "[0 0 0 0 0 0]", "[0 0 0 0 0 0]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rs := collect(t, Config{Client: &idClient{}, Source: tc.src, Render: render, Clock: TimerClock{},
+				Shape: ClosedLoop{Users: 1}, Requests: 6}, context.Background())
+			turns, sessions := make([]int, len(rs)), make([]uint64, len(rs))
+			for _, r := range rs {
+				turns[r.ID], sessions[r.ID] = r.Turn, r.Session
+			}
+			if fmt.Sprint(turns) != tc.turns || fmt.Sprint(sessions) != tc.sessions {
+				t.Errorf("turns %v sessions %v, want %s %s", turns, sessions, tc.turns, tc.sessions)
+			}
+		})
 	}
 }

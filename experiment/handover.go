@@ -45,6 +45,9 @@ func (ru *running) issuingDone() <-chan struct{} { return ru.eng.IssuingDone() }
 func (r *runner) collect(ctx context.Context, ru *running, out <-chan *record.Result, engineDone <-chan struct{}) {
 	for res := range out {
 		res.ID = r.seg.Global(res.ID)
+		if res.Turn > 0 {
+			res.Session = r.seg.Global(res.Session) // a first turn's ID, numbered as IDs are
+		}
 		shift(res, ru.offUS, ru.base, ru.st.Index)
 		r.collectMu.Lock()
 		r.nextID = max(r.nextID, res.ID+1)

@@ -58,6 +58,10 @@ func TestRebuildIsIdenticalForEveryCommand(t *testing.T) {
 		{"stages", identityHead + "load: {concurrency: 1, stages: [400ms@2, ramp 400ms@4]}\n", nil},
 		// Open-loop paced by compute (the summary's mode is open).
 		{"flops pacing", identityHead + "load: {flops_per_s: 1e13, arrival: constant, duration: 800ms}\ncompute: {params_b: 1}\n", nil},
+		// Conversations of 3 turns over two stages, with a warm-up: the
+		// sessions figures, with conversations cut by each stage's end.
+		{"conversations", "target: {url: %[1]s}\nworkload: {classes: [{name: chat, weight: 1, input_tokens: \"16\", output_tokens: \"4\", turns: 3}]}\n" +
+			"load: {concurrency: 2, warmup: 100ms, stages: [400ms@2, 400ms@3]}\n", nil},
 		// A replayed trace.
 		{"trace", identityHead + "load: {trace: {path: %[2]s, speed: 4}}\n", nil},
 		// Retries: 30% of attempts answer 503 and are retried.
@@ -156,6 +160,10 @@ func checkIdentity(t *testing.T, name string, out *Outcome) {
 		t.Errorf("%s: %d steps: want one per load set", name, len(s.Steps))
 	case name == "retries" && s.Retries == nil:
 		t.Errorf("%s: no retries section", name)
+	case name == "conversations" && (s.Sessions["chat"] == nil || s.Sessions["chat"].Completed == 0):
+		t.Errorf("%s: sessions %v: want chat's completed conversations", name, s.Sessions)
+	case name == "conversations":
+		checkSessionRecords(t, out.Dir) // numbered into the run's IDs across stages
 	}
 }
 

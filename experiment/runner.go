@@ -375,9 +375,13 @@ func (r *runner) progressLoad(st stage) *plan.Plan {
 	return &p
 }
 
-// shift moves a record from its stage's clock onto the run clock.
+// shift moves a record from its stage's clock onto the run clock, and
+// its ID (and its conversation's, the ID of a first turn) into the run's.
 func shift(res *record.Result, offUS int64, base uint64, index int) {
 	res.ID += base
+	if res.Turn > 0 {
+		res.Session += base
+	}
 	res.Step = index
 	res.Shift(offUS)
 }
@@ -481,3 +485,21 @@ type offsetSource struct {
 
 // Spec is the underlying source's request base+i.
 func (o offsetSource) Spec(i uint64) workload.Spec { return o.src.Spec(o.base + i) }
+
+// Session is the underlying source's stream for user base+user, so a
+// stage's users hold conversations (without it every stage after the
+// first sent single requests) and new ones, as Spec sends new prompts.
+func (o offsetSource) Session(user uint64) workload.Session {
+	return sessionOf(o.src, o.base+user)
+}
+
+// sessionOf is src's stream of requests for user; nil when src has none
+// (the engine then asks Spec for each request).
+func sessionOf(src engine.Source, user uint64) workload.Session {
+	if s, ok := src.(interface {
+		Session(user uint64) workload.Session
+	}); ok {
+		return s.Session(user)
+	}
+	return nil
+}

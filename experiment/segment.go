@@ -52,6 +52,12 @@ type segmentSource struct {
 // Spec is the run-wide request seg.Global(i).
 func (s segmentSource) Spec(i uint64) workload.Spec { return s.src.Spec(s.seg.Global(i)) }
 
+// Session is the stream of the run-wide user seg.Global(user), so the
+// segments' users hold different conversations.
+func (s segmentSource) Session(user uint64) workload.Session {
+	return sessionOf(s.src, s.seg.Global(user))
+}
+
 // segmentedStageBase is the first request number of stage index in a
 // segmented run: each segment counts only its own requests, so stage
 // bases cannot follow the previous stage's count as they do in one

@@ -87,6 +87,8 @@ type Aggregate struct {
 	retry retryState
 	// chains holds the per-step figures of chain classes (chain.go).
 	chains chainState
+	// sessions folds conversations (session.go).
+	sessions sessionState
 	// server is where the time went by the server's account (servertime.go).
 	server serverTimeState
 	// cache splits TTFT by prefix-cache hit (prefixcache.go).
@@ -116,7 +118,10 @@ func NewAggregate() *Aggregate {
 // latency histogram and the token totals (docs/metrics.md has the rules).
 func (a *Aggregate) Add(r *Result) {
 	a.addBreakdowns(r)
-	a.addGoodput(r)
+	met := a.addGoodput(r)
+	if !a.child {
+		a.sessions.add(r, met) // warm-up too: it tells which conversations to leave out
+	}
 	a.addCompute(r)
 	a.lastDoneUS = max(a.lastDoneUS, r.DoneUS())
 	a.load.add(r)
@@ -330,6 +335,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Replicas = a.replicaBreakdowns(from, to, windowS)
 	s.Chains = a.chains.summary()
+	s.Sessions = a.sessions.summary(from, to, windowS)
 	s.ClientReads = a.reads.summary()
 	s.Connections = a.conns.summary()
 	s.Tally = a.tally(drained)

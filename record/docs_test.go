@@ -20,6 +20,12 @@ func TestSummaryDocumented(t *testing.T) {
 		Result{E2EUS: 9, Attempts: []Attempt{{Error: ErrHTTP429}}}, *chainRecord(7, []int64{5, 6, 7}, 0),
 		Result{ID: 8, Stream: true, TTFTUS: 50, E2EUS: 90, OutputTokens: 2, CachedTokens: 16, ReuseTokens: 32, Server: &ServerTime{QueueUS: 1, HasQueue: true, PrefillUS: 2, DecodeUS: 3}})
 	paths := flatten(t, summarize(closedInfo, recs))
+	for path := range flatten(t, summarizeSessions(sessionRecords())) {
+		if rest, ok := strings.CutPrefix(path, "sessions."); ok {
+			_, rest, _ = strings.Cut(rest, ".")
+			paths["sessions.<class>."+rest] = nil
+		}
+	}
 	for path := range paths {
 		// A class's breakdown repeats the run's own fields, which the doc
 		// lists once (and says so under `classes.<name>`).
@@ -38,7 +44,7 @@ func TestSummaryDocumented(t *testing.T) {
 			t.Errorf("docs/summary.md does not document `%s`", path)
 		}
 	}
-	for _, field := range []string{"classes.<name>", "input_buckets[].label", "chains.<class>.steps[].share_of_e2e"} {
+	for _, field := range []string{"classes.<name>", "input_buckets[].label", "chains.<class>.steps[].share_of_e2e", "sessions.<class>.per_turn[].ttft_p90_ms"} {
 		if !strings.Contains(text, "`"+field+"`") {
 			t.Errorf("docs/summary.md does not document `%s`", field)
 		}

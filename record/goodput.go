@@ -52,15 +52,17 @@ func (a *Aggregate) SetSLOs(s *SLOs) {
 	a.slo.table = s
 }
 
-// addGoodput judges r against its class's objective.
-func (a *Aggregate) addGoodput(r *Result) {
+// addGoodput judges r against its class's objective and says whether it
+// met it.
+func (a *Aggregate) addGoodput(r *Result) bool {
 	if !a.slo.table.For(r.Class).Met(r) {
-		return
+		return false
 	}
 	a.slo.good.add(r.DoneUS(), 1)
 	if !r.Warmup {
 		a.slo.met++
 	}
+	return true
 }
 
 // goodput computes the figures over [from, to], judged by slo.

@@ -93,6 +93,13 @@ type Result struct {
 	// request; 0 in a single-phase run.
 	Step  int    `json:"step,omitempty"`
 	Class string `json:"class,omitempty"`
+	// Turn is the request's 1-based turn in its multi-turn conversation;
+	// 0 for a request that is not part of one. Session names that
+	// conversation: the ID of its first turn, unique in the run (written
+	// only when Turn is set, so the run's first request can start one).
+	// summary.json's sessions are folded from both (session.go).
+	Turn    int    `json:"turn,omitempty"`
+	Session uint64 `json:"session,omitempty"`
 	// Expect is ExpectRejection when a 4xx reply is a correct answer (bad
 	// input); empty when only a success passes.
 	Expect string `json:"expect,omitempty"`

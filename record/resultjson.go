@@ -28,6 +28,10 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	b = strconv.AppendUint(append(b, `{"id":`...), r.ID, 10)
 	b = appendIntOmit(b, `,"step":`, int64(r.Step))
 	b = appendStrOmit(b, `,"class":`, r.Class)
+	b = appendIntOmit(b, `,"turn":`, int64(r.Turn))
+	if r.Session != 0 {
+		b = strconv.AppendUint(append(b, `,"session":`...), r.Session, 10)
+	}
 	b = appendStrOmit(b, `,"expect":`, r.Expect)
 	b = appendBoolOmit(b, `,"graded":true`, r.Graded)
 	b = appendBoolOmit(b, `,"correct":true`, r.Correct)

@@ -75,6 +75,10 @@ type Summary struct {
 	// Chains has the per-step and end-to-end figures of each multi-step
 	// chain class, keyed by class name; absent without one (record/chain.go).
 	Chains map[string]*ChainSummary `json:"chains,omitempty"`
+	// Sessions has the per-conversation figures of each conversational
+	// class (turns > 1), keyed by class name; absent when no conversation
+	// ran (record/session.go).
+	Sessions map[string]*SessionSummary `json:"sessions,omitempty"`
 	// Warnings are plain sentences, in a fixed order, about figures a reader
 	// should not trust as-is (analyze.Warnings and analyze.Diagnose).
 	Warnings []string `json:"warnings"`

@@ -27,6 +27,8 @@ var RecordsCSVHeader = []string{
 	// Prefix reuse (asked, served) and grading, after them.
 	"cached_tokens", "reuse_tokens", "graded", "correct", "unparsable",
 	"replica",
+	// A conversation's turn (1-based) and session; 0 for single requests.
+	"turn", "session",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -68,6 +70,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		i64(r.TTFRUS, 10), i64(r.TTFOUS, 10), itoa(r.ReasoningEvents), b(r.ChannelsInterleaved),
 		itoa(r.CachedTokens), itoa(r.ReuseTokens), b(r.Graded), b(r.Correct), b(r.Unparsable),
 		itoa(r.Replica),
+		itoa(r.Turn), strconv.FormatUint(r.Session, 10),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)

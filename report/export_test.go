@@ -19,7 +19,8 @@ import (
 // exportRecords are planted records covering every column's cases.
 var exportRecords = []*record.Result{
 	// A plain streamed success: every latency column filled.
-	{ID: 1, Class: "short", SendUS: 1000, TTFTUS: 120_000, E2EUS: 900_000, EventsUS: []int64{120_000, 130_000, 150_000},
+	// It is the second turn of the conversation request 0 started.
+	{ID: 1, Class: "short", Turn: 2, Session: 0, SendUS: 1000, TTFTUS: 120_000, E2EUS: 900_000, EventsUS: []int64{120_000, 130_000, 150_000},
 		Stream: true, InputTokens: 128, OutputTokens: 3, TokenSource: record.TokensUsage, PromptTokensSent: 127,
 		MaxTokens: 3, FinishReason: "length", Status: 200, BytesOut: 600, BytesIn: 900,
 		CachedTokens: 64, ReuseTokens: 96, Graded: true, Correct: true},
@@ -34,6 +35,8 @@ var exportRecords = []*record.Result{
 	{ID: 4, SendUS: 4_000_000, TTFTUS: 100_000, TTFRUS: 100_000, TTFOUS: 300_000, E2EUS: 400_000,
 		EventsUS: []int64{100_000, 150_000, 300_000, 310_000}, Stream: true, OutputTokens: 4, ReasoningTokens: 2,
 		ReasoningEvents: 2, Status: 200},
+	// The first turn of a conversation: its session is its own id.
+	{ID: 5, Class: "short", Turn: 1, Session: 5, SendUS: 5_000_000, E2EUS: 100_000, Status: 200},
 }
 
 // exportWindows are planted series windows: a busy second and an empty one.

@@ -149,6 +149,7 @@ var sectionBuilders = []func(*HTMLInput) *section{
 	breakdownSection,
 	serverTimeSection,
 	chainSection,
+	sessionSection,
 	stepsSection,
 	soakSection,
 	distributionSection,

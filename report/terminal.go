@@ -45,6 +45,7 @@ func WriteSummary(w io.Writer, s *record.Summary) error {
 	writeClasses(&b, s)
 	writeBuckets(&b, s)
 	writeChains(&b, s)
+	writeSessions(&b, s)
 	if !pooled {
 		writeSteps(&b, s)
 	}

@@ -101,7 +101,7 @@ func (s *mixSession) next(i uint64) Spec {
 	m := s.m
 	turnKey := s.key + uint64(s.turn)
 	spec := m.sources[s.class].Spec(turnKey)
-	spec.Index, spec.Turn = i, s.turn
+	spec.Index, spec.Turn, spec.Turns = i, s.turn, m.turns[s.class]
 	user := spec.Messages
 	if len(user) == 0 {
 		// The turn's images join its message, so later turns resend them

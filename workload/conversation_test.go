@@ -30,6 +30,10 @@ func TestConversationHistoryGrows(t *testing.T) {
 		if s.Index != i {
 			t.Fatalf("index %d, want %d", s.Index, i)
 		}
+		// Turns tells a conversation's turns from single requests.
+		if want := map[string]int{"chat": 3}[s.Class]; s.Turns != want {
+			t.Fatalf("class %s: Turns %d, want %d", s.Class, s.Turns, want)
+		}
 		if s.Class != "chat" {
 			continue
 		}

@@ -52,6 +52,14 @@ type Spec struct {
 	// Turn is the request's turn in its multi-turn conversation (0 for
 	// the first turn and for single requests).
 	Turn int
+	// Turns is how many turns the request's conversation holds; 0 for a
+	// single request. It tells a conversation's first turn (Turn 0,
+	// Turns > 1) from a single request.
+	Turns int
+	// Session names the request's conversation: the run's index of its
+	// first turn (set by the engine, never by the workload, since only
+	// the engine numbers requests); 0 and meaningless when Turns is 0.
+	Session uint64
 	// PreviousResponseID is the id the server gave the conversation's
 	// previous turn (set by the engine from that turn's reply, never by
 	// the workload): an API whose server holds the history (responses)

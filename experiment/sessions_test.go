@@ -1,0 +1,96 @@
+package experiment
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/rundir"
+	"github.com/inferload/inferload/sim"
+)
+
+// TestSessionsAgainstSim: 3-turn conversations beside single requests,
+// against the simulator. Every record of a conversation names its turn
+// and its first turn's id; every completed conversation made 3 calls;
+// the conversations account for every request of the class (each turn 1
+// started one, and only the users' last ones may be cut by the request
+// budget, one a user at most).
+func TestSessionsAgainstSim(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	p := testPlan(t, fmt.Sprintf(`
+name: sessions
+target: {url: %s}
+load: {concurrency: 4, requests: 80}
+workload:
+  classes:
+    - {name: chat, weight: 3, input_tokens: "32", output_tokens: "4", turns: 3}
+    - {name: single, weight: 1, input_tokens: "16", output_tokens: "4"}
+`, url))
+	res, err := Run(context.Background(), p, Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := res.Summary
+	if len(sum.Sessions) != 1 || sum.Sessions["chat"] == nil {
+		t.Fatalf("sessions %v, want chat's alone", sum.Sessions)
+	}
+	c, chat := sum.Sessions["chat"], sum.Classes["chat"]
+	t.Logf("chat: %d requests; %d completed, %d failed, %d incomplete conversations; %.1f calls each; duration p50 %.1f ms (%s backed)",
+		chat.Requests.Succeeded, c.Completed, c.Failed, c.Incomplete, c.CallsPerSession, c.Duration.P50, c.DurationBacked)
+	var perTurn int64
+	for _, tf := range c.PerTurn {
+		perTurn += tf.Requests
+	}
+	for _, tt := range []struct {
+		name      string
+		got, want any
+	}{
+		{"calls per session", c.CallsPerSession, 3.0},
+		{"failed", c.Failed, int64(0)},
+		{"turns", len(c.PerTurn), 3},
+		// Completed conversations hold 3 requests each, the cut ones 1 or 2.
+		{"requests in conversations", perTurn, chat.Requests.Succeeded},
+		{"first turns", c.PerTurn[0].Requests, c.Completed + c.Incomplete},
+		{"durations", c.Duration.Count, c.Completed},
+		{"cut at most one a user", c.Incomplete <= 4, true},
+		// Each turn resends the history: prompts grow by an exchange.
+		{"prompts grow", c.PerTurn[0].InputTokensMean < c.PerTurn[1].InputTokensMean &&
+			c.PerTurn[1].InputTokensMean < c.PerTurn[2].InputTokensMean, true},
+		// Without an SLO every completed conversation met it.
+		{"goodput", c.Goodput.Met, c.Completed},
+	} {
+		if fmt.Sprint(tt.got) != fmt.Sprint(tt.want) {
+			t.Errorf("%s: %v, want %v", tt.name, tt.got, tt.want)
+		}
+	}
+	checkSessionRecords(t, res.Dir)
+}
+
+// checkSessionRecords reads the run's records back: a conversation's
+// turns are 1, 2, 3 in send order and its session is its first turn's id;
+// single requests carry neither.
+func checkSessionRecords(t *testing.T, dir string) {
+	t.Helper()
+	turns := map[uint64][]*record.Result{}
+	_, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
+		if (r.Class == "chat") != (r.Turn > 0) {
+			t.Errorf("record %d of class %s: turn %d", r.ID, r.Class, r.Turn)
+		}
+		if r.Turn > 0 {
+			turns[r.Session] = append(turns[r.Session], r)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for sess, rs := range turns {
+		for k, r := range rs {
+			if r.Turn != k+1 || (k == 0 && r.ID != sess) || (k > 0 && r.SendUS < rs[k-1].DoneUS()) {
+				t.Errorf("session %d: record %d is turn %d, sent at %d µs, want turn %d after the previous one's end", sess, r.ID, r.Turn, r.SendUS, k+1)
+			}
+		}
+	}
+}
