@@ -59,6 +59,20 @@ workload:
 			t.Errorf("%s: the simulator's cache served %.3f where %.3f was asked: want at most 0.1 below (blocks of 16)", c.name, c.achieved, c.got)
 		}
 	}
+	// Per turn: the first asks for nothing, the second for the first's
+	// 32 of its 72 tokens, the third for 72 of 112.
+	turns := sum.Sessions["chat"]
+	if turns == nil || len(turns.PerTurn) != 3 || turns.PerTurn[0].PrefixReuse != nil ||
+		turns.PerTurn[1].PrefixReuse == nil || turns.PerTurn[2].PrefixReuse == nil {
+		t.Fatalf("sessions.chat.per_turn %+v: want 3 turns, reuse from the second", turns)
+	}
+	for k, want := range map[int]float64{1: 32.0 / 72, 2: 72.0 / 112} {
+		pr := turns.PerTurn[k].PrefixReuse
+		t.Logf("turn %d: requested %.3f, achieved %.3f", k+1, pr.RequestedShare, pr.AchievedShare)
+		if math.Abs(pr.RequestedShare-want) > 0.01 || pr.AchievedShare > pr.RequestedShare+0.02 || pr.AchievedShare < pr.RequestedShare-0.15 {
+			t.Errorf("turn %d: requested %.3f (built %.3f), served %.3f", k+1, pr.RequestedShare, want, pr.AchievedShare)
+		}
+	}
 	for _, h := range sum.Hints {
 		if h.Rule == "prefix_reuse_low" {
 			t.Errorf("prefix_reuse_low fired on a cache that served what was asked: %s", h.Message)

@@ -62,6 +62,10 @@ type TurnFigures struct {
 	// TTFTP50 and TTFTP90 are over the turn's streamed replies (TTFTUS).
 	TTFTP50 float64 `json:"ttft_p50_ms"`
 	TTFTP90 float64 `json:"ttft_p90_ms"`
+	// PrefixReuse sets the reuse the turn asked for (its previous turn's
+	// prompt) against what the server served; nil for a first turn, which
+	// asks for none (prefixreuse.go).
+	PrefixReuse *PrefixReuse `json:"prefix_reuse,omitempty"`
 }
 
 // sessionState folds the records of conversations, per class. turns is
@@ -96,6 +100,7 @@ type sessionAgg struct {
 type turnAgg struct {
 	requests, in int64
 	ttft         *Hist
+	reuse        prefixReuseState
 }
 
 // SetSessionTurns names the conversational classes and their turns per
@@ -167,6 +172,7 @@ func (c *sessionAgg) turn(k int) *turnAgg {
 func (t *turnAgg) add(r *Result) {
 	t.requests++
 	t.in += int64(inputTokens(r))
+	t.reuse.add(r)
 	if ttft, ok := TTFTUS(r); ok {
 		t.ttft.Record(ttft)
 	}
@@ -230,7 +236,7 @@ func (c *sessionAgg) summary(turns int, from, to int64, windowS float64) *Sessio
 	for k, t := range c.turns {
 		ttft := t.ttft.Stats() // the percentiles every TTFT figure reports
 		s.PerTurn = append(s.PerTurn, TurnFigures{Turn: k + 1, Requests: t.requests,
-			InputTokensMean: ratio(t.in, t.requests), TTFTP50: ttft.P50, TTFTP90: ttft.P90})
+			InputTokensMean: ratio(t.in, t.requests), TTFTP50: ttft.P50, TTFTP90: ttft.P90, PrefixReuse: t.reuse.summary()})
 	}
 	return s
 }
