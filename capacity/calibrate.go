@@ -102,6 +102,9 @@ func Calibrate(o CalibrateOptions) (*Calibration, error) {
 		return nil, err
 	}
 	c := &Calibration{Profile: res.Profile, Steps: steps, Fit: res, Learned: []string{learned}}
+	if w := levelsDisagree(steps); w != "" {
+		c.Learned = append(c.Learned, w)
+	}
 	if o.HeldOut && len(steps) >= 3 {
 		if c.HeldOut, err = FitHeldOut(o.Base, steps, o.Seed); err != nil {
 			return nil, err
