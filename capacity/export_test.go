@@ -13,3 +13,14 @@ func SimulateFleetSize(o FleetOptions, n int) (bool, error) {
 	}
 	return p.passed(), nil
 }
+
+// UserRequests is user u's k-th request as a fleet search over w renders
+// it (nil when w has no conversations), for the test that conversations
+// chain their turns' blocks.
+func UserRequests(w FleetWorkload, blockSize int) func(u, k int) FleetRequest {
+	r := newFleetRequests(&w, blockSize)
+	if r.sessions == nil {
+		return nil
+	}
+	return r.userRequest
+}

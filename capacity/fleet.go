@@ -99,6 +99,7 @@ type fleetProbe struct {
 	summary      *record.Summary
 	judged       analyze.SLOJudgement
 	util, maxUtl float64
+	hitShare     float64
 }
 
 func (p *fleetProbe) passed() bool { return p.judged.Passed }
@@ -107,7 +108,7 @@ func (p *fleetProbe) passed() bool { return p.judged.Passed }
 func (p *fleetProbe) record() record.FleetProbe {
 	return record.FleetProbe{Replicas: p.replicas, Passed: p.passed(), Reasons: p.judged.Reasons,
 		Metrics: p.summary.Metrics, Throughput: p.summary.Throughput, FailureRate: p.summary.FailureRate,
-		Utilisation: p.util, MaxUtilisation: p.maxUtl}
+		Utilisation: p.util, MaxUtilisation: p.maxUtl, PrefixHitShare: p.hitShare}
 }
 
 // PlanFleet searches the smallest number of replicas that meets every SLO
@@ -135,16 +136,16 @@ type fleetSearch struct {
 	peak    float64
 	planned float64
 	probes  map[int]*fleetProbe
-	// requests caches request i across the search's simulations: each
-	// size is offered the same requests, and rendering a prompt to hash
-	// it costs more than simulating it.
-	requests []FleetRequest
+	// requests renders the workload once for every simulation of the
+	// search (and of other routers' searches sharing it).
+	requests *fleetRequests
 }
 
 func newFleetSearch(o FleetOptions) (*fleetSearch, error) {
 	f := &fleetSearch{o: o.withDefaults(), probes: map[int]*fleetProbe{}}
 	o, w := f.o, &f.o.Workload
 	f.w = w
+	f.requests = newFleetRequests(w, o.Profile.BlockSize)
 	peak := float64(w.Users)
 	switch {
 	case !w.OpenLoop && o.PeakUsers > 0:
@@ -288,8 +289,12 @@ func (f *fleetSearch) probe(n int) (*fleetProbe, error) {
 // spec is the simulation of replicas ready at the given instants until
 // end, its load left to the caller.
 func (f *fleetSearch) spec(ready []time.Duration, end time.Duration) FleetSpec {
-	return FleetSpec{Profile: f.o.Profile, ReadyAt: ready, Router: f.o.Router, Request: f.request,
+	spec := FleetSpec{Profile: f.o.Profile, ReadyAt: ready, Router: f.o.Router, Request: f.requests.request,
 		Duration: end, Drain: fleetDrain, Seed: f.w.Seed}
+	if !f.w.OpenLoop && f.requests.sessions != nil {
+		spec.UserRequest = f.requests.userRequest
+	}
+	return spec
 }
 
 // simulate runs n replicas at load and judges the summary.
@@ -306,17 +311,21 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 		spec.Load = Load{Arrivals: arr}
 	}
 	agg, tallies := w.NewAggregate(), make([]analyze.Tally, len(f.rule.SLOs))
+	var hits prefixHits
 	st, err := RunFleet(spec, func(out *FleetOutcome) {
 		r := out.Record(w.OpenLoop, o.Warmup)
 		agg.Add(&r)
 		analyze.CountSLOs(&r, f.rule.SLOs, tallies)
+		if !r.Warmup {
+			hits.add(out)
+		}
 	})
 	if err != nil {
 		return nil, err
 	}
 	s := agg.Summary(record.RunInfo{Name: w.Name, Mode: w.mode(),
 		WarmupEndUS: o.Warmup.Microseconds(), MeasureEndUS: spec.Duration.Microseconds(), EndUS: st.End.Microseconds()})
-	p := &fleetProbe{replicas: n, summary: s, judged: f.rule.Judge(s.FailureRate, tallies)}
+	p := &fleetProbe{replicas: n, summary: s, judged: f.rule.Judge(s.FailureRate, tallies), hitShare: hits.share()}
 	for _, rs := range st.Replicas {
 		p.util += rs.Utilisation / float64(n)
 		p.maxUtl = max(p.maxUtl, rs.Utilisation)
@@ -324,28 +333,23 @@ func (f *fleetSearch) simulate(n int, load float64) (*fleetProbe, error) {
 	return p, nil
 }
 
-// request is request i of the plan's workload as the fleet sees it: its
-// class, lengths (the output exactly max_tokens, as with ignore_eos) and
-// the prompt's block hashes for prefix caching and the prefix router.
-func (f *fleetSearch) request(i uint64) FleetRequest {
-	for uint64(len(f.requests)) <= i {
-		f.requests = append(f.requests, f.render(uint64(len(f.requests))))
+// prefixHits sums the prompt tokens of requests that reached a replica's
+// first step, and what its prefix cache served of them.
+type prefixHits struct{ cached, prompt int64 }
+
+func (h *prefixHits) add(o *FleetOutcome) {
+	if o.Generated > 0 {
+		h.cached += int64(o.CachedTokens)
+		h.prompt += int64(o.PromptTokens)
 	}
-	return f.requests[i]
 }
 
-// render builds request i from the plan's workload.
-func (f *fleetSearch) render(i uint64) FleetRequest {
-	spec := f.w.Requests.Spec(i)
-	h := sim.NewPromptHasher(f.o.Profile.BlockSize)
-	for _, m := range spec.Messages {
-		h.AddText(m.Content)
+// share is cached ÷ prompt tokens, 0 with none.
+func (h *prefixHits) share() float64 {
+	if h.prompt == 0 {
+		return 0
 	}
-	if len(spec.Messages) == 0 {
-		h.AddText(spec.Prompt)
-	}
-	return FleetRequest{Class: spec.Class, PromptTokens: max(1, spec.InputTokens),
-		OutputTokens: max(1, spec.MaxTokens), BlockHashes: h.BlockHashes()}
+	return float64(h.cached) / float64(h.prompt)
 }
 
 // Record is the outcome as the record a real run of the request would

@@ -26,6 +26,10 @@ type FleetRequest struct {
 	// requests sharing a prefix share leading hashes, which the prefix
 	// router and each replica's prefix cache use. nil opts out of both.
 	BlockHashes []uint64
+	// Affinity, when not 0, is the closed-loop user that sent it plus
+	// one: the session router keeps a user's requests (its
+	// conversations) on one replica.
+	Affinity uint64
 }
 
 // Load is the fleet's offered load: either an open loop (Arrivals) or a
@@ -61,6 +65,11 @@ type FleetSpec struct {
 	Load Load
 	// Request returns request i (0, 1, ...); it must be deterministic.
 	Request func(i uint64) FleetRequest
+	// UserRequest, when set, returns closed-loop user u's k-th request
+	// (k = 0, 1, ...) instead: a user with a stream of its own (a
+	// conversation whose turns carry its history) sends the same
+	// requests whatever the fleet and its timing. Deterministic too.
+	UserRequest func(u, k int) FleetRequest
 	// Duration is when issuing stops; requests in flight then have Drain
 	// longer to finish, after which they count as unfinished.
 	Duration, Drain time.Duration
@@ -140,6 +149,7 @@ type fleetRun struct {
 	live     map[*fleetSeq]*sim.Sequence
 	emit     func(*FleetOutcome)
 	up       []int // ready's buffer, reused for every arrival
+	sent     []int // closed loop with UserRequest: requests each user sent
 }
 
 // RunFleet simulates spec and calls emit once per request, in completion
@@ -248,7 +258,7 @@ func (r *fleetRun) arrive(now time.Duration, user int) {
 	if user < 0 {
 		defer r.pushArrival(r.spec.Load.Arrivals.Next(), -1)
 	}
-	req := r.spec.Request(r.next)
+	req := r.request(user)
 	fs := &fleetSeq{user: user, replica: -1, out: FleetOutcome{Index: r.next, Class: req.Class, Replica: -1,
 		Arrival: now, PromptTokens: req.PromptTokens, OutputTokens: req.OutputTokens}}
 	r.next++
@@ -270,6 +280,19 @@ func (r *fleetRun) arrive(now time.Duration, user int) {
 	if r.pending[k] == nil {
 		r.runStep(k, now)
 	}
+}
+
+// request is the next request of user (-1: the open loop's next).
+func (r *fleetRun) request(user int) FleetRequest {
+	if user < 0 || r.spec.UserRequest == nil {
+		return r.spec.Request(r.next)
+	}
+	if r.sent == nil {
+		r.sent = make([]int, r.spec.Load.Users)
+	}
+	k := r.sent[user]
+	r.sent[user]++
+	return r.spec.UserRequest(user, k)
 }
 
 // ready lists the replicas up at now.

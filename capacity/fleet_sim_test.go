@@ -174,6 +174,12 @@ func TestRouterPicks(t *testing.T) {
 		// Home holding 9 of 9 in flight is past 1.25× the mean: spill to
 		// the first idle replica.
 		{"prefix spills", PrefixAware, []int{0, 1, 2, 3}, loaded, key, map[bool]int{true: 1, false: 0}[home == 0]},
+		// User 5 (affinity 6) of 4 replicas up goes to the second: 5 mod 4.
+		{"session sticks", Sticky, []int{0, 1, 2, 3}, []int{0, 9, 0, 0}, FleetRequest{Affinity: 6}, 1},
+		// Over the replicas up: 5 mod 2 is the second of {0, 3}.
+		{"session over up", Sticky, []int{0, 3}, []int{0, 0, 0, 0}, FleetRequest{Affinity: 6}, 3},
+		// No affinity (an open loop's request): round-robin's first pick.
+		{"session without affinity", Sticky, []int{2, 3}, []int{0, 0, 0, 0}, FleetRequest{}, 2},
 	}
 	for _, tt := range tests {
 		r, err := newRouter(tt.router)

@@ -26,10 +26,17 @@ const (
 	// prefixLoadBound times the mean in flight; then it falls back to
 	// least-outstanding (consistent hashing with bounded loads).
 	PrefixAware Router = "prefix"
+	// Sticky sends every request of one closed-loop user (its
+	// conversations: FleetRequest.Affinity) to one replica, user u to
+	// replica u mod the replicas up, as inferload's own target.replicas
+	// does; requests without an affinity go round-robin. It never
+	// spills: a user's turns stay where the history is cached however
+	// busy that replica is.
+	Sticky Router = "session"
 )
 
 // Routers lists the routers in the order docs and flags show them.
-func Routers() []Router { return []Router{RoundRobin, LeastOutstanding, PrefixAware} }
+func Routers() []Router { return []Router{RoundRobin, LeastOutstanding, PrefixAware, Sticky} }
 
 // prefixLoadBound is how far above the mean load the prefix router lets
 // a replica go before it spills a request elsewhere: 1.25 keeps most
@@ -50,8 +57,10 @@ func newRouter(r Router) (router, error) {
 		return &leastOutstanding{}, nil
 	case PrefixAware:
 		return &prefixRouter{}, nil
+	case Sticky, "sticky":
+		return &stickyRouter{}, nil
 	}
-	names := make([]string, 0, 3)
+	names := make([]string, 0, 4)
 	for _, k := range Routers() {
 		names = append(names, string(k))
 	}
@@ -109,6 +118,17 @@ func (p *prefixRouter) pick(up []int, inflight []int, req FleetRequest) int {
 		return p.fallback.pick(up, inflight, req)
 	}
 	return best
+}
+
+type stickyRouter struct{ fallback roundRobin }
+
+// pick numbers affinities as protocol.Balanced does (users 1, 2, 3, ...
+// taken in turn spread evenly), over the replicas up.
+func (s *stickyRouter) pick(up []int, inflight []int, req FleetRequest) int {
+	if len(up) == 0 || req.Affinity == 0 {
+		return s.fallback.pick(up, inflight, req)
+	}
+	return up[(req.Affinity-1)%uint64(len(up))]
 }
 
 // mix64 is splitmix64's finaliser: a cheap hash with good avalanche.

@@ -44,6 +44,26 @@ type Fleet struct {
 	CostPerMillionTokens float64 `json:"cost_per_million_tokens,omitempty"`
 	// ColdStart is the scale-out scenario, when asked for.
 	ColdStart *FleetColdStart `json:"cold_start,omitempty"`
+	// Routers is the comparison of routers, when asked for: each one's
+	// answer to the same question (same workload, load and SLOs).
+	Routers []FleetRouter `json:"routers,omitempty"`
+}
+
+// FleetRouter is one router's answer in a comparison of routers.
+type FleetRouter struct {
+	Router string `json:"router"`
+	// Replicas is the fewest that met every SLO behind this router, 0
+	// when none up to the bound did; Reason says why in words.
+	Replicas int    `json:"replicas"`
+	Reason   string `json:"reason"`
+	// Figure names the first SLO's metric at its percentile ("TTFT p99")
+	// and FigureMS is its value at Replicas (at the largest size tried
+	// when none passed), over every measured request.
+	Figure   string  `json:"figure"`
+	FigureMS float64 `json:"figure_ms"`
+	// PrefixHitShare is the share of prompt tokens served from the
+	// replicas' prefix caches at that size.
+	PrefixHitShare float64 `json:"prefix_hit_share"`
 }
 
 // FleetShown names the percentile ("p90") of each latency column of a
@@ -138,4 +158,8 @@ type FleetProbe struct {
 	// MaxUtilisation the busiest one's.
 	Utilisation    float64 `json:"utilisation"`
 	MaxUtilisation float64 `json:"max_utilisation"`
+	// PrefixHitShare is the share of the measured requests' prompt tokens
+	// (those that reached a replica's first step) that its prefix cache
+	// served.
+	PrefixHitShare float64 `json:"prefix_hit_share"`
 }

@@ -45,6 +45,9 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 		fmt.Fprintf(&b, "cost: %.2f per hour (%d × %.2f), %.3f per million output tokens at the planned load\n",
 			f.CostPerHour, f.Replicas, f.PricePerHour, f.CostPerMillionTokens)
 	}
+	if err := writeFleetRouters(&b, f.Routers); err != nil {
+		return err
+	}
 	if c := f.ColdStart; c != nil {
 		if err := writeColdStart(&b, c, f.Shown); err != nil {
 			return err
@@ -52,6 +55,30 @@ func WriteFleet(w io.Writer, f *record.Fleet) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeFleetRouters shows the comparison of routers, one row each.
+func writeFleetRouters(b *bytes.Buffer, rows []record.FleetRouter) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	b.WriteString("\nRouters compared (same workload, load and SLOs):\n")
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "router\treplicas\t%s ms\tprefix-cache hits\t\n", rows[0].Figure)
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.1f%%\t\n", r.Router, fleetRouterReplicas(r), formatMS(r.FigureMS), r.PrefixHitShare*100)
+	}
+	return tw.Flush()
+}
+
+// fleetRouterReplicas is a router's answer in words: its count, or "none"
+// when no size up to the bound met the SLOs (its figures are then the
+// largest size's).
+func fleetRouterReplicas(r record.FleetRouter) string {
+	if r.Replicas == 0 {
+		return "none"
+	}
+	return fmt.Sprint(r.Replicas)
 }
 
 // writeColdStart shows the scale-out: its verdict, then each 30 s window.

@@ -21,7 +21,7 @@ func WriteFleetHTML(w io.Writer, f *record.Fleet) error {
 		CSS: template.CSS(uplotCSS + reportCSS),
 		JS:  template.JS(uplotJS + "\n" + reportJS),
 	}
-	for _, sec := range []*section{fleetAnswerSection(f), fleetCurveSection(f), fleetColdStartSection(f.ColdStart, f.Shown)} {
+	for _, sec := range []*section{fleetAnswerSection(f), fleetRoutersSection(f.Routers), fleetCurveSection(f), fleetColdStartSection(f.ColdStart, f.Shown)} {
 		if sec != nil {
 			p.Sections = append(p.Sections, sec)
 			p.Data.Charts = append(p.Data.Charts, sec.Charts...)
@@ -57,6 +57,21 @@ func fleetAnswerSection(f *record.Fleet) *section {
 			Detail: fmt.Sprintf("%.3f per million output tokens", f.CostPerMillionTokens)})
 	}
 	return sec
+}
+
+// fleetRoutersSection is the comparison of routers, one row each.
+func fleetRoutersSection(rows []record.FleetRouter) *section {
+	if len(rows) == 0 {
+		return nil
+	}
+	t := table{Head: []string{"router", "replicas", rows[0].Figure + " ms", "prefix-cache hits", "why"}}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, []string{r.Router, fleetRouterReplicas(r), formatMS(r.FigureMS),
+			fmt.Sprintf("%.1f%%", r.PrefixHitShare*100), r.Reason})
+	}
+	return &section{ID: "routers", Title: "Routers compared",
+		Help:   "The same question behind each router: the fewest replicas meeting every SLO at the planned load, the first SLO's figure at that size (the largest size tried when none passed), and the share of prompt tokens the replicas' prefix caches served.",
+		Tables: []table{t}}
 }
 
 // fleetCurveSection is the replica curve: latency and failures against

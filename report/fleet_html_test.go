@@ -27,6 +27,8 @@ func fleetAnswer() *record.Fleet {
 		Replicas: 3, Reason: `3 replicas meet every SLO at 120 users; 2 do not: "><img src=x onerror="window.pwned=1">`,
 		Probes:       []record.FleetProbe{probe(2, false, 2600), probe(3, true, 1500), probe(4, true, 1200)},
 		PricePerHour: 2, CostPerHour: 6, CostPerMillionTokens: 0.5,
+		Routers: []record.FleetRouter{{Router: "least-outstanding", Replicas: 3, Reason: "3 replicas meet", Figure: "TTFT p99", FigureMS: 1500, PrefixHitShare: 0.092},
+			{Router: "session", Replicas: 0, Reason: `none: <b>why</b>`, Figure: "TTFT p99", FigureMS: 2600, PrefixHitShare: 0.711}},
 		ColdStart: &record.FleetColdStart{From: 1, To: 3, ColdStartS: 90, RampS: 60, JudgedS: 150, Reasons: []string{"missed"},
 			Windows: []record.FleetWindow{{StartS: 60, Replicas: 1, Requests: 100, MetShare: 0.4, TTFT: record.Stats{P99: 9000}},
 				{StartS: 90, Replicas: 1, Requests: 120, MetShare: 0.1, TTFT: record.Stats{P99: 20000}},
@@ -44,6 +46,9 @@ func TestFleetHTMLInBrowser(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "3 replicas meet every SLO") {
 		t.Error("the page does not state the answer's reason")
+	}
+	if !strings.Contains(b.String(), "Routers compared") || !strings.Contains(b.String(), "71.1%") {
+		t.Error("the page does not compare the routers")
 	}
 	path := filepath.Join(dir, "fleet.html")
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {

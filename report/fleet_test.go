@@ -25,6 +25,9 @@ func TestFleetShowsTheSLOsPercentile(t *testing.T) {
 	for i := range f.ColdStart.Windows {
 		f.ColdStart.Windows[i].TTFT.P90 = 470
 	}
+	for i := range f.Routers {
+		f.Routers[i].Figure = "TTFT p90"
+	}
 	var b bytes.Buffer
 	if err := WriteFleet(&b, f); err != nil {
 		t.Fatal(err)
@@ -35,6 +38,33 @@ func TestFleetShowsTheSLOsPercentile(t *testing.T) {
 	}
 	if !strings.Contains(out, "TPOT p99 ms") {
 		t.Errorf("a metric no SLO bounds shows its p99:\n%s", out)
+	}
+}
+
+// TestFleetComparesRouters: the terminal answer lists each router
+// compared with its replicas ("none" when no size passed), the first
+// SLO's figure at that size and its prefix-cache hit share; an answer
+// without a comparison has no such table.
+func TestFleetComparesRouters(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	if err := WriteFleet(&b, fleetAnswer()); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"Routers compared", "TTFT p99 ms", "least-outstanding         3         1500", "session      none         2600", "71.1%", "9.2%"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("want %q in:\n%s", want, out)
+		}
+	}
+	f := fleetAnswer()
+	f.Routers = nil
+	b.Reset()
+	if err := WriteFleet(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "Routers compared") {
+		t.Errorf("no comparison asked for, but a table:\n%s", b.String())
 	}
 }
 

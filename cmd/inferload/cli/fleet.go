@@ -40,12 +40,14 @@ type fleetFlags struct {
 	coldStart, ramp      time.Duration
 	scaleFrom            int
 	html                 string
+	compareRouters       bool
 }
 
 func (f *fleetFlags) bind(c *cobra.Command) {
 	fs := c.Flags()
 	fs.StringVar(&f.profile, "profile", sim.DefaultProfile, "the server to replicate: a simulator preset or a profile YAML file")
-	fs.StringVar(&f.router, "router", string(capacity.LeastOutstanding), "how requests are spread: round-robin, least-outstanding or prefix")
+	fs.StringVar(&f.router, "router", string(capacity.LeastOutstanding), "how requests are spread: round-robin, least-outstanding, prefix or session (a closed-loop user's conversations on one replica)")
+	fs.BoolVar(&f.compareRouters, "compare-routers", false, "also answer behind every router (round-robin, least-outstanding, prefix, session) and compare them: replicas needed, the first SLO's figure, prefix-cache hit share")
 	fs.IntVar(&f.peakUsers, "peak-users", 0, "closed loop: plan for this many users (default: the plan's concurrency)")
 	fs.Float64Var(&f.peakRate, "peak-rate", 0, "open loop: plan for this many requests/s (default: the plan's rate)")
 	fs.Float64Var(&f.headroom, "headroom", 0.2, "plan for the peak times 1+HEADROOM")
@@ -81,6 +83,15 @@ func (f *fleetFlags) coldStartOf(o capacity.FleetOptions, answer *record.Fleet) 
 	}
 	answer.ColdStart = cs
 	return nil
+}
+
+// plan answers behind --router, and behind every router with
+// --compare-routers.
+func (f *fleetFlags) plan(o capacity.FleetOptions) (*record.Fleet, error) {
+	if f.compareRouters {
+		return capacity.PlanFleetRouters(o, nil)
+	}
+	return capacity.PlanFleet(o)
 }
 
 // options checks the flags and turns them into the planner's options.
@@ -192,7 +203,7 @@ docs/capacity-planning.md explains the method and its limits.`,
 		if err != nil {
 			return err
 		}
-		answer, err := capacity.PlanFleet(o)
+		answer, err := ff.plan(o)
 		if err != nil {
 			return usageError(err)
 		}
