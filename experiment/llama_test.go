@@ -3,16 +3,12 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"math"
-	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/inferload/inferload/capacity"
 	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -46,30 +42,20 @@ workload: {input_tokens: "64", output_tokens: "16"}
 	if sum.Tokens.Source != record.SourceUsage || sum.Tokens.OutputTotal != 24*16 {
 		t.Errorf("tokens %+v: want 384 output tokens by usage", sum.Tokens)
 	}
-	if out := sum.ServerTime.OutsideMS; out.P50 < -1 || out.P50 > 20 {
-		t.Errorf("outside the server p50 %.2f ms: want 0-20 ms (network and HTTP on loopback)", out.P50)
-	}
-	var tpotErr []float64
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
-		tpot, ok := record.TPOTUS(r)
-		if !ok || r.Server == nil || r.Server.DecodeN < 2 {
-			return nil
-		}
-		server := float64(r.Server.DecodeUS) / float64(r.Server.DecodeN-1)
-		tpotErr = append(tpotErr, math.Abs(float64(tpot)-server)/server)
-		return nil
-	})
+	a, err := enginetest.MeasureAgreement(res.Dir, sum)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tpotErr) != 24 {
-		t.Fatalf("%d records with TPOT and server decode timings, want 24", len(tpotErr))
-	}
-	slices.Sort(tpotErr)
 	t.Logf("outside the server p50 %.2f ms, p99 %.2f ms; TPOT against the server's: median %.2f%%, max %.2f%%",
-		sum.ServerTime.OutsideMS.P50, sum.ServerTime.OutsideMS.P99, tpotErr[len(tpotErr)/2]*100, tpotErr[len(tpotErr)-1]*100)
-	if med := tpotErr[len(tpotErr)/2]; med > 0.05 {
-		t.Errorf("TPOT differs from the server's predicted_ms/(predicted_n-1) by %.1f%% at the median: want within 5%%", med*100)
+		a.OutsideP50MS, a.OutsideP99MS, a.TPOTErrMedian*100, a.TPOTErrMax*100)
+	if a.OutsideP50MS < -1 || a.OutsideP50MS > 20 {
+		t.Errorf("outside the server p50 %.2f ms: want 0-20 ms (network and HTTP on loopback)", a.OutsideP50MS)
+	}
+	if a.Timed != 24 {
+		t.Fatalf("%d records with TPOT and server decode timings, want 24", a.Timed)
+	}
+	if a.TPOTErrMedian > 0.05 {
+		t.Errorf("TPOT differs from the server's predicted_ms/(predicted_n-1) by %.1f%% at the median: want within 5%%", a.TPOTErrMedian*100)
 	}
 }
 

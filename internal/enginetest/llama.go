@@ -52,6 +52,8 @@ type LlamaServer struct {
 	Config Llama
 	cmd    *exec.Cmd
 	log    *syncBuffer
+	// stopped is closed when a server started by Launch has exited.
+	stopped chan struct{}
 }
 
 // cacheDir is where the scripts put the engines and models.
