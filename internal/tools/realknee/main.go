@@ -1,0 +1,66 @@
+// Command realknee checks find-capacity's answer on real llama.cpp
+// servers: for each configuration (model and slots, one thread) it
+// starts llama-server, checks the measurement against the server's own
+// timings, runs find-capacity for a TTFT p90 objective set from a
+// one-user probe, then reruns the server N times at the answer and at
+// 25% above it, counting how often the objective holds. TRUTH.md's
+// "Knee and capacity on real engines" was made by it.
+//
+//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-reruns 10] [-samples 100] [-dir DIR]
+//
+// It needs `make engines` (and the wide model: MODELS="tiny wide"
+// ./scripts/llamacpp-model.sh). The run directories stay under DIR
+// (default a new temporary directory, printed).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"time"
+)
+
+func main() {
+	configs := flag.String("configs", "tiny:1,tiny:4,wide:2,wide:8", "configurations MODEL:SLOTS, comma-separated (MODEL tiny or wide)")
+	reruns := flag.Int("reruns", 10, "reruns at the answer and at +25%")
+	samples := flag.Int("samples", 100, "measured requests each rerun at the answer (and each probe at the lowest load) is sized for")
+	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
+	flag.Parse()
+	if err := run(*configs, *reruns, *samples, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "realknee:", err)
+		os.Exit(1)
+	}
+}
+
+func run(configs string, reruns, samples int, dir string) error {
+	cs, err := parseConfigs(configs)
+	if err != nil {
+		return err
+	}
+	if reruns < 1 || samples < 1 {
+		return fmt.Errorf("-reruns %d, -samples %d: want at least 1 each", reruns, samples)
+	}
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "realknee-"); err != nil {
+			return err
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	s := suite{Reruns: reruns, Samples: samples, Dir: dir, Log: os.Stderr}
+	fmt.Fprintf(os.Stderr, "realknee: run directories under %s\n", dir)
+	var outs []*outcome
+	for _, c := range cs {
+		fmt.Fprintf(os.Stderr, "%s:%d (started %s)\n", c.Model, c.Slots, time.Now().Format(time.TimeOnly))
+		o, err := s.runConfig(ctx, c)
+		if err != nil {
+			return fmt.Errorf("%s:%d: %w", c.Model, c.Slots, err)
+		}
+		fmt.Print(configTable(o))
+		outs = append(outs, o)
+	}
+	fmt.Print(summaryTable(outs))
+	return nil
+}

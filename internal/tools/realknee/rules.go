@@ -1,0 +1,115 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/enginetest"
+	"github.com/inferload/inferload/record"
+)
+
+// workload is what one configuration sends: the wide model's prompt
+// costs about 37 ms a token on one thread here, so its requests are
+// shorter, or a probe long enough to back a p90 would take minutes.
+type workload struct {
+	Input, Output int
+}
+
+var workloads = map[string]workload{
+	"tiny": {Input: 64, Output: 16},
+	"wide": {Input: 16, Output: 8},
+}
+
+// parseConfigs reads "tiny:1,wide:8" (model:slots, one thread each).
+func parseConfigs(s string) ([]enginetest.Llama, error) {
+	var out []enginetest.Llama
+	for _, part := range strings.Split(s, ",") {
+		model, slots, ok := strings.Cut(strings.TrimSpace(part), ":")
+		n, err := strconv.Atoi(slots)
+		if _, known := workloads[model]; !ok || err != nil || n < 1 || !known {
+			return nil, fmt.Errorf("configuration %q: want MODEL:SLOTS, MODEL tiny or wide, SLOTS at least 1", part)
+		}
+		out = append(out, enginetest.Llama{Model: model, Slots: n, Threads: 1})
+	}
+	return out, nil
+}
+
+// oneUser is a configuration's first probe: one user, nothing waiting
+// for a slot.
+type oneUser struct {
+	TTFTP90MS, E2EP50MS, RequestsPerS float64
+}
+
+// sloFor is the objective a configuration is judged by: TTFT p90 within
+// one user's TTFT p90 plus one user's E2E p50, rounded up to 5 ms. In
+// words, a request may wait for about one other request's service
+// before the server starts it, and no more: a bound set by the server's
+// own speed, so each configuration has a knee to find, wherever its
+// slots put it.
+func sloFor(u oneUser) record.SLO {
+	bound := math.Ceil((u.TTFTP90MS+u.E2EP50MS)/5) * 5
+	return record.SLO{TTFTMs: bound, Share: 0.90}
+}
+
+// searchFor is the find-capacity search of a configuration: open loop
+// (requests/s, Poisson arrivals, so +25% is exactly a quarter more
+// load), from a quarter of one user's rate (one slot busy a quarter of
+// the time: on a host busy with other work, half of it was already too
+// much for the tiny model's one slot, its decode steps stretched 3-6×
+// in stretches) up to twice the rate of every slot serving one user
+// each.
+func searchFor(u oneUser, slots int) analyze.SearchOptions {
+	round := func(v float64) float64 { return math.Round(v*1000) / 1000 }
+	return analyze.SearchOptions{Low: round(u.RequestsPerS / 4), High: round(2 * float64(slots) * u.RequestsPerS),
+		Precision: analyze.DefaultSearch.Precision, MaxProbes: 8}
+}
+
+// measuredFor is how long a run at rate must measure (warm-up excluded)
+// to expect samples requests.
+func measuredFor(rate float64, samples int) time.Duration {
+	return time.Duration(math.Ceil(float64(samples)/rate*10) / 10 * float64(time.Second))
+}
+
+// warmupFor is a run's warm-up: three one-user requests' time, at least
+// 2 s, so the first measured requests find the server past its start.
+func warmupFor(u oneUser) time.Duration {
+	return max(2*time.Second, time.Duration(3*u.E2EP50MS*float64(time.Millisecond)).Round(100*time.Millisecond))
+}
+
+// rerun is one run at a fixed load after the search.
+type rerun struct {
+	Load float64
+	// TTFTP90MS is the run's measured TTFT p90; Samples the measured
+	// requests it was taken over.
+	TTFTP90MS   float64
+	Samples     int64
+	FailureRate float64
+	Valid       bool
+	// Confident: the run would pass find-capacity's own probe rule (the
+	// p90 shown within the bound at 95% confidence).
+	Confident bool
+}
+
+// holds is the rerun verdict: the SLO holds when the run's measured TTFT
+// p90 is within the bound and its failure rate within find-capacity's
+// (1%): what a user checking the plan with `inferload run --threshold
+// 'ttft.p90 <= BOUND'` sees. A run with no measured request holds
+// nothing.
+func (r rerun) holds(slo record.SLO) bool {
+	return r.Samples > 0 && r.TTFTP90MS <= slo.TTFTMs && r.FailureRate <= analyze.DefaultMaxFailureRate
+}
+
+// count is how many of runs satisfy f.
+func count(runs []rerun, f func(rerun) bool) int {
+	n := 0
+	for _, r := range runs {
+		if f(r) {
+			n++
+		}
+	}
+	return n
+}
