@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 )
 
@@ -47,7 +48,7 @@ func run(configs string, reruns, samples int, dir string) error {
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := suite{Reruns: reruns, Samples: samples, Dir: dir, Log: os.Stderr}
 	fmt.Fprintf(os.Stderr, "realknee: run directories under %s\n", dir)

@@ -67,6 +67,9 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 	}
 	o.Rerun = warmup + measuredFor(o.Capacity.Load, s.Samples)
 	for i := range s.Reruns {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		for _, at := range []struct {
 			load float64
 			into *[]rerun
