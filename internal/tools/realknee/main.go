@@ -6,7 +6,7 @@
 // 25% above it, counting how often the objective holds. TRUTH.md's
 // "Knee and capacity on real engines" was made by it.
 //
-//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-reruns 10] [-samples 100] [-dir DIR]
+//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-mode closed|open] [-reruns 10] [-samples 60] [-dir DIR]
 //
 // It needs `make engines` (and the wide model: MODELS="tiny wide"
 // ./scripts/llamacpp-model.sh). The run directories stay under DIR
@@ -21,24 +21,30 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/inferload/inferload/record"
 )
 
 func main() {
 	configs := flag.String("configs", "tiny:1,tiny:4,wide:2,wide:8", "configurations MODEL:SLOTS, comma-separated (MODEL tiny or wide)")
 	reruns := flag.Int("reruns", 10, "reruns at the answer and at +25%")
-	samples := flag.Int("samples", 100, "measured requests each rerun at the answer (and each probe at the lowest load) is sized for")
+	samples := flag.Int("samples", 60, "measured requests each rerun at the answer (and each probe at the lowest load) is sized for")
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
+	mode := flag.String("mode", record.ModeClosed, "closed (search users) or open (search requests/s, Poisson)")
 	flag.Parse()
-	if err := run(*configs, *reruns, *samples, *dir); err != nil {
+	if err := run(*configs, *mode, *reruns, *samples, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "realknee:", err)
 		os.Exit(1)
 	}
 }
 
-func run(configs string, reruns, samples int, dir string) error {
+func run(configs, mode string, reruns, samples int, dir string) error {
 	cs, err := parseConfigs(configs)
 	if err != nil {
 		return err
+	}
+	if mode != record.ModeClosed && mode != record.ModeOpen {
+		return fmt.Errorf("-mode %q: want closed or open", mode)
 	}
 	if reruns < 1 || samples < 1 {
 		return fmt.Errorf("-reruns %d, -samples %d: want at least 1 each", reruns, samples)
@@ -50,7 +56,7 @@ func run(configs string, reruns, samples int, dir string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := suite{Reruns: reruns, Samples: samples, Dir: dir, Log: os.Stderr}
+	s := suite{Mode: mode, Reruns: reruns, Samples: samples, Dir: dir, Log: os.Stderr}
 	fmt.Fprintf(os.Stderr, "realknee: run directories under %s\n", dir)
 	var outs []*outcome
 	for _, c := range cs {

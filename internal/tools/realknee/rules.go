@@ -44,28 +44,53 @@ type oneUser struct {
 	TTFTP90MS, E2EP50MS, RequestsPerS float64
 }
 
+// waitsAllowed is how many one-user services of waiting the SLO allows
+// at its p90: midway between one and two, because with closed-loop users
+// on one slot the k-th user beyond the slots waits about k services, so
+// a whole number would put the bound on a step rather than between two.
+const waitsAllowed = 1.5
+
 // sloFor is the objective a configuration is judged by: TTFT p90 within
-// one user's TTFT p90 plus one user's E2E p50, rounded up to 5 ms. In
-// words, a request may wait for about one other request's service
-// before the server starts it, and no more: a bound set by the server's
-// own speed, so each configuration has a knee to find, wherever its
-// slots put it.
+// one user's TTFT p90 plus waitsAllowed of one user's E2E p50, rounded
+// up to 5 ms: a bound set by the server's own speed, so each
+// configuration has a knee to find, wherever its slots put it.
 func sloFor(u oneUser) record.SLO {
-	bound := math.Ceil((u.TTFTP90MS+u.E2EP50MS)/5) * 5
+	bound := math.Ceil((u.TTFTP90MS+waitsAllowed*u.E2EP50MS)/5) * 5
 	return record.SLO{TTFTMs: bound, Share: 0.90}
 }
 
-// searchFor is the find-capacity search of a configuration: open loop
-// (requests/s, Poisson arrivals, so +25% is exactly a quarter more
-// load), from a quarter of one user's rate (one slot busy a quarter of
-// the time: on a host busy with other work, half of it was already too
-// much for the tiny model's one slot, its decode steps stretched 3-6×
-// in stretches) up to twice the rate of every slot serving one user
-// each.
-func searchFor(u oneUser, slots int) analyze.SearchOptions {
+// searchFor is the find-capacity search of a configuration. Closed loop
+// (users): from 1 user to 4 per slot. Open loop (requests/s, Poisson):
+// from a quarter of one user's rate (on a host busy with other work,
+// half of it was already too much for the tiny model's one slot, its
+// decode steps stretched 3-6× in stretches) up to twice the rate of
+// every slot serving one user each.
+func searchFor(mode string, u oneUser, slots int) analyze.SearchOptions {
+	if mode == record.ModeClosed {
+		return analyze.SearchOptions{Low: 1, High: float64(4 * slots), Whole: true, Precision: analyze.DefaultSearch.Precision, MaxProbes: 8}
+	}
 	round := func(v float64) float64 { return math.Round(v*1000) / 1000 }
 	return analyze.SearchOptions{Low: round(u.RequestsPerS / 4), High: round(2 * float64(slots) * u.RequestsPerS),
 		Precision: analyze.DefaultSearch.Precision, MaxProbes: 8}
+}
+
+// slowestRate is the fewest requests/s a run of the search may see: its
+// lowest load's (one user sends one user's rate).
+func slowestRate(mode string, u oneUser, s analyze.SearchOptions) float64 {
+	if mode == record.ModeClosed {
+		return u.RequestsPerS * s.Low
+	}
+	return s.Low
+}
+
+// above is the load 25% above answer: for users the next whole number
+// at or above it (2 users above 1: +100%, 3 above 2: +50%; +25% exactly
+// from 4 users).
+func above(mode string, answer float64) float64 {
+	if mode == record.ModeClosed {
+		return math.Ceil(answer * 1.25)
+	}
+	return math.Round(answer*1.25*1000) / 1000
 }
 
 // measuredFor is how long a run at rate must measure (warm-up excluded)

@@ -40,9 +40,9 @@ func TestSLOFor(t *testing.T) {
 		u    oneUser
 		want float64
 	}{
-		{oneUser{TTFTP90MS: 17.1, E2EP50MS: 75.6}, 95},    // 92.7 rounds up to the next 5 ms
-		{oneUser{TTFTP90MS: 20, E2EP50MS: 80}, 100},       // already on a 5 ms step: kept
-		{oneUser{TTFTP90MS: 900.2, E2EP50MS: 1200}, 2105}, // a slow model's bound scales with it
+		{oneUser{TTFTP90MS: 17.1, E2EP50MS: 75.6}, 135},   // 17.1 + 113.4 = 130.5 rounds up to the next 5 ms
+		{oneUser{TTFTP90MS: 20, E2EP50MS: 80}, 140},       // 140 is on a 5 ms step: kept
+		{oneUser{TTFTP90MS: 900.2, E2EP50MS: 1200}, 2705}, // a slow model's bound scales with it
 	} {
 		got := sloFor(tc.u)
 		if got.TTFTMs != tc.want || got.Share != 0.90 || got.E2EMs != 0 || got.TPOTMs != 0 {
@@ -53,11 +53,39 @@ func TestSLOFor(t *testing.T) {
 
 func TestSearchFor(t *testing.T) {
 	t.Parallel()
-	// 12 requests/s for one user on 4 slots: from 3/s to 96/s.
-	got := searchFor(oneUser{RequestsPerS: 12}, 4)
-	want := analyze.SearchOptions{Low: 3, High: 96, Precision: 0.10, MaxProbes: 8}
-	if got != want {
-		t.Errorf("searchFor = %+v, want %+v", got, want)
+	u := oneUser{RequestsPerS: 12}
+	for _, tc := range []struct {
+		mode    string
+		want    analyze.SearchOptions
+		slowest float64
+	}{
+		// 4 slots, closed: 1 to 16 users; the 1-user probe sees 12 requests/s.
+		{record.ModeClosed, analyze.SearchOptions{Low: 1, High: 16, Whole: true, Precision: 0.10, MaxProbes: 8}, 12},
+		// open: from 3/s (a quarter of one user's) to 96/s (twice 4 slots at one user's).
+		{record.ModeOpen, analyze.SearchOptions{Low: 3, High: 96, Precision: 0.10, MaxProbes: 8}, 3},
+	} {
+		got := searchFor(tc.mode, u, 4)
+		if got != tc.want || slowestRate(tc.mode, u, got) != tc.slowest {
+			t.Errorf("%s: searchFor = %+v, slowest %g; want %+v, %g", tc.mode, got, slowestRate(tc.mode, u, got), tc.want, tc.slowest)
+		}
+	}
+}
+
+func TestAbove(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode          string
+		answer, above float64
+	}{
+		{record.ModeClosed, 1, 2},    // +25% of one user is a second one
+		{record.ModeClosed, 4, 5},    // exactly +25%
+		{record.ModeClosed, 6, 8},    // 7.5 rounds up
+		{record.ModeOpen, 2.2, 2.75}, // rates are exact (to 0.001)
+		{record.ModeOpen, 1.111, 1.389},
+	} {
+		if got := above(tc.mode, tc.answer); got != tc.above {
+			t.Errorf("above(%s, %g) = %g, want %g", tc.mode, tc.answer, got, tc.above)
+		}
 	}
 }
 

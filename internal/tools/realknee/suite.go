@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,6 +18,8 @@ import (
 
 // suite is what every configuration is run with.
 type suite struct {
+	// Mode is record.ModeClosed (users) or record.ModeOpen (requests/s).
+	Mode   string
 	Reruns int
 	// Samples is the measured requests each rerun at the answer (and
 	// each probe at the search's lowest load) is sized to expect.
@@ -29,6 +30,7 @@ type suite struct {
 
 // outcome is one configuration's figures.
 type outcome struct {
+	Mode      string
 	Config    enginetest.Llama
 	Workload  workload
 	Agreement enginetest.Agreement
@@ -51,13 +53,13 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 		return nil, err
 	}
 	defer srv.Stop()
-	o := &outcome{Config: srv.Config, Workload: workloads[c.Model]}
+	o := &outcome{Mode: s.Mode, Config: srv.Config, Workload: workloads[c.Model]}
 	if err := s.agree(ctx, srv, o); err != nil {
 		return nil, err
 	}
-	o.SLO, o.Search = sloFor(o.OneUser), searchFor(o.OneUser, c.Slots)
+	o.SLO, o.Search = sloFor(o.OneUser), searchFor(s.Mode, o.OneUser, c.Slots)
 	warmup := warmupFor(o.OneUser)
-	o.Probe = warmup + measuredFor(o.Search.Low, s.Samples)
+	o.Probe = warmup + measuredFor(slowestRate(s.Mode, o.OneUser, o.Search), s.Samples)
 	if err := s.findCapacity(ctx, srv, o, warmup); err != nil {
 		return nil, err
 	}
@@ -65,7 +67,12 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 		o.Wall = time.Since(start)
 		return o, nil
 	}
-	o.Rerun = warmup + measuredFor(o.Capacity.Load, s.Samples)
+	// Reruns are as long as the probes: at the answer a closed loop sends
+	// at least the lowest probe's rate, an open one exactly the answer's.
+	o.Rerun = o.Probe
+	if s.Mode == record.ModeOpen {
+		o.Rerun = warmup + measuredFor(o.Capacity.Load, s.Samples)
+	}
 	for i := range s.Reruns {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -73,14 +80,14 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 		for _, at := range []struct {
 			load float64
 			into *[]rerun
-		}{{o.Capacity.Load, &o.AtAnswer}, {math.Round(o.Capacity.Load*1.25*1000) / 1000, &o.Above}} {
+		}{{o.Capacity.Load, &o.AtAnswer}, {above(s.Mode, o.Capacity.Load), &o.Above}} {
 			r, err := s.rerun(ctx, srv, o, at.load, warmup, uint64(i+1))
 			if err != nil {
 				return nil, err
 			}
 			*at.into = append(*at.into, r)
 			fmt.Fprintf(s.Log, "  rerun %d at %s: TTFT p90 %.0f ms over %d requests (bound %.0f ms)\n",
-				i+1, record.LoadText(at.load, record.ModeOpen), r.TTFTP90MS, r.Samples, o.SLO.TTFTMs)
+				i+1, record.LoadText(at.load, s.Mode), r.TTFTP90MS, r.Samples, o.SLO.TTFTMs)
 		}
 	}
 	o.Wall = time.Since(start)
@@ -108,12 +115,12 @@ func (s suite) agree(ctx context.Context, srv *enginetest.LlamaServer, o *outcom
 
 // findCapacity runs find-capacity for o's SLO.
 func (s suite) findCapacity(ctx context.Context, srv *enginetest.LlamaServer, o *outcome, warmup time.Duration) error {
-	p, err := s.plan(srv, o, fmt.Sprintf("load: {rate: %g, duration: %s, warmup: %s, grace: 10s}", o.Search.Low, o.Probe, warmup))
+	p, err := s.plan(srv, o, s.load(o.Search.Low, o.Probe, warmup))
 	if err != nil {
 		return err
 	}
 	res, err := experiment.FindCapacity(ctx, p, experiment.Options{}, experiment.CapacityOptions{
-		Mode: record.ModeOpen, Search: o.Search, SLOs: []record.SLO{o.SLO}, ProbeDuration: o.Probe})
+		Mode: s.Mode, Search: o.Search, SLOs: []record.SLO{o.SLO}, ProbeDuration: o.Probe})
 	if err != nil {
 		return err
 	}
@@ -122,10 +129,18 @@ func (s suite) findCapacity(ctx context.Context, srv *enginetest.LlamaServer, o 
 	return nil
 }
 
-// rerun runs rate for o.Rerun with the workload's seed set to seed (each
+// load is the plan's load section for one run at load.
+func (s suite) load(load float64, d, warmup time.Duration) string {
+	if s.Mode == record.ModeClosed {
+		return fmt.Sprintf("load: {concurrency: %d, duration: %s, warmup: %s, grace: 10s}", int(load), d, warmup)
+	}
+	return fmt.Sprintf("load: {rate: %g, duration: %s, warmup: %s, grace: 10s}", load, d, warmup)
+}
+
+// rerun runs load for o.Rerun with the workload's seed set to seed (each
 // rerun its own arrivals and lengths) and judges it.
-func (s suite) rerun(ctx context.Context, srv *enginetest.LlamaServer, o *outcome, rate float64, warmup time.Duration, seed uint64) (rerun, error) {
-	p, err := s.plan(srv, o, fmt.Sprintf("load: {rate: %g, duration: %s, warmup: %s, grace: 10s}", rate, o.Rerun, warmup))
+func (s suite) rerun(ctx context.Context, srv *enginetest.LlamaServer, o *outcome, load float64, warmup time.Duration, seed uint64) (rerun, error) {
+	p, err := s.plan(srv, o, s.load(load, o.Rerun, warmup))
 	if err != nil {
 		return rerun{}, err
 	}
@@ -135,7 +150,7 @@ func (s suite) rerun(ctx context.Context, srv *enginetest.LlamaServer, o *outcom
 		return rerun{}, err
 	}
 	sum := res.Summary
-	r := rerun{Load: rate, TTFTP90MS: sum.Metrics.TTFT.P90, Samples: sum.Metrics.TTFT.Count, FailureRate: sum.FailureRate,
+	r := rerun{Load: load, TTFTP90MS: sum.Metrics.TTFT.P90, Samples: sum.Metrics.TTFT.Count, FailureRate: sum.FailureRate,
 		Valid: sum.Validity == nil || sum.Validity.Valid}
 	r.Confident, err = passesProbeRule(res.Dir, o.SLO, sum.FailureRate)
 	return r, err

@@ -13,7 +13,7 @@ import (
 // configuration's table and the summary row.
 func TestTablesCountVerdicts(t *testing.T) {
 	t.Parallel()
-	o := &outcome{Config: enginetest.Llama{Model: "tiny", Slots: 4, Threads: 1}, Workload: workloads["tiny"],
+	o := &outcome{Mode: record.ModeOpen, Config: enginetest.Llama{Model: "tiny", Slots: 4, Threads: 1}, Workload: workloads["tiny"],
 		SLO: record.SLO{TTFTMs: 100, Share: 0.9}, Capacity: &record.Capacity{Found: true, Load: 8, Reason: "capacity 8 requests/s"}}
 	for i := range 10 {
 		at, above := rerun{Load: 8, TTFTP90MS: 60, Samples: 100, Valid: true, Confident: i < 7}, rerun{Load: 10, TTFTP90MS: 300, Samples: 125}
