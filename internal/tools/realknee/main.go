@@ -6,7 +6,7 @@
 // 25% above it, counting how often the objective holds. TRUTH.md's
 // "Knee and capacity on real engines" was made by it.
 //
-//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-mode closed|open] [-reruns 10] [-samples 60] [-dir DIR]
+//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-mode closed|open] [-reruns 10] [-samples 40] [-dir DIR]
 //
 // It needs `make engines` (and the wide model: MODELS="tiny wide"
 // ./scripts/llamacpp-model.sh). The run directories stay under DIR
@@ -28,7 +28,7 @@ import (
 func main() {
 	configs := flag.String("configs", "tiny:1,tiny:4,wide:2,wide:8", "configurations MODEL:SLOTS, comma-separated (MODEL tiny or wide)")
 	reruns := flag.Int("reruns", 10, "reruns at the answer and at +25%")
-	samples := flag.Int("samples", 60, "measured requests each rerun at the answer (and each probe at the lowest load) is sized for")
+	samples := flag.Int("samples", 40, "measured requests each probe at the lowest load (and each rerun) is sized for, at half the one-user speed")
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
 	mode := flag.String("mode", record.ModeClosed, "closed (search users) or open (search requests/s, Poisson)")
 	flag.Parse()

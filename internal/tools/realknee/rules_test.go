@@ -96,9 +96,9 @@ func TestDurations(t *testing.T) {
 		samples int
 		want    time.Duration
 	}{
-		{4, 100, 25 * time.Second},         // 100 requests at 4/s
-		{3, 100, 33400 * time.Millisecond}, // 33.33 s, rounded up to a tenth
-		{0.5, 40, 80 * time.Second},        // a slow rate needs a long run
+		{4, 100, 50 * time.Second},         // 100 requests at 2/s, half the rate
+		{3, 100, 66700 * time.Millisecond}, // 66.67 s, rounded up to a tenth
+		{0.5, 40, 160 * time.Second},       // a slow rate needs a long run
 	} {
 		if got := measuredFor(tc.rate, tc.samples); got != tc.want {
 			t.Errorf("measuredFor(%g, %d) = %s, want %s", tc.rate, tc.samples, got, tc.want)
