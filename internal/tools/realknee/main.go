@@ -2,15 +2,18 @@
 // servers: for each configuration (model and slots, one thread) it
 // starts llama-server, checks the measurement against the server's own
 // timings, runs find-capacity for a TTFT p90 objective set from a
-// one-user probe, then reruns the server N times at the answer and at
-// 25% above it, counting how often the objective holds. TRUTH.md's
+// one-user probe, then reruns the server N times at the answer and 25%
+// above it (rounded up to a whole user), counting how often the
+// objective holds. TRUTH.md's
 // "Knee and capacity on real engines" was made by it.
 //
-//	go run ./internal/tools/realknee [-configs tiny:1,tiny:4,wide:2,wide:8] [-mode closed|open] [-reruns 10] [-samples 40] [-dir DIR]
+//	go run ./internal/tools/realknee [-configs tiny:1,tiny:2,tiny:4,tiny:8] [-mode closed|open] [-reruns 10] [-samples 40] [-dir DIR]
 //
-// It needs `make engines` (and the wide model: MODELS="tiny wide"
-// ./scripts/llamacpp-model.sh). The run directories stay under DIR
-// (default a new temporary directory, printed).
+// It needs `make engines`; the wide model (-configs wide:2,wide:8) also
+// MODELS="tiny wide" ./scripts/llamacpp-model.sh, and on one thread of
+// the 2-vCPU development machine most of an hour per configuration. The
+// run directories stay under DIR (default a new temporary directory,
+// printed).
 package main
 
 import (
@@ -26,7 +29,7 @@ import (
 )
 
 func main() {
-	configs := flag.String("configs", "tiny:1,tiny:4,wide:2,wide:8", "configurations MODEL:SLOTS, comma-separated (MODEL tiny or wide)")
+	configs := flag.String("configs", "tiny:1,tiny:2,tiny:4,tiny:8", "configurations MODEL:SLOTS, comma-separated (MODEL tiny or wide)")
 	reruns := flag.Int("reruns", 10, "reruns at the answer and at +25%")
 	samples := flag.Int("samples", 40, "measured requests each probe at the lowest load (and each rerun) is sized for, at half the one-user speed")
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
