@@ -10,9 +10,7 @@
 //	go run ./internal/tools/realknee [-configs tiny:1,tiny:2,tiny:4,tiny:8] [-mode closed|open] [-reruns 10] [-samples 40] [-dir DIR]
 //
 // It needs `make engines`; the wide model (-configs wide:2,wide:8) also
-// MODELS="tiny wide" ./scripts/llamacpp-model.sh, and on one thread of
-// the 2-vCPU development machine most of an hour per configuration. The
-// run directories stay under DIR (default a new temporary directory,
+// MODELS="tiny wide" ./scripts/llamacpp-model.sh. The run directories stay under DIR (default a new temporary directory,
 // printed).
 package main
 

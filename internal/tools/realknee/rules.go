@@ -12,9 +12,10 @@ import (
 	"github.com/inferload/inferload/record"
 )
 
-// workload is what one configuration sends: the wide model's prompt
-// costs about 37 ms a token on one thread here, so its requests are
-// shorter, or a probe long enough to back a p90 would take minutes.
+// workload is what one configuration sends. The wide model's requests
+// are shorter: on one thread here its first 31-token prompt took 1.2 s,
+// and with 16 → 8 tokens one user still runs only about 3 requests/s
+// (tiny: 5-12 with 64 → 16), which sets how long every run must be.
 type workload struct {
 	Input, Output int
 }
