@@ -3,7 +3,6 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -47,48 +46,24 @@ workload: {input_tokens: "64", output_tokens: "16"}
 	if sum.Tokens.Source != record.SourceUsage || sum.Tokens.OutputTotal != 24*16 {
 		t.Errorf("tokens %+v: want 384 output tokens by usage", sum.Tokens)
 	}
-	if out := sum.ServerTime.OutsideMS; out.P50 < -1 || out.P50 > 20 {
-		t.Errorf("outside the server p50 %.2f ms: want 0-20 ms (network and HTTP on loopback)", out.P50)
-	}
-	var tpotErr []float64
-	var endErr []int64
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
-		if r.Server != nil {
-			endErr = append(endErr, endAgainstServer(r))
-		}
-		tpot, ok := record.TPOTUS(r)
-		if !ok || r.Server == nil || r.Server.DecodeN < 2 {
-			return nil
-		}
-		server := float64(r.Server.DecodeUS) / float64(r.Server.DecodeN-1)
-		tpotErr = append(tpotErr, math.Abs(float64(tpot)-server)/server)
-		return nil
-	})
+	a, err := enginetest.MeasureAgreement(res.Dir, sum)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(tpotErr) != 24 {
-		t.Fatalf("%d records with TPOT and server decode timings, want 24", len(tpotErr))
-	}
-	slices.Sort(tpotErr)
-	slices.Sort(endErr)
 	t.Logf("outside the server p50 %.2f ms, p99 %.2f ms; TPOT against the server's: median %.2f%%, max %.2f%%; end against the server's: p50 %+d µs",
-		sum.ServerTime.OutsideMS.P50, sum.ServerTime.OutsideMS.P99, tpotErr[len(tpotErr)/2]*100, tpotErr[len(tpotErr)-1]*100, endErr[len(endErr)/2])
-	if med := tpotErr[len(tpotErr)/2]; med > 0.05 {
-		t.Errorf("TPOT differs from the server's predicted_ms/(predicted_n-1) by %.1f%% at the median: want within 5%%", med*100)
+		a.OutsideP50MS, a.OutsideP99MS, a.TPOTErrMedian*100, a.TPOTErrMax*100, a.EndErrMedianUS)
+	if a.OutsideP50MS < -1 || a.OutsideP50MS > 20 {
+		t.Errorf("outside the server p50 %.2f ms: want 0-20 ms (network and HTTP on loopback)", a.OutsideP50MS)
 	}
-	if med := endErr[len(endErr)/2]; med < -5000 || med > 5000 {
+	if a.Timed != 24 {
+		t.Fatalf("%d records with TPOT and server decode timings, want 24", a.Timed)
+	}
+	if a.TPOTErrMedian > 0.05 {
+		t.Errorf("TPOT differs from the server's predicted_ms/(predicted_n-1) by %.1f%% at the median: want within 5%%", a.TPOTErrMedian*100)
+	}
+	if med := a.EndErrMedianUS; med < -5000 || med > 5000 {
 		t.Errorf("first token to end of reply differs from the server's predicted_ms by %+d µs at the median: want within 5 ms (the end is stamped as tokens are)", med)
 	}
-}
-
-// endAgainstServer is how far the client's first token → end of reply
-// (E2E − TTFT) is from the server's own generation time (llama.cpp
-// predicted_ms), in µs: both ends of the client's interval are kernel
-// receive stamps, so what is left is the server's own write of its last
-// chunk and [DONE], and loopback.
-func endAgainstServer(r *record.Result) int64 {
-	return (r.E2EUS - r.TTFTUS) - r.Server.DecodeUS
 }
 
 // TestLlamaCalibrateLearnsSlots: a sweep of a real llama-server with 2
@@ -162,7 +137,7 @@ workload: {input_tokens: "64", output_tokens: "16"}
 // BenchmarkLlamaEndAtStreams (BENCHMARKS.md, "E2E against a real server"):
 // 16 closed-loop streams on a 16-slot llama-server; reports the median and
 // P90 over the measured requests of the client's first token → end of
-// reply against the server's predicted_ms (endAgainstServer), and the
+// reply against the server's predicted_ms (enginetest.EndAgainstServer), and the
 // same for TTFT beyond the server's prompt_ms. Target: median within 1 ms.
 func BenchmarkLlamaEndAtStreams(b *testing.B) {
 	s := enginetest.StartLlama(b, enginetest.Llama{Model: "tiny", Slots: 16})
@@ -180,7 +155,7 @@ workload: {input_tokens: "64", output_tokens: "16"}
 		var end, ttft []int64
 		_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 			if r.Server != nil && !r.Warmup && r.OK() {
-				end = append(end, endAgainstServer(r))
+				end = append(end, enginetest.EndAgainstServer(r))
 				ttft = append(ttft, r.TTFTUS-r.Server.PrefillUS)
 			}
 			return nil

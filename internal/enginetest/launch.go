@@ -49,10 +49,14 @@ func Launch(c Llama) (*LlamaServer, error) {
 	return nil, fmt.Errorf("llama-server %+v did not start: %w", c, errors.Join(errs...))
 }
 
-// Stop kills a server Launch started and waits for it to exit.
+// Stop kills a server Launch started and waits for it to exit; later
+// calls (a tool stopping on a signal and again on its way out) do
+// nothing.
 func (s *LlamaServer) Stop() {
-	_ = s.cmd.Process.Kill()
-	<-s.exited
+	s.stop.Do(func() {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	})
 }
 
 // llamaCommand is the llama-server command line for c on port: the

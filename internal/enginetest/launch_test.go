@@ -3,13 +3,20 @@ package enginetest
 import (
 	"net/http"
 	"os"
+	"strings"
 	"testing"
+	"time"
 )
 
-// TestLaunchAndStop: Launch starts a server a tool can use outside a
-// test (it answers /health), and Stop ends it (its port then refuses).
+// TestLaunchAndStop: a server started by Launch (for a tool, outside a
+// test) answers /health until Stop, after which its port refuses
+// connections, and a second Stop does nothing; a model that is not there
+// is an error that says how to get one.
 func TestLaunchAndStop(t *testing.T) {
 	t.Parallel()
+	if _, err := Launch(Llama{Model: "no-such-model"}); err == nil || !strings.Contains(err.Error(), "make engines") {
+		t.Errorf("Launch of a missing model: %v, want an error naming `make engines`", err)
+	}
 	for _, f := range []string{LlamaBinary(), ModelPath("tiny")} {
 		if _, err := os.Stat(f); err != nil {
 			missing(t, "no "+f)
@@ -19,18 +26,20 @@ func TestLaunchAndStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get(s.URL + "/health")
+	client := &http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(s.URL + "/health")
 	if err != nil {
 		s.Stop()
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	s.Stop()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/health answered %d, want 200", resp.StatusCode)
 	}
-	if resp, err := http.Get(s.URL + "/health"); err == nil {
+	s.Stop()
+	s.Stop() // a second Stop does nothing
+	if resp, err := client.Get(s.URL + "/health"); err == nil {
 		resp.Body.Close()
-		t.Errorf("the server still answers after Stop (%d)", resp.StatusCode)
+		t.Errorf("%s still answers after Stop: status %d", s.URL, resp.StatusCode)
 	}
 }

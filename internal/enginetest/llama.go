@@ -53,6 +53,7 @@ type LlamaServer struct {
 	cmd    *exec.Cmd
 	log    *syncBuffer
 	exited chan error // Launch's; StartLlama waits in its cleanup
+	stop   sync.Once  // Stop kills and waits once
 }
 
 // cacheDir is where the scripts put the engines and models.
