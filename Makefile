@@ -10,9 +10,13 @@ STATICCHECK := $(GOBIN)/staticcheck
 
 .PHONY: test lint tools test-deps engines build image demo bench fuzz screenshots
 
-## test: lint, then every test with the race detector (what CI runs)
+## test: lint, then every test with the race detector (what CI runs); capacity,
+## which starts no goroutine (capacity/goroutines_test.go keeps it so), runs its
+## long virtual-time fits without it: the detector finds nothing there and made
+## the package take 9 minutes
 test: lint test-deps engines
-	$(GO) test -race -count=1 -timeout 600s ./...
+	$(GO) test -race -count=1 -timeout 600s $$($(GO) list ./... | grep -v '/capacity$$')
+	$(GO) test -count=1 -timeout 600s ./capacity
 
 ## test-deps: install what integration tests need beyond Go (chromium, prometheus); quiet when present
 test-deps:
