@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -147,21 +146,9 @@ workload: {input_tokens: "uniform(16,64)", output_tokens: "12"}
 // nativeTruth runs plan text (with %s for the simulator's root URL)
 // against a simulator that queues, returning each successful record and
 // the engine's truth for it, joined by x-request-id.
-func nativeTruth(t *testing.T, planText string) ([]*record.Result, map[string]sim.Truth) {
+func nativeTruth(t *testing.T, planText string) ([]*record.Result, *truthLog) {
 	t.Helper()
-	var mu sync.Mutex
-	truth := map[string]sim.Truth{}
-	prof := tinyProfile(t)
-	prof.MaxNumSeqs = 2
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1, OnFinish: func(id string, tr sim.Truth) {
-		mu.Lock()
-		defer mu.Unlock()
-		truth[id] = tr
-	}}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url, truth := queuingSim(t, sim.Config{})
 	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(planText, rootURL(url))), Options{Env: testEnv()})
 	if err != nil {
 		t.Fatal(err)
@@ -177,8 +164,6 @@ func nativeTruth(t *testing.T, planText string) ([]*record.Result, map[string]si
 	if err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	return ok, truth
 }
 
@@ -197,7 +182,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 	}
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1000 }
 	for _, r := range recs {
-		tr, ok := truth[r.TraceID]
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: no truth for %s", r.ID, r.TraceID)
@@ -224,7 +209,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 	}
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1 }
 	for _, r := range recs {
-		tr, ok := truth[r.TraceID]
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: no truth for %s", r.ID, r.TraceID)

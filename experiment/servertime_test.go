@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,19 +20,7 @@ import (
 // truth, and the summary's server_time must cover every success.
 func TestServerTimeMatchesSimulatorTruth(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	truth := map[string]sim.Truth{}
-	prof := tinyProfile(t)
-	prof.MaxNumSeqs = 2 // 6 users on 2 slots: some requests queue
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1, OnFinish: func(id string, tr sim.Truth) {
-		mu.Lock()
-		defer mu.Unlock()
-		truth[id] = tr
-	}}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url, truth := queuingSim(t, sim.Config{}) // 6 users on 2 slots: some requests queue
 	p := testPlan(t, fmt.Sprintf(`
 name: servertime
 target: {url: %s, model: tiny-sim}
@@ -56,9 +43,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 		if r.TraceID != hex.EncodeToString(id[:]) {
 			t.Errorf("record %d: trace_id %q, want %x", r.ID, r.TraceID, id)
 		}
-		mu.Lock()
-		tr, ok := truth[r.TraceID]
-		mu.Unlock()
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: the simulator never saw x-request-id %s", r.ID, r.TraceID)
