@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"testing"
@@ -19,7 +18,7 @@ import (
 func TestPrefixReuseOfPrefixesAndTurns(t *testing.T) {
 	t.Parallel()
 	url := tinySim(t, sim.Faults{})
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: prefix-reuse
 target: {url: %s}
 load: {concurrency: 4, requests: 90}
@@ -28,10 +27,6 @@ workload:
     - {name: rag, weight: 1, input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
     - {name: chat, weight: 1, input_tokens: "32", output_tokens: "8", turns: 3}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := res.Summary
 	rag, chat := sum.Classes["rag"], sum.Classes["chat"]
 	if sum.PrefixReuse == nil || rag == nil || rag.PrefixReuse == nil || chat == nil || chat.PrefixReuse == nil {
@@ -95,17 +90,13 @@ func TestPrefixReuseFromServerCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: prefix-counters
 target: {url: %s}
 load: {concurrency: 2, duration: 2s, warmup: 200ms}
 observe: {interval: 100ms}
 workload: {input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pr := res.Summary.PrefixReuse
 	if pr == nil {
 		t.Fatal("no prefix_reuse")

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func TestReasoningPerClass(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(srv.Close)
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: reasoning-per-class
 target: {url: %s, model: %s}
 load: {concurrency: 4, requests: 40}
@@ -36,10 +35,6 @@ workload:
     - {name: quick, weight: 1, input_tokens: "16", output_tokens: "200", body: {reasoning_effort: low}}
     - {name: deep, weight: 1, input_tokens: "16", output_tokens: "200", body: {reasoning_effort: high}}
 `, url, prof.Model))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	quick, deep := res.Summary.Classes["quick"], res.Summary.Classes["deep"]
 	if quick == nil || deep == nil {
 		t.Fatalf("classes %v: want quick and deep", res.Summary.Classes)

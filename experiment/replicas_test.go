@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -28,7 +27,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 		t.Cleanup(srv.Close)
 		urls[i] = url
 	}
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: replicas
 target: {url: %s, replicas: [%s]}
 load: {concurrency: 4, requests: 80}
@@ -38,10 +37,6 @@ workload:
     - {name: single, weight: 1, input_tokens: "16", output_tokens: "4"}
     - {name: chat, weight: 1, input_tokens: "16", output_tokens: "4", turns: 3, api: responses}
 `, urls[0], urls[1]))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := map[int]int{}
 	var records []*record.Result
 	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {

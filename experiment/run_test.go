@@ -60,6 +60,17 @@ func testPlan(t testing.TB, yaml string) *plan.Plan {
 	return p
 }
 
+// runPlan runs the plan yaml in the test environment and fails the test
+// when the run fails.
+func runPlan(t *testing.T, yaml string) *Outcome {
+	t.Helper()
+	res, err := Run(context.Background(), testPlan(t, yaml), Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func testEnv() Env {
 	return Env{Getenv: func(k string) string {
 		if k == "TEST_KEY" {

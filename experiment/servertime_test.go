@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -21,20 +20,16 @@ import (
 func TestServerTimeMatchesSimulatorTruth(t *testing.T) {
 	t.Parallel()
 	url, truth := queuingSim(t, sim.Config{}) // 6 users on 2 slots: some requests queue
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: servertime
 target: {url: %s, model: tiny-sim}
 load: {concurrency: 6, requests: 60}
 workload: {input_tokens: "32", output_tokens: "8"}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := filepath.Base(res.Dir)
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1000 }
 	n, queued := 0, 0
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	_, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
 		if !r.OK() {
 			return nil
 		}
