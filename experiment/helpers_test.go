@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 	"github.com/inferload/inferload/summary"
@@ -51,5 +52,14 @@ func expectRebuildIdentical(t *testing.T, dir string) {
 	}
 	if !bytes.Equal(live, rebuilt) {
 		t.Errorf("rebuilt summary.json differs from the live one:\nlive:    %s\nrebuilt: %s", live, rebuilt)
+	}
+}
+
+// eachRecord streams the records of the run in dir to fn (rundir.ReadRecords)
+// and fails the test on a read error or one of fn's.
+func eachRecord(t *testing.T, dir string, fn func(*record.Result) error) {
+	t.Helper()
+	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), fn); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -48,7 +48,7 @@ workload: {input_tokens: "64", output_tokens: "16"}
 	}
 	var tpotErr []float64
 	var endErr []int64
-	_, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if r.Server != nil {
 			endErr = append(endErr, endAgainstServer(r))
 		}
@@ -60,9 +60,6 @@ workload: {input_tokens: "64", output_tokens: "16"}
 		tpotErr = append(tpotErr, math.Abs(float64(tpot)-server)/server)
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if len(tpotErr) != 24 {
 		t.Fatalf("%d records with TPOT and server decode timings, want 24", len(tpotErr))
 	}

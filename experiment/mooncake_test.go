@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -55,7 +54,7 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 		192 + 60,      // 0, 1, 2 whole; 3 held 60 tokens
 	}
 	var reuse, sent, cached, input int
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return fmt.Errorf("request %d failed: %s %s", r.ID, r.Error, r.ErrorMsg)
 		}
@@ -67,9 +66,7 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 		}
 		reuse, sent, cached, input = reuse+r.ReuseTokens, sent+r.PromptTokensSent, cached+r.CachedTokens, input+r.InputTokens
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	pr := res.Summary.PrefixReuse
 	if pr == nil || pr.Requests != 12 {
 		t.Fatalf("prefix_reuse %+v, want 12 requests compared", pr)

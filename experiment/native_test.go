@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -155,15 +154,12 @@ func nativeTruth(t *testing.T, planText string) ([]*record.Result, *truthLog) {
 	}
 	run := filepath.Base(res.Dir)
 	var ok []*record.Result
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if id := record.TraceID(run, r.ID); r.OK() && r.TraceID == hex.EncodeToString(id[:]) {
 			ok = append(ok, r)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return ok, truth
 }
 

@@ -2,11 +2,9 @@ package experiment
 
 import (
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -39,16 +37,14 @@ workload:
 `, urls[0], urls[1]))
 	served := map[int]int{}
 	var records []*record.Result
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return fmt.Errorf("request %d failed: %s", r.ID, r.ErrorMsg)
 		}
 		served[r.Replica]++
 		records = append(records, r)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(served) != 2 || served[1] < 20 || served[2] < 20 {
 		t.Errorf("requests per replica %v: want both of 1 and 2 to serve a fair share of 80", served)
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -29,7 +28,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 	run := filepath.Base(res.Dir)
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1000 }
 	n, queued := 0, 0
-	_, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return nil
 		}
@@ -52,9 +51,6 @@ workload: {input_tokens: "32", output_tokens: "8"}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := res.Summary.ServerTime
 	if st == nil || st.Requests != int64(n) || st.QueueMS == nil {
 		t.Fatalf("server_time %+v, want %d requests with a queue figure", st, n)
