@@ -41,9 +41,7 @@ load: {concurrency: 4, duration: 8s}
 workload: {input_tokens: "16", output_tokens: "16"}
 observe: {gpu: false, scrape: "off"}
 `, simURL)
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	addrFile, uiAddr := filepath.Join(work, "addr"), freePort(t)
 	type result struct {
 		code           int
