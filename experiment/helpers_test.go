@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
@@ -17,22 +18,8 @@ import (
 // returns its OpenAI base URL.
 func tinySim(t *testing.T, faults sim.Faults) string {
 	t.Helper()
-	srv, url, err := sim.Start(sim.Config{Profile: tinyProfile(t), Faults: faults, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Faults: faults, Seed: 1})
 	return url
-}
-
-// tinyProfile is the simulator's "tiny" preset: 1 ms steps, for tests.
-func tinyProfile(t *testing.T) sim.Profile {
-	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prof
 }
 
 // expectRebuildIdentical rebuilds dir's summary.json from its records and

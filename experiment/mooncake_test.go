@@ -8,6 +8,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -84,7 +85,7 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 // the prefix_reuse_low hint says so.
 func TestRunMooncakeReuseLostHint(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.DisablePrefixCaching = true
 	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
 	if err != nil {

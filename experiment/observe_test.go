@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -32,7 +33,7 @@ load: {concurrency: 8, duration: 3s}
 workload: {input_tokens: "32", output_tokens: "32"}
 observe: {scrape: "%s,http://127.0.0.1:1/metrics", interval: 250ms, gpu: false, notes: {"1s": "planned note"}}
 env: {framework: inferload-sim}
-`, url, tinyProfile(t).Model, metricsURL))
+`, url, enginetest.TinyProfile(t).Model, metricsURL))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +43,7 @@ env: {framework: inferload-sim}
 		t.Fatal(err)
 	}
 	checkSimSamples(t, samples, metricsURL, res.Summary.WindowS)
-	checkSimEnv(t, res.Dir, tinyProfile(t).Model)
+	checkSimEnv(t, res.Dir, enginetest.TinyProfile(t).Model)
 	checkSimEvents(t, res.Dir)
 
 	s := res.Summary

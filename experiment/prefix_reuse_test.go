@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -83,7 +84,7 @@ workload:
 // 576, 16-token blocks).
 func TestPrefixReuseFromServerCounters(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.HideCachedTokens = true
 	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -16,7 +17,7 @@ import (
 // against 8 decode steps of at least 2 ms each.
 func TestReasoningPerClass(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.Cost.StepOverhead = 2 * time.Millisecond
 	prof.ReasoningEffort = map[string]sim.LengthDist{"low": {Kind: "fixed", Mean: 8}, "high": {Kind: "fixed", Mean: 40}}
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 6}

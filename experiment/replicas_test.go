@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -18,7 +19,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 	t.Parallel()
 	var urls [2]string
 	for i := range urls {
-		srv, url, err := sim.Start(sim.Config{Profile: tinyProfile(t), Seed: uint64(i + 1)}, "127.0.0.1:0")
+		srv, url, err := sim.Start(sim.Config{Profile: enginetest.TinyProfile(t), Seed: uint64(i + 1)}, "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)
 		}

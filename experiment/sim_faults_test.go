@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -74,7 +75,7 @@ func TestSimulatorHealthyRun(t *testing.T) {
 target: {url: %s, model: %s}
 load: {rate: 100, arrival: poisson, requests: 60}
 workload: {input_tokens: "uniform(16,64)", output_tokens: "24"}
-`, url, tinyProfile(t).Model))
+`, url, enginetest.TinyProfile(t).Model))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)

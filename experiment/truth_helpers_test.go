@@ -4,6 +4,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -36,14 +37,10 @@ func (l *truthLog) get(id string) (sim.Truth, bool) {
 func queuingSim(t *testing.T, cfg sim.Config) (string, *truthLog) {
 	t.Helper()
 	log := &truthLog{m: map[string]sim.Truth{}}
-	cfg.Profile = tinyProfile(t)
+	cfg.Profile = enginetest.TinyProfile(t)
 	cfg.Profile.MaxNumSeqs = 2
 	cfg.Seed = 1
 	cfg.OnFinish = log.add
-	srv, url, err := sim.Start(cfg, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, cfg)
 	return url, log
 }

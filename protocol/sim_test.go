@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -21,25 +22,17 @@ func startSim(t *testing.T) (root, model string) {
 	return strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
 }
 
-// startProfile serves prof (seed 1) with faults on a free loopback port
-// for the test's duration, and returns the server and its OpenAI base URL.
+// startProfile serves prof (seed 1) with faults for the test's duration,
+// and returns the server and its OpenAI base URL.
 func startProfile(t *testing.T, prof sim.Profile, faults sim.Faults) (*sim.Server, string) {
 	t.Helper()
-	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1, Faults: faults}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	return srv, v1
+	return enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1, Faults: faults})
 }
 
 // tinyFixed is the tiny profile answering every request to its max_tokens.
 func tinyFixed(t *testing.T) sim.Profile {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := enginetest.TinyProfile(t)
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
 	return prof
 }
@@ -227,10 +220,7 @@ func TestHTTPTemplateErrorsAgainstSim(t *testing.T) {
 func TestReasoningAgainstSim(t *testing.T) {
 	t.Parallel()
 	const reasoning, answer, step = 50, 20, 4 * time.Millisecond
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := enginetest.TinyProfile(t)
 	prof.Cost = sim.CostModel{StepOverhead: step}
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: answer}
 	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: reasoning}

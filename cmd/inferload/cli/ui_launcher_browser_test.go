@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -63,12 +64,7 @@ func TestUICommandInBrowser(t *testing.T) {
 // with its URL (…/v1).
 func startSim(t *testing.T) (*sim.Server, string) {
 	t.Helper()
-	s, u, err := sim.Start(sim.Config{Seed: 1, Speedup: 20}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, u
+	return enginetest.StartSim(t, sim.Config{Seed: 1, Speedup: 20})
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.
