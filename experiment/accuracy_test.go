@@ -40,11 +40,7 @@ func degradingSim(t *testing.T, degrade sim.AnswerDegrade) string {
 	t.Helper()
 	prof := enginetest.TinyProfile(t)
 	prof.MaxNumSeqs, prof.Cost.StepOverhead = 64, 20*time.Millisecond
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Faults: sim.Faults{AnswerDegrade: degrade}, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Faults: sim.Faults{AnswerDegrade: degrade}, Seed: 1})
 	return url
 }
 

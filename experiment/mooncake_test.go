@@ -87,11 +87,7 @@ func TestRunMooncakeReuseLostHint(t *testing.T) {
 	t.Parallel()
 	prof := enginetest.TinyProfile(t)
 	prof.DisablePrefixCaching = true
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s}
 load: {trace: {path: %s, speed: 4, block_tokens: 64, loop: true}, requests: 24}

@@ -86,11 +86,7 @@ func TestPrefixReuseFromServerCounters(t *testing.T) {
 	t.Parallel()
 	prof := enginetest.TinyProfile(t)
 	prof.HideCachedTokens = true
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
 	res := runPlan(t, fmt.Sprintf(`
 name: prefix-counters
 target: {url: %s}

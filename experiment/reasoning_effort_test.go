@@ -21,11 +21,7 @@ func TestReasoningPerClass(t *testing.T) {
 	prof.Cost.StepOverhead = 2 * time.Millisecond
 	prof.ReasoningEffort = map[string]sim.LengthDist{"low": {Kind: "fixed", Mean: 8}, "high": {Kind: "fixed", Mean: 40}}
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 6}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
 	res := runPlan(t, fmt.Sprintf(`
 name: reasoning-per-class
 target: {url: %s, model: %s}

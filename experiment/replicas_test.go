@@ -19,11 +19,7 @@ func TestReplicasRoundRobin(t *testing.T) {
 	t.Parallel()
 	var urls [2]string
 	for i := range urls {
-		srv, url, err := sim.Start(sim.Config{Profile: enginetest.TinyProfile(t), Seed: uint64(i + 1)}, "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Close)
+		_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: uint64(i + 1)})
 		urls[i] = url
 	}
 	res := runPlan(t, fmt.Sprintf(`
