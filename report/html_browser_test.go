@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,45 +14,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
-
-// browserPath finds Debian's chromium. A missing browser is a failure, in CI
-// and out: scripts/install-test-deps.sh (run by `make test`) installs it, and
-// the report's pages are only proven in a real browser.
-func browserPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run scripts/install-test-deps.sh (make test does)")
-	return ""
-}
-
-// newBrowser starts a headless chromium with a fresh profile and no
-// background network, and returns a tab context.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browserPath(t)),
-		chromedp.Headless, chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	tab, tcancel := chromedp.NewContext(actx)
-	t.Cleanup(tcancel)
-	return tab
-}
 
 // consoleProblems collects errors and exceptions the page logs until it
 // logs the sentinel; wait returns them.
@@ -114,7 +77,7 @@ const drawnCharts = `Array.from(document.querySelectorAll('figure.chart')).map(f
 // console from before the first byte, and waits for the page's footer.
 func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
 	t.Helper()
-	ctx := newBrowser(t)
+	ctx := browsertest.Tab(t, browsertest.Path(t), 1280, 900, 60*time.Second)
 	console := watchConsole(ctx)
 	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {

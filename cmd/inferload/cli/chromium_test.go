@@ -3,13 +3,14 @@ package cli
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // page is a tab of a headless chromium under test. It keeps what the page
@@ -28,7 +29,7 @@ type page struct {
 // waits up to timeout.
 func openPage(t *testing.T, path string, timeout time.Duration) *page {
 	t.Helper()
-	p := &page{t: t, ctx: chromiumTab(t, path), timeout: timeout}
+	p := &page{t: t, ctx: browsertest.Tab(t, path, 1400, 1000, 120*time.Second), timeout: timeout}
 	msgs := chromedp.Console(p.ctx)
 	go func() {
 		for m, err := range msgs {
@@ -91,38 +92,6 @@ func (p *page) checkConsole() {
 	for _, msg := range p.problems {
 		p.t.Errorf("page console: %s", msg)
 	}
-}
-
-// chromiumPath finds Debian's chromium; a missing browser is a failure
-// (scripts/install-test-deps.sh installs it), in CI and out.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run scripts/install-test-deps.sh (make test does)")
-	return ""
-}
-
-// chromiumTab starts a headless chromium with a fresh profile and no
-// background network, and returns a tab.
-func chromiumTab(t *testing.T, path string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	tab, tcancel := chromedp.NewContext(actx)
-	t.Cleanup(tcancel)
-	return tab
 }
 
 // artifactDir is $TEST_ARTIFACTS when set (CI uploads it), else the

@@ -17,6 +17,8 @@ import (
 
 	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // TestCollectorUIInBrowser drives the collector's live page in Debian's
@@ -30,7 +32,7 @@ import (
 // progress line.
 func TestCollectorUIInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.Path(t)
 	_, simURL := startSim(t)
 
 	work := t.TempDir()

@@ -12,6 +12,8 @@ import (
 
 	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // TestUICommandInBrowser drives `inferload ui` in Debian's chromium: a
@@ -21,7 +23,7 @@ import (
 // command. The page logs no error.
 func TestUICommandInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.Path(t)
 	_, simURL := startSim(t)
 	// The launcher needs its token on loopback too: open the URL it printed.
 	printed := startUICommand(t, "--out", t.TempDir())
