@@ -2,14 +2,12 @@ package report
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,51 +15,6 @@ import (
 
 	"github.com/inferload/inferload/internal/browsertest"
 )
-
-// consoleProblems collects errors and exceptions the page logs until it
-// logs the sentinel; wait returns them.
-type consoleProblems struct {
-	mu       sync.Mutex
-	problems []string
-	done     chan struct{}
-}
-
-const consoleSentinel = "inferload-test-end"
-
-func watchConsole(ctx context.Context) *consoleProblems {
-	c := &consoleProblems{done: make(chan struct{})}
-	msgs := chromedp.Console(ctx)
-	go func() {
-		defer close(c.done)
-		for m, err := range msgs {
-			if err != nil || m.Text == consoleSentinel {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				c.mu.Lock()
-				c.problems = append(c.problems, m.String())
-				c.mu.Unlock()
-			}
-		}
-	}()
-	return c
-}
-
-// wait logs the sentinel (so every earlier message has been seen) and
-// returns the problems.
-func (c *consoleProblems) wait(ctx context.Context) ([]string, error) {
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any]("console.log('"+consoleSentinel+"')")); err != nil {
-		return nil, err
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		return nil, errors.New("console sentinel never arrived")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.problems, nil
-}
 
 // drawnCharts is JS returning, per chart figure, how many painted
 // (non-transparent) pixels its canvas holds; 0 means an empty chart.
@@ -75,10 +28,10 @@ const drawnCharts = `Array.from(document.querySelectorAll('figure.chart')).map(f
 
 // openPage opens a file in a fresh headless browser tab, watching its
 // console from before the first byte, and waits for the page's footer.
-func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
+func openPage(t *testing.T, path string) (context.Context, *browsertest.Console) {
 	t.Helper()
 	ctx := browsertest.Tab(t, browsertest.Path(t), 1280, 900, 60*time.Second)
-	console := watchConsole(ctx)
+	console := browsertest.Watch(ctx)
 	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
 		t.Fatalf("open %s: %v", u, err)
@@ -88,7 +41,7 @@ func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
 
 // finishPage saves a screenshot of the page as dir/name and fails the test
 // for every console error, warning or exception the page produced.
-func finishPage(t *testing.T, ctx context.Context, console *consoleProblems, dir, name string) {
+func finishPage(t *testing.T, ctx context.Context, console *browsertest.Console, dir, name string) {
 	t.Helper()
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -97,7 +50,7 @@ func finishPage(t *testing.T, ctx context.Context, console *consoleProblems, dir
 	if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems, err := console.wait(ctx)
+	problems, err := console.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +79,7 @@ func expectDrawn(t *testing.T, charts []string, ids ...string) {
 // no console error, every chart drawn, the planted markup inert, and a
 // screenshot saved as an artifact.
 func TestHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	path := writeReportFile(t, dir, "report.html", fullInput())
 	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
@@ -189,7 +142,7 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 	if err != nil || len(charts) != 1 || charts[0] != "blank:0" {
 		t.Errorf("charts = %v, %v; want [blank:0]", charts, err)
 	}
-	problems, err := console.wait(ctx)
+	problems, err := console.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +155,7 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 // (with the knee marks and KV cache overlay), the TTFT against input
 // length chart and the soak windows are drawn, with no console error.
 func TestStagedHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	path := writeReportFile(t, dir, "report-staged.html", stagedInput())
 	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
