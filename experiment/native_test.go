@@ -41,28 +41,6 @@ var nativeAPIs = []struct {
 	}, false},
 }
 
-// nativeFaults are every fault the simulator injects, with the kind the
-// OpenAI client gives it.
-var nativeFaults = []struct {
-	faults string
-	stream bool
-	extra  string // plan lines under target:
-	want   record.ErrorKind
-}{
-	{"status503=1", true, "", record.ErrHTTP5xx},
-	{"status429=1", true, "", record.ErrHTTP429},
-	{"status400=1", false, "", record.ErrHTTP4xx},
-	{"reset=1", true, "", record.ErrConnReset},
-	{"reset=1", false, "", record.ErrConnReset},
-	{"malformed=1", true, "", record.ErrMalformedEvent},
-	{"malformed=1", false, "", record.ErrMalformedEvent},
-	{"missing_done=1", true, "", record.ErrStreamIncomplete},
-	{"error_event=1", true, "", record.ErrStreamErrorEvent},
-	{"error_event=1", false, "", record.ErrHTTP5xx},
-	{"stall=1:3s", true, "timeouts: {total: 400ms}", record.ErrTimeoutAfterTTFT},
-	{"slow_first_byte=1:3s", true, "timeouts: {ttft: 300ms}", record.ErrTimeoutBeforeTTFT},
-}
-
 // rootURL is a simulator's server root, where the native APIs live.
 func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 
@@ -72,7 +50,7 @@ func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 // starve this package's timing-sensitive tests on a small machine.
 func TestNativeAPIFaultsAreClassified(t *testing.T) {
 	for _, a := range nativeAPIs {
-		for _, f := range nativeFaults {
+		for _, f := range simFaults {
 			want := f.want
 			key := fmt.Sprintf("%s/stream=%v", f.faults, f.stream)
 			if k, ok := a.differs[key]; ok {
