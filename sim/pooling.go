@@ -178,17 +178,14 @@ func textList(param string, raw json.RawMessage) ([]string, *apiError) {
 
 // poolingDialect is the replies of the rerank, score and pooling APIs:
 // one JSON body, errors in OpenAI's shape. They never stream.
-type poolingDialect struct{ c *call }
+type poolingDialect struct {
+	unstreamed
+	c *call
+}
 
 func newPoolingDialect(c *call) dialect { return poolingDialect{c: c} }
 
-func (poolingDialect) contentType() string            { return "application/json" }
-func (poolingDialect) holdsLast() bool                { return false }
-func (poolingDialect) start() []byte                  { return nil }
-func (poolingDialect) token(int, string, bool) []byte { return nil }
-func (poolingDialect) errorEvent(string) []byte       { return nil }
-func (poolingDialect) end(int, string, bool) []byte   { return nil }
-func (poolingDialect) errorBody(e *apiError) []byte   { return e.body() }
+func (poolingDialect) errorBody(e *apiError) []byte { return e.body() }
 
 // whole renders the reply of the call's kind.
 func (d poolingDialect) whole(h http.Header, _ string, _ int) []byte {

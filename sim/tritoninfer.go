@@ -107,18 +107,13 @@ func flatStrings(raw json.RawMessage) ([]string, error) {
 }
 
 // tritonInferDialect is the v2 /infer reply: one JSON body with the label
-// tensor; errors as {"error": "..."}. The endpoint never streams, so the
-// stream methods are never called on it.
-type tritonInferDialect struct{ c *call }
+// tensor; errors as {"error": "..."}. The endpoint never streams.
+type tritonInferDialect struct {
+	unstreamed
+	c *call
+}
 
 func newTritonInferDialect(c *call) dialect { return tritonInferDialect{c: c} }
-
-func (tritonInferDialect) contentType() string            { return "application/json" }
-func (tritonInferDialect) holdsLast() bool                { return false }
-func (tritonInferDialect) start() []byte                  { return nil }
-func (tritonInferDialect) token(int, string, bool) []byte { return nil }
-func (tritonInferDialect) errorEvent(string) []byte       { return nil }
-func (tritonInferDialect) end(int, string, bool) []byte   { return nil }
 
 // whole renders {"id", "model_name", "model_version", "outputs": [LABEL]},
 // one label a text, picked from the answer's place in the vocabulary so
