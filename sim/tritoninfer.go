@@ -46,12 +46,9 @@ type inferRequest struct {
 // encoder's does: its cost is the forward pass over every token.
 func parseTritonInfer(model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
 	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
-		if m := r.PathValue("model"); m != model {
-			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
-		}
 		var t inferRequest
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nativeRequest{}, badRequest("", "failed to parse the request JSON buffer: %v", err)
+		if aerr := decodeTriton(r, body, model, &t); aerr != nil {
+			return nativeRequest{}, aerr
 		}
 		texts, aerr := inferTexts(&t, model)
 		if aerr != nil {
