@@ -3,7 +3,6 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -115,18 +114,11 @@ func checkSimSamples(t *testing.T, samples []observe.Sample, metricsURL string, 
 
 func checkSimEnv(t *testing.T, dir, model string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env Environment
-	if err := json.Unmarshal(raw, &env); err != nil {
-		t.Fatal(err)
-	}
+	env := readEnv(t, dir)
 	served := env.Target.Served
 	if len(served.Models) == 0 || served.Models[0].ID != model || env.Declared["framework"] != "inferload-sim" ||
 		env.GPUs.Backend != "none" || len(env.ServerGPUs) == 0 || env.ServerGPUs[0].Name == "" {
-		t.Errorf("env.json = %s", raw)
+		t.Errorf("env.json = %+v", env)
 	}
 }
 
