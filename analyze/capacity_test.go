@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,20 +70,8 @@ func TestNextLoad(t *testing.T) {
 				t.Fatalf("%s: search does not end: %v", tt.name, probes)
 			}
 		}
-		if !equalFloats(probes, tt.probes) || Capacity(passed, failed) != tt.answer {
+		if !slices.Equal(probes, tt.probes) || Capacity(passed, failed) != tt.answer {
 			t.Errorf("%s: probes %v answer %v; want %v answer %v", tt.name, probes, Capacity(passed, failed), tt.probes, tt.answer)
 		}
 	}
-}
-
-func equalFloats(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

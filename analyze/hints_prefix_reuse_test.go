@@ -32,12 +32,7 @@ func TestPrefixReuseHint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := &record.Summary{PrefixReuse: tt.pr}
-		var got []string
-		var msg string
-		for _, h := range Hints(nil, s, record.LoadTrend{}) {
-			got = append(got, h.Rule)
-			msg = h.Message
-		}
+		got, msg := hintRules(s)
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: hints %v, want %v", tt.name, got, tt.want)
 		}

@@ -45,12 +45,19 @@ func TestServerTimeHints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		s := &record.Summary{ServerTime: tt.st, Metrics: record.Metrics{TTFT: record.Stats{P50: tt.ttft}}}
-		var got []string
-		for _, h := range Hints(nil, s, record.LoadTrend{}) {
-			got = append(got, h.Rule)
-		}
+		got, _ := hintRules(s)
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: hints %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// hintRules are the rules of the hints s gets, in order, and the last
+// hint's message.
+func hintRules(s *record.Summary) (rules []string, msg string) {
+	for _, h := range Hints(nil, s, record.LoadTrend{}) {
+		rules = append(rules, h.Rule)
+		msg = h.Message
+	}
+	return rules, msg
 }

@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -61,7 +62,7 @@ func TestFindKnee(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
-		if k.Found != tt.found || k.Load != tt.load || k.Recommended != tt.rec || !equalInts(k.Evidence, tt.evidence) {
+		if k.Found != tt.found || k.Load != tt.load || k.Recommended != tt.rec || !slices.Equal(k.Evidence, tt.evidence) {
 			t.Errorf("%s: got found=%v load=%v rec=%v evidence=%v", tt.name, k.Found, k.Load, k.Recommended, k.Evidence)
 		}
 		if !strings.Contains(k.Reason, tt.reason) {
@@ -84,18 +85,6 @@ func openLoop(steps []record.Step) []record.Step {
 		out[i] = s
 	}
 	return out
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestMsText: the knee's reason prints latencies readably: whole

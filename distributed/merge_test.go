@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/inferload/inferload/experiment"
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
@@ -27,15 +28,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // simURL serves the simulator's fast "tiny" profile for the test.
 func simURL(t *testing.T) string {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: 1})
 	return url
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -27,15 +28,7 @@ func (ragSource) Spec(i uint64) workload.Spec {
 // simClient starts the tiny simulator profile and returns a client for it.
 func simClient(t *testing.T) *protocol.OpenAI {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: 1})
 	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
 	if err != nil {
 		t.Fatal(err)

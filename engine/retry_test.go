@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -283,15 +284,7 @@ func TestRetryAmplificationOnSim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Faults: faults, Seed: 3}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Faults: faults, Seed: 3})
 	recs := runRetries(t, url, 200, RetryPolicy{MaxAttempts: 4, InitialBackoff: time.Millisecond,
 		MaxBackoff: 5 * time.Millisecond, BudgetRatio: 1})
 	agg := record.NewAggregate()

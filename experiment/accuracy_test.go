@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -37,13 +38,9 @@ func choiceDataset(t *testing.T) string {
 // past a load as degrade says.
 func degradingSim(t *testing.T, degrade sim.AnswerDegrade) string {
 	t.Helper()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.MaxNumSeqs, prof.Cost.StepOverhead = 64, 20*time.Millisecond
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Faults: sim.Faults{AnswerDegrade: degrade}, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Faults: sim.Faults{AnswerDegrade: degrade}, Seed: 1})
 	return url
 }
 

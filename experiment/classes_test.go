@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 	"github.com/inferload/inferload/workload"
 )
@@ -144,13 +142,10 @@ func TestClassesAgainstSimulator(t *testing.T) {
 // checkRecordsExpect: bad-input records carry their expectation, others none.
 func checkRecordsExpect(t *testing.T, dir string) {
 	t.Helper()
-	_, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, dir, func(r *record.Result) error {
 		if (r.Class == workload.BadInputClass) != (r.Expect == record.ExpectRejection) {
 			t.Errorf("record %d of class %s expects %q", r.ID, r.Class, r.Expect)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }

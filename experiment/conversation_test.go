@@ -3,11 +3,9 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -38,16 +36,13 @@ func TestConversationsAndEmbeddingsAgainstSimulator(t *testing.T) {
 		t.Fatalf("classes %v errors %v", s.Classes, s.Errors)
 	}
 	inputs := map[string]map[int]bool{"chat": {}, "embed": {}}
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		inputs[r.Class][r.InputTokens] = true
 		if r.Class == "embed" && (r.TokenSource != record.TokensUsage || r.OutputTokens != 0 || r.TTFTUS != r.E2EUS) {
 			t.Errorf("embeddings record %+v", r)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	// Turn k's prompt holds k earlier exchanges of 20+10 tokens: the
 	// server counts 20, 50 and 80 tokens (plus its chat template's).
 	if len(inputs["chat"]) != 3 || len(inputs["embed"]) != 1 || !inputs["embed"][40] {

@@ -3,11 +3,9 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 )
 
 // An open loop paced by compute: each request costs 2.2e11 FLOPs at 1B
@@ -29,12 +27,10 @@ compute: {params_b: 1}
 	if res.Summary.Mode != record.ModeOpen || res.Summary.Requests.Succeeded != 20 {
 		t.Fatalf("mode %s requests %+v: want 20 open-loop successes", res.Summary.Mode, res.Summary.Requests)
 	}
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if want := int64(r.ID) * 10_000; r.IntendedUS < want-1 || r.IntendedUS > want+1 {
 			t.Errorf("request %d due at %dµs, want %dµs", r.ID, r.IntendedUS, want)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 }

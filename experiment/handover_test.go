@@ -51,12 +51,10 @@ load:
 		t.Fatal(err)
 	}
 	var recs []*record.Result
-	if _, err := rundir.ReadRecords(filepath.Join(out.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, out.Dir, func(r *record.Result) error {
 		recs = append(recs, r)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	marks := stageMarks(t, out.Dir)
 	if len(marks) != 3 {
 		t.Fatalf("%d stage ends, want 3", len(marks))
@@ -182,12 +180,10 @@ load:
 		t.Fatal(err)
 	}
 	var sends []int64
-	if _, err := rundir.ReadRecords(filepath.Join(out.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, out.Dir, func(r *record.Result) error {
 		sends = append(sends, r.IntendedUS)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	slices.Sort(sends)
 	for i := 1; i < len(sends); i++ {
 		if gap := time.Duration(sends[i]-sends[i-1]) * time.Microsecond; gap > 60*time.Millisecond {

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 	"github.com/inferload/inferload/summary"
@@ -16,22 +18,8 @@ import (
 // returns its OpenAI base URL.
 func tinySim(t *testing.T, faults sim.Faults) string {
 	t.Helper()
-	srv, url, err := sim.Start(sim.Config{Profile: tinyProfile(t), Faults: faults, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Faults: faults, Seed: 1})
 	return url
-}
-
-// tinyProfile is the simulator's "tiny" preset: 1 ms steps, for tests.
-func tinyProfile(t *testing.T) sim.Profile {
-	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return prof
 }
 
 // expectRebuildIdentical rebuilds dir's summary.json from its records and
@@ -51,5 +39,14 @@ func expectRebuildIdentical(t *testing.T, dir string) {
 	}
 	if !bytes.Equal(live, rebuilt) {
 		t.Errorf("rebuilt summary.json differs from the live one:\nlive:    %s\nrebuilt: %s", live, rebuilt)
+	}
+}
+
+// eachRecord streams the records of the run in dir to fn (rundir.ReadRecords)
+// and fails the test on a read error or one of fn's.
+func eachRecord(t *testing.T, dir string, fn func(*record.Result) error) {
+	t.Helper()
+	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), fn); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/report"
@@ -180,19 +181,12 @@ func (w seen) String() string {
 // scraping /metrics four times a second.
 func runHintCase(t *testing.T, tc hintCase) (*record.Summary, string) {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := enginetest.TinyProfile(t)
 	tc.profile(&prof)
 	if err := prof.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
 	p := testPlan(t, fmt.Sprintf("target: {url: %s, model: %s}\nobserve: {interval: 250ms, gpu: false}\n%s\n", url, prof.Model, tc.load))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {

@@ -28,16 +28,12 @@ import (
 func TestLlamaMeasurementAgreement(t *testing.T) {
 	t.Parallel()
 	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 1})
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: llama-agreement
 target: {url: %s/v1, model: tiny}
 load: {concurrency: 1, requests: 24}
 workload: {input_tokens: "64", output_tokens: "16"}
 `, s.URL))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := res.Summary
 	if sum.Requests.Succeeded != 24 || sum.ServerTime == nil || sum.ServerTime.Requests != 24 {
 		t.Fatalf("succeeded %d, server_time %+v: want 24 requests, each with the server's timings\n%s",
@@ -110,16 +106,12 @@ func TestLlamaCalibrateLearnsSlots(t *testing.T) {
 func TestLlamaWaitForASlotIsInferred(t *testing.T) {
 	t.Parallel()
 	s := enginetest.StartLlama(t, enginetest.Llama{Model: "tiny", Slots: 1})
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: llama-wait
 target: {url: %s/v1, model: tiny}
 load: {concurrency: 4, requests: 40}
 workload: {input_tokens: "64", output_tokens: "16"}
 `, s.URL))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := res.Summary.ServerTime
 	if st == nil || st.WaitMS == nil {
 		t.Fatalf("server_time %+v: want an inferred wait", st)

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -55,7 +55,7 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 		192 + 60,      // 0, 1, 2 whole; 3 held 60 tokens
 	}
 	var reuse, sent, cached, input int
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return fmt.Errorf("request %d failed: %s %s", r.ID, r.Error, r.ErrorMsg)
 		}
@@ -67,9 +67,7 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 		}
 		reuse, sent, cached, input = reuse+r.ReuseTokens, sent+r.PromptTokensSent, cached+r.CachedTokens, input+r.InputTokens
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	pr := res.Summary.PrefixReuse
 	if pr == nil || pr.Requests != 12 {
 		t.Fatalf("prefix_reuse %+v, want 12 requests compared", pr)
@@ -87,13 +85,9 @@ load: {trace: {path: %s, speed: 2, block_tokens: 64}}
 // the prefix_reuse_low hint says so.
 func TestRunMooncakeReuseLostHint(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.DisablePrefixCaching = true
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s}
 load: {trace: {path: %s, speed: 4, block_tokens: 64, loop: true}, requests: 24}

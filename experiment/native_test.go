@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -43,28 +41,6 @@ var nativeAPIs = []struct {
 	}, false},
 }
 
-// nativeFaults are every fault the simulator injects, with the kind the
-// OpenAI client gives it.
-var nativeFaults = []struct {
-	faults string
-	stream bool
-	extra  string // plan lines under target:
-	want   record.ErrorKind
-}{
-	{"status503=1", true, "", record.ErrHTTP5xx},
-	{"status429=1", true, "", record.ErrHTTP429},
-	{"status400=1", false, "", record.ErrHTTP4xx},
-	{"reset=1", true, "", record.ErrConnReset},
-	{"reset=1", false, "", record.ErrConnReset},
-	{"malformed=1", true, "", record.ErrMalformedEvent},
-	{"malformed=1", false, "", record.ErrMalformedEvent},
-	{"missing_done=1", true, "", record.ErrStreamIncomplete},
-	{"error_event=1", true, "", record.ErrStreamErrorEvent},
-	{"error_event=1", false, "", record.ErrHTTP5xx},
-	{"stall=1:3s", true, "timeouts: {total: 400ms}", record.ErrTimeoutAfterTTFT},
-	{"slow_first_byte=1:3s", true, "timeouts: {ttft: 300ms}", record.ErrTimeoutBeforeTTFT},
-}
-
 // rootURL is a simulator's server root, where the native APIs live.
 func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 
@@ -74,7 +50,7 @@ func rootURL(v1 string) string { return strings.TrimSuffix(v1, "/v1") }
 // starve this package's timing-sensitive tests on a small machine.
 func TestNativeAPIFaultsAreClassified(t *testing.T) {
 	for _, a := range nativeAPIs {
-		for _, f := range nativeFaults {
+		for _, f := range simFaults {
 			want := f.want
 			key := fmt.Sprintf("%s/stream=%v", f.faults, f.stream)
 			if k, ok := a.differs[key]; ok {
@@ -147,38 +123,21 @@ workload: {input_tokens: "uniform(16,64)", output_tokens: "12"}
 // nativeTruth runs plan text (with %s for the simulator's root URL)
 // against a simulator that queues, returning each successful record and
 // the engine's truth for it, joined by x-request-id.
-func nativeTruth(t *testing.T, planText string) ([]*record.Result, map[string]sim.Truth) {
+func nativeTruth(t *testing.T, planText string) ([]*record.Result, *truthLog) {
 	t.Helper()
-	var mu sync.Mutex
-	truth := map[string]sim.Truth{}
-	prof := tinyProfile(t)
-	prof.MaxNumSeqs = 2
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1, OnFinish: func(id string, tr sim.Truth) {
-		mu.Lock()
-		defer mu.Unlock()
-		truth[id] = tr
-	}}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	url, truth := queuingSim(t, sim.Config{})
 	res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(planText, rootURL(url))), Options{Env: testEnv()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	run := filepath.Base(res.Dir)
 	var ok []*record.Result
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if id := record.TraceID(run, r.ID); r.OK() && r.TraceID == hex.EncodeToString(id[:]) {
 			ok = append(ok, r)
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
 	return ok, truth
 }
 
@@ -197,7 +156,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 	}
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1000 }
 	for _, r := range recs {
-		tr, ok := truth[r.TraceID]
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: no truth for %s", r.ID, r.TraceID)
@@ -224,7 +183,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 	}
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1 }
 	for _, r := range recs {
-		tr, ok := truth[r.TraceID]
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: no truth for %s", r.ID, r.TraceID)

@@ -3,7 +3,6 @@ package experiment
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -32,7 +32,7 @@ load: {concurrency: 8, duration: 3s}
 workload: {input_tokens: "32", output_tokens: "32"}
 observe: {scrape: "%s,http://127.0.0.1:1/metrics", interval: 250ms, gpu: false, notes: {"1s": "planned note"}}
 env: {framework: inferload-sim}
-`, url, tinyProfile(t).Model, metricsURL))
+`, url, enginetest.TinyProfile(t).Model, metricsURL))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ env: {framework: inferload-sim}
 		t.Fatal(err)
 	}
 	checkSimSamples(t, samples, metricsURL, res.Summary.WindowS)
-	checkSimEnv(t, res.Dir, tinyProfile(t).Model)
+	checkSimEnv(t, res.Dir, enginetest.TinyProfile(t).Model)
 	checkSimEvents(t, res.Dir)
 
 	s := res.Summary
@@ -114,18 +114,11 @@ func checkSimSamples(t *testing.T, samples []observe.Sample, metricsURL string, 
 
 func checkSimEnv(t *testing.T, dir, model string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(dir, rundir.Env))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env Environment
-	if err := json.Unmarshal(raw, &env); err != nil {
-		t.Fatal(err)
-	}
+	env := readEnv(t, dir)
 	served := env.Target.Served
 	if len(served.Models) == 0 || served.Models[0].ID != model || env.Declared["framework"] != "inferload-sim" ||
 		env.GPUs.Backend != "none" || len(env.ServerGPUs) == 0 || env.ServerGPUs[0].Name == "" {
-		t.Errorf("env.json = %s", raw)
+		t.Errorf("env.json = %+v", env)
 	}
 }
 

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 )
 
 // An open loop against a server slower than the offered rate, through an
@@ -38,15 +36,13 @@ workload: {input_tokens: "4", output_tokens: "1"}
 		t.Fatal(err)
 	}
 	var last *record.Result
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if r.ID == 9 {
 			c := *r
 			last = &c
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if last == nil {
 		t.Fatal("request 9 was not recorded")
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,25 +32,13 @@ func TestOTLPSpansMatchSimulatorTruth(t *testing.T) {
 }
 
 func checkSpansAgainstTruth(t *testing.T, scheme string) {
-	var mu sync.Mutex
-	truth := map[string]sim.Truth{}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	prof := tinyProfile(t)
-	prof.MaxNumSeqs = 2 // 6 users on 2 slots: some requests queue
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1,
-		OTLPTracesEndpoint: scheme + "://" + ln.Addr().String(), OTLPExportEvery: 50 * time.Millisecond,
-		OnFinish: func(id string, tr sim.Truth) {
-			mu.Lock()
-			defer mu.Unlock()
-			truth[id] = tr
-		}}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	// 6 users on 2 slots: some requests queue
+	url, truth := queuingSim(t, sim.Config{
+		OTLPTracesEndpoint: scheme + "://" + ln.Addr().String(), OTLPExportEvery: 50 * time.Millisecond})
 	p := testPlan(t, fmt.Sprintf(`
 name: otlp-%s
 target: {url: %s, model: tiny-sim}
@@ -73,15 +60,13 @@ observe: {otlp_wait: 60s}
 	var worstTruth, worstInBand int64 // the largest disagreement seen, µs
 	within := func(a, b int64) bool { return max(a-b, b-a) <= 1000 }
 	n := 0
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return nil
 		}
 		n++
 		sp, ok := spans[r.TraceID]
-		mu.Lock()
-		tr := truth[r.TraceID]
-		mu.Unlock()
+		tr, _ := truth.get(r.TraceID)
 		var trace [16]byte
 		_, _ = hex.Decode(trace[:], []byte(r.TraceID))
 		parent := record.SpanID(trace, 0)
@@ -103,9 +88,6 @@ observe: {otlp_wait: 60s}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	t.Logf("%s: %d records; worst span vs truth %d µs, span vs in-band %d µs", scheme, n, worstTruth, worstInBand)
 	s := res.Summary
 	if s.ServerTime == nil || s.ServerTime.Requests != int64(n) || s.ServerTime.FromSpans != int64(n) {

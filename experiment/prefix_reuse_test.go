@@ -1,11 +1,11 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -19,7 +19,7 @@ import (
 func TestPrefixReuseOfPrefixesAndTurns(t *testing.T) {
 	t.Parallel()
 	url := tinySim(t, sim.Faults{})
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: prefix-reuse
 target: {url: %s}
 load: {concurrency: 4, requests: 90}
@@ -28,10 +28,6 @@ workload:
     - {name: rag, weight: 1, input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
     - {name: chat, weight: 1, input_tokens: "32", output_tokens: "8", turns: 3}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := res.Summary
 	rag, chat := sum.Classes["rag"], sum.Classes["chat"]
 	if sum.PrefixReuse == nil || rag == nil || rag.PrefixReuse == nil || chat == nil || chat.PrefixReuse == nil {
@@ -88,24 +84,16 @@ workload:
 // 576, 16-token blocks).
 func TestPrefixReuseFromServerCounters(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.HideCachedTokens = true
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	p := testPlan(t, fmt.Sprintf(`
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
+	res := runPlan(t, fmt.Sprintf(`
 name: prefix-counters
 target: {url: %s}
 load: {concurrency: 2, duration: 2s, warmup: 200ms}
 observe: {interval: 100ms}
 workload: {input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	pr := res.Summary.PrefixReuse
 	if pr == nil {
 		t.Fatal("no prefix_reuse")

@@ -1,11 +1,11 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -17,16 +17,12 @@ import (
 // against 8 decode steps of at least 2 ms each.
 func TestReasoningPerClass(t *testing.T) {
 	t.Parallel()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.Cost.StepOverhead = 2 * time.Millisecond
 	prof.ReasoningEffort = map[string]sim.LengthDist{"low": {Kind: "fixed", Mean: 8}, "high": {Kind: "fixed", Mean: 40}}
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 6}
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	p := testPlan(t, fmt.Sprintf(`
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1})
+	res := runPlan(t, fmt.Sprintf(`
 name: reasoning-per-class
 target: {url: %s, model: %s}
 load: {concurrency: 4, requests: 40}
@@ -36,10 +32,6 @@ workload:
     - {name: quick, weight: 1, input_tokens: "16", output_tokens: "200", body: {reasoning_effort: low}}
     - {name: deep, weight: 1, input_tokens: "16", output_tokens: "200", body: {reasoning_effort: high}}
 `, url, prof.Model))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	quick, deep := res.Summary.Classes["quick"], res.Summary.Classes["deep"]
 	if quick == nil || deep == nil {
 		t.Fatalf("classes %v: want quick and deep", res.Summary.Classes)

@@ -1,13 +1,11 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -21,14 +19,10 @@ func TestReplicasRoundRobin(t *testing.T) {
 	t.Parallel()
 	var urls [2]string
 	for i := range urls {
-		srv, url, err := sim.Start(sim.Config{Profile: tinyProfile(t), Seed: uint64(i + 1)}, "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(srv.Close)
+		_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: uint64(i + 1)})
 		urls[i] = url
 	}
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: replicas
 target: {url: %s, replicas: [%s]}
 load: {concurrency: 4, requests: 80}
@@ -38,22 +32,16 @@ workload:
     - {name: single, weight: 1, input_tokens: "16", output_tokens: "4"}
     - {name: chat, weight: 1, input_tokens: "16", output_tokens: "4", turns: 3, api: responses}
 `, urls[0], urls[1]))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	served := map[int]int{}
 	var records []*record.Result
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return fmt.Errorf("request %d failed: %s", r.ID, r.ErrorMsg)
 		}
 		served[r.Replica]++
 		records = append(records, r)
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if len(served) != 2 || served[1] < 20 || served[2] < 20 {
 		t.Errorf("requests per replica %v: want both of 1 and 2 to serve a fair share of 80", served)
 	}

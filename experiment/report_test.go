@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,7 +23,7 @@ import (
 func TestRunWritesReportAndThresholds(t *testing.T) {
 	t.Parallel()
 	srv := streamServer(t, 4, time.Millisecond)
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: gated
 target:
   url: %s/v1
@@ -37,10 +36,6 @@ thresholds:
   - ttft_ms.p99 < 0.001
   - steps.0.ttft_ms.p99 < 1
 `, srv.URL))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	got := res.Summary.Thresholds
 	// The run is too short to back a P99: that gate fails as unbacked.
 	unbacked := fmt.Sprintf("metrics.ttft_ms.p99 = %.4g rests on %d samples, too few to back a p99 at 95%% confidence (299 needed): lengthen the run, or gate the %s its samples back (docs/report.md, \"How long a CI run must be\")",

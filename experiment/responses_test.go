@@ -3,12 +3,10 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -41,7 +39,7 @@ func TestResponsesConversationsAgainstSimulator(t *testing.T) {
 	}
 	inputs := map[int]bool{}
 	minOut, maxOut := int64(1<<62), int64(0)
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		inputs[r.InputTokens] = true
 		minOut, maxOut = min(minOut, r.BytesOut), max(maxOut, r.BytesOut)
 		if !strings.HasPrefix(r.ResponseID, "resp_") {
@@ -49,9 +47,6 @@ func TestResponsesConversationsAgainstSimulator(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	turns := map[int]bool{}
 	for n := range inputs {
 		for _, want := range []int{20, 50, 80} {

@@ -20,6 +20,22 @@ import (
 
 const secretKey = "sk-test-DO-NOT-LEAK-0123456789"
 
+// writeTokenChunks writes n OpenAI content chunks ("t0 ", "t1 ", …) to
+// an SSE reply, each gap after the one before and flushed, as a server
+// streams tokens; it returns false once the client has gone.
+func writeTokenChunks(w http.ResponseWriter, r *http.Request, n int, gap time.Duration) bool {
+	for i := range n {
+		select {
+		case <-time.After(gap):
+		case <-r.Context().Done():
+			return false
+		}
+		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d \"}}]}\n\n", i)
+		w.(http.Flusher).Flush()
+	}
+	return true
+}
+
 // streamServer streams `tokens` content chunks, `gap` apart, with usage and
 // [DONE], like vLLM. It insists on the bearer key so a run proves it sent it.
 func streamServer(t *testing.T, tokens int, gap time.Duration) *httptest.Server {
@@ -30,17 +46,10 @@ func streamServer(t *testing.T, tokens int, gap time.Duration) *httptest.Server 
 			return
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
 		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"}}]}\n\n")
-		fl.Flush()
-		for i := range tokens {
-			select {
-			case <-time.After(gap):
-			case <-r.Context().Done():
-				return
-			}
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d \"}}]}\n\n", i)
-			fl.Flush()
+		w.(http.Flusher).Flush()
+		if !writeTokenChunks(w, r, tokens, gap) {
+			return
 		}
 		fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n")
 		fmt.Fprintf(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":16,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\n", tokens, tokens+16)
@@ -58,6 +67,17 @@ func testPlan(t testing.TB, yaml string) *plan.Plan {
 	}
 	p.Output.Dir = t.TempDir()
 	return p
+}
+
+// runPlan runs the plan yaml in the test environment and fails the test
+// when the run fails.
+func runPlan(t *testing.T, yaml string) *Outcome {
+	t.Helper()
+	res, err := Run(context.Background(), testPlan(t, yaml), Options{Env: testEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 func testEnv() Env {

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ func echoServer(t *testing.T) *httptest.Server {
 func TestSecretsNeverWritten(t *testing.T) {
 	t.Parallel()
 	srv := echoServer(t)
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 target:
   preflight: false
   url: %s/v1
@@ -68,15 +67,11 @@ target:
 load: {concurrency: 2, requests: 12}
 workload: {input_tokens: "8", output_tokens: "4"}
 `, srv.URL, headerSecret))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Summary.Requests.Failed != 12 {
 		t.Fatalf("%d failed, want all 12 (the echoes must have been recorded)", res.Summary.Requests.Failed)
 	}
 	redacted := 0
-	err = filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir(res.Dir, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -1,16 +1,13 @@
 package experiment
 
 import (
-	"context"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -21,33 +18,17 @@ import (
 // truth, and the summary's server_time must cover every success.
 func TestServerTimeMatchesSimulatorTruth(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	truth := map[string]sim.Truth{}
-	prof := tinyProfile(t)
-	prof.MaxNumSeqs = 2 // 6 users on 2 slots: some requests queue
-	srv, url, err := sim.Start(sim.Config{Profile: prof, Seed: 1, OnFinish: func(id string, tr sim.Truth) {
-		mu.Lock()
-		defer mu.Unlock()
-		truth[id] = tr
-	}}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	p := testPlan(t, fmt.Sprintf(`
+	url, truth := queuingSim(t, sim.Config{}) // 6 users on 2 slots: some requests queue
+	res := runPlan(t, fmt.Sprintf(`
 name: servertime
 target: {url: %s, model: tiny-sim}
 load: {concurrency: 6, requests: 60}
 workload: {input_tokens: "32", output_tokens: "8"}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	run := filepath.Base(res.Dir)
 	within := func(us int64, d time.Duration) bool { return max(us-d.Microseconds(), d.Microseconds()-us) <= 1000 }
 	n, queued := 0, 0
-	_, err = rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		if !r.OK() {
 			return nil
 		}
@@ -56,9 +37,7 @@ workload: {input_tokens: "32", output_tokens: "8"}
 		if r.TraceID != hex.EncodeToString(id[:]) {
 			t.Errorf("record %d: trace_id %q, want %x", r.ID, r.TraceID, id)
 		}
-		mu.Lock()
-		tr, ok := truth[r.TraceID]
-		mu.Unlock()
+		tr, ok := truth.get(r.TraceID)
 		switch {
 		case !ok:
 			t.Errorf("record %d: the simulator never saw x-request-id %s", r.ID, r.TraceID)
@@ -72,9 +51,6 @@ workload: {input_tokens: "32", output_tokens: "8"}
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	st := res.Summary.ServerTime
 	if st == nil || st.Requests != int64(n) || st.QueueMS == nil {
 		t.Fatalf("server_time %+v, want %d requests with a queue figure", st, n)

@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"testing"
 
@@ -19,7 +18,7 @@ import (
 func TestSessionsAgainstSim(t *testing.T) {
 	t.Parallel()
 	url := tinySim(t, sim.Faults{})
-	p := testPlan(t, fmt.Sprintf(`
+	res := runPlan(t, fmt.Sprintf(`
 name: sessions
 target: {url: %s}
 load: {concurrency: 4, requests: 80}
@@ -28,10 +27,6 @@ workload:
     - {name: chat, weight: 3, input_tokens: "32", output_tokens: "4", turns: 3}
     - {name: single, weight: 1, input_tokens: "16", output_tokens: "4"}
 `, url))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	sum := res.Summary
 	if len(sum.Sessions) != 1 || sum.Sessions["chat"] == nil {
 		t.Fatalf("sessions %v, want chat's alone", sum.Sessions)

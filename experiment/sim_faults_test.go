@@ -5,9 +5,35 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
+
+// simFaults are every fault the simulator injects, streamed or not, with
+// the kind the OpenAI client gives it; the native APIs' clients give the
+// same kinds but where nativeAPIs says otherwise.
+var simFaults = []struct {
+	faults string
+	stream bool
+	extra  string // plan lines under target:
+	want   record.ErrorKind
+}{
+	{"status503=1", true, "", record.ErrHTTP5xx},
+	{"status429=1", true, "", record.ErrHTTP429},
+	{"status400=1", false, "", record.ErrHTTP4xx},
+	{"reset=1", true, "", record.ErrConnReset},
+	{"reset=1", false, "", record.ErrConnReset},
+	{"malformed=1", true, "", record.ErrMalformedEvent},
+	{"malformed=1", false, "", record.ErrMalformedEvent},
+	{"missing_done=1", true, "", record.ErrStreamIncomplete},
+	{"error_event=1", true, "", record.ErrStreamErrorEvent},
+	{"error_event=1", false, "", record.ErrHTTP5xx},
+	// a stream that stalls after its first tokens runs into the total timeout
+	{"stall=1:3s", true, "timeouts: {total: 400ms}", record.ErrTimeoutAfterTTFT},
+	// a server that holds the request runs into the TTFT timeout
+	{"slow_first_byte=1:3s", true, "timeouts: {ttft: 300ms}", record.ErrTimeoutBeforeTTFT},
+}
 
 // Every fault the simulator can inject is observed on the wire by the real
 // client and classified as its own kind, streaming or not: the load
@@ -15,27 +41,7 @@ import (
 // real, not against mocks.
 func TestSimulatorFaultsAreClassified(t *testing.T) {
 	t.Parallel()
-	tests := []struct {
-		faults string
-		stream bool
-		extra  string // plan lines under target:
-		want   record.ErrorKind
-	}{
-		{"status503=1", true, "", record.ErrHTTP5xx},
-		{"status429=1", true, "", record.ErrHTTP429},
-		{"status400=1", true, "", record.ErrHTTP4xx},
-		{"reset=1", true, "", record.ErrConnReset},
-		{"reset=1", false, "", record.ErrConnReset},
-		{"malformed=1", true, "", record.ErrMalformedEvent},
-		{"missing_done=1", true, "", record.ErrStreamIncomplete},
-		{"error_event=1", true, "", record.ErrStreamErrorEvent},
-		{"error_event=1", false, "", record.ErrHTTP5xx},
-		// a stream that stalls after its first tokens runs into the total timeout
-		{"stall=1:3s", true, "timeouts: {total: 400ms}", record.ErrTimeoutAfterTTFT},
-		// a server that holds the request runs into the TTFT timeout
-		{"slow_first_byte=1:3s", true, "timeouts: {ttft: 300ms}", record.ErrTimeoutBeforeTTFT},
-	}
-	for _, tt := range tests {
+	for _, tt := range simFaults {
 		name := fmt.Sprintf("%s/stream=%v", tt.faults, tt.stream)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -74,7 +80,7 @@ func TestSimulatorHealthyRun(t *testing.T) {
 target: {url: %s, model: %s}
 load: {rate: 100, arrival: poisson, requests: 60}
 workload: {input_tokens: "uniform(16,64)", output_tokens: "24"}
-`, url, tinyProfile(t).Model))
+`, url, enginetest.TinyProfile(t).Model))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)

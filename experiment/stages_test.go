@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/analyze"
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -31,17 +32,10 @@ func smallSim(t *testing.T, maxSeqs int) string {
 // stepSim is smallSim with every engine step taking step.
 func stepSim(t *testing.T, maxSeqs int, step time.Duration) string {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := enginetest.TinyProfile(t)
 	prof.MaxNumSeqs = maxSeqs
 	prof.Cost.StepOverhead = step
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: prof})
 	return url
 }
 
@@ -135,7 +129,7 @@ func checkRecords(t *testing.T, dir string, n int) {
 	t.Helper()
 	seen := map[uint64]bool{}
 	perStep := map[int]int{}
-	_, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, dir, func(r *record.Result) error {
 		if seen[r.ID] {
 			t.Errorf("record ID %d appears twice", r.ID)
 		}
@@ -143,9 +137,6 @@ func checkRecords(t *testing.T, dir string, n int) {
 		perStep[r.Step]++
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for i := 1; i <= n; i++ {
 		if perStep[i] == 0 {
 			t.Errorf("no record of stage %d (records per stage: %v)", i, perStep)

@@ -20,15 +20,8 @@ func slowingServer(t *testing.T, growth, span time.Duration) string {
 		frac := min(time.Since(start).Seconds()/span.Seconds(), 1)
 		gap := 2*time.Millisecond + time.Duration(frac*float64(growth))
 		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
-		for i := range 4 {
-			select {
-			case <-time.After(gap):
-			case <-r.Context().Done():
-				return
-			}
-			fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"t%d \"}}]}\n\n", i)
-			fl.Flush()
+		if !writeTokenChunks(w, r, 4, gap) {
+			return
 		}
 		fmt.Fprint(w, "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":8,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n")
 	}))

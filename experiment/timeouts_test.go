@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -28,11 +27,7 @@ func TestClassTimeouts(t *testing.T) {
 	t.Parallel()
 	// streamServer waits `gap` before each token: 300 ms to the first.
 	srv := streamServer(t, 2, 300*time.Millisecond)
-	p := testPlan(t, fmt.Sprintf(classTimeoutsPlan, srv.URL))
-	res, err := Run(context.Background(), p, Options{Env: testEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runPlan(t, fmt.Sprintf(classTimeoutsPlan, srv.URL))
 	patient, impatient := res.Summary.Classes["patient"], res.Summary.Classes["impatient"]
 	if patient == nil || impatient == nil {
 		t.Fatalf("classes %v: want patient and impatient", res.Summary.Classes)

@@ -3,11 +3,9 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/inferload/inferload/record"
-	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -30,7 +28,7 @@ load: {trace: {path: %s, speed: 2}}
 		t.Fatalf("requests %+v mode %s errors %v: want the 8 traced requests in an open loop", s.Requests, s.Mode, s.Errors)
 	}
 	n := 0
-	if _, err := rundir.ReadRecords(filepath.Join(res.Dir, rundir.Records), func(r *record.Result) error {
+	eachRecord(t, res.Dir, func(r *record.Result) error {
 		n++
 		i := int64(r.ID)
 		// recorded 100 ms apart, replayed at speed 2: 50 ms apart
@@ -39,9 +37,7 @@ load: {trace: {path: %s, speed: 2}}
 				i, r.IntendedUS, r.PromptTokensSent, r.MaxTokens, r.OutputTokens, i*50_000, 20+i, 4+i, 4+i)
 		}
 		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	})
 	if n != 8 {
 		t.Errorf("%d records, want 8", n)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/capacity"
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
@@ -50,7 +51,7 @@ type simTarget struct {
 // starts over HTTP.
 func newSimTarget(t *testing.T, p *plan.Plan, maxSeqs int, step time.Duration) simTarget {
 	t.Helper()
-	prof := tinyProfile(t)
+	prof := enginetest.TinyProfile(t)
 	prof.MaxNumSeqs, prof.Cost.StepOverhead = maxSeqs, step
 	in, err1 := strconv.Atoi(p.Workload.InputTokens)
 	out, err2 := strconv.Atoi(p.Workload.OutputTokens)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -15,11 +16,7 @@ import (
 // serves them at the real paths).
 func TestProbeNative(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := sim.Start(sim.Config{Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, v1 := enginetest.StartSim(t, sim.Config{Seed: 1})
 	root, model := strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
 	tests := []struct {
 		api  string

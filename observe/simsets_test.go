@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
 )
 
@@ -18,11 +19,7 @@ func TestSimulatorMetricSetsDetected(t *testing.T) {
 	for _, set := range sim.MetricSets {
 		t.Run(set, func(t *testing.T) {
 			t.Parallel()
-			srv, v1, err := sim.Start(sim.Config{Seed: 1, Metrics: set}, "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			_, v1 := enginetest.StartSim(t, sim.Config{Seed: 1, Metrics: set})
 			fams, err := fetchMetrics(context.Background(), http.DefaultClient, strings.TrimSuffix(v1, "/v1")+"/metrics", 1<<20)
 			if err != nil {
 				t.Fatal(err)

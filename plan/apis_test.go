@@ -1,7 +1,6 @@
 package plan
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -87,13 +86,6 @@ func TestValidateNativeAPIs(t *testing.T) {
 	for _, tt := range tests {
 		p := closedPlan()
 		tt.change(p)
-		p.ApplyDefaults()
-		err := p.Validate()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: unexpected error: %v", tt.name, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%s: error %v\nwant it to contain %q", tt.name, err, tt.want)
-		}
+		checkValidate(t, tt.name, p, tt.want)
 	}
 }

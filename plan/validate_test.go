@@ -270,14 +270,7 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		p := tt.plan()
 		tt.change(p)
-		p.ApplyDefaults()
-		err := p.Validate()
-		switch {
-		case tt.want == "" && err != nil:
-			t.Errorf("%s: unexpected error: %v", tt.name, err)
-		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-			t.Errorf("%s: error %v\nwant it to contain %q", tt.name, err, tt.want)
-		}
+		checkValidate(t, tt.name, p, tt.want)
 	}
 }
 
@@ -345,5 +338,19 @@ func TestDefaults(t *testing.T) {
 		if !tt.check(tt.plan) {
 			t.Errorf("%s: defaults wrong: %+v", tt.name, tt.plan)
 		}
+	}
+}
+
+// checkValidate applies p's defaults and validates it: want "" expects
+// no error, any other want an error containing it.
+func checkValidate(t *testing.T, name string, p *Plan, want string) {
+	t.Helper()
+	p.ApplyDefaults()
+	err := p.Validate()
+	switch {
+	case want == "" && err != nil:
+		t.Errorf("%s: unexpected error: %v", name, err)
+	case want != "" && (err == nil || !strings.Contains(err.Error(), want)):
+		t.Errorf("%s: error %v\nwant it to contain %q", name, err, want)
 	}
 }

@@ -14,17 +14,9 @@ import (
 // a body without max_tokens is the server's 400, in Anthropic's shape.
 func TestMessagesAgainstSim(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
+	prof := tinyFixed(t)
 	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: 5}
-	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, v1 := startProfile(t, prof, sim.Faults{})
 	c := simClient(t, protocol.OpenAIOptions{BaseURL: v1, APIKey: "sk-test"})
 	send := func(stream bool, maxTokens int) protocol.Trace {
 		body := protocol.OpenAIBody{Model: srv.Profile().Model, MaxTokens: maxTokens, Stream: stream,
@@ -71,15 +63,7 @@ func TestResponsesAndMessagesFaults(t *testing.T) {
 		{"503", sim.Faults{Status: map[int]float64{503: 1}}, record.ErrHTTP5xx},
 	}
 	for _, tt := range tests {
-		prof, err := sim.LookupProfile("tiny")
-		if err != nil {
-			t.Fatal(err)
-		}
-		prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
-		srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1, Faults: tt.faults}, "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
+		srv, v1 := startProfile(t, tinyFixed(t), tt.faults)
 		c := simClient(t, protocol.OpenAIOptions{BaseURL: v1})
 		for _, api := range []protocol.API{protocol.APIResponses, protocol.APIMessages} {
 			b, err := protocol.OpenAIBody{Model: srv.Profile().Model, Prompt: "hi", MaxTokens: 16, Stream: true}.Render(api)
@@ -91,6 +75,5 @@ func TestResponsesAndMessagesFaults(t *testing.T) {
 				t.Errorf("%s, fault %s: %s %q, want %s", api, tt.name, tr.Err, tr.ErrMsg, tt.want)
 			}
 		}
-		srv.Close()
 	}
 }

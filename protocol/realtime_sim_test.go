@@ -23,11 +23,7 @@ import (
 // that refuses the upgrade is its HTTP error.
 func TestRealtimeAgainstSim(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
+	prof := tinyFixed(t)
 	body, err := protocol.OpenAIBody{Prompt: "tell me about the sea", MaxTokens: 16}.Render(protocol.APIRealtime)
 	if err != nil {
 		t.Fatal(err)
@@ -57,11 +53,7 @@ func TestRealtimeAgainstSim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1, Faults: faults}, "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			srv, v1 := startProfile(t, prof, faults)
 			r := req()
 			r.Timeouts = &protocol.Timeouts{Total: 400 * time.Millisecond}
 			tr := do(t, simClient(t, protocol.OpenAIOptions{BaseURL: v1, Model: srv.Profile().Model}), r)

@@ -16,17 +16,9 @@ import (
 // history counted as input, and an unknown id is the server's 400.
 func TestResponsesAgainstSim(t *testing.T) {
 	t.Parallel()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
+	prof := tinyFixed(t)
 	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: 5}
-	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, v1 := startProfile(t, prof, sim.Faults{})
 	c := simClient(t, protocol.OpenAIOptions{BaseURL: v1})
 	send := func(stream bool, prev string, msgs ...protocol.ChatMessage) protocol.Trace {
 		body := protocol.OpenAIBody{Model: srv.Profile().Model, Messages: msgs, MaxTokens: 16, Stream: stream, PreviousResponseID: prev}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
@@ -17,17 +18,23 @@ import (
 // request see the same number of tokens. It returns the server's root.
 func startSim(t *testing.T) (root, model string) {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
-	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, v1 := startProfile(t, tinyFixed(t), sim.Faults{})
 	return strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
+}
+
+// startProfile serves prof (seed 1) with faults for the test's duration,
+// and returns the server and its OpenAI base URL.
+func startProfile(t *testing.T, prof sim.Profile, faults sim.Faults) (*sim.Server, string) {
+	t.Helper()
+	return enginetest.StartSim(t, sim.Config{Profile: prof, Seed: 1, Faults: faults})
+}
+
+// tinyFixed is the tiny profile answering every request to its max_tokens.
+func tinyFixed(t *testing.T) sim.Profile {
+	t.Helper()
+	prof := enginetest.TinyProfile(t)
+	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
+	return prof
 }
 
 func simClient(t *testing.T, opts protocol.OpenAIOptions) *protocol.OpenAI {
@@ -213,18 +220,11 @@ func TestHTTPTemplateErrorsAgainstSim(t *testing.T) {
 func TestReasoningAgainstSim(t *testing.T) {
 	t.Parallel()
 	const reasoning, answer, step = 50, 20, 4 * time.Millisecond
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
+	prof := enginetest.TinyProfile(t)
 	prof.Cost = sim.CostModel{StepOverhead: step}
 	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: answer}
 	prof.ReasoningLength = sim.LengthDist{Kind: "fixed", Mean: reasoning}
-	srv, v1, err := sim.Start(sim.Config{Profile: prof, Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, v1 := startProfile(t, prof, sim.Faults{})
 	c := simClient(t, protocol.OpenAIOptions{BaseURL: v1, Model: srv.Profile().Model})
 	body, err := protocol.OpenAIBody{Model: srv.Profile().Model, Prompt: "why?", MaxTokens: 200, Stream: true, IncludeUsage: true}.Render(protocol.APIChat)
 	if err != nil {

@@ -100,11 +100,7 @@ func TestTritonGRPCFaultsAgainstSim(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			srv, v1, err := sim.Start(sim.Config{Profile: tinyFixed(t), Faults: f, Seed: 1}, "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(srv.Close)
+			srv, v1 := startProfile(t, tinyFixed(t), f)
 			c := simClient(t, protocol.OpenAIOptions{BaseURL: strings.TrimSuffix(v1, "/v1")})
 			req := grpcRequest(t, srv.Profile().Model, 16, tt.stream)
 			req.Timeouts = tt.timeouts
@@ -114,15 +110,4 @@ func TestTritonGRPCFaultsAgainstSim(t *testing.T) {
 			}
 		})
 	}
-}
-
-// tinyFixed is the tiny profile answering every request to its max_tokens.
-func tinyFixed(t *testing.T) sim.Profile {
-	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	prof.OutputLength = sim.LengthDist{Kind: "fixed", Mean: 1000}
-	return prof
 }

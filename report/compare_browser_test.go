@@ -5,13 +5,15 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // TestCompareHTMLInBrowser opens a compare page from a file in headless
 // chromium: no console error, every section there, the model name planted
 // in env.json inert, and a screenshot saved as an artifact.
 func TestCompareHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	path := filepath.Join(dir, "compare.html")
 	if err := WriteCompareHTMLFile(path, fixedComparison()); err != nil {
 		t.Fatal(err)

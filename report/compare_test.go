@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/analyze"
+
+	"github.com/inferload/inferload/internal/golden"
 )
 
 // fixedComparison is a hand-made comparison covering every kind of row: a
@@ -64,7 +66,7 @@ func TestCompareGolden(t *testing.T) {
 		if err := tt.write(&b, fixedComparison()); err != nil {
 			t.Fatalf("%s: %v", tt.file, err)
 		}
-		golden(t, filepath.Join("testdata", tt.file), b.Bytes())
+		golden.Check(t, filepath.Join("testdata", tt.file), b.Bytes())
 	}
 }
 

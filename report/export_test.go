@@ -14,6 +14,8 @@ import (
 
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
+
+	"github.com/inferload/inferload/internal/golden"
 )
 
 // exportRecords are planted records covering every column's cases.
@@ -65,7 +67,7 @@ func TestRecordsCSV(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "records.csv.golden"), buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "records.csv.golden"), buf.Bytes())
 	rows, err := csv.NewReader(bytes.NewReader(buf.Bytes())).ReadAll()
 	if err != nil {
 		t.Fatalf("the CSV does not parse back: %v", err)
@@ -92,7 +94,7 @@ func TestSeriesCSV(t *testing.T) {
 	if err := c.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "series.csv.golden"), buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "series.csv.golden"), buf.Bytes())
 }
 
 // TestEmptyCSVHasHeader: a run with nothing in it still gives a CSV a
@@ -197,7 +199,7 @@ func TestJUnit(t *testing.T) {
 	if err := WriteJUnit(&buf, s); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, filepath.Join("testdata", "thresholds.junit.golden"), buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "thresholds.junit.golden"), buf.Bytes())
 	var doc junitSuites
 	if err := xml.Unmarshal(buf.Bytes(), &doc); err != nil {
 		t.Fatalf("JUnit XML does not parse: %v", err)
@@ -221,7 +223,7 @@ func TestInflux(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden(t, filepath.Join("testdata", "series.influx.golden"), buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "series.influx.golden"), buf.Bytes())
 	if n := strings.Count(buf.String(), "\n"); n != len(exportWindows) {
 		t.Errorf("%d lines, want one per window (%d)", n, len(exportWindows))
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/inferload/inferload/record"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // fleetAnswer is a planted fleet answer: three sizes, a scale-out, and a
@@ -39,7 +41,7 @@ func fleetAnswer() *record.Fleet {
 // replica curve, the busy share and the scale-out are drawn, the planted
 // markup stays text, and the console is clean.
 func TestFleetHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	var b bytes.Buffer
 	if err := WriteFleetHTML(&b, fleetAnswer()); err != nil {
 		t.Fatal(err)

@@ -2,103 +2,19 @@ package report
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
-
-// browserPath finds Debian's chromium. A missing browser is a failure, in CI
-// and out: scripts/install-test-deps.sh (run by `make test`) installs it, and
-// the report's pages are only proven in a real browser.
-func browserPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run scripts/install-test-deps.sh (make test does)")
-	return ""
-}
-
-// newBrowser starts a headless chromium with a fresh profile and no
-// background network, and returns a tab context.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(browserPath(t)),
-		chromedp.Headless, chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1280, 900),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	tab, tcancel := chromedp.NewContext(actx)
-	t.Cleanup(tcancel)
-	return tab
-}
-
-// consoleProblems collects errors and exceptions the page logs until it
-// logs the sentinel; wait returns them.
-type consoleProblems struct {
-	mu       sync.Mutex
-	problems []string
-	done     chan struct{}
-}
-
-const consoleSentinel = "inferload-test-end"
-
-func watchConsole(ctx context.Context) *consoleProblems {
-	c := &consoleProblems{done: make(chan struct{})}
-	msgs := chromedp.Console(ctx)
-	go func() {
-		defer close(c.done)
-		for m, err := range msgs {
-			if err != nil || m.Text == consoleSentinel {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				c.mu.Lock()
-				c.problems = append(c.problems, m.String())
-				c.mu.Unlock()
-			}
-		}
-	}()
-	return c
-}
-
-// wait logs the sentinel (so every earlier message has been seen) and
-// returns the problems.
-func (c *consoleProblems) wait(ctx context.Context) ([]string, error) {
-	if _, err := chromedp.Run(ctx, chromedp.Evaluate[any]("console.log('"+consoleSentinel+"')")); err != nil {
-		return nil, err
-	}
-	select {
-	case <-c.done:
-	case <-ctx.Done():
-		return nil, errors.New("console sentinel never arrived")
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.problems, nil
-}
 
 // drawnCharts is JS returning, per chart figure, how many painted
 // (non-transparent) pixels its canvas holds; 0 means an empty chart.
@@ -112,10 +28,10 @@ const drawnCharts = `Array.from(document.querySelectorAll('figure.chart')).map(f
 
 // openPage opens a file in a fresh headless browser tab, watching its
 // console from before the first byte, and waits for the page's footer.
-func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
+func openPage(t *testing.T, path string) (context.Context, *browsertest.Console) {
 	t.Helper()
-	ctx := newBrowser(t)
-	console := watchConsole(ctx)
+	ctx := browsertest.Tab(t, browsertest.Path(t), 1280, 900, 60*time.Second)
+	console := browsertest.Watch(ctx)
 	u := (&url.URL{Scheme: "file", Path: filepath.ToSlash(path)}).String()
 	if err := chromedp.Do(ctx, chromedp.Navigate(u), chromedp.WaitReady("footer")); err != nil {
 		t.Fatalf("open %s: %v", u, err)
@@ -125,7 +41,7 @@ func openPage(t *testing.T, path string) (context.Context, *consoleProblems) {
 
 // finishPage saves a screenshot of the page as dir/name and fails the test
 // for every console error, warning or exception the page produced.
-func finishPage(t *testing.T, ctx context.Context, console *consoleProblems, dir, name string) {
+func finishPage(t *testing.T, ctx context.Context, console *browsertest.Console, dir, name string) {
 	t.Helper()
 	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil {
@@ -134,7 +50,7 @@ func finishPage(t *testing.T, ctx context.Context, console *consoleProblems, dir
 	if err := os.WriteFile(filepath.Join(dir, name), shot, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	problems, err := console.wait(ctx)
+	problems, err := console.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +79,7 @@ func expectDrawn(t *testing.T, charts []string, ids ...string) {
 // no console error, every chart drawn, the planted markup inert, and a
 // screenshot saved as an artifact.
 func TestHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	path := writeReportFile(t, dir, "report.html", fullInput())
 	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))
@@ -226,7 +142,7 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 	if err != nil || len(charts) != 1 || charts[0] != "blank:0" {
 		t.Errorf("charts = %v, %v; want [blank:0]", charts, err)
 	}
-	problems, err := console.wait(ctx)
+	problems, err := console.Settle(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +155,7 @@ func TestBrowserCheckCatchesErrors(t *testing.T) {
 // (with the knee marks and KV cache overlay), the TTFT against input
 // length chart and the soak windows are drawn, with no console error.
 func TestStagedHTMLInBrowser(t *testing.T) {
-	dir := artifactDir(t)
+	dir := browsertest.ArtifactDir(t)
 	path := writeReportFile(t, dir, "report-staged.html", stagedInput())
 	ctx, console := openPage(t, path)
 	charts, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](drawnCharts))

@@ -260,18 +260,6 @@ func TestBinOf(t *testing.T) {
 	}
 }
 
-// artifactDir is where browser screenshots and kept reports go:
-// $TEST_ARTIFACTS when set (CI uploads it), else the test's temp dir.
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("TEST_ARTIFACTS"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return t.TempDir()
-}
-
 func writeReportFile(t *testing.T, dir, name string, in *HTMLInput) string {
 	t.Helper()
 	path := filepath.Join(dir, name)

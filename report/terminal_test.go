@@ -3,19 +3,16 @@ package report
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/inferload/inferload/internal/golden"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // stats builds a distribution whose percentiles climb from p50.
 func stats(n int64, p50 float64) record.Stats {
@@ -136,25 +133,8 @@ func TestWriteSummaryGolden(t *testing.T) {
 			if err := WriteSummary(&buf, tc.s); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden"), buf.Bytes())
 		})
-	}
-}
-
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s differs (-want +got):\n%s", path, diff)
 	}
 }
 

@@ -1,17 +1,15 @@
 package schedule
 
 import (
-	"flag"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/inferload/inferload/internal/golden"
+)
 
 func mustArrivals(t testing.TB, kind string, rate, burstiness float64, seed uint64) *Arrivals {
 	t.Helper()
@@ -185,19 +183,7 @@ func TestArrivalsGolden(t *testing.T) {
 		}
 		b.WriteByte('\n')
 	}
-	path := filepath.Join("testdata", "arrivals.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("schedules changed (run with -update if intended):\n got:\n%s\nwant:\n%s", b.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "arrivals.golden"), []byte(b.String()))
 }
 
 func BenchmarkArrivalsNext(b *testing.B) {

@@ -32,6 +32,18 @@ type dialect interface {
 	errorBody(e *apiError) []byte
 }
 
+// unstreamed is the stream half of a dialect whose endpoint never streams
+// (the pooling APIs, Triton's /infer): a JSON reply, and stream methods
+// that render nothing, as they are never called.
+type unstreamed struct{}
+
+func (unstreamed) contentType() string            { return "application/json" }
+func (unstreamed) holdsLast() bool                { return false }
+func (unstreamed) start() []byte                  { return nil }
+func (unstreamed) token(int, string, bool) []byte { return nil }
+func (unstreamed) errorEvent(string) []byte       { return nil }
+func (unstreamed) end(int, string, bool) []byte   { return nil }
+
 // writeError answers the call with an HTTP error in its API's shape.
 func (c *call) writeError(e *apiError) {
 	c.w.Header().Set("Content-Type", "application/json")

@@ -11,17 +11,9 @@ import (
 // shape, and a good one in its server's reply shape.
 func TestNativeAPIShapes(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	root, model := strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
-	tests := []struct {
-		name, path, body string
-		status           int
-		contains         []string
-	}{
+	srv, root := startTiny(t, Config{})
+	model := srv.Profile().Model
+	checkRoutes(t, root, []routeCase{
 		// TGI: a body without inputs is a validation error.
 		{"tgi invalid", "/generate", `{"parameters":{}}`, 422, []string{`"error":"missing field`, `"error_type":"validation"`}},
 		// TGI's whole reply, details asked for.
@@ -47,7 +39,44 @@ func TestNativeAPIShapes(t *testing.T) {
 		{"torchserve model", "/predictions/nope", `{"prompt":"hi"}`, 404, []string{`{"code":404,"type":"ModelNotFoundException","message":"Model not found: nope"}`}},
 		// TorchServe: any body is the prompt.
 		{"torchserve raw", "/predictions/" + model, `just text`, 200, nil},
+	})
+}
+
+// mustProfile looks up a preset.
+func mustProfile(t *testing.T, name string) Profile {
+	t.Helper()
+	p, err := LookupProfile(name)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return p
+}
+
+// startTiny serves the "tiny" preset (seed 1) with cfg's other settings on
+// a free loopback port for the test's duration, and returns the server and
+// its root URL (the OpenAI API is under /v1, the native APIs at the root).
+func startTiny(t *testing.T, cfg Config) (*Server, string) {
+	t.Helper()
+	cfg.Profile, cfg.Seed = mustProfile(t, "tiny"), 1
+	srv, v1, err := Start(cfg, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	return srv, strings.TrimSuffix(v1, "/v1")
+}
+
+// routeCase is one request to a route and what its reply must show.
+type routeCase struct {
+	name, path, body string
+	status           int
+	contains         []string // substrings of the reply's body
+}
+
+// checkRoutes posts each case's JSON body to root+path and checks the
+// reply's status and body.
+func checkRoutes(t *testing.T, root string, tests []routeCase) {
+	t.Helper()
 	for _, tt := range tests {
 		resp, err := http.Post(root+tt.path, "application/json", strings.NewReader(tt.body))
 		if err != nil {
@@ -64,14 +93,4 @@ func TestNativeAPIShapes(t *testing.T) {
 			}
 		}
 	}
-}
-
-// mustProfile looks up a preset.
-func mustProfile(t *testing.T, name string) Profile {
-	t.Helper()
-	p, err := LookupProfile(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }

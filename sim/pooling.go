@@ -178,17 +178,14 @@ func textList(param string, raw json.RawMessage) ([]string, *apiError) {
 
 // poolingDialect is the replies of the rerank, score and pooling APIs:
 // one JSON body, errors in OpenAI's shape. They never stream.
-type poolingDialect struct{ c *call }
+type poolingDialect struct {
+	unstreamed
+	c *call
+}
 
 func newPoolingDialect(c *call) dialect { return poolingDialect{c: c} }
 
-func (poolingDialect) contentType() string            { return "application/json" }
-func (poolingDialect) holdsLast() bool                { return false }
-func (poolingDialect) start() []byte                  { return nil }
-func (poolingDialect) token(int, string, bool) []byte { return nil }
-func (poolingDialect) errorEvent(string) []byte       { return nil }
-func (poolingDialect) end(int, string, bool) []byte   { return nil }
-func (poolingDialect) errorBody(e *apiError) []byte   { return e.body() }
+func (poolingDialect) errorBody(e *apiError) []byte { return e.body() }
 
 // whole renders the reply of the call's kind.
 func (d poolingDialect) whole(h http.Header, _ string, _ int) []byte {
@@ -246,12 +243,7 @@ func (d poolingDialect) rerank(sc *scoreCall) []byte {
 func (d poolingDialect) score(sc *scoreCall) []byte {
 	b := d.listHead("score")
 	for i := range sc.docs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"object":"score","score":`...)
+		b = append(listItem(b, i, "score"), `,"score":`...)
 		b = strconv.AppendFloat(b, d.relevance(i), 'f', 6, 64)
 		b = append(b, '}')
 	}
@@ -262,16 +254,22 @@ func (d poolingDialect) score(sc *scoreCall) []byte {
 func (d poolingDialect) pooling(sc *scoreCall) []byte {
 	b := d.listHead("pool")
 	for i := range sc.docs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"index":`...)
-		b = strconv.AppendInt(b, int64(i), 10)
-		b = append(b, `,"object":"pooling","data":`...)
+		b = append(listItem(b, i, "pooling"), `,"data":`...)
 		b = append(b, vector([]uint64{d.c.words + uint64(i)})...)
 		b = append(b, '}')
 	}
 	return d.listUsage(b)
+}
+
+// listItem opens element i of a list's data, {"index":i,"object":object,
+// after a comma but for the first.
+func listItem(b []byte, i int, object string) []byte {
+	if i > 0 {
+		b = append(b, ',')
+	}
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(i), 10)
+	return append(append(append(b, `,"object":"`...), object...), '"')
 }
 
 func (d poolingDialect) listHead(prefix string) []byte {

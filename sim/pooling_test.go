@@ -14,12 +14,7 @@ import (
 // top_n, and bad bodies vLLM's 400.
 func TestPoolingRoutes(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	root := strings.TrimSuffix(v1, "/v1")
+	_, root := startTiny(t, Config{})
 	// "which capital" is 2 tokens, each document 3: 3 pairs of 5.
 	docs := `["paris is lovely","rome is old","oslo is cold"]`
 	// The tiny model reads 2048 tokens: 8 documents of 400 words behind a

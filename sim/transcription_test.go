@@ -59,11 +59,8 @@ func upload(t *testing.T, file []byte, fields map[string]string) (*bytes.Buffer,
 // 400.
 func TestTranscriptionRoute(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, root := startTiny(t, Config{})
+	v1 := root + "/v1"
 	post := func(body io.Reader, ct string) *http.Response {
 		resp, err := http.Post(v1+"/audio/transcriptions", ct, body)
 		if err != nil {

@@ -19,15 +19,25 @@ type tritonRequest struct {
 	} `json:"parameters"`
 }
 
+// decodeTriton checks the path's model and decodes a v2 request body into
+// v, refusing either as Triton does (400 {"error"}), for /generate and
+// /infer alike.
+func decodeTriton(r *http.Request, body []byte, model string, v any) *apiError {
+	if m := r.PathValue("model"); m != model {
+		return &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return badRequest("", "failed to parse the request JSON buffer: %v", err)
+	}
+	return nil
+}
+
 // parseTriton translates a /v2/models/{model}/generate[_stream] body.
 func parseTriton(stream bool, model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
 	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
-		if m := r.PathValue("model"); m != model {
-			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
-		}
 		var t tritonRequest
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nativeRequest{}, badRequest("", "failed to parse the request JSON buffer: %v", err)
+		if aerr := decodeTriton(r, body, model, &t); aerr != nil {
+			return nativeRequest{}, aerr
 		}
 		if t.TextInput == nil {
 			return nativeRequest{}, badRequest("text_input", "expected 'text_input' in the request")

@@ -23,13 +23,7 @@ import (
 // one port, returning the client, the model and the HTTP root.
 func startGRPC(t *testing.T, cfg Config) (tritonpb.GRPCInferenceServiceClient, string, string) {
 	t.Helper()
-	cfg.Profile, cfg.Seed = mustProfile(t, "tiny"), 1
-	srv, v1, err := Start(cfg, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	root := strings.TrimSuffix(v1, "/v1")
+	srv, root := startTiny(t, cfg)
 	conn, err := grpc.NewClient("passthrough:///"+strings.TrimPrefix(root, "http://"),
 		grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -46,12 +46,9 @@ type inferRequest struct {
 // encoder's does: its cost is the forward pass over every token.
 func parseTritonInfer(model string) func(*http.Request, []byte) (nativeRequest, *apiError) {
 	return func(r *http.Request, body []byte) (nativeRequest, *apiError) {
-		if m := r.PathValue("model"); m != model {
-			return nativeRequest{}, &apiError{status: http.StatusBadRequest, msg: unknownModel(m)}
-		}
 		var t inferRequest
-		if err := json.Unmarshal(body, &t); err != nil {
-			return nativeRequest{}, badRequest("", "failed to parse the request JSON buffer: %v", err)
+		if aerr := decodeTriton(r, body, model, &t); aerr != nil {
+			return nativeRequest{}, aerr
 		}
 		texts, aerr := inferTexts(&t, model)
 		if aerr != nil {
@@ -107,18 +104,13 @@ func flatStrings(raw json.RawMessage) ([]string, error) {
 }
 
 // tritonInferDialect is the v2 /infer reply: one JSON body with the label
-// tensor; errors as {"error": "..."}. The endpoint never streams, so the
-// stream methods are never called on it.
-type tritonInferDialect struct{ c *call }
+// tensor; errors as {"error": "..."}. The endpoint never streams.
+type tritonInferDialect struct {
+	unstreamed
+	c *call
+}
 
 func newTritonInferDialect(c *call) dialect { return tritonInferDialect{c: c} }
-
-func (tritonInferDialect) contentType() string            { return "application/json" }
-func (tritonInferDialect) holdsLast() bool                { return false }
-func (tritonInferDialect) start() []byte                  { return nil }
-func (tritonInferDialect) token(int, string, bool) []byte { return nil }
-func (tritonInferDialect) errorEvent(string) []byte       { return nil }
-func (tritonInferDialect) end(int, string, bool) []byte   { return nil }
 
 // whole renders {"id", "model_name", "model_version", "outputs": [LABEL]},
 // one label a text, picked from the answer's place in the vocabulary so

@@ -16,18 +16,10 @@ import (
 // (its id echoed), a mismatched tensor Triton's 400 {"error"}.
 func TestTritonInferShapes(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	root, model := strings.TrimSuffix(v1, "/v1"), srv.Profile().Model
+	srv, root := startTiny(t, Config{})
+	model := srv.Profile().Model
 	path := "/v2/models/" + model + "/infer"
-	tests := []struct {
-		name, path, body string
-		status           int
-		contains         []string
-	}{
+	checkRoutes(t, root, []routeCase{
 		// One text: one label, the id echoed.
 		{"one", path, `{"id":"r1","inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":["great film"]}]}`, 200,
 			[]string{`{"id":"r1","model_name":`, `"outputs":[{"name":"LABEL","datatype":"BYTES","shape":[1,1],"data":["`}},
@@ -50,23 +42,7 @@ func TestTritonInferShapes(t *testing.T) {
 		{"json", path, `{"inputs":`, 400, []string{`failed to parse the request JSON`}},
 		// An unknown model.
 		{"model", "/v2/models/nope/infer", `{}`, 400, []string{`{"error":"Request for unknown model: 'nope' is not found"}`}},
-	}
-	for _, tt := range tests {
-		resp, err := http.Post(root+tt.path, "application/json", strings.NewReader(tt.body))
-		if err != nil {
-			t.Fatalf("%s: %v", tt.name, err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != tt.status {
-			t.Errorf("%s: HTTP %d, want %d: %s", tt.name, resp.StatusCode, tt.status, b)
-		}
-		for _, want := range tt.contains {
-			if !strings.Contains(string(b), want) {
-				t.Errorf("%s: reply lacks %q:\n%s", tt.name, want, b)
-			}
-		}
-	}
+	})
 }
 
 // The classifier's compute grows with the input's length and with the
@@ -77,18 +53,14 @@ func TestTritonInferCostGrows(t *testing.T) {
 	var mu sync.Mutex
 	prefill := map[string]time.Duration{}
 	done := make(chan struct{}, 8)
-	cfg := Config{Profile: mustProfile(t, "tiny"), Seed: 1, OnFinish: func(id string, tr Truth) {
+	cfg := Config{OnFinish: func(id string, tr Truth) {
 		mu.Lock()
 		prefill[id] = tr.Prefill
 		mu.Unlock()
 		done <- struct{}{}
 	}}
-	srv, v1, err := Start(cfg, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	url := strings.TrimSuffix(v1, "/v1") + "/v2/models/" + srv.Profile().Model + "/infer"
+	srv, root := startTiny(t, cfg)
+	url := root + "/v2/models/" + srv.Profile().Model + "/infer"
 	short := `"` + strings.Repeat("word ", 16) + `"`
 	long := `"` + strings.Repeat("word ", 256) + `"`
 	for _, c := range []struct{ id, data string }{
@@ -123,12 +95,7 @@ func TestTritonInferCostGrows(t *testing.T) {
 // counts them: nv_inference_request_success and the cumulative durations.
 func TestTritonInferMetrics(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1, Metrics: "triton"}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	root := strings.TrimSuffix(v1, "/v1")
+	srv, root := startTiny(t, Config{Metrics: "triton"})
 	body := `{"inputs":[{"name":"TEXT","shape":[1,1],"datatype":"BYTES","data":["fine"]}]}`
 	for range 2 {
 		resp, err := http.Post(root+"/v2/models/"+srv.Profile().Model+"/infer", "application/json", strings.NewReader(body))
@@ -155,12 +122,8 @@ func TestTritonInferMetrics(t *testing.T) {
 // the classifier's, so a client that checks its tensor names finds them.
 func TestTritonModelMetadata(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	resp, err := http.Get(strings.TrimSuffix(v1, "/v1") + "/v2/models/" + srv.Profile().Model)
+	srv, root := startTiny(t, Config{})
+	resp, err := http.Get(root + "/v2/models/" + srv.Profile().Model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,12 +13,8 @@ import (
 // body or limit as Qdrant does.
 func TestVectorSearch(t *testing.T) {
 	t.Parallel()
-	srv, v1, err := Start(Config{Profile: mustProfile(t, "tiny"), Seed: 1, Speedup: 100}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	url := strings.TrimSuffix(v1, "/v1") + "/collections/docs/points/search"
+	_, root := startTiny(t, Config{Speedup: 100})
+	url := root + "/collections/docs/points/search"
 	post := func(body string) (int, []byte) {
 		t.Helper()
 		resp, err := http.Post(url, "application/json", strings.NewReader(body))

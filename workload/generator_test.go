@@ -1,18 +1,16 @@
 package workload
 
 import (
-	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files in testdata/")
+	"github.com/inferload/inferload/internal/golden"
+)
 
 // approxTokens counts tokens the way Text builds them: one per word and
 // one per sentence-ending period.
@@ -187,19 +185,7 @@ func TestGeneratorGolden(t *testing.T) {
 		s := g.Spec(i)
 		fmt.Fprintf(&b, "%d in=%d out=%d %q\n", s.Index, s.InputTokens, s.MaxTokens, s.Prompt)
 	}
-	path := filepath.Join("testdata", "specs.golden")
-	if *update {
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("specs changed for seed 1 (run with -update if intended):\n got:\n%s\nwant:\n%s", b.String(), want)
-	}
+	golden.Check(t, filepath.Join("testdata", "specs.golden"), []byte(b.String()))
 }
 
 // BenchmarkSpec builds prompts unsalted and, as every run does by

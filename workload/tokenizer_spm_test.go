@@ -18,6 +18,20 @@ type spmCase struct {
 	Pieces []string `json:"pieces"`
 }
 
+// readSPMCases reads a *.cases.json file.
+func readSPMCases(t *testing.T, path string) []spmCase {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []spmCase
+	if err := json.Unmarshal(data, &cases); err != nil {
+		t.Fatal(err)
+	}
+	return cases
+}
+
 // TestSPMModelMatchesReference encodes every case of each model the way
 // the reference C++ SentencePiece encoded it (testdata/tokenizer/spm/README.md
 // says how the models and cases were made).
@@ -37,15 +51,7 @@ func TestSPMModelMatchesReference(t *testing.T) {
 			t.Parallel()
 			dir := filepath.Join("testdata", "tokenizer", "spm")
 			tok := mustTokenizer(t, filepath.Join(dir, model+".model"))
-			data, err := os.ReadFile(filepath.Join(dir, model+".cases.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var cases []spmCase
-			if err := json.Unmarshal(data, &cases); err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range cases {
+			for _, c := range readSPMCases(t, filepath.Join(dir, model+".cases.json")) {
 				if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
 					t.Errorf("Encode(%q) = %v, want %v (%q)", c.Text, got, c.IDs, c.Pieces)
 				}
@@ -122,15 +128,7 @@ func TestHFSentencePieceMatchesReference(t *testing.T) {
 	if _, ok := tok.(*spmTokenizer); !ok {
 		t.Fatalf("loaded as %T, want the SentencePiece-style tokenizer", tok)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, "bpe-bytefallback.cases.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []spmCase
-	if err := json.Unmarshal(data, &cases); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
+	for _, c := range readSPMCases(t, filepath.Join(dir, "bpe-bytefallback.cases.json")) {
 		if got := tok.Encode(c.Text); !slices.Equal(got, c.IDs) {
 			t.Errorf("Encode(%q) = %v, want %v (%q)", c.Text, got, c.IDs, c.Pieces)
 		}

@@ -322,9 +322,11 @@ func (g graph) through(p *pkg, target string) string {
 
 // isLibrary reports whether path is a library package of the module: not
 // the command (cmd/...), the CLI (cmd/inferload/cli) among them, a developer tool
-// (internal/tools/...) or the tests' engine starter (internal/enginetest).
+// (internal/tools/...), the tests' engine starter (internal/enginetest) or
+// their browser (internal/browsertest, which reads $TEST_ARTIFACTS as CI
+// sets it).
 func isLibrary(path string) bool {
 	rel, ok := strings.CutPrefix(path, module+"/")
 	return ok && !strings.HasPrefix(rel, "cmd/") && !strings.HasPrefix(rel, "internal/tools/") &&
-		rel != "internal/enginetest"
+		rel != "internal/enginetest" && rel != "internal/browsertest"
 }

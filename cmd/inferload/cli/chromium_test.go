@@ -3,24 +3,22 @@ package cli
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
-// page is a tab of a headless chromium under test. It keeps what the page
-// logs as an error, an exception or a warning, for checkConsole.
+// page is a tab of a headless chromium under test, with its console
+// watched for checkConsole.
 type page struct {
 	t       *testing.T
 	ctx     context.Context
 	timeout time.Duration // how long poll waits
-
-	mu       sync.Mutex
-	problems []string
+	console *browsertest.Console
 }
 
 // openPage starts chromium at path with a fresh tab and watches its
@@ -28,21 +26,8 @@ type page struct {
 // waits up to timeout.
 func openPage(t *testing.T, path string, timeout time.Duration) *page {
 	t.Helper()
-	p := &page{t: t, ctx: chromiumTab(t, path), timeout: timeout}
-	msgs := chromedp.Console(p.ctx)
-	go func() {
-		for m, err := range msgs {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				p.mu.Lock()
-				p.problems = append(p.problems, m.String())
-				p.mu.Unlock()
-			}
-		}
-	}()
-	return p
+	tab := browsertest.Tab(t, path, 1400, 1000, 120*time.Second)
+	return &page{t: t, ctx: tab, timeout: timeout, console: browsertest.Watch(tab)}
 }
 
 // do runs the steps; a failure ends the test.
@@ -78,7 +63,7 @@ func (p *page) screenshot(name string) {
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(artifactDir(p.t), name), shot, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(browsertest.ArtifactDir(p.t), name), shot, 0o644); err != nil {
 		p.t.Fatal(err)
 	}
 }
@@ -86,53 +71,7 @@ func (p *page) screenshot(name string) {
 // checkConsole fails the test for each problem the page has logged.
 func (p *page) checkConsole() {
 	p.t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, msg := range p.problems {
+	for _, msg := range p.console.Problems() {
 		p.t.Errorf("page console: %s", msg)
 	}
-}
-
-// chromiumPath finds Debian's chromium; a missing browser is a failure
-// (scripts/install-test-deps.sh installs it), in CI and out.
-func chromiumPath(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	t.Fatal("chromium not found: run scripts/install-test-deps.sh (make test does)")
-	return ""
-}
-
-// chromiumTab starts a headless chromium with a fresh profile and no
-// background network, and returns a tab.
-func chromiumTab(t *testing.T, path string) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true), chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1400, 1000),
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	t.Cleanup(cancel)
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	tab, tcancel := chromedp.NewContext(actx)
-	t.Cleanup(tcancel)
-	return tab
-}
-
-// artifactDir is $TEST_ARTIFACTS when set (CI uploads it), else the
-// test's temp dir.
-func artifactDir(t *testing.T) string {
-	if d := os.Getenv("TEST_ARTIFACTS"); d != "" {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	return t.TempDir()
 }

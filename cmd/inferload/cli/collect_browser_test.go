@@ -17,6 +17,8 @@ import (
 
 	"github.com/inferload/inferload/distributed"
 	"github.com/inferload/inferload/record"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // TestCollectorUIInBrowser drives the collector's live page in Debian's
@@ -30,7 +32,7 @@ import (
 // progress line.
 func TestCollectorUIInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.Path(t)
 	_, simURL := startSim(t)
 
 	work := t.TempDir()
@@ -41,9 +43,7 @@ load: {concurrency: 4, duration: 8s}
 workload: {input_tokens: "16", output_tokens: "16"}
 observe: {gpu: false, scrape: "off"}
 `, simURL)
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	addrFile, uiAddr := filepath.Join(work, "addr"), freePort(t)
 	type result struct {
 		code           int

@@ -34,9 +34,7 @@ load: {concurrency: 2, requests: 20}
 workload: {input_tokens: "8", output_tokens: "2"}
 observe: {gpu: false, scrape: "off"}
 `, srv.URL)
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	const token = "order-token-5e1f"
 	env := map[string]string{distributed.TokenEnv: token}
 	// A port nothing listens on yet; the collector takes it last.
@@ -131,9 +129,7 @@ func TestSegmentGivesUpOnAMissingCollector(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	planFile := filepath.Join(work, "plan.yaml")
-	if err := os.WriteFile(planFile, []byte("name: t\ntarget: {url: http://127.0.0.1:9/v1, model: m}\nload: {concurrency: 2, duration: 1s}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, "name: t\ntarget: {url: http://127.0.0.1:9/v1, model: m}\nload: {concurrency: 2, duration: 1s}\n")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -38,9 +38,7 @@ workload: {input_tokens: "8", output_tokens: "4"}
 observe: {gpu: false, scrape: "off"}
 thresholds: ["requests.succeeded <= 30"]
 `, srv.URL)
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	addrFile := filepath.Join(work, "addr")
 	collector, colOut := startChildVia(t, nil, nil, "collect", "--listen", "127.0.0.1:0", "--addr-file", addrFile, "--segments", "3",
 		"--dir", filepath.Join(work, "gathered"), "--out", filepath.Join(work, "merged"), "--segment-timeout", "3s", "-o", "json", "-q")
@@ -149,6 +147,14 @@ func mustRead(t *testing.T, path string) []byte {
 	return b
 }
 
+// writeFile writes content to path (0o644) and fails the test if it cannot.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestCollectorTokenAcrossProcesses: a collector with a token refuses a
 // segment that sends none and one that sends another, and each segment's
 // own log says why (401 and the fix); neither log nor the collector's
@@ -174,9 +180,7 @@ func TestCollectorTokenAcrossProcesses(t *testing.T) {
 	t.Cleanup(func() { _ = collector.Process.Kill(); _ = collector.Wait() })
 	url := "http://" + strings.TrimSpace(string(waitForPath(t, addrFile)))
 	planFile := filepath.Join(work, "plan.yaml")
-	if err := os.WriteFile(planFile, []byte("name: t\ntarget: {url: http://127.0.0.1:9/v1, model: m}\nload: {concurrency: 2, duration: 1s}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, "name: t\ntarget: {url: http://127.0.0.1:9/v1, model: m}\nload: {concurrency: 2, duration: 1s}\n")
 	for _, tc := range []struct{ name, env, want string }{
 		{"no token", "", "needs its token"},
 		{"another token", "INFERLOAD_COLLECTOR_TOKEN=not-the-token", "does not match"},

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,10 @@ func TestK8sCommand(t *testing.T) {
 	t.Parallel()
 	work := t.TempDir()
 	dataset := filepath.Join(work, "prompts.jsonl")
-	if err := os.WriteFile(dataset, []byte("{\"prompt\":\"the dataset's own line\"}\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, dataset, "{\"prompt\":\"the dataset's own line\"}\n")
 	planFile := filepath.Join(work, "plan.yaml")
 	plan := "name: k\ntarget: {url: \"http://127.0.0.1:8000/v1\", model: m}\nload: {concurrency: 4, duration: 1m}\nworkload: {dataset: {path: " + dataset + "}}\n"
-	if err := os.WriteFile(planFile, []byte(plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, planFile, plan)
 	code, stdout, stderr := runCLI(t, "k8s", "-f", planFile, "--shards", "2", "--image", "r/inferload:v1")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

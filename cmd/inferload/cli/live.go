@@ -80,14 +80,7 @@ func (f *liveFlags) startRemoteWrite(st *State, m *live.Metrics) (stop func() er
 	if err != nil {
 		return nil, usageErrorf("--remote-write: %w", err)
 	}
-	return func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := w.Close(ctx); err != nil {
-			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
-		}
-		return nil
-	}, nil
+	return closeSink(st, w.Close), nil
 }
 
 // startServing serves m at --serve-metrics until the returned stop.
@@ -126,10 +119,17 @@ func (f *liveFlags) startInfluxStream(st *State, run string, opts *experiment.Op
 			s.Add(buf.Bytes())
 		}
 	}
+	return closeSink(st, s.Close)
+}
+
+// closeSink is the stop of a live sink: it sends what is left within
+// 10 s; a sink that failed is a warning, not a failed run (the run's
+// files are whole).
+func closeSink(st *State, close func(context.Context) error) func() error {
 	return func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := s.Close(ctx); err != nil {
+		if err := close(ctx); err != nil {
 			fmt.Fprintf(st.Stderr, "warning: %v\n", err)
 		}
 		return nil

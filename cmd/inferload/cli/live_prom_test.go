@@ -58,9 +58,7 @@ scrape_configs:
       - targets: [%q]
 `, target)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
-	if err := os.WriteFile(cfgPath, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, cfgPath, config)
 	web := freePort(t)
 	cmd := exec.Command(prometheusPath(t), append([]string{"--config.file=" + cfgPath, "--storage.tsdb.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + web, "--log.level=warn"}, args...)...)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -48,9 +47,7 @@ bind-address = %q
   log-enabled = false
 `, freePort(t), filepath.Join(dir, "meta"), filepath.Join(dir, "data"), filepath.Join(dir, "wal"), web)
 	cfg := filepath.Join(dir, "influxdb.conf")
-	if err := os.WriteFile(cfg, []byte(config), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, cfg, config)
 	cmd := exec.Command(influxdPath(t), "-config", cfg)
 	return startDaemon(t, "influxd", cmd, filepath.Join(dir, "influxd.log"), "http://"+web, func(base string) bool {
 		resp, err := http.PostForm(base+"/query", url.Values{"q": {"CREATE DATABASE " + db}})

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,9 +18,7 @@ func TestNote(t *testing.T) {
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events.jsonl")
 	start := time.Now().Add(-2 * time.Second).UTC().Format(time.RFC3339Nano)
-	if err := os.WriteFile(events, []byte(`{"time_us":0,"kind":"run_start","message":"`+start+`"}`+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, events, `{"time_us":0,"kind":"run_start","message":"`+start+`"}`+"\n")
 	tests := []struct {
 		args     []string
 		code     int

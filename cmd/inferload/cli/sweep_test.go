@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/sim"
 )
@@ -51,11 +52,7 @@ func TestSweepCommand(t *testing.T) {
 // are usage errors.
 func TestFindCapacityCommand(t *testing.T) {
 	t.Parallel()
-	srv, url, err := sim.Start(sim.Config{}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	srv, url := enginetest.StartSim(t, sim.Config{})
 	base := []string{"find-capacity", "--url", url, "--model", srv.Profile().Model, "--input-tokens", "16", "--output-tokens", "4",
 		"--duration", "400ms", "--warmup", "100ms", "--out", t.TempDir(), "-q"}
 	tests := []struct {
@@ -162,14 +159,6 @@ func runSummaryCase(t *testing.T, name string, args []string, wantCode int, want
 // "tiny-sim") on 127.0.0.1 and returns its URL.
 func startTinySim(t *testing.T) string {
 	t.Helper()
-	prof, err := sim.LookupProfile("tiny")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
+	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t)})
 	return url
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // concurrencySeen counts the generation requests the simulator is
@@ -51,7 +53,7 @@ func (c *concurrencySeen) wrap(h http.Handler) http.Handler {
 // test artifact ($TEST_ARTIFACTS or the test's temp dir).
 func TestLiveUIInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.Path(t)
 	prof, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
 		t.Fatal(err)

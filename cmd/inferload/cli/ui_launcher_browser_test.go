@@ -10,7 +10,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/inferload/inferload/internal/enginetest"
 	"github.com/inferload/inferload/sim"
+
+	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // TestUICommandInBrowser drives `inferload ui` in Debian's chromium: a
@@ -20,7 +23,7 @@ import (
 // command. The page logs no error.
 func TestUICommandInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := chromiumPath(t)
+	browser := browsertest.Path(t)
 	_, simURL := startSim(t)
 	// The launcher needs its token on loopback too: open the URL it printed.
 	printed := startUICommand(t, "--out", t.TempDir())
@@ -63,12 +66,7 @@ func TestUICommandInBrowser(t *testing.T) {
 // with its URL (…/v1).
 func startSim(t *testing.T) (*sim.Server, string) {
 	t.Helper()
-	s, u, err := sim.Start(sim.Config{Seed: 1, Speedup: 20}, "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	return s, u
+	return enginetest.StartSim(t, sim.Config{Seed: 1, Speedup: 20})
 }
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.
