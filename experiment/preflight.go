@@ -33,11 +33,19 @@ const (
 type PreflightError struct {
 	Kind record.ErrorKind
 	Msg  string
+	// Replica names the base URL that failed when the target has
+	// replicas ("target.replicas[0] (http://host:8001/v1)"); "" for
+	// target.url alone.
+	Replica string
 }
 
 func (e *PreflightError) Error() string {
+	where := "check target.url and target.model"
+	if e.Replica != "" {
+		where = "check " + e.Replica + " and target.model"
+	}
 	return fmt.Sprintf("pre-flight: the probe request failed (%s): %s; nothing was measured "+
-		"(check target.url and target.model, or start anyway with --no-preflight)", e.Kind, e.Msg)
+		"(%s, or start anyway with --no-preflight)", e.Kind, e.Msg, where)
 }
 
 // preflight sends one request, the workload's first ordinary one asking
@@ -62,17 +70,30 @@ func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files 
 	if p.Target.TracesContext() {
 		req.TraceID = record.ProbeTraceID
 	}
-	var t protocol.Trace
-	client.Do(ctx, req, &t)
-	if t.Err == record.ErrNone {
-		return nil
+	// With replicas, each one is probed: a dead replica would otherwise
+	// fail its share of the run.
+	clients := []protocol.Client{client}
+	if b, ok := client.(*protocol.Balanced); ok {
+		clients = b.Replicas()
 	}
-	redact := planRedactor(p, env)
-	msg := protocol.SanitizeMessage(redact, t.ErrMsg)
-	if t.Status == 404 || t.Err == record.ErrHTTP4xx {
-		msg += servedModels(ctx, p, env, redact)
+	for i, c := range clients {
+		var t protocol.Trace
+		c.Do(ctx, req, &t)
+		if t.Err == record.ErrNone {
+			continue
+		}
+		redact := planRedactor(p, env)
+		msg := protocol.SanitizeMessage(redact, t.ErrMsg)
+		if (t.Status == 404 || t.Err == record.ErrHTTP4xx) && i == 0 {
+			msg += servedModels(ctx, p, env, redact)
+		}
+		e := &PreflightError{Kind: t.Err, Msg: msg}
+		if i > 0 {
+			e.Replica = fmt.Sprintf("target.replicas[%d] (%s)", i-1, stripUserinfo(p.Target.Replicas[i-1]))
+		}
+		return e
 	}
-	return &PreflightError{Kind: t.Err, Msg: msg}
+	return nil
 }
 
 // probeRequest renders a request of the workload's first ordinary class

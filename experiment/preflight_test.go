@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/sim"
 )
 
 // TestPreflightStopsADeadTarget: a target that refuses connections, a 404
@@ -132,4 +133,27 @@ func commonPrefix(a, b string) int {
 		n++
 	}
 	return n
+}
+
+// TestPreflightProbesEveryReplica: with target.replicas, each replica is
+// probed; a dead second replica stops the run before anything is written,
+// and the error names it (not target.url, which answered).
+func TestPreflightProbesEveryReplica(t *testing.T) {
+	t.Parallel()
+	live := tinySim(t, sim.Faults{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	p := testPlan(t, fmt.Sprintf("target: {url: %s, replicas: [%s]}\nload: {concurrency: 2, requests: 10}\n", live, dead))
+	_, err = Run(context.Background(), p, Options{})
+	var pe *PreflightError
+	if !errors.As(err, &pe) || pe.Kind != record.ErrConnRefused || !strings.Contains(err.Error(), "check target.replicas[0] ("+dead+")") {
+		t.Fatalf("err = %v, want a pre-flight connection refused naming target.replicas[0]", err)
+	}
+	if entries, _ := os.ReadDir(p.Output.Dir); len(entries) != 0 {
+		t.Errorf("a run directory was written for a run that never started: %v", entries)
+	}
 }

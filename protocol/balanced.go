@@ -39,6 +39,9 @@ func (b *Balanced) pick(req *Request) int {
 	return int((b.next.Add(1) - 1) % n)
 }
 
+// Replicas are the clients taken in turn, target.url's first: read only.
+func (b *Balanced) Replicas() []Client { return b.clients }
+
 // Close closes every replica's client that can be closed.
 func (b *Balanced) Close() {
 	for _, c := range b.clients {
