@@ -51,7 +51,7 @@ func (e *PreflightError) Error() string {
 // preflight sends one request, the workload's first ordinary one asking
 // for a single output token, before anything is written, so a dead
 // target stops the run at once instead of being hammered for its whole
-// duration. A plan with target.preflight false, or whose first requests
+// duration. A reply without text passes: the server answered. A plan with target.preflight false, or whose first requests
 // are all bad input or chains, is not probed.
 func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files *workloadFiles, env Env) error {
 	if !p.Target.Preflights() {
@@ -79,7 +79,11 @@ func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files 
 	for i, c := range clients {
 		var t protocol.Trace
 		c.Do(ctx, req, &t)
-		if t.Err == record.ErrNone {
+		// A reply that carried no text still shows a live server serving
+		// the model: asked for one token, a model may well send an end of
+		// sequence or a token that prints nothing (a random-weight test
+		// model did), and that is no reason to refuse the run.
+		if t.Err == record.ErrNone || t.Err == record.ErrEmptyOutput {
 			continue
 		}
 		redact := planRedactor(p, env)

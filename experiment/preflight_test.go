@@ -157,3 +157,36 @@ func TestPreflightProbesEveryReplica(t *testing.T) {
 		t.Errorf("a run directory was written for a run that never started: %v", entries)
 	}
 }
+
+// TestPreflightPassesAnEmptyReply: asked for one token, a model may send
+// only an end of sequence (a random-weight test model sent a token that
+// printed nothing): the server answered, so the run goes ahead, and its
+// own requests are judged as usual.
+func TestPreflightPassesAnEmptyReply(t *testing.T) {
+	t.Parallel()
+	var probes sync.Mutex
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
+			http.NotFound(w, r) // the environment's probes of other endpoints
+			return
+		}
+		probes.Lock()
+		calls++
+		probes.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprint(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	p := testPlan(t, fmt.Sprintf("target: {url: %s/v1, model: m}\nload: {concurrency: 1, requests: 3}\n", srv.URL))
+	res, err := Run(context.Background(), p, Options{})
+	if err != nil {
+		t.Fatalf("a pre-flight answered with an empty reply stopped the run: %v", err)
+	}
+	probes.Lock()
+	n := calls
+	probes.Unlock()
+	if res.Summary.Errors[string(record.ErrEmptyOutput)] != 3 || n != 4 {
+		t.Errorf("errors %v after %d calls: want the 3 measured requests judged empty_output after the probe", res.Summary.Errors, n)
+	}
+}
