@@ -45,8 +45,9 @@ type apiInfo struct {
 	// (transcriptions: the audio decides the length), so max_tokens and
 	// ignore_eos do not apply.
 	noMaxTokens bool
-	// noIgnoreEOS: the API has no ignore_eos (realtime), so a record of
-	// it never claims one.
+	// noIgnoreEOS: the API has no ignore_eos, so its requests never send
+	// one and a record of it never claims one: only chat and completions
+	// (vLLM's, SGLang's and llama.cpp's extension) carry it.
 	noIgnoreEOS bool
 	// anyPath: the base URL may hold any path (the templated API's
 	// service is wherever the user says).
@@ -64,21 +65,21 @@ var apiInfos = []struct {
 	{APICompletions, apiInfo{example: "http://127.0.0.1:8000/v1"}},
 	{APIEmbeddings, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIImages, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
-	{APIResponses, apiInfo{example: "http://127.0.0.1:8000/v1"}},
-	{APIMessages, apiInfo{example: "http://127.0.0.1:8000/v1"}},
+	{APIResponses, apiInfo{noIgnoreEOS: true, example: "http://127.0.0.1:8000/v1"}},
+	{APIMessages, apiInfo{noIgnoreEOS: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIRerank, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIScore, apiInfo{whole: true, example: "http://127.0.0.1:8000/v1"}},
 	{APITranscriptions, apiInfo{noMaxTokens: true, example: "http://127.0.0.1:8000/v1"}},
 	{APIRealtime, apiInfo{noIgnoreEOS: true, example: "http://127.0.0.1:8000/v1"}},
-	{APITGI, apiInfo{root: true, example: "http://127.0.0.1:8080"}},
-	{APIOllama, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
-	{APIOllamaGenerate, apiInfo{root: true, example: "http://127.0.0.1:11434"}},
-	{APITriton, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8000"}},
-	{APITorchServe, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8080"}},
+	{APITGI, apiInfo{root: true, noIgnoreEOS: true, example: "http://127.0.0.1:8080"}},
+	{APIOllama, apiInfo{root: true, noIgnoreEOS: true, example: "http://127.0.0.1:11434"}},
+	{APIOllamaGenerate, apiInfo{root: true, noIgnoreEOS: true, example: "http://127.0.0.1:11434"}},
+	{APITriton, apiInfo{root: true, modelInPath: true, noIgnoreEOS: true, example: "http://127.0.0.1:8000"}},
+	{APITorchServe, apiInfo{root: true, modelInPath: true, noIgnoreEOS: true, example: "http://127.0.0.1:8080"}},
 	{APIPooling, apiInfo{root: true, whole: true, example: "http://127.0.0.1:8000"}},
 	{APITritonInfer, apiInfo{root: true, modelInPath: true, whole: true, example: "http://127.0.0.1:8000"}},
-	{APITritonGRPC, apiInfo{root: true, modelInPath: true, example: "http://127.0.0.1:8001"}},
-	{APIHTTP, apiInfo{root: true, anyPath: true, example: "http://127.0.0.1:9000"}},
+	{APITritonGRPC, apiInfo{root: true, modelInPath: true, noIgnoreEOS: true, example: "http://127.0.0.1:8001"}},
+	{APIHTTP, apiInfo{root: true, anyPath: true, noIgnoreEOS: true, example: "http://127.0.0.1:9000"}},
 }
 
 func infoOf(api API) (apiInfo, bool) {
