@@ -31,9 +31,10 @@ func prefixReuseLow(in hintInput) *record.Hint {
 	}
 	why := "the cache evicts blocks before they recur (too small for the trace), or a router spreads requests that share a prefix over replicas"
 	switch {
-	case pr.AchievedFrom == "counters" || pr.AchievedFrom == "hit_rate":
-		why += " (the share served is the server's own prefix-cache " + map[string]string{"counters": "counters'", "hit_rate": "hit rate's"}[pr.AchievedFrom] +
-			" over the measured window: the replies carried no cached tokens)"
+	case pr.AchievedFrom == record.ReuseFromCounters:
+		why += " (the share served is the server's own prefix-cache counters' over the measured window: the replies carried no cached tokens)"
+	case pr.AchievedFrom == record.ReuseFromHitRate:
+		why += " (the share served is the server's own prefix-cache hit rate's over the measured window: the replies carried no cached tokens)"
 	case pr.CachedRequests == 0:
 		why = "the server reported no cached tokens on any request and no prefix-cache counters: its prefix cache is off, or it does not report them (vLLM needs --enable-prompt-tokens-details, or its /metrics scraped (observe.scrape) for its counters)"
 	}

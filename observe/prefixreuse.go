@@ -2,21 +2,6 @@ package observe
 
 import "github.com/inferload/inferload/record"
 
-// Where prefix_reuse's achieved share came from (record.PrefixReuse.AchievedFrom).
-const (
-	// ReuseFromRequests: the replies' own cached_tokens.
-	ReuseFromRequests = "requests"
-	// ReuseFromCounters: the server's prefix-cache token counters, their
-	// increase over the measured window (vLLM's prefix_cache_hits_total ÷
-	// prefix_cache_queries_total).
-	ReuseFromCounters = "counters"
-	// ReuseFromHitRate: the server's own hit-rate gauge, its mean over the
-	// measured window (SGLang's cache_hit_rate).
-	ReuseFromHitRate = "hit_rate"
-	// ReuseFromNone: the server said nothing of its cache.
-	ReuseFromNone = "none"
-)
-
 // ServedPrefixShare says where prefix_reuse's achieved share comes from,
 // and fills it from the server's telemetry when no reply reported cached
 // tokens (vLLM without --enable-prompt-tokens-details): the increase of
@@ -30,10 +15,10 @@ func ServedPrefixShare(s *record.Summary) {
 		return
 	}
 	if pr.CachedRequests > 0 {
-		pr.AchievedFrom = ReuseFromRequests
+		pr.AchievedFrom = record.ReuseFromRequests
 		return
 	}
-	pr.AchievedFrom = ReuseFromNone
+	pr.AchievedFrom = record.ReuseFromNone
 	if s.Server == nil {
 		return
 	}
@@ -53,8 +38,8 @@ func ServedPrefixShare(s *record.Summary) {
 	}
 	switch {
 	case queries > 0:
-		pr.AchievedShare, pr.AchievedFrom = min(hits/queries, 1), ReuseFromCounters
+		pr.AchievedShare, pr.AchievedFrom = min(hits/queries, 1), record.ReuseFromCounters
 	case nRates > 0:
-		pr.AchievedShare, pr.AchievedFrom = rates/float64(nRates), ReuseFromHitRate
+		pr.AchievedShare, pr.AchievedFrom = rates/float64(nRates), record.ReuseFromHitRate
 	}
 }

@@ -25,14 +25,14 @@ func TestServedPrefixShare(t *testing.T) {
 		wantFrom  string
 		wantShare float64
 	}{
-		{"the replies said", 5, 0.4, []record.TelemetrySource{counters}, ReuseFromRequests, 0.4},
-		{"counters over the window", 0, 0, []record.TelemetrySource{counters}, ReuseFromCounters, 0.3},
+		{"the replies said", 5, 0.4, []record.TelemetrySource{counters}, record.ReuseFromRequests, 0.4},
+		{"counters over the window", 0, 0, []record.TelemetrySource{counters}, record.ReuseFromCounters, 0.3},
 		{"two replicas' counters add up", 0, 0, []record.TelemetrySource{counters,
-			src(map[string]float64{PrefixHitTokensPerS: 700, PrefixQueryTokensPerS: 1000})}, ReuseFromCounters, 0.5},
-		{"a hit-rate gauge (SGLang)", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitRate: 0.62})}, ReuseFromHitRate, 0.62},
-		{"counters before the gauge", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitRate: 0.9, PrefixHitTokensPerS: 1, PrefixQueryTokensPerS: 4})}, ReuseFromCounters, 0.25},
-		{"no query counted: nothing known", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitTokensPerS: 0, PrefixQueryTokensPerS: 0})}, ReuseFromNone, 0},
-		{"no telemetry", 0, 0, nil, ReuseFromNone, 0},
+			src(map[string]float64{PrefixHitTokensPerS: 700, PrefixQueryTokensPerS: 1000})}, record.ReuseFromCounters, 0.5},
+		{"a hit-rate gauge (SGLang)", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitRate: 0.62})}, record.ReuseFromHitRate, 0.62},
+		{"counters before the gauge", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitRate: 0.9, PrefixHitTokensPerS: 1, PrefixQueryTokensPerS: 4})}, record.ReuseFromCounters, 0.25},
+		{"no query counted: nothing known", 0, 0, []record.TelemetrySource{src(map[string]float64{PrefixHitTokensPerS: 0, PrefixQueryTokensPerS: 0})}, record.ReuseFromNone, 0},
+		{"no telemetry", 0, 0, nil, record.ReuseFromNone, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

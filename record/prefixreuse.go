@@ -31,6 +31,21 @@ type PrefixReuse struct {
 	AchievedFrom string `json:"achieved_from,omitempty"`
 }
 
+// Where prefix_reuse's achieved share came from (PrefixReuse.AchievedFrom).
+const (
+	// ReuseFromRequests: the replies' own cached_tokens.
+	ReuseFromRequests = "requests"
+	// ReuseFromCounters: the server's prefix-cache token counters, their
+	// increase over the measured window (vLLM's prefix_cache_hits_total ÷
+	// prefix_cache_queries_total).
+	ReuseFromCounters = "counters"
+	// ReuseFromHitRate: the server's own hit-rate gauge, its mean over the
+	// measured window (SGLang's cache_hit_rate).
+	ReuseFromHitRate = "hit_rate"
+	// ReuseFromNone: the server said nothing of its cache.
+	ReuseFromNone = "none"
+)
+
 // prefixReuseState sums the tokens PrefixReuse divides.
 type prefixReuseState struct {
 	requests, cachedRequests int64

@@ -114,11 +114,11 @@ func writePrefixReuse(b *bytes.Buffer, pr *record.PrefixReuse) {
 // servedFrom says where prefix reuse's share served came from.
 func servedFrom(pr *record.PrefixReuse) string {
 	switch pr.AchievedFrom {
-	case "counters":
+	case record.ReuseFromCounters:
 		return fmt.Sprintf("the server's prefix-cache counters over the measured window; no reply of %d reported cached tokens", pr.Requests)
-	case "hit_rate":
+	case record.ReuseFromHitRate:
 		return fmt.Sprintf("the server's prefix-cache hit rate over the measured window; no reply of %d reported cached tokens", pr.Requests)
-	case "none":
+	case record.ReuseFromNone:
 		return fmt.Sprintf("no reply of %d reported cached tokens, nor did the server's metrics", pr.Requests)
 	}
 	return fmt.Sprintf("server's cached tokens; %d of %d requests had some", pr.CachedRequests, pr.Requests)

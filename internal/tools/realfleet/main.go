@@ -17,7 +17,6 @@ package main
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -156,7 +155,7 @@ func run(o options) error {
 			measured[n] = append(measured[n], s.Metrics.TTFT)
 		}
 	}
-	report(o, pred, slo, answerOf(answer), measured, time.Since(start))
+	report(o, pred, slo, answer.Replicas, measured, time.Since(start))
 	return nil
 }
 
@@ -216,9 +215,6 @@ func (o options) fleet(args ...string) (*record.Fleet, error) {
 	}
 	return &f, nil
 }
-
-// answerOf is fleet's answer, 0 when no size tried met the SLO.
-func answerOf(f *record.Fleet) int { return cmp.Or(f.Replicas, 0) }
 
 // onlyRun is the one run directory under dir.
 func onlyRun(dir string) (string, error) {
