@@ -150,7 +150,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 			DecodeUS: tm.PredictedUS, DecodeN: tm.PredictedN, QueueUS: tm.QueueUS, HasQueue: tm.HasQueue,
 			InferenceUS: tm.InferenceUS}
 		if r.CachedTokens == 0 {
-			r.CachedTokens = tm.CacheN
+			r.CachedTokens = cachedFromTimings(tm, tr.PromptTokens)
 		}
 	}
 	if tr.Tail.Dropped > 0 {
@@ -170,6 +170,22 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 	fillTokens(r, tr, generates)
 	gradeReply(r, p.spec.Answer, tr)
 	return r
+}
+
+// cachedFromTimings is the prompt tokens a server's timings say its cache
+// served: cache_n where it sends one; else, where it counts the prompt
+// tokens it evaluated (prompt_n, cached ones excluded) below the prompt
+// its usage reports, the difference. llama.cpp before cache_n (b4747, the
+// engine the tests run) says so only that way: a prompt it holds whole
+// in a slot's cache is evaluated from its last token (prompt_n 1).
+func cachedFromTimings(tm protocol.ServerTimings, promptTokens int) int {
+	if tm.CacheN > 0 {
+		return tm.CacheN
+	}
+	if tm.PromptN > 0 && promptTokens > tm.PromptN {
+		return promptTokens - tm.PromptN
+	}
+	return 0
 }
 
 // fillChannels sets a reply's per-channel times when it reasoned

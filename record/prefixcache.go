@@ -6,8 +6,8 @@ import (
 
 // PrefixCacheSplit compares the time to first token of requests the
 // server's prefix cache served part of the prompt for (cached_tokens > 0:
-// vLLM's usage.prompt_tokens_details.cached_tokens, llama.cpp's cache_n)
-// with the rest: summary.json's prefix_cache, per run, class and input
+// vLLM's usage.prompt_tokens_details.cached_tokens, llama.cpp's cache_n or
+// its prompt tokens less the prompt_n it evaluated) with the rest: summary.json's prefix_cache, per run, class and input
 // bucket. Present once some measured successful streamed request was a
 // hit; the prefix_cache_ttft hint reads it.
 type PrefixCacheSplit struct {
