@@ -297,6 +297,7 @@ func (w *Workload) MixConfig() (workload.MixConfig, error) {
 			return cfg, fmt.Errorf("workload.classes[%d]: %w", k, err)
 		}
 		c.Turns = pc.Turns
+		c.SyntheticHistory = pc.History == HistorySynthetic
 		c.Language = cmp.Or(pc.Language, w.Language)
 		if c.Images, err = pc.Images.workload(); err != nil {
 			return cfg, fmt.Errorf("workload.classes[%d].images: %w", k, err)

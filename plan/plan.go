@@ -467,10 +467,16 @@ type Class struct {
 	// Audio adds a synthetic WAV to each of the class's requests
 	// (transcriptions API).
 	Audio Audio `yaml:"audio"`
-	// Turns, above 1, makes each closed-loop user hold conversations of
-	// Turns requests whose history grows per turn (default 0: single
-	// requests).
+	// Turns, above 1, makes the class conversations of Turns requests
+	// whose history grows per turn (default 0: single requests): each
+	// closed-loop user holds one at a time; in an open loop each arrival
+	// starts one.
 	Turns int `yaml:"turns"`
+	// History is what a conversation's history carries for the
+	// assistant's turns: "replies" (the default) the server's real
+	// replies, "synthetic" text of the asked length, which sends
+	// byte-identical bodies for the same seed whatever the server says.
+	History string `yaml:"history"`
 	// SLO overrides workload.slo bound by bound for the class.
 	SLO record.SLO `yaml:"slo"`
 	// Timeouts override target.timeouts bound by bound for the class's

@@ -14,11 +14,24 @@ func openAIAPI(api string) bool {
 	return api == "chat" || api == "completions" || api == "embeddings"
 }
 
+// The values of a class's history.
+const (
+	HistoryReplies   = "replies"
+	HistorySynthetic = "synthetic"
+)
+
 // turns checks a class's multi-turn setting: conversations need chat
 // messages to carry their history (the chat API, or the Responses API,
-// whose server holds it), and users that wait for each reply
-// (a closed loop), or turn k would not follow turn k-1.
+// whose server holds it), and a schedule whose turn k waits for turn
+// k-1's reply: users (load.concurrency), or an arrival rate whose
+// arrivals start conversations (load.rate), not a trace or a compute
+// budget, whose arrivals are single requests.
 func (v *validator) turns(path string, c *Class) {
+	switch c.History {
+	case "", HistoryReplies, HistorySynthetic:
+	default:
+		v.fail(path+".history", "%q: want %s or %s", c.History, HistoryReplies, HistorySynthetic)
+	}
 	if c.Turns < 0 || c.Turns > workload.MaxTurns {
 		v.fail(path+".turns", "%d: want 0 to %d", c.Turns, workload.MaxTurns)
 		return
@@ -29,9 +42,19 @@ func (v *validator) turns(path string, c *Class) {
 	if api := firstSet(c.API, v.p.Target.API); api != "chat" && api != "responses" {
 		v.fail(path+".turns", "conversations need the chat or responses API, not %s", api)
 	}
-	if v.p.Load.OpenLoop() {
-		v.fail(path+".turns", "conversations need a closed loop (load.concurrency): in an open loop turn k would not wait for turn k-1's reply")
+	if sh := v.p.Load.Shape(); sh != ShapeUsers && sh != ShapeRate {
+		v.fail(path+".turns", "conversations need load.concurrency or load.rate: a trace's or a compute budget's arrivals are single requests")
 	}
+}
+
+// conversations reports whether some class holds multi-turn conversations.
+func (p *Plan) conversations() bool {
+	for _, c := range p.Workload.Classes {
+		if c.Turns > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // firstSet returns the first non-empty string.

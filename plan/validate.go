@@ -337,8 +337,8 @@ func (v *validator) closedLoop() {
 	if l.ThinkTime == "" {
 		return
 	}
-	if l.Concurrency <= 0 {
-		v.fail("load.think_time", "only applies with load.concurrency (closed loop)")
+	if l.Concurrency <= 0 && !(l.Shape() == ShapeRate && v.p.conversations()) {
+		v.fail("load.think_time", "only applies with load.concurrency (closed loop), or with load.rate when some class has turns (a conversation's pause between a reply and its next turn)")
 		return
 	}
 	if _, err := schedule.ParseThinkTime(l.ThinkTime); err != nil {

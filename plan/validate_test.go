@@ -121,13 +121,22 @@ func TestValidate(t *testing.T) {
 		{"salt off", closedPlan, func(p *Plan) { p.Workload.Salt = SaltOff }, ""},
 		// A class's language is checked too.
 		{"bad class language", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Language: "EN"}} }, `workload.classes[0].language: language "EN" is not supported`},
-		// Conversations in an open loop would not wait for the last reply.
-		{"turns open loop", openPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}} }, "workload.classes[0].turns: conversations need a closed loop"},
-		// Compute pacing is an open loop too (the check once looked only at rate and trace).
+		// At a rate each arrival starts a conversation whose turns wait
+		// for the last reply (AIPerf's user-centric rate).
+		{"turns at a rate", openPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}} }, ""},
+		// A trace's arrivals are single requests: turn k would not wait for turn k-1.
+		{"turns trace", openPlan, func(p *Plan) {
+			p.Load.Rate, p.Load.Trace.Path = 0, "trace.jsonl"
+			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}}
+		}, "workload.classes[0].turns: conversations need load.concurrency or load.rate"},
+		// So are compute pacing's (the check once looked only at rate and trace).
 		{"turns flops pacing", closedPlan, func(p *Plan) {
 			p.Load.Concurrency, p.Load.FLOPsPerS, p.Compute.ParamsB = 0, 1e15, 8
 			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}}
-		}, "workload.classes[0].turns: conversations need a closed loop"},
+		}, "workload.classes[0].turns: conversations need load.concurrency or load.rate"},
+		// The history is the replies or synthetic text, nothing else.
+		{"bad history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "real"}} }, `workload.classes[0].history: "real": want replies or synthetic`},
+		{"synthetic history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "synthetic"}} }, ""},
 		// Conversations need chat messages to carry the history.
 		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat or responses API, not embeddings"},
 		// The Responses API carries them too (previous_response_id).
@@ -183,6 +192,11 @@ func TestValidate(t *testing.T) {
 		{"late closed", closedPlan, func(p *Plan) { p.Load.LateAfter = time.Millisecond }, "load.late_after: only applies with load.rate"},
 		// think_time needs closed loop.
 		{"think open", openPlan, func(p *Plan) { p.Load.ThinkTime = "1s" }, "load.think_time: only applies with load.concurrency"},
+		// ... or conversations at a rate: the pause between a reply and the next turn.
+		{"think conversations at a rate", openPlan, func(p *Plan) {
+			p.Load.ThinkTime = "1s"
+			p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3}}
+		}, ""},
 		// think_time is parsed by schedule's parser.
 		{"bad think", closedPlan, func(p *Plan) { p.Load.ThinkTime = "uniform(5s,1s)" }, "low 5s is above high 1s"},
 		// Warm-up must leave something to measure.

@@ -36,9 +36,14 @@ type ClassConfig struct {
 	// text; Output then only decides entries without an output length.
 	Dataset *Dataset
 	// Turns, above 1, makes the class multi-turn conversations of Turns
-	// requests each, whose history grows per turn (see Mix.Session). It
-	// only takes effect in a closed loop; 0 or 1 is single requests.
+	// requests each, whose history grows per turn (see Mix.Session); 0
+	// or 1 is single requests.
 	Turns int
+	// SyntheticHistory makes a conversation's history carry synthetic
+	// assistant text of the asked length in place of the server's replies
+	// (the default threads the real replies, Session.Reply): the same plan
+	// and seed then send byte-identical bodies whatever the server answers.
+	SyntheticHistory bool
 	// Images adds synthetic images to each request (zero: none).
 	Images ImageConfig
 	// Documents adds documents to each request for the rerank and score
@@ -74,8 +79,13 @@ type Mix struct {
 	cum     []float64 // cumulative weights of sources, normalised to end at 1
 	bad     badInput
 	badFrac float64
-	turns   []int     // each source's turns per conversation; nil: no conversations
-	convCum []float64 // cumulative per-conversation class weights; nil: no conversations
+	turns   []int // each source's turns per conversation; nil: no conversations
+	// synthetic is each source's ClassConfig.SyntheticHistory; tokenizers
+	// its ClassConfig.Tokenizer, which counts a threaded reply's tokens
+	// when the server reported none (nil: cl100k_base).
+	synthetic  []bool
+	tokenizers []Tokenizer
+	convCum    []float64 // cumulative per-conversation class weights; nil: no conversations
 }
 
 var _ Source = (*Mix)(nil)
@@ -106,6 +116,8 @@ func NewMix(cfg MixConfig) (*Mix, error) {
 		m.sources = append(m.sources, src)
 		m.names = append(m.names, c.Name)
 		m.cum = append(m.cum, total)
+		m.synthetic = append(m.synthetic, c.SyntheticHistory)
+		m.tokenizers = append(m.tokenizers, c.Tokenizer)
 	}
 	for k := range m.cum {
 		m.cum[k] /= total

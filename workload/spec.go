@@ -66,6 +66,11 @@ type Spec struct {
 	// sends only the new turn with it. Empty for a first turn and after a
 	// turn that failed, when the whole history is sent again.
 	PreviousResponseID string
+	// KeepReply is set on a conversation turn whose reply the next turn's
+	// history is to carry (History replies, not the last turn): the engine
+	// keeps the reply's text and hands it to Session.Reply before the
+	// next turn is built.
+	KeepReply bool
 	// Expect is what counts as a pass for this request besides success:
 	// ExpectRejection for bad input, empty for ordinary requests (only a
 	// success passes). Renderers send MaxTokens 0 as an explicit
