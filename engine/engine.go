@@ -354,6 +354,9 @@ func (e *Engine) offset(t time.Time) int64 {
 type prepared struct {
 	spec workload.Spec
 	req  *protocol.Request
+	// sess is the session that built spec, handed the reply when spec
+	// asks for it (threadReply); nil for a request without one.
+	sess workload.Session
 }
 
 func (e *Engine) prepare(i uint64) (prepared, error) {

@@ -169,6 +169,7 @@ func (e *Engine) result(i uint64, p prepared, tr *protocol.Trace, at arrival) *r
 	}
 	fillTokens(r, tr, generates)
 	gradeReply(r, p.spec.Answer, tr)
+	threadReply(r, p, tr)
 	return r
 }
 

@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -50,7 +52,36 @@ func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string,
 	}
 	withUser := *req // a renderer may share one request between specs
 	withUser.Affinity = user + 1
-	return prepared{spec: spec, req: &withUser}, nil
+	if spec.KeepReply && req.API == protocol.APIChat && withUser.KeepReply == 0 {
+		// Only chat replies are read back (protocol.ReplyAnswer); the
+		// Responses API's server holds the history itself.
+		withUser.KeepReply = record.MaxReplyKept
+	}
+	return prepared{spec: spec, req: &withUser, sess: sess}, nil
+}
+
+// threadReply hands a conversation turn's reply to its session, which
+// puts it in the next turn's history: its text as kept, its length the
+// server's count when it reported one (reasoning left out: the history
+// holds the answer only), else the session's tokenizer's. A failed turn
+// hands nothing, so its synthetic text stays, as a server that kept no
+// reply would have it; a reply cut at the keep limit, or with no text
+// to read, is marked on its record (ReplyCut) and hands nothing either:
+// a part of the reply would be text the server never wrote as a whole.
+func threadReply(r *record.Result, p prepared, tr *protocol.Trace) {
+	if p.sess == nil || p.req.KeepReply == 0 || !p.spec.KeepReply || r.Error != record.ErrNone {
+		return
+	}
+	text, _ := protocol.ReplyAnswer(tr.Reply)
+	if tr.ReplyCut || text == "" {
+		r.ReplyCut = true
+		return
+	}
+	n := 0
+	if r.TokenSource == record.TokensUsage && r.ReasoningTokens == 0 {
+		n = r.OutputTokens
+	}
+	p.sess.Reply(text, n)
 }
 
 // conversationOf is a record's turn (1-based) and session for spec; 0, 0

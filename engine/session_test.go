@@ -32,6 +32,8 @@ type turnsSession struct {
 	turns int // the conversations' length; 0 sends single requests
 }
 
+func (s *turnsSession) Reply(string, int) {}
+
 func (s *turnsSession) Next(i uint64) workload.Spec {
 	spec := workload.Spec{Index: i, Class: "c", MaxTokens: 1, Prompt: "ok"}
 	if s.turns > 0 {

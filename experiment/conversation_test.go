@@ -9,14 +9,16 @@ import (
 	"github.com/inferload/inferload/sim"
 )
 
-// conversationPlan mixes 3-turn chats with embeddings calls.
+// conversationPlan mixes 3-turn chats with embeddings calls. The history
+// is synthetic so each turn's length is known by construction (the
+// simulator's replies re-tokenize to a few tokens more or less).
 const conversationPlan = `
 target: {url: %s}
 load: {concurrency: 3, requests: 60, grace: 10s}
 workload:
   seed: 5
   classes:
-    - {name: chat, weight: 1, input_tokens: 20, output_tokens: 10, turns: 3}
+    - {name: chat, weight: 1, input_tokens: 20, output_tokens: 10, turns: 3, history: synthetic}
     - {name: embed, weight: 1, input_tokens: 40, api: embeddings}
 `
 

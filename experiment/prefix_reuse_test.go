@@ -15,7 +15,10 @@ import (
 // first of its prefix group asks to reuse the prefix, every later turn its
 // previous turn's prompt; the run and each class report that requested
 // share beside what the server served, which the block size keeps a little
-// below it (a partly filled last block is not cached).
+// below it (a partly filled last block is not cached). The conversations'
+// history is synthetic: the simulator caches prompts only, not the replies
+// it writes, so a real reply (which the run counts as reusable, as llama.cpp
+// and vLLM serve it) would read as reuse lost.
 func TestPrefixReuseOfPrefixesAndTurns(t *testing.T) {
 	t.Parallel()
 	url := tinySim(t, sim.Faults{})
@@ -26,7 +29,7 @@ load: {concurrency: 4, requests: 90}
 workload:
   classes:
     - {name: rag, weight: 1, input_tokens: "64", output_tokens: "4", shared_prefix: {tokens: 512, groups: 2}}
-    - {name: chat, weight: 1, input_tokens: "32", output_tokens: "8", turns: 3}
+    - {name: chat, weight: 1, input_tokens: "32", output_tokens: "8", turns: 3, history: synthetic}
 `, url))
 	sum := res.Summary
 	rag, chat := sum.Classes["rag"], sum.Classes["chat"]

@@ -100,6 +100,12 @@ type Result struct {
 	// summary.json's sessions are folded from both (session.go).
 	Turn    int    `json:"turn,omitempty"`
 	Session uint64 `json:"session,omitempty"`
+	// ReplyCut is set on a conversation turn whose reply was to be
+	// threaded into the next turn's history but was longer than the
+	// client keeps (MaxReplyKept) or held no text it could read: the next
+	// turn carries synthetic text of the asked length in its place
+	// (docs/workload.md#conversations).
+	ReplyCut bool `json:"reply_cut,omitempty"`
 	// Expect is ExpectRejection when a 4xx reply is a correct answer (bad
 	// input); empty when only a success passes.
 	Expect string `json:"expect,omitempty"`
