@@ -38,6 +38,10 @@ type SessionSummary struct {
 	Goodput SessionGoodput `json:"goodput"`
 	// PerTurn has one row per turn number, from 1.
 	PerTurn []TurnFigures `json:"per_turn"`
+	// RepliesCut counts the measured turns whose reply was too long to
+	// keep (Result.ReplyCut): the next turn's history carried synthetic
+	// text in its place.
+	RepliesCut int64 `json:"replies_cut,omitempty"`
 }
 
 // SessionGoodput is session goodput: whole conversations that met the SLO.
@@ -94,6 +98,7 @@ type sessionAgg struct {
 	calls, in, out                int64 // over completed conversations
 	met                           int64
 	good                          flopMeter // met conversations by end instant
+	repliesCut                    int64
 	turns                         []*turnAgg
 }
 
@@ -124,6 +129,9 @@ func (st *sessionState) add(r *Result, met bool) {
 	c := st.class(classOf(r))
 	if r.MeasuredSuccess() {
 		c.turn(r.Turn).add(r)
+		if r.ReplyCut {
+			c.repliesCut++
+		}
 	}
 	s := st.open[r.Session]
 	if s == nil {
@@ -231,7 +239,8 @@ func (c *sessionAgg) summary(turns int, from, to int64, windowS float64) *Sessio
 		OutputTokensPerSession: ratio(c.out, c.completed),
 		Goodput: SessionGoodput{Met: c.met, Attainment: ratio(c.met, c.completed+c.failed),
 			SessionsPerS: perSecond(c.good.over(from, to), windowS)},
-		PerTurn: make([]TurnFigures, 0, len(c.turns)),
+		PerTurn:    make([]TurnFigures, 0, len(c.turns)),
+		RepliesCut: c.repliesCut,
 	}
 	for k, t := range c.turns {
 		ttft := t.ttft.Stats() // the percentiles every TTFT figure reports

@@ -34,9 +34,11 @@ func sessionRecords() []Result {
 	cut.Stream, cut.EventsUS, cut.TTFTUS, cut.Error = false, nil, 0, ErrCanceled
 	warm := turnRec(60, 1, 0, 20, 100, 10)
 	warm.Warmup = true
+	long := turnRec(20, 1, 2000, 50, 200, 10)
+	long.ReplyCut = true // its reply was too long to thread
 	return []Result{
 		turnRec(10, 1, 1000, 50, 200, 10), turnRec(10, 2, 1300, 60, 300, 20), turnRec(10, 3, 1700, 70, 300, 30),
-		turnRec(20, 1, 2000, 50, 200, 10), turnRec(20, 2, 2300, 60, 800, 20), turnRec(20, 3, 3200, 70, 300, 30),
+		long, turnRec(20, 2, 2300, 60, 800, 20), turnRec(20, 3, 3200, 70, 300, 30),
 		turnRec(30, 1, 3000, 50, 200, 10), fail, turnRec(30, 3, 3500, 70, 300, 30),
 		turnRec(40, 1, 4000, 50, 200, 10), turnRec(40, 2, 4300, 60, 300, 20),
 		turnRec(50, 1, 5000, 50, 200, 10), turnRec(50, 2, 5300, 60, 300, 20), cut,
@@ -91,6 +93,8 @@ func TestSessionFigures(t *testing.T) {
 			// (30's failed); turn 3: 10, 20, 30, 60 (50's canceled).
 			// Prompts grow 10, 20, 30 tokens, TTFT 50, 60, 70 ms.
 			{"per turn", turns, [][4]float64{{1, 5, 10, 50}, {2, 5, 20, 60}, {3, 4, 30, 70}}},
+			// 20's first reply alone was cut.
+			{"replies cut", c.RepliesCut, int64(1)},
 		} {
 			if !equalJSON(t, tt.got, tt.want) {
 				t.Errorf("%s: %s = %+v, want %+v", order.name, tt.name, tt.got, tt.want)
