@@ -21,6 +21,10 @@ type OpenLoop struct {
 	// LateAfter marks a request late when its start lagged the intended
 	// time by more than this.
 	LateAfter time.Duration
+	// Think is a conversation's pause between a turn's reply and its
+	// next turn, when the source holds conversations (each arrival then
+	// starts one: openConversation); nil means none.
+	Think ThinkTime
 }
 
 // Validate says what keeps the loop from running.
@@ -53,6 +57,8 @@ func (e *Engine) runOpenLoop(ph *Phase, o OpenLoop) {
 	if o.MaxInFlight > 0 {
 		slots = make(chan struct{}, o.MaxInFlight)
 	}
+	var convs conversations
+	defer convs.finish(e, issueCtx)
 	for {
 		i, ok := e.claim()
 		if !ok {
@@ -62,6 +68,12 @@ func (e *Engine) runOpenLoop(ph *Phase, o OpenLoop) {
 		if due == never || (e.cfg.Duration > 0 && due >= e.cfg.Duration) {
 			e.idleUntilStop(issueCtx)
 			return
+		}
+		if sess := convs.start(e); sess != nil {
+			if !e.openConversation(ph, o, sess, convs.n-1, i, due, slots, &convs.wg) {
+				return
+			}
+			continue
 		}
 		p, err := e.prepare(i)
 		if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {

@@ -89,3 +89,42 @@ func checkSessionRecords(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestSessionsAtARate: conversations under an open loop. load.rate counts
+// conversations started: at a constant 20/s for 1.5 s, 30 start (the
+// chat class alone), each turn due think_time after its predecessor's
+// reply; the later turns thread the simulator's real replies, so they ask
+// to reuse more than the previous prompt.
+func TestSessionsAtARate(t *testing.T) {
+	t.Parallel()
+	url := tinySim(t, sim.Faults{})
+	res := runPlan(t, fmt.Sprintf(`
+name: sessions-rate
+target: {url: %s}
+load: {rate: 20, arrival: constant, duration: 1500ms, think_time: 20ms, grace: 10s}
+workload:
+  classes:
+    - {name: chat, weight: 1, input_tokens: "32", output_tokens: "4", turns: 3}
+`, url))
+	c := res.Summary.Sessions["chat"]
+	if c == nil {
+		t.Fatalf("sessions %v, want chat's", res.Summary.Sessions)
+	}
+	started := c.Completed + c.Failed + c.Incomplete
+	t.Logf("%d conversations: %d completed, %d incomplete; duration p50 %.1f ms", started, c.Completed, c.Incomplete, c.Duration.P50)
+	if started != 30 || c.PerTurn[0].Requests != 30 || c.Failed != 0 {
+		t.Errorf("%d conversations started (%d first turns, %d failed), want 30 at 20/s for 1.5 s", started, c.PerTurn[0].Requests, c.Failed)
+	}
+	checkSessionRecords(t, res.Dir)
+	prompt := map[uint64]int{} // each conversation's last prompt sent
+	eachRecord(t, res.Dir, func(r *record.Result) error {
+		if r.Late && r.Turn > 1 {
+			t.Errorf("record %d: a later turn counted late", r.ID)
+		}
+		if r.Turn > 1 && r.Error == record.ErrNone && r.ReuseTokens <= prompt[r.Session] {
+			t.Errorf("record %d (turn %d): reuse %d, want above the previous prompt's %d (the real reply counts)", r.ID, r.Turn, r.ReuseTokens, prompt[r.Session])
+		}
+		prompt[r.Session] = r.PromptTokensSent
+		return nil
+	})
+}

@@ -32,8 +32,10 @@ func arrivalsAt(p *plan.Plan, cfg *engine.Config, rate float64) error {
 	return nil
 }
 
-// openLoop is an open loop of arr with the plan's in-flight cap and
-// lateness bound.
+// openLoop is an open loop of arr with the plan's in-flight cap, lateness
+// bound and think time (a conversation's pause before its next turn, when
+// some class has turns).
 func openLoop(p *plan.Plan, arr engine.Arrivals) engine.OpenLoop {
-	return engine.OpenLoop{Arrivals: arr, MaxInFlight: p.Load.MaxInFlight, LateAfter: p.Load.LateAfter}
+	think, _ := thinkTime(p) // validated with the plan
+	return engine.OpenLoop{Arrivals: arr, MaxInFlight: p.Load.MaxInFlight, LateAfter: p.Load.LateAfter, Think: think}
 }
