@@ -67,22 +67,67 @@ type TurnFigures struct {
 	TTFTP50 float64 `json:"ttft_p50_ms"`
 	TTFTP90 float64 `json:"ttft_p90_ms"`
 	// PrefixReuse sets the reuse the turn asked for (its previous turn's
-	// prompt) against what the server served; nil for a first turn, which
+	// prompt, and reply when the history carries the real one) against what the server served; nil for a first turn, which
 	// asks for none (prefixreuse.go).
 	PrefixReuse *PrefixReuse `json:"prefix_reuse,omitempty"`
 }
 
-// sessionState folds the records of conversations, per class. turns is
+// sessionState folds the records of conversations, per class. Turns is
 // each conversational class's turns per conversation (SetSessionTurns);
 // records of other classes are ignored.
 type sessionState struct {
-	turns   map[string]int
-	open    map[uint64]*openSession
+	SessionJoin
 	classes map[string]*sessionAgg
 }
 
-// openSession is one conversation whose turns are not all in yet.
-type openSession struct {
+// SessionJoin joins the records of conversations into whole ones: the one
+// place a conversation is put together and judged, for summary.json's
+// sessions and for compare's samples alike. Turns names the
+// conversational classes and their turns per conversation; records of
+// other classes are no conversation's.
+type SessionJoin struct {
+	Turns map[string]int
+	open  map[uint64]*Conversation
+}
+
+// Add joins r to its conversation and returns that conversation once all
+// its turns are in; nil before, and for a record of no conversation. It
+// does not depend on the order records come in. met says whether r met
+// its class's SLO.
+func (j *SessionJoin) Add(r *Result, met bool) *Conversation {
+	n := j.Turns[classOf(r)]
+	if r.Turn == 0 || n < 2 {
+		return nil
+	}
+	if j.open == nil {
+		j.open = map[uint64]*Conversation{}
+	}
+	s := j.open[r.Session]
+	if s == nil {
+		s = &Conversation{class: classOf(r), startUS: r.OriginUS(), endUS: r.DoneUS()}
+		j.open[r.Session] = s
+	}
+	s.add(r, met)
+	if s.calls < n {
+		return nil
+	}
+	delete(j.open, r.Session)
+	return s
+}
+
+// Class is the conversation's class.
+func (s *Conversation) Class() string { return s.class }
+
+// Completed reports whether a whole conversation (SessionJoin.Add
+// returned it) counts as completed: measured, every turn succeeded.
+func (s *Conversation) Completed() bool { return !s.warm && !s.failed && !s.canceled }
+
+// DurationUS is a completed conversation's time to finish: its first
+// turn's latency origin to its last turn's end.
+func (s *Conversation) DurationUS() int64 { return s.endUS - s.startUS }
+
+// Conversation is one conversation as its records came in.
+type Conversation struct {
 	class                  string
 	calls                  int
 	warm, failed, canceled bool
@@ -112,19 +157,18 @@ type turnAgg struct {
 // conversation (classes with turns > 1); without it no session figures
 // are folded. Call it before the first Add.
 func (a *Aggregate) SetSessionTurns(turns map[string]int) {
-	a.sessions.turns = turns
+	a.sessions.Turns = turns
 }
 
 // add folds in one record; met says whether it met its class's SLO. Its
 // conversation is judged once all its turns are in, so the figures do not
 // depend on the order records come in.
 func (st *sessionState) add(r *Result, met bool) {
-	n := st.turns[classOf(r)]
-	if r.Turn == 0 || n < 2 {
+	if r.Turn == 0 || st.Turns[classOf(r)] < 2 {
 		return
 	}
-	if st.open == nil {
-		st.open, st.classes = map[uint64]*openSession{}, map[string]*sessionAgg{}
+	if st.classes == nil {
+		st.classes = map[string]*sessionAgg{}
 	}
 	c := st.class(classOf(r))
 	if r.MeasuredSuccess() {
@@ -133,19 +177,12 @@ func (st *sessionState) add(r *Result, met bool) {
 			c.repliesCut++
 		}
 	}
-	s := st.open[r.Session]
-	if s == nil {
-		s = &openSession{class: classOf(r), startUS: r.OriginUS(), endUS: r.DoneUS()}
-		st.open[r.Session] = s
-	}
-	s.add(r, met)
-	if s.calls >= n {
-		delete(st.open, r.Session)
+	if s := st.Add(r, met); s != nil {
 		c.close(s, true)
 	}
 }
 
-func (s *openSession) add(r *Result, met bool) {
+func (s *Conversation) add(r *Result, met bool) {
 	s.calls++
 	s.warm = s.warm || r.Warmup
 	switch r.Error {
@@ -187,7 +224,7 @@ func (t *turnAgg) add(r *Result) {
 }
 
 // close judges a conversation; whole says all its turns came in.
-func (c *sessionAgg) close(s *openSession, whole bool) {
+func (c *sessionAgg) close(s *Conversation, whole bool) {
 	switch {
 	case s.warm:
 	case s.failed:
@@ -196,7 +233,7 @@ func (c *sessionAgg) close(s *openSession, whole bool) {
 		c.incomplete++
 	default:
 		c.completed++
-		c.duration.Record(s.endUS - s.startUS)
+		c.duration.Record(s.DurationUS())
 		c.calls += int64(s.calls)
 		c.in += s.in
 		c.out += s.out
@@ -227,7 +264,7 @@ func (st *sessionState) summary(from, to int64, windowS float64) map[string]*Ses
 	}
 	out := make(map[string]*SessionSummary, len(final))
 	for name, c := range final {
-		out[name] = c.summary(st.turns[name], from, to, windowS)
+		out[name] = c.summary(st.Turns[name], from, to, windowS)
 	}
 	return out
 }
