@@ -137,9 +137,10 @@ type CompareOptions struct {
 
 // latencyMetrics and comparedPercentiles are what a comparison shows of
 // each latency distribution, in display order: the reported percentiles
-// up to p99.
+// up to p99. session_ms is a completed conversation's time to finish
+// (record.Conversation.DurationUS), present when both runs had some.
 var (
-	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttfo_ms"}
+	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttfo_ms", "session_ms"}
 	comparedPercentiles = record.Percentiles[:len(record.Percentiles)-1]
 )
 

@@ -31,6 +31,16 @@ type RunSamples struct {
 	delivered  record.Deliveries
 	lastDoneUS int64
 	records    int64
+	// sessions joins conversations' turns (SetSessionTurns).
+	sessions record.SessionJoin
+}
+
+// SetSessionTurns names the conversational classes and their turns per
+// conversation (summary.json's sessions.<class>.turns), so Add joins
+// their records into conversations and keeps each completed one's time
+// to finish (Samples.Session). Call it before the first Add.
+func (rs *RunSamples) SetSessionTurns(turns map[string]int) {
+	rs.sessions.Turns = turns
 }
 
 // Samples are the measured latencies (ms) and outcome counts of a set of
@@ -44,7 +54,10 @@ type Samples struct {
 	// TTFO is the time to the first answer token (record.TTFOUSOf: the
 	// TTFT of a reply that did not reason), kept from the first reply
 	// that reasoned on; nil while none has.
-	TTFO              []float64
+	TTFO []float64
+	// Session is each completed conversation's time to finish, in the
+	// order they completed (RunSamples.SetSessionTurns); nil without any.
+	Session           []float64
 	Succeeded, Failed int64
 	// Graded counts the graded measured successes, Correct those that
 	// held their expected answer (record.Accuracy's rule).
@@ -80,6 +93,13 @@ func (rs *RunSamples) Add(r *record.Result) {
 		rs.Classes[class] = s
 	}
 	s.Add(r)
+	// Whether a turn met its SLO does not change the conversation's time.
+	if c := rs.sessions.Add(r, true); c != nil && c.Completed() {
+		ms := usToMS(c.DurationUS())
+		rs.Overall.Session = append(rs.Overall.Session, ms)
+		s.Session = append(s.Session, ms)
+		s.sorted, rs.Overall.sorted = nil, nil
+	}
 }
 
 // Records is how many records Add has counted, warm-up and failures
@@ -163,7 +183,7 @@ func (s *Samples) Scaled(f float64) *Samples {
 		}
 		return out
 	}
-	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E), TTFO: scale(s.TTFO),
+	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E), TTFO: scale(s.TTFO), Session: scale(s.Session),
 		Succeeded: s.Succeeded, Failed: s.Failed, Cache: s.Cache, failedAt: slices.Clone(s.failedAt),
 		Graded: s.Graded, Correct: s.Correct, correctAt: slices.Clone(s.correctAt)}
 }
@@ -175,6 +195,7 @@ func (s *Samples) merge(o *Samples) {
 	}
 	s.TTFT, s.ITL = append(s.TTFT, o.TTFT...), append(s.ITL, o.ITL...)
 	s.TPOT, s.E2E = append(s.TPOT, o.TPOT...), append(s.E2E, o.E2E...)
+	s.Session = append(s.Session, o.Session...)
 	s.Succeeded, s.Failed = s.Succeeded+o.Succeeded, s.Failed+o.Failed
 	s.Cache.PromptTokens += o.Cache.PromptTokens
 	s.Cache.CachedTokens += o.Cache.CachedTokens
@@ -221,6 +242,8 @@ func (s *Samples) ordered(metric string) []float64 {
 		return s.E2E
 	case "ttfo_ms":
 		return s.TTFO
+	case "session_ms":
+		return s.Session
 	}
 	return nil
 }

@@ -163,6 +163,8 @@ func TestParseLimit(t *testing.T) {
 		{in: "accuracy=0.02", want: Limit{Metric: "accuracy", Absolute: true, Value: 0.02}},
 		{in: "classes.mcq.accuracy=0.05", want: Limit{Metric: "classes.mcq.accuracy", Absolute: true, Value: 0.05}},
 		{in: "ttfo_ms.p90=10%", want: Limit{Metric: "ttfo_ms.p90", Relative: 0.1}},
+		// A conversation's time to finish, overall or per class.
+		{in: "classes.chat.session_ms.p90=10%", want: Limit{Metric: "classes.chat.session_ms.p90", Relative: 0.1}},
 		// error_rate is the threshold alias of failure_rate.
 		{in: "error_rate=0", want: Limit{Metric: "failure_rate", Absolute: true}},
 		// Per-class figures may be limited.

@@ -20,13 +20,20 @@ var ErrNotRunDir = errors.New("not a run directory")
 // every record (measured ones for latencies and failures, all successes
 // for throughput), the measured window from events.jsonl, and env.json.
 // A run that was killed still loads: its window ends at the last
-// completion. It needs no plan.yaml, so runs of older versions compare.
+// completion. It needs no plan.yaml, so runs of older versions compare;
+// the conversations' turns come from summary.json's sessions (a run
+// without it has no session figures to compare).
 func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 	info, err := readWindow(dir)
 	if err != nil {
 		return nil, err
 	}
+	sum, err := readSummary(dir)
+	if err != nil {
+		return nil, err
+	}
 	rs := analyze.NewRunSamples(filepath.Base(filepath.Clean(dir)))
+	rs.SetSessionTurns(sessionTurnsOf(sum))
 	_, err = rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		rs.Add(r)
 		return nil
@@ -44,30 +51,46 @@ func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 	if rs.Env, err = readEnv(dir); err != nil {
 		return nil, err
 	}
-	if rs.NotValid, err = readNotValid(dir); err != nil {
-		return nil, err
-	}
+	rs.NotValid = notValidOf(sum)
 	return rs, nil
 }
 
-// readNotValid is the run's validity reasons when its summary.json judged
-// it NOT VALID; nil when valid, without a verdict or without summary.json
-// (a killed run: compare still loads it).
-func readNotValid(dir string) ([]string, error) {
+// readSummary reads the run's summary.json; nil without error when it has
+// none (a killed run: compare still loads it).
+func readSummary(dir string) (*record.Summary, error) {
 	s, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
+	return s, err
+}
+
+// notValidOf is the run's validity reasons when its summary judged it NOT
+// VALID; nil when valid, without a verdict or without a summary.
+func notValidOf(s *record.Summary) []string {
+	if s == nil {
+		return nil
 	}
 	if v := s.Validity; v != nil && !v.Valid {
 		if len(v.Reasons) == 0 {
-			return []string{"its validity verdict is NOT VALID"}, nil
+			return []string{"its validity verdict is NOT VALID"}
 		}
-		return v.Reasons, nil
+		return v.Reasons
 	}
-	return nil, nil
+	return nil
+}
+
+// sessionTurnsOf is each conversational class's turns per conversation,
+// as the run's summary recorded them; nil without a summary.
+func sessionTurnsOf(s *record.Summary) map[string]int {
+	if s == nil || len(s.Sessions) == 0 {
+		return nil
+	}
+	turns := make(map[string]int, len(s.Sessions))
+	for name, ss := range s.Sessions {
+		turns[name] = ss.Turns
+	}
+	return turns
 }
 
 // readWindow reads the run's clock marks from events.jsonl; a missing
