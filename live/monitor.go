@@ -59,6 +59,10 @@ type MonitorOptions struct {
 	// InputBuckets are the plan's input-length bucket bounds (nil: the
 	// default buckets), as the summary uses.
 	InputBuckets []int
+	// SessionTurns names the conversational classes and their turns per
+	// conversation (plan.Plan.SessionTurns), so the page shows session
+	// figures as summary.json has them; nil: none.
+	SessionTurns map[string]int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -139,6 +143,7 @@ func NewMonitor(o MonitorOptions) *Monitor {
 		m.window = defaultWindow
 	}
 	m.agg.SetInputBuckets(o.InputBuckets)
+	m.agg.SetSessionTurns(o.SessionTurns)
 	return m
 }
 
@@ -381,7 +386,10 @@ type View struct {
 	Errors  []ErrorKind                  `json:"errors"`
 	Classes map[string]*record.Breakdown `json:"classes"`
 	Buckets []record.InputBucket         `json:"buckets"`
-	Events  []Event                      `json:"events"`
+	// Sessions are the conversational classes' figures so far
+	// (summary.json's sessions); absent when the run has no conversations.
+	Sessions map[string]*record.SessionSummary `json:"sessions,omitempty"`
+	Events   []Event                           `json:"events"`
 	// Telemetry are the samples numbered TelFrom and later (ask for
 	// tel_since=TelSeq next time).
 	Telemetry []TelemetryPoint `json:"telemetry"`
@@ -413,7 +421,7 @@ func (m *Monitor) View(since, telSince int64) View {
 	v.ReqPerS, v.OutTokPerS, v.FailureRate = m.rates()
 	v.Errors = m.errorKinds()
 	s := m.agg.Summary(record.RunInfo{})
-	v.Classes, v.Buckets = s.Classes, s.InputBuckets
+	v.Classes, v.Buckets, v.Sessions = s.Classes, s.InputBuckets, s.Sessions
 	v.Events = append([]Event(nil), m.events...)
 	v.Telemetry, v.TelFrom = m.telemetrySince(telSince)
 	v.TelSeq = m.telSeq

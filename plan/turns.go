@@ -48,13 +48,18 @@ func (v *validator) turns(path string, c *Class) {
 }
 
 // conversations reports whether some class holds multi-turn conversations.
-func (p *Plan) conversations() bool {
+func (p *Plan) conversations() bool { return len(p.SessionTurns()) > 0 }
+
+// SessionTurns is each conversational class's turns per conversation
+// (classes with turns > 1); empty when the plan has none.
+func (p *Plan) SessionTurns() map[string]int {
+	turns := map[string]int{}
 	for _, c := range p.Workload.Classes {
 		if c.Turns > 1 {
-			return true
+			turns[c.Name] = c.Turns
 		}
 	}
-	return false
+	return turns
 }
 
 // firstSet returns the first non-empty string.

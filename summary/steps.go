@@ -19,19 +19,8 @@ func NewAggregate(p *plan.Plan) *record.Aggregate {
 	agg.SetInputBuckets(p.Workload.LengthBuckets)
 	agg.SetSLOs(p.Workload.SLOs())
 	agg.SetModel(p.Compute.Model())
-	agg.SetSessionTurns(sessionTurns(p))
+	agg.SetSessionTurns(p.SessionTurns())
 	return agg
-}
-
-// sessionTurns is each conversational class's turns per conversation.
-func sessionTurns(p *plan.Plan) map[string]int {
-	turns := map[string]int{}
-	for _, c := range p.Workload.Classes {
-		if c.Turns > 1 {
-			turns[c.Name] = c.Turns
-		}
-	}
-	return turns
 }
 
 // StepAcc folds one stage's records: its aggregate and, in a capacity

@@ -186,6 +186,31 @@
     return tr;
   }
 
+  // sessionRow is one conversational class's figures (summary.json's
+  // sessions.<class>): conversations by outcome, the time to finish a
+  // completed one (ms), calls per completed one, and session goodput
+  // (conversations/s in which every call met the SLO).
+  function sessionRow(name, c) {
+    var tr = document.createElement("tr");
+    cell(tr, name);
+    cell(tr, String(c.turns));
+    cell(tr, String(c.completed));
+    cell(tr, String(c.failed));
+    cell(tr, String(c.incomplete));
+    cell(tr, c.duration_ms.count ? fmt(c.duration_ms.p50, 1) : "–");
+    cell(tr, c.duration_ms.count ? fmt(c.duration_ms.p90, 1) : "–");
+    cell(tr, fmt(c.calls_per_session, 1));
+    cell(tr, fmt(c.goodput.sessions_per_s, 2) + "/s");
+    return tr;
+  }
+
+  // sessions shows the Sessions table only when the run has conversations.
+  function sessions(s) {
+    var names = Object.keys(s.sessions || {}).sort();
+    $("sessions-box").hidden = names.length === 0;
+    fill("sessions", names.map(function (n) { return sessionRow(n, s.sessions[n]); }));
+  }
+
   function tables(s) {
     fill("errors", (s.errors || []).map(function (e) {
       var tr = document.createElement("tr");
@@ -198,6 +223,7 @@
     var buckets = (s.buckets || []).filter(function (b) { return b.requests.total > 0; });
     var bucketOpt = optionalColumns("buckets", buckets);
     fill("buckets", buckets.map(function (b) { return breakdownRow(b.label, b, bucketOpt); }));
+    sessions(s);
     var ul = $("events");
     ul.replaceChildren.apply(ul, events.slice().reverse().map(function (e) {
       var li = document.createElement("li");

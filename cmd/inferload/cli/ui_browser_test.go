@@ -104,6 +104,10 @@ func TestLiveUIInBrowser(t *testing.T) {
 	if v, _ := chromedp.Run(pg.ctx, chromedp.Evaluate[bool](`document.querySelector('#buckets th.acc').hidden && document.querySelector('#buckets td.acc') === null`)); !v {
 		t.Error("an accuracy column is shown for a run that graded nothing")
 	}
+	// No class holds conversations: no Sessions table.
+	if v, _ := chromedp.Run(pg.ctx, chromedp.Evaluate[bool](`document.getElementById('sessions-box').hidden`)); !v {
+		t.Error("a Sessions table is shown for a run without conversations")
+	}
 	first := pg.eval("document.getElementById('t-done').textContent")
 	pg.poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
 	if seen.peak.Load() > 2 {
