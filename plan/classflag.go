@@ -53,7 +53,7 @@ func (cf *classFlag) Set(s string) error {
 // classFlagKeys are the keys --class takes (setFlagKey; input and output
 // are short for input_tokens and output_tokens).
 var classFlagKeys = []string{"name", "weight", "input_tokens", "output_tokens", "ignore_eos", "api",
-	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns",
+	"prefix_tokens", "prefix_fraction", "prefix_groups", "slo", "slo_ttft_ms", "slo_tpot_ms", "slo_e2e_ms", "turns", "history",
 	"connect_timeout", "ttft_timeout", "timeout", "images", "image_size", "image_format", "documents", "document_tokens", "audio_seconds"}
 
 // classFlagKeyList is classFlagKeys as a list, the last joined by last.
@@ -98,6 +98,8 @@ func (c *Class) setFlagKey(key, value string) error {
 		c.SLO.E2EMs, err = strconv.ParseFloat(value, 64)
 	case "turns":
 		c.Turns, err = strconv.Atoi(value)
+	case "history":
+		c.History = value // checked with the plan (turns)
 	case "connect_timeout":
 		c.Timeouts.Connect, err = time.ParseDuration(value)
 	case "ttft_timeout":
