@@ -35,7 +35,7 @@ func sessionTurns(p *plan.Plan) map[string]int {
 }
 
 // StepAcc folds one stage's records: its aggregate and, in a capacity
-// search, each SLO's analyze.CountSLOs.
+// search, each SLO's analyze.CountSLOsInOrder.
 type StepAcc struct {
 	agg     *record.Aggregate
 	slos    []record.SLO
@@ -58,7 +58,7 @@ func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
 // Add folds in one record of the stage.
 func (a *StepAcc) Add(r *record.Result) {
 	a.agg.Add(r)
-	analyze.CountSLOs(r, a.slos, a.tallies)
+	analyze.CountSLOsInOrder(r, a.slos, a.tallies)
 	if r.OK() {
 		a.doneUS, a.ttftUS = append(a.doneUS, r.DoneUS()), append(a.ttftUS, r.TTFTUS)
 	}
