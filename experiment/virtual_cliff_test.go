@@ -212,4 +212,3 @@ func TestVirtualCapacityEdgeReason(t *testing.T) {
 	}
 	t.Log(got.Probes[0].Reasons)
 }
-
