@@ -14,7 +14,7 @@ package analyze
 // "Knee and capacity on real engines").
 //
 // So the share is judged on an effective sample size: the probe's
-// requests, in the order they finished, cut into DefaultBatches
+// requests, in the order they finished, cut into exceedanceBatches (8)
 // contiguous batches (the batch means compare uses); the spread of the
 // batches' shares against the spread independent requests would give is
 // the design effect d (the variance inflation), floored at 1 so the rule
@@ -53,7 +53,7 @@ const exceedanceBatches = DefaultBatches
 const minBatchesFlags = 2 * exceedanceBatches
 
 // ExceedanceOf counts tally t with its design effect from t's flags in
-// record order (Tally.at, kept by CountSLOs). A tally without flags (or
+// record order (Tally.at, kept by CountSLOsInOrder). A tally without flags (or
 // whose flags disagree with its counts) has design effect 1.
 func ExceedanceOf(t Tally) Exceedance {
 	e := Exceedance{N: t.N, Exceed: t.Exceed, DesignEffect: 1, EffectiveN: t.N, EffectiveExceed: t.Exceed}
@@ -67,7 +67,7 @@ func ExceedanceOf(t Tally) Exceedance {
 }
 
 // designEffect is the batch-means variance inflation of the share of set
-// flags: the variance of DefaultBatches contiguous batches' shares, times
+// flags: the variance of exceedanceBatches contiguous batches' shares, times
 // the mean batch size, over p(1 − p); at least 1. Independent flags give
 // about 1 (the batch variance is p(1 − p) ÷ m); flags set in runs longer
 // than a few requests give more.
