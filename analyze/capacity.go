@@ -13,6 +13,10 @@ import (
 // meet the objective).
 type Tally struct {
 	N, Exceed int
+	// at flags, in the order CountSLOs saw the records (their completion
+	// order), which ones exceeded: the serial correlation ExceedanceOf
+	// reads. A tally built from counts alone has none.
+	at []bool
 }
 
 // SLOVerdict is whether a probe met one SLO, and why in words.
@@ -22,32 +26,52 @@ type SLOVerdict struct {
 	// percentile at all: it is then not met, and the reason says how many
 	// were needed.
 	Conclusive bool
-	Reason     string
+	// OnEdge: the probe's own percentile was within the bound but the
+	// share over it was not shown small enough (Exceedance.OnEdge); not
+	// met, and conclusive.
+	OnEdge bool
+	Reason string
 }
 
 // CheckSLO applies the binomial rule (SLOHolds) to one capacity
-// objective's tally: at least b.Share of requests must meet its bounds.
+// objective's tally, on its effective sample size (ExceedanceOf): at
+// least b.Share of requests must meet its bounds.
 func CheckSLO(b record.SLO, t Tally, confidence float64) SLOVerdict {
 	need := MinSamples(b.Share, confidence)
 	if t.N < need {
 		return SLOVerdict{Reason: fmt.Sprintf("%s: %d samples cannot show a %s at %.0f%% confidence (%d needed): lengthen the probe",
 			b, t.N, b.Percentile(), confidence*100, need)}
 	}
-	k, _ := UpperBoundRank(t.N, b.Share, confidence)
-	allowed := t.N - k
-	if t.Exceed <= allowed {
-		return SLOVerdict{Met: true, Conclusive: true, Reason: fmt.Sprintf("%s holds: %d of %d samples above the bound, at most %d allowed at %.0f%% confidence",
-			b, t.Exceed, t.N, allowed, confidence*100)}
+	e := ExceedanceOf(t)
+	switch {
+	case e.Holds(b.Share, confidence):
+		return SLOVerdict{Met: true, Conclusive: true, Reason: fmt.Sprintf("%s holds: %d of %d samples above the bound%s, at most %d allowed at %.0f%% confidence",
+			b, t.Exceed, t.N, e.effective(), e.allowed(b.Share, confidence), confidence*100)}
+	case e.OnEdge(b.Share, confidence):
+		return SLOVerdict{Conclusive: true, OnEdge: true, Reason: e.edgeReason(b.String(), b.Percentile(), confidence)}
 	}
-	return SLOVerdict{Conclusive: true, Reason: fmt.Sprintf("%s missed: %d of %d samples above the bound, at most %d allowed at %.0f%% confidence",
-		b, t.Exceed, t.N, allowed, confidence*100)}
+	return SLOVerdict{Conclusive: true, Reason: fmt.Sprintf("%s missed: %d of %d samples above the bound%s, at most %d allowed at %.0f%% confidence",
+		b, t.Exceed, t.N, e.effective(), e.allowed(b.Share, confidence), confidence*100)}
 }
 
 // CountSLOs counts one measured record toward each SLO as goodput judges it
 // (record.SLO.Judge): a failed request counts as exceeding every bound; a
 // success no bound of the SLO applies to (no TPOT) is left out; a warm-up
-// record is not counted.
+// record is not counted. The tallies keep counts only, so CheckSLO judges
+// them as independent requests (the fleet planner's simulated probes).
 func CountSLOs(res *record.Result, slos []record.SLO, tallies []Tally) {
+	countSLOs(res, slos, tallies, false)
+}
+
+// CountSLOsInOrder is CountSLOs for a measured probe, fed its records in
+// completion order: the tallies also keep which of them exceeded, so
+// CheckSLO judges the share on its effective sample size
+// (ExceedanceOf).
+func CountSLOsInOrder(res *record.Result, slos []record.SLO, tallies []Tally) {
+	countSLOs(res, slos, tallies, true)
+}
+
+func countSLOs(res *record.Result, slos []record.SLO, tallies []Tally, inOrder bool) {
 	if res.Warmup {
 		return
 	}
@@ -59,6 +83,9 @@ func CountSLOs(res *record.Result, slos []record.SLO, tallies []Tally) {
 		tallies[i].N++
 		if !met {
 			tallies[i].Exceed++
+		}
+		if inOrder {
+			tallies[i].at = append(tallies[i].at, !met)
 		}
 	}
 }

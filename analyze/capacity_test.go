@@ -17,11 +17,14 @@ func TestCheckSLO(t *testing.T) {
 		reason     string
 	}{
 		// 200 samples, none slow: still no P99 claim (299 needed).
-		{Tally{200, 0}, false, false, "299 needed"},
+		{Tally{N: 200}, false, false, "299 needed"},
 		// 1000 samples, 4 slow: holds at 95%.
-		{Tally{1000, 4}, true, true, "4 of 1000 samples above the bound, at most 4 allowed"},
-		// 1000 samples, 5 slow: missed.
-		{Tally{1000, 5}, false, true, "missed"},
+		{Tally{N: 1000, Exceed: 4}, true, true, "4 of 1000 samples above the bound, at most 4 allowed"},
+		// 1000 samples, 5 slow: the sample's p99 is within the bound
+		// (0.5% over it), but 1% is not ruled out: on the edge, not met.
+		{Tally{N: 1000, Exceed: 5}, false, true, "on the edge: the probe's p99 is within the bound, but 0.5% of requests (5 of 1000) exceed it"},
+		// 1000 samples, 11 slow: the sample's p99 is itself over: missed.
+		{Tally{N: 1000, Exceed: 11}, false, true, "missed: 11 of 1000 samples above the bound, at most 4 allowed"},
 	}
 	for _, tt := range tests {
 		v := CheckSLO(p99, tt.tally, 0.95)

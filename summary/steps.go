@@ -24,7 +24,7 @@ func NewAggregate(p *plan.Plan) *record.Aggregate {
 }
 
 // StepAcc folds one stage's records: its aggregate and, in a capacity
-// search, each SLO's analyze.CountSLOs.
+// search, each SLO's analyze.CountSLOsInOrder.
 type StepAcc struct {
 	agg     *record.Aggregate
 	slos    []record.SLO
@@ -47,7 +47,7 @@ func NewStepAcc(p *plan.Plan, d Design) *StepAcc {
 // Add folds in one record of the stage.
 func (a *StepAcc) Add(r *record.Result) {
 	a.agg.Add(r)
-	analyze.CountSLOs(r, a.slos, a.tallies)
+	analyze.CountSLOsInOrder(r, a.slos, a.tallies)
 	if r.OK() {
 		a.doneUS, a.ttftUS = append(a.doneUS, r.DoneUS()), append(a.ttftUS, r.TTFTUS)
 	}

@@ -157,12 +157,12 @@ func (s suite) rerun(ctx context.Context, srv *enginetest.LlamaServer, o *outcom
 }
 
 // passesProbeRule is find-capacity's verdict on a run directory: its
-// measured records tallied against slo (analyze.CountSLOs) and judged by
+// measured records tallied in order against slo (analyze.CountSLOsInOrder, as find-capacity tallies a probe) and judged by
 // the probe rule at the default confidence.
 func passesProbeRule(dir string, slo record.SLO, failureRate float64) (bool, error) {
 	slos, tallies := []record.SLO{slo}, make([]analyze.Tally, 1)
 	_, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), func(r *record.Result) error {
-		analyze.CountSLOs(r, slos, tallies)
+		analyze.CountSLOsInOrder(r, slos, tallies)
 		return nil
 	})
 	rule := analyze.ProbeRule{SLOs: slos, Confidence: analyze.DefaultConfidence, MaxFailureRate: analyze.DefaultMaxFailureRate}
