@@ -8,7 +8,8 @@ import "strconv"
 type ChainStep struct {
 	// Name labels the step ("embeddings", "retrieve", "chat", ...).
 	Name string `json:"name"`
-	// Kind is the step's API: chat, completions, embeddings or http.
+	// Kind is the step's API: chat, completions, embeddings, http or tool
+	// (a graph's mocked tool).
 	Kind string `json:"kind"`
 	// SendUS is when the step's request was sent, on the run clock.
 	SendUS int64 `json:"send_us"`
@@ -23,6 +24,9 @@ type ChainStep struct {
 	InputTokens  int   `json:"input_tokens,omitempty"`
 	OutputTokens int   `json:"output_tokens,omitempty"`
 	BytesIn      int64 `json:"bytes_in,omitempty"`
+	// Skipped marks a graph's tool that ran only on a tool call, when no
+	// reply before it asked for one: not sent, not failed.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
 // ChainSummary is summary.json's chains.<class>: the class's end-to-end
