@@ -13,8 +13,8 @@ import (
 // Chain is what one request of a chain class does: its steps in order,
 // each starting when the previous one succeeded (RAG-style: embed the
 // question, retrieve context, ask the model with it). It runs as the
-// graph whose nodes are its steps, each after the one before (Graph):
-// a step's After is ignored.
+// graph whose nodes are its steps, each after all the steps before it
+// (Graph): a step's After is ignored.
 type Chain struct {
 	Steps []ChainStep
 }

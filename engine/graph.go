@@ -135,14 +135,15 @@ func (g *Graph) plan() *graphPlan {
 	return p
 }
 
-// graph is a chain as a graph: each step after the one before.
+// graph is a chain as a graph: each step after every step before it, in
+// order, so its prompt carries all their text (the plan's desugaring,
+// plan.Class.GraphNodes, does the same).
 func (c *Chain) graph() *Graph {
 	g := &Graph{Nodes: make([]Node, len(c.Steps))}
+	earlier := make([]int, len(c.Steps))
 	for k, s := range c.Steps {
-		s.After = nil
-		if k > 0 {
-			s.After = []int{k - 1}
-		}
+		earlier[k] = k
+		s.After = earlier[:k:k]
 		g.Nodes[k] = s
 	}
 	return g

@@ -72,15 +72,18 @@ func (c *Class) IsGraph() bool { return len(c.Chain) > 0 || len(c.Graph) > 0 }
 // nodes ready together, the one listed first comes first); a chain
 // becomes the graph of its steps, each after the one before. Nil for a
 // class of single requests. The graph must be valid (Validate).
+//
+// A chain's step comes after every step before it (not only the last),
+// so its prompt carries every earlier step's text in step order.
 func (c *Class) GraphNodes() []GraphNode {
 	if len(c.Chain) > 0 {
 		names := ChainStepNames(c.Chain)
 		out := make([]GraphNode, len(c.Chain))
 		for k, s := range c.Chain {
-			out[k] = GraphNode{Name: names[k], API: s.API, URL: s.URL, Model: s.Model, Body: s.Body, HTTP: s.HTTP}
-			if k > 0 {
-				out[k].After = []string{names[k-1]}
-			}
+			// After every earlier step, in order: each step's prompt
+			// carries the text of all of them, as a chain's always has.
+			out[k] = GraphNode{Name: names[k], API: s.API, URL: s.URL, Model: s.Model, Body: s.Body, HTTP: s.HTTP,
+				After: names[:k:k]}
 		}
 		return out
 	}

@@ -44,12 +44,13 @@ func TestGraphParsed(t *testing.T) {
 }
 
 // TestChainIsAGraph: a chain desugars into a graph whose steps each run
-// after the step before, under the chain's step names.
+// after all the steps before (so each prompt carries all their text),
+// under the chain's step names.
 func TestChainIsAGraph(t *testing.T) {
 	t.Parallel()
 	c := ragClass()
 	nodes := c.GraphNodes()
-	want := [][]string{nil, {"embeddings"}, {"retrieve"}}
+	want := [][]string{{}, {"embeddings"}, {"embeddings", "retrieve"}}
 	for k, n := range nodes {
 		if !slices.Equal(n.After, want[k]) {
 			t.Errorf("node %d (%s) after %v, want %v", k, n.Name, n.After, want[k])
