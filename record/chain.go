@@ -1,6 +1,7 @@
 package record
 
 import (
+	"math"
 	"slices"
 	"strings"
 )
@@ -78,15 +79,16 @@ type CountStats struct {
 }
 
 // countHist keeps counts in a latency histogram as thousandths, so that
-// its microseconds-to-milliseconds Stats give the counts back (3
-// significant digits, exact up to 1000; counts up to 3.6 million).
+// its microseconds-to-milliseconds Stats give the counts back: the mean,
+// minimum and maximum exact, the percentiles to 3 significant digits
+// (exact up to 1000), rounded to whole counts; up to 3.6 million.
 type countHist struct{ h *Hist }
 
 func (c countHist) record(n int64) { c.h.Record(n * 1000) }
 
 func (c countHist) stats() CountStats {
 	s := c.h.Stats()
-	return CountStats{Count: s.Count, Mean: s.Mean, P50: s.P50, P90: s.P90, P99: s.P99, Max: s.Max}
+	return CountStats{Count: s.Count, Mean: s.Mean, P50: math.Round(s.P50), P90: math.Round(s.P90), P99: math.Round(s.P99), Max: s.Max}
 }
 
 // ChainStepSummary is one step of a chain class across its measured chains.

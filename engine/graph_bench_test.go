@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/workload"
+)
+
+// instantClient answers every call at once with one content event and
+// usage, keeping the reply's chunk when asked (Request.KeepReply), so a
+// benchmark measures the client's own work and nothing else.
+type instantClient struct{}
+
+var instantChunk = []byte(`{"choices":[{"index":0,"delta":{"content":"a short reply"}}]}` + "\n")
+
+func (instantClient) Do(_ context.Context, req *protocol.Request, t *protocol.Trace) {
+	now := time.Now()
+	t.Start, t.Sent, t.FirstToken, t.End = now, now, now, now
+	t.Status, t.ContentEvents = 200, 1
+	t.EventsUS = append(t.EventsUS, 0)
+	t.UsageReported, t.PromptTokens, t.CompletionTokens = true, 16, 3
+	if req.KeepReply > 0 {
+		t.Reply = append(t.Reply, instantChunk...)
+	}
+}
+
+// benchRender renders a streamed chat body of the spec's prompt, as the
+// runner's renderer does.
+func benchRender(s workload.Spec) (*protocol.Request, error) {
+	body, err := protocol.OpenAIBody{Model: "m", Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IncludeUsage: true}.Render(protocol.APIChat)
+	return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens, EventsCap: 8}, err
+}
+
+// benchCalls runs tasks closed-loop tasks (4 users) of class rag, a graph
+// when g is set, and reports the client's cost per call.
+func benchCalls(b *testing.B, g *Graph, callsPerTask int) {
+	tasks := b.N
+	cfg := Config{Client: instantClient{}, Source: ragSource{}, Render: benchRender, Shape: ClosedLoop{Users: 4},
+		Requests: tasks}
+	if g != nil {
+		cfg.Graphs = map[string]*Graph{"rag": g}
+	} else {
+		cfg.Requests = tasks * callsPerTask
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	out := make(chan *record.Result, 1024)
+	e, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = e.Run(context.Background(), out) }()
+	for r := range out {
+		if !r.OK() {
+			b.Fatalf("failed: %s %s", r.Error, r.ErrorMsg)
+		}
+	}
+	b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(tasks*callsPerTask), "ns/call")
+}
+
+// BenchmarkGraphCallCost: the client's cost per call of a graph workload
+// against flat requests, with a client that answers at once. flat sends
+// 4 single requests per b.N; chain4 one 4-step chain (each call inline
+// on the task's goroutine); fanout4 a plan, 2 parallel researchers and
+// an answer (the copies on their own goroutines, replies kept and
+// appended to the next prompt). Target: graph within 10% of flat
+// (BENCHMARKS.md).
+//
+//	go test ./engine -run '^$' -bench GraphCallCost -benchtime 20000x -count 5
+func BenchmarkGraphCallCost(b *testing.B) {
+	model := func(name string, after ...int) Node {
+		return Node{Name: name, After: after, Render: benchRender}
+	}
+	b.Run("flat", func(b *testing.B) { benchCalls(b, nil, 4) })
+	b.Run("chain4", func(b *testing.B) {
+		benchCalls(b, (&Chain{Steps: []ChainStep{model("a"), model("b"), model("c"), model("d")}}).graph(), 4)
+	})
+	b.Run("fanout4", func(b *testing.B) {
+		research := model("research", 0)
+		research.Count = 2
+		benchCalls(b, &Graph{Nodes: []Node{model("plan"), research, model("answer", 1)}}, 4)
+	})
+}
