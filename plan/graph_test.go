@@ -1,6 +1,9 @@
 package plan
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -150,5 +153,34 @@ func TestGraphWithChainOrTurns(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
 		}
+	}
+}
+
+// TestGraphRoundTripRedacted: a graph survives plan.yaml (the nodes'
+// fields all written back) with an http node's key hidden.
+func TestGraphRoundTripRedacted(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("testdata", "graph.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse("graph.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(out, []byte("secret-1")) {
+		t.Errorf("plan.yaml shows the http node's key:\n%s", out)
+	}
+	back, err := Parse("plan.yaml", out)
+	if err != nil {
+		t.Fatalf("written plan does not load: %v\n%s", err, out)
+	}
+	g := back.Workload.Classes[0].GraphNodes()
+	if len(g) != 5 || g[0].Name != "plan" || g[0].Tools == nil || g[1].Tool == nil || !g[1].Tool.OnToolCall || g[2].Copies() != 3 || g[4].HTTP == nil {
+		t.Errorf("graph after the round trip: %+v", g)
 	}
 }
