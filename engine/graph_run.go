@@ -27,8 +27,8 @@ type graphCall struct {
 	tr    protocol.Trace
 	// text is what it passes to the nodes after it.
 	text string
-	// toolCalls counts the function calls a model reply asked for.
-	toolCalls int
+	// toolCalls is set when a model reply asked for a function call.
+	toolCalls bool
 }
 
 // graphRun is one task of a graph class as its calls run.
@@ -150,7 +150,7 @@ func (run *graphRun) skips(n int) bool {
 	}
 	for _, u := range run.g.Nodes[n].After {
 		for c := range run.g.Nodes[u].copies() {
-			if run.calls[run.g.first[u]+c].toolCalls > 0 {
+			if run.calls[run.g.first[u]+c].toolCalls {
 				return false
 			}
 		}
@@ -219,8 +219,7 @@ func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 	}
 	client.Do(ctx, req, &call.tr)
 	if keep && call.tr.Err == record.ErrNone {
-		text, calls := protocol.ReplyAnswer(call.tr.Reply)
-		call.text, call.toolCalls = text, len(calls)
+		call.text, call.toolCalls = protocol.ReplyText(call.tr.Reply)
 		call.tr.Reply = nil
 	}
 }

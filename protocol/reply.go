@@ -91,3 +91,39 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 	}
 	return b.String(), calls
 }
+
+// ReplyText reads what ReplyAnswer does of a kept reply, as an agent's
+// next call needs it: the answer text, and whether the reply asked for a
+// tool call. It scans each object with ScanChunk, allocating only the
+// text, where ReplyAnswer decodes each with encoding/json: about 4 µs a
+// token of a streamed reply, ten times the rest of the client's work on
+// it. Unlike ReplyAnswer it joins every choice's text (the engine asks
+// for one) and does not name the calls.
+func ReplyText(kept []byte) (text string, toolCalls bool) {
+	var b []byte
+	var ck Chunk
+	for line := range bytes.SplitSeq(kept, []byte("\n")) {
+		if len(line) == 0 || ScanChunk(line, &ck) != nil {
+			continue
+		}
+		toolCalls = toolCalls || ck.ToolCalls
+		if ck.Text != nil {
+			b = appendUnescaped(b, ck.Text)
+		}
+	}
+	return string(b), toolCalls
+}
+
+// appendUnescaped appends a JSON string's raw contents, escapes decoded.
+func appendUnescaped(b, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return append(b, raw...)
+	}
+	var s string
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	if json.Unmarshal(quoted, &s) != nil {
+		return b
+	}
+	return append(b, s...)
+}
