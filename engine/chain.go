@@ -142,13 +142,13 @@ func (e *Engine) foldedResult(run *graphRun, first, last int, at arrival) *recor
 	return e.result(run.i, prepared{spec: run.calls[last].spec, req: req}, &tr, at)
 }
 
-// withRetrieved appends retrieved text to the spec's prompt (and to the
-// last message of a conversation).
+// withRetrieved appends text, separators included, to the spec's prompt
+// (and to the last message of a conversation).
 func withRetrieved(s workload.Spec, text string) workload.Spec {
-	s.Prompt += RetrievedSeparator + text
+	s.Prompt += text
 	if n := len(s.Messages); n > 0 {
 		msgs := append([]workload.ChatMessage(nil), s.Messages...)
-		msgs[n-1].Content += RetrievedSeparator + text
+		msgs[n-1].Content += text
 		s.Messages = msgs
 	}
 	return s

@@ -369,6 +369,9 @@ type prepared struct {
 func (e *Engine) prepare(i uint64) (prepared, error) {
 	spec := e.cfg.Source.Spec(i)
 	e.cfg.Prefixes.mark(&spec)
+	if e.graphs[spec.Class] != nil {
+		return prepared{spec: spec}, nil // each node renders its own calls
+	}
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{}, fmt.Errorf("rendering request %d: %w", i, err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
@@ -93,8 +94,12 @@ func (e *Engine) executeGraph(ctx context.Context, i uint64, g *graphPlan, spec 
 	return e.graphResult(run, at)
 }
 
-// startNode starts node n's calls: inline when it is the only call to
-// run, else each on a goroutine.
+// startNode starts node n's calls, each on a goroutine, except that when
+// the node is all there is to run its first call runs on the task's own
+// goroutine: nothing else can become ready before all its calls end (a
+// node after it waits for every copy), so this delays nothing, and it
+// spares a chain a goroutine per step and a fan-out one (a new
+// goroutine's stack growth is most of a call's client cost).
 func (e *Engine) startNode(ctx context.Context, t *graphTask, n int) {
 	run, node := t.run, &t.run.g.Nodes[n]
 	first := run.g.first[n]
@@ -105,20 +110,24 @@ func (e *Engine) startNode(ctx context.Context, t *graphTask, n int) {
 		}
 		return
 	}
-	if node.copies() == 1 && t.inFlight == 0 && len(t.ready) == 0 {
-		e.runCall(ctx, run, first)
-		t.finish(first)
-		return
+	alone := t.inFlight == 0 && len(t.ready) == 0
+	from := first
+	if alone {
+		from++
 	}
-	if t.done == nil {
+	if from < first+node.copies() && t.done == nil {
 		t.done = make(chan int, run.g.calls) // never blocks a finished call
 	}
-	for c := first; c < first+node.copies(); c++ {
+	for c := from; c < first+node.copies(); c++ {
 		t.inFlight++
 		go func() {
 			e.runCall(ctx, run, c)
 			t.done <- c
 		}()
+	}
+	if alone {
+		e.runCall(ctx, run, first)
+		t.finish(first)
 	}
 }
 
@@ -159,17 +168,29 @@ func (run *graphRun) skips(n int) bool {
 }
 
 // specFor is node n's spec: the task's, with the text of every call of
-// the nodes it comes after appended, in After order.
+// the nodes it comes after appended, in After order, each after a
+// RetrievedSeparator (built once: a chain's last step appends them all).
 func (run *graphRun) specFor(n int) workload.Spec {
-	spec := run.spec
+	var texts []string
+	size := 0
 	for _, u := range run.g.Nodes[n].After {
 		for c := range run.g.Nodes[u].copies() {
 			if text := run.calls[run.g.first[u]+c].text; text != "" {
-				spec = withRetrieved(spec, text)
+				texts = append(texts, text)
+				size += len(RetrievedSeparator) + len(text)
 			}
 		}
 	}
-	return spec
+	if len(texts) == 0 {
+		return run.spec
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for _, text := range texts {
+		b.WriteString(RetrievedSeparator)
+		b.WriteString(text)
+	}
+	return withRetrieved(run.spec, b.String())
 }
 
 // runCall runs call c and keeps what it yields.
@@ -196,7 +217,7 @@ func (e *Engine) runCall(ctx context.Context, run *graphRun, c int) {
 }
 
 // modelCall renders and sends a model call, keeping its reply's text
-// when a later node reads it.
+// (as the stream is parsed) when a later node reads it.
 func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 	call := &run.calls[c]
 	node := &run.g.Nodes[call.node]
@@ -209,7 +230,7 @@ func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 	}
 	keep := run.g.keep[call.node] && (req.API == protocol.APIChat || req.API == protocol.APICompletions)
 	if keep {
-		req.KeepReply = record.MaxReplyKept
+		req.KeepText = record.MaxReplyKept
 	}
 	call.tr.EventsUS = newEvents(req.EventsCap)
 	req.TraceID, req.Attempt = run.trace, c
@@ -219,8 +240,8 @@ func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 	}
 	client.Do(ctx, req, &call.tr)
 	if keep && call.tr.Err == record.ErrNone {
-		call.text, call.toolCalls = protocol.ReplyText(call.tr.Reply)
-		call.tr.Reply = nil
+		call.text, call.toolCalls = call.tr.AnswerText(), call.tr.ToolCalls
+		call.tr.Text = nil
 	}
 }
 

@@ -92,26 +92,29 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 	return b.String(), calls
 }
 
-// ReplyText reads what ReplyAnswer does of a kept reply, as an agent's
-// next call needs it: the answer text, and whether the reply asked for a
-// tool call. It scans each object with ScanChunk, allocating only the
-// text, where ReplyAnswer decodes each with encoding/json: about 4 µs a
-// token of a streamed reply, ten times the rest of the client's work on
-// it. Unlike ReplyAnswer it joins every choice's text (the engine asks
-// for one) and does not name the calls.
-func ReplyText(kept []byte) (text string, toolCalls bool) {
-	var b []byte
-	var ck Chunk
-	for line := range bytes.SplitSeq(kept, []byte("\n")) {
-		if len(line) == 0 || ScanChunk(line, &ck) != nil {
-			continue
-		}
-		toolCalls = toolCalls || ck.ToolCalls
-		if ck.Text != nil {
-			b = appendUnescaped(b, ck.Text)
-		}
+// keepText appends a chunk's answer text to t.Text, unless that would
+// take it past limit bytes (a piece is kept whole or not at all, so what
+// was kept always decodes), and notes a tool call.
+func (t *Trace) keepText(ck *Chunk, limit int) {
+	t.ToolCalls = t.ToolCalls || ck.ToolCalls
+	if ck.Text == nil || t.TextCut {
+		return
 	}
-	return string(b), toolCalls
+	if len(t.Text)+len(ck.Text) > limit {
+		t.TextCut = true
+		return
+	}
+	t.Text = append(t.Text, ck.Text...)
+}
+
+// AnswerText is the kept answer text (Request.KeepText), its escapes
+// decoded. Each piece kept is a JSON string's whole contents, so their
+// concatenation decodes as one string.
+func (t *Trace) AnswerText() string {
+	if bytes.IndexByte(t.Text, '\\') < 0 {
+		return string(t.Text)
+	}
+	return string(appendUnescaped(nil, t.Text))
 }
 
 // appendUnescaped appends a JSON string's raw contents, escapes decoded.

@@ -1,66 +1,69 @@
 package protocol
 
 import (
-	"strings"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 )
 
-// TestReplyText: the fast reader gives ReplyAnswer's text and whether it
-// found tool calls, on streamed and whole replies.
-func TestReplyText(t *testing.T) {
+// TestKeepText: a request with KeepText keeps the answer text as the
+// stream (or whole reply) is parsed, escapes decoded by AnswerText, and
+// notes a tool call; what it keeps agrees with ReplyAnswer reading the
+// kept JSON of the same reply; past the cap it keeps whole pieces only.
+func TestKeepText(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name  string
-		kept  []string
-		text  string
-		tools bool
+		name   string
+		chunks []string // streamed; one element and stream false: a whole reply
+		stream bool
+		limit  int
+		text   string
+		tools  bool
+		cut    bool
 	}{
-		// A streamed chat reply: deltas joined.
-		{"stream", []string{`{"choices":[{"index":0,"delta":{"content":"the knee"}}]}`, `{"choices":[{"index":0,"delta":{"content":" is here"}}]}`}, "the knee is here", false},
-		// Escapes decoded: a quote, a newline, a unicode escape, a slash.
-		{"escapes", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\"\n\u00e9\/"}}]}`}, "say \"hi\"\né/", false},
-		// A whole chat reply.
-		{"whole", []string{`{"choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`}, "done", false},
-		// A completions reply.
-		{"completions", []string{`{"choices":[{"index":0,"text":"four"}]}`}, "four", false},
-		// A streamed tool call: the name first, the arguments later; no text.
-		{"tool stream", []string{`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"search","arguments":""}}]}}]}`,
-			`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}`}, "", true},
+		// Deltas joined, escapes decoded: a quote, a newline, é, a slash.
+		{"stream", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":"\n\u00e9\/"}}]}`},
+			true, 1 << 10, "say \"hi\"\né/", false, false},
+		// A whole reply's message.
+		{"whole", []string{`{"choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
+			false, 1 << 10, "done", false, false},
+		// A streamed tool call: no text, the call noted.
+		{"tool stream", toolChunks, true, 1 << 10, "", true, false},
 		// A whole reply calling a tool, content null.
-		{"tool whole", []string{`{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`}, "", true},
-		// A line that does not parse is skipped, as ReplyAnswer skips it.
-		{"garbage", []string{`{"choices":[{"index":0,"delta":{"content":"a"}}]}`, `not json`}, "a", false},
+		{"tool whole", []string{`{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`},
+			false, 1 << 10, "", true, false},
+		// KeepText 0 keeps nothing and notes nothing.
+		{"off", toolChunks, true, 0, "", false, false},
+		// Room for the first piece only (10 raw bytes of "say \"hi\""): cut there.
+		{"cut", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":" again"}}]}`},
+			true, 12, "say \"hi\"", false, true},
 	}
 	for _, tt := range tests {
-		kept := []byte(strings.Join(tt.kept, "\n") + "\n")
-		text, tools := ReplyText(kept)
-		if text != tt.text || tools != tt.tools {
-			t.Errorf("%s: ReplyText %q, tools %v; want %q, %v", tt.name, text, tools, tt.text, tt.tools)
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !tt.stream {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tt.chunks[0]))
+				return
+			}
+			startStream(w, r)
+			for _, c := range tt.chunks {
+				sendEvent(w, c)
+			}
+			sendEvent(w, "[DONE]")
+		}))
+		c := newClient(t, srv.URL, nil)
+		req := chatRequest(tt.stream)
+		req.KeepText, req.KeepReply = tt.limit, 64<<10
+		tr := doTrace(t, c, req)
+		srv.Close()
+		if tr.Err != "" {
+			t.Fatalf("%s: %s %s", tt.name, tr.Err, tr.ErrMsg)
 		}
-		want, calls := ReplyAnswer(kept)
-		if text != want || tools != (len(calls) > 0) {
-			t.Errorf("%s: ReplyText (%q, %v) disagrees with ReplyAnswer (%q, %d calls)", tt.name, text, tools, want, len(calls))
+		if got := tr.AnswerText(); got != tt.text || tr.ToolCalls != tt.tools || tr.TextCut != tt.cut {
+			t.Errorf("%s: text %q tools %v cut %v; want %q %v %v", tt.name, got, tr.ToolCalls, tr.TextCut, tt.text, tt.tools, tt.cut)
+		}
+		if want, calls := ReplyAnswer(tr.Reply); !tt.cut && tt.limit > 0 && (tr.AnswerText() != want || tr.ToolCalls != (len(calls) > 0)) {
+			t.Errorf("%s: kept text %q disagrees with ReplyAnswer %q (%d calls)", tt.name, tr.AnswerText(), want, len(calls))
 		}
 	}
-}
-
-// BenchmarkReplyText reads a kept 120-token streamed reply, against
-// ReplyAnswer on the same bytes.
-func BenchmarkReplyText(b *testing.B) {
-	var kept []byte
-	for range 120 {
-		kept = append(kept, `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" word"},"logprobs":null,"finish_reason":null}]}`+"\n"...)
-	}
-	b.Run("ReplyText", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ReplyText(kept)
-		}
-	})
-	b.Run("ReplyAnswer", func(b *testing.B) {
-		b.ReportAllocs()
-		for b.Loop() {
-			ReplyAnswer(kept)
-		}
-	})
 }
