@@ -2,6 +2,8 @@ package engine
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -36,10 +38,10 @@ func benchRender(s workload.Spec) (*protocol.Request, error) {
 }
 
 // benchCalls runs tasks closed-loop tasks (4 users) of class rag, a graph
-// when g is set, and reports the client's cost per call.
-func benchCalls(b *testing.B, g *Graph, callsPerTask int) {
+// when g is set, through client and reports the cost per call.
+func benchCalls(b *testing.B, client protocol.Client, g *Graph, callsPerTask int) {
 	tasks := b.N
-	cfg := Config{Client: instantClient{}, Source: ragSource{}, Render: benchRender, Shape: ClosedLoop{Users: 4},
+	cfg := Config{Client: client, Source: ragSource{}, Render: benchRender, Shape: ClosedLoop{Users: 4},
 		Requests: tasks}
 	if g != nil {
 		cfg.Graphs = map[string]*Graph{"rag": g}
@@ -68,26 +70,38 @@ func benchCalls(b *testing.B, g *Graph, callsPerTask int) {
 }
 
 // BenchmarkGraphCallCost: the client's cost per call of a graph workload
-// against flat requests, with a client that answers at once (wall and
-// CPU time per call, the process's, GC included). flat sends
-// 4 single requests per b.N; chain4 one 4-step chain (each call inline
-// on the task's goroutine); fanout4 a plan, 2 parallel researchers and
-// an answer (the copies on their own goroutines, replies kept and
-// appended to the next prompt). Target: graph within 10% of flat
-// (BENCHMARKS.md).
+// against flat requests (wall and CPU time per call, the process's, GC
+// included). flat sends 4 single requests per b.N; chain4 one 4-step
+// chain (each call on the task's goroutine); fanout4 a plan, 2 parallel
+// researchers and an answer (one copy on a goroutine of its own). Every
+// reply is kept and appended to the next prompt. instant/ runs them on a
+// client that answers at once: the engine's own work alone; http/
+// against a 127.0.0.1 server streaming one token and usage (its CPU
+// counted too, as on a load generator beside its target). Target: graph
+// within 10% of flat (BENCHMARKS.md).
 //
-//	go test ./engine -run '^$' -bench GraphCallCost -benchtime 20000x -count 5
+//	go test ./engine -run '^$' -bench GraphCallCost -benchtime 20000x -count 8
 func BenchmarkGraphCallCost(b *testing.B) {
 	model := func(name string, after ...int) Node {
 		return Node{Name: name, After: after, Render: benchRender}
 	}
-	b.Run("flat", func(b *testing.B) { benchCalls(b, nil, 4) })
-	b.Run("chain4", func(b *testing.B) {
-		benchCalls(b, (&Chain{Steps: []ChainStep{model("a"), model("b"), model("c"), model("d")}}).graph(), 4)
-	})
-	b.Run("fanout4", func(b *testing.B) {
-		research := model("research", 0)
-		research.Count = 2
-		benchCalls(b, &Graph{Nodes: []Node{model("plan"), research, model("answer", 1)}}, 4)
-	})
+	srv := httptest.NewServer(http.HandlerFunc(tinyStream))
+	b.Cleanup(srv.Close)
+	for _, cl := range []struct {
+		name   string
+		client func(b *testing.B) protocol.Client
+	}{
+		{"instant", func(*testing.B) protocol.Client { return instantClient{} }},
+		{"http", func(b *testing.B) protocol.Client { return benchClient(b, srv.URL) }},
+	} {
+		b.Run(cl.name+"/flat", func(b *testing.B) { benchCalls(b, cl.client(b), nil, 4) })
+		b.Run(cl.name+"/chain4", func(b *testing.B) {
+			benchCalls(b, cl.client(b), (&Chain{Steps: []ChainStep{model("a"), model("b"), model("c"), model("d")}}).graph(), 4)
+		})
+		b.Run(cl.name+"/fanout4", func(b *testing.B) {
+			research := model("research", 0)
+			research.Count = 2
+			benchCalls(b, cl.client(b), &Graph{Nodes: []Node{model("plan"), research, model("answer", 1)}}, 4)
+		})
+	}
 }
