@@ -3,7 +3,12 @@ package experiment
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/inferload/inferload/sim"
@@ -74,4 +79,77 @@ func TestGraphAgainstSimulator(t *testing.T) {
 		t.Errorf("plain: search %+v, calls %+v, goodput %+v", search, plain.CallsPerTask, plain.Goodput)
 	}
 	checkRebuildIdentical(t, res.Dir)
+}
+
+// bodyRecorder is a 127.0.0.1 chat server whose streamed reply is a
+// function of the request body alone, recording every body it got.
+type bodyRecorder struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost {
+		http.Error(w, "not found", http.StatusNotFound) // the preflight's probes
+		return
+	}
+	b.mu.Lock()
+	b.bodies = append(b.bodies, string(body))
+	b.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"reply to %d bytes\"}}]}\n\n"+
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n", len(body))
+}
+
+// TestGraphSameSeedSameWireBodies: two runs of a graph plan with the same
+// seed send the same bodies (as sets: parallel copies arrive in any
+// order), tools, tool results and upstream replies included.
+func TestGraphSameSeedSameWireBodies(t *testing.T) {
+	t.Parallel()
+	const agentPlan = `
+target: {url: %s/v1, kernel_timestamps: false}
+load: {concurrency: 2, requests: 6, grace: 10s}
+workload:
+  seed: 9
+  salt: "off"    # the same prompts in both runs, not a salt of each run's own
+  classes:
+    - name: agent
+      weight: 1
+      input_tokens: "uniform(16,64)"
+      output_tokens: 8
+      graph:
+        - {name: plan, api: chat, tools: [{type: function, function: {name: search, parameters: {type: object, properties: {q: {type: string}}}}}], body: {temperature: 0.2, top_p: 0.9}}
+        - {name: search, after: [plan], tool: {latency: "uniform(1ms,3ms)", result_tokens: 20}}
+        - {name: research, api: chat, after: [plan], count: 3}
+        - {name: answer, api: chat, after: [research, search]}
+`
+	var runs [2][]string
+	for k := range runs {
+		rec := &bodyRecorder{}
+		srv := httptest.NewServer(rec)
+		res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(agentPlan, srv.URL)), Options{})
+		srv.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Requests.Failed != 0 {
+			t.Fatalf("run %d: errors %v", k, res.Summary.Errors)
+		}
+		rec.mu.Lock()
+		runs[k] = slices.Sorted(slices.Values(rec.bodies))
+		rec.mu.Unlock()
+	}
+	if len(runs[0]) != 6*5 || !slices.Equal(runs[0], runs[1]) {
+		t.Errorf("%d and %d bodies differ:\n%q\n%q", len(runs[0]), len(runs[1]), runs[0], runs[1])
+	}
+	answers := 0
+	for _, b := range runs[0] {
+		if strings.Count(b, "reply to") == 3 {
+			answers++ // the answer: three research replies in its prompt
+		}
+	}
+	if answers != 6 {
+		t.Errorf("%d answers carry the three research replies, want 6", answers)
+	}
 }
