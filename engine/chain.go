@@ -1,9 +1,7 @@
 package engine
 
 import (
-	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"time"
 
@@ -12,39 +10,27 @@ import (
 	"github.com/inferload/inferload/workload"
 )
 
-// StepKindHTTP is the ChainStep.Kind of an HTTP (retrieval) step; model
-// steps are named after their API.
-const StepKindHTTP = "http"
-
 // Chain is what one request of a chain class does: its steps in order,
 // each starting when the previous one succeeded (RAG-style: embed the
-// question, retrieve context, ask the model with it).
+// question, retrieve context, ask the model with it). It runs as the
+// graph whose nodes are its steps, each after all the steps before it
+// (Graph): a step's After is ignored.
 type Chain struct {
 	Steps []ChainStep
 }
 
 // ChainStep is one call of a chain: a model call (Render set) or an HTTP
-// call (HTTP set).
-type ChainStep struct {
-	// Name labels the step in records and the summary.
-	Name string
-	// Render builds a model call from the request's spec, whose prompt by
-	// then carries the text retrieved by earlier HTTP steps. It runs when
-	// the step starts, so its (microseconds of) work is part of the chain.
-	Render Renderer
-	// Client sends the model call; nil uses Config.Client.
-	Client protocol.Client
-	// HTTP, when set instead of Render, is sent with the prompt; the text
-	// it yields is appended to the prompt of the later steps.
-	HTTP *protocol.HTTPCall
-}
+// call (HTTP set), whose text the next step's prompt carries.
+type ChainStep = Node
 
-// kind is the step's record.ChainStep.Kind.
-func (s *ChainStep) kind(req *protocol.Request) string {
-	if s.HTTP != nil {
+// kind is the call's record.ChainStep.Kind.
+func (n *Node) kind(req *protocol.Request) string {
+	switch {
+	case n.HTTP != nil:
 		return StepKindHTTP
-	}
-	if req != nil {
+	case n.Tool != nil:
+		return StepKindTool
+	case req != nil:
 		return string(req.API)
 	}
 	return "model"
@@ -63,112 +49,16 @@ func (c *Chain) validate(class string) error {
 	return nil
 }
 
-// validateChains checks every chain of the config.
-func (c *Config) validateChains() error {
-	var errs []error
-	for class, ch := range c.Chains {
-		if ch == nil {
-			errs = append(errs, fmt.Errorf("engine: chain of class %s is nil", class))
-			continue
-		}
-		errs = append(errs, ch.validate(class))
-	}
-	return errors.Join(errs...)
-}
-
 // RetrievedSeparator joins retrieved text to the prompt it is appended to.
 const RetrievedSeparator = "\n\n"
 
-// chainRun is the state of one chain request as its steps run.
-type chainRun struct {
-	spec  workload.Spec
-	first protocol.Trace // the first step's trace: the chain's start
-	last  protocol.Trace // the last step run
-	req   *protocol.Request
-	steps []record.ChainStep
-	bytes [2]int64 // out, in over all steps
-	// newConn: some step opened a connection (the record's new_conn: a
-	// chain whose first step opened the pool's connection and whose last
-	// reused it still opened one).
-	newConn bool
-	// trace is the chain's join key (zero with trace context off): every
-	// model call sends it, each as its own span (the step's index in place
-	// of the attempt number), so a server's spans of the chain share it.
-	trace [16]byte
-}
-
-// executeChain runs chain ch for request i and folds its steps into one
-// record: the chain's latency runs from the usual origin to the end of its
-// last step, its TTFT to the first token of the last step, and the failing
-// step's error, if any, is the record's. Retries do not apply to chains.
-func (e *Engine) executeChain(ctx context.Context, i uint64, ch *Chain, spec workload.Spec, at arrival) *record.Result {
-	run := &chainRun{spec: spec, steps: make([]record.ChainStep, 0, len(ch.Steps))}
-	if e.cfg.TraceRun != "" {
-		run.trace = e.traceID(i)
-	}
-	for k := range ch.Steps {
-		tr := e.chainStep(ctx, run, &ch.Steps[k])
-		if k == 0 {
-			run.first = *tr
-		}
-		run.last = *tr
-		if tr.Err != record.ErrNone {
-			run.last.ErrMsg = fmt.Sprintf("chain step %d (%s): %s", k+1, ch.Steps[k].Name, tr.ErrMsg)
-			break
-		}
-	}
-	return e.chainResult(i, run, at)
-}
-
-// chainStep runs one step, appends its record and returns its trace.
-func (e *Engine) chainStep(ctx context.Context, run *chainRun, s *ChainStep) *protocol.Trace {
-	tr := &protocol.Trace{}
-	if s.HTTP != nil {
-		f := protocol.TemplateFields{Prompt: run.spec.Prompt, InputTokens: run.spec.InputTokens,
-			MaxTokens: run.spec.MaxTokens, Class: run.spec.Class}
-		if len(run.spec.Images) > 0 {
-			f.Image = run.spec.Images[0].URL
-		}
-		text := s.HTTP.Do(ctx, f, run.trace, len(run.steps), tr)
-		if tr.Err == record.ErrNone && text != "" {
-			run.spec = withRetrieved(run.spec, text)
-		}
-		run.req = nil
-	} else {
-		e.modelStep(ctx, run, s, tr)
-	}
-	run.bytes[0] += tr.BytesOut
-	run.bytes[1] += tr.BytesIn
-	run.newConn = run.newConn || tr.NewConn
-	run.steps = append(run.steps, e.stepRecord(s, run.req, tr))
-	return tr
-}
-
-// modelStep renders and sends a model call.
-func (e *Engine) modelStep(ctx context.Context, run *chainRun, s *ChainStep, tr *protocol.Trace) {
-	req, err := s.Render(run.spec)
-	run.req = req
-	if err != nil {
-		now := e.clock.Now()
-		*tr = protocol.Trace{Start: now, End: now, Err: record.ErrOther, ErrMsg: "rendering: " + err.Error()}
-		return
-	}
-	tr.EventsUS = newEvents(req.EventsCap)
-	req.TraceID, req.Attempt = run.trace, len(run.steps)
-	client := s.Client
-	if client == nil {
-		client = e.cfg.Client
-	}
-	client.Do(ctx, req, tr)
-}
-
-// stepRecord describes one step.
-func (e *Engine) stepRecord(s *ChainStep, req *protocol.Request, tr *protocol.Trace) record.ChainStep {
+// stepRecord describes one call.
+func (e *Engine) stepRecord(name string, n *Node, req *protocol.Request, tr *protocol.Trace) record.ChainStep {
 	sent := tr.Sent
 	if sent.IsZero() {
 		sent = tr.Start
 	}
-	cs := record.ChainStep{Name: s.Name, Kind: s.kind(req), SendUS: e.offset(sent),
+	cs := record.ChainStep{Name: name, Kind: n.kind(req), SendUS: e.offset(sent),
 		Status: tr.Status, Error: tr.Err, BytesIn: tr.BytesIn}
 	cs.DurUS = max(e.offset(tr.End)-cs.SendUS, 0)
 	if !tr.FirstToken.IsZero() && req != nil && req.Stream { // a whole reply has no first token of its own
@@ -180,57 +70,96 @@ func (e *Engine) stepRecord(s *ChainStep, req *protocol.Request, tr *protocol.Tr
 	return cs
 }
 
-// chainResult builds the chain's record from its last step's trace, with
-// the chain's start (the first step's) as its start: result() then times
-// everything from the chain's origin.
-func (e *Engine) chainResult(i uint64, run *chainRun, at arrival) *record.Result {
-	tr := run.last
-	shiftUS := int64(0)
-	if !tr.Sent.IsZero() && !run.first.Sent.IsZero() {
-		shiftUS = tr.Sent.Sub(run.first.Sent).Microseconds()
+// graphResult folds a task's calls into its record: the trace of its
+// last call (the one that ended last, or the first in order that failed),
+// started at its first call's start, so that result() times everything
+// from the task's origin.
+func (e *Engine) graphResult(run *graphRun, at arrival) *record.Result {
+	steps := make([]record.ChainStep, 0, len(run.calls))
+	first, last := -1, -1
+	var bytes [2]int64 // out, in over all calls
+	newConn := false   // some call opened a connection (the record's new_conn)
+	for c := range run.calls {
+		call := &run.calls[c]
+		node := &run.g.Nodes[call.node]
+		switch call.state {
+		case callNotRun:
+			continue
+		case callSkipped:
+			steps = append(steps, record.ChainStep{Name: run.g.names[c], Kind: node.kind(nil), Skipped: true})
+			continue
+		}
+		tr := &call.tr
+		steps = append(steps, e.stepRecord(run.g.names[c], node, call.req, tr))
+		bytes[0] += tr.BytesOut
+		bytes[1] += tr.BytesIn
+		newConn = newConn || tr.NewConn
+		if first < 0 || tr.Start.Before(run.calls[first].tr.Start) {
+			first = c
+		}
+		switch {
+		case last >= 0 && run.calls[last].tr.Err != record.ErrNone:
+		case tr.Err != record.ErrNone:
+			last = c
+			tr.ErrMsg = fmt.Sprintf("chain step %d (%s): %s", len(steps), run.g.names[c], tr.ErrMsg)
+		case last < 0 || !tr.End.Before(run.calls[last].tr.End):
+			last = c
+		}
 	}
-	tr.Start, tr.Sent = run.first.Start, run.first.Sent
+	r := e.foldedResult(run, first, last, at)
+	r.BytesOut, r.BytesIn = bytes[0], bytes[1]
+	r.NewConn = newConn
+	r.Chain = steps
+	if run.trace != ([16]byte{}) {
+		r.TraceID = hex.EncodeToString(run.trace[:]) // also when the task ended in an HTTP call
+	}
+	return r
+}
+
+// foldedResult is the record of call last's trace, shifted to start at
+// call first's start.
+func (e *Engine) foldedResult(run *graphRun, first, last int, at arrival) *record.Result {
+	tr := run.calls[last].tr
+	start := &run.calls[first].tr
+	shiftUS := int64(0)
+	if !tr.Sent.IsZero() && !start.Sent.IsZero() {
+		shiftUS = tr.Sent.Sub(start.Sent).Microseconds()
+	}
+	tr.Start, tr.Sent = start.Start, start.Sent
 	for k := range tr.EventsUS {
 		tr.EventsUS[k] += shiftUS // events count from the record's send
 	}
 	if tr.Tail.Dropped > 0 {
 		tr.Tail.LastUS += shiftUS // the tail's gaps are shift-free
 	}
-	req := run.req
+	req := run.calls[last].req
 	if req == nil {
-		req = &protocol.Request{} // the chain ended with (or failed in) an HTTP step
+		req = &protocol.Request{} // the task ended with (or failed in) an HTTP call or a tool
 	}
-	if run.last.FirstToken.IsZero() || req.API == "" {
-		tr.FirstToken = time.Time{} // only a model's first token is the chain's
+	if tr.FirstToken.IsZero() || req.API == "" {
+		tr.FirstToken = time.Time{} // only a model's first token is the task's
 	}
-	r := e.result(i, prepared{spec: run.spec, req: req}, &tr, at)
-	r.BytesOut, r.BytesIn = run.bytes[0], run.bytes[1]
-	r.NewConn = run.newConn
-	r.Chain = run.steps
-	if run.trace != ([16]byte{}) {
-		r.TraceID = hex.EncodeToString(run.trace[:]) // also when the chain ended in an HTTP step
-	}
-	return r
+	return e.result(run.i, prepared{spec: run.calls[last].spec, req: req}, &tr, at)
 }
 
-// withRetrieved appends retrieved text to the spec's prompt (and to the
-// last message of a conversation).
+// withRetrieved appends text, separators included, to the spec's prompt
+// (and to the last message of a conversation).
 func withRetrieved(s workload.Spec, text string) workload.Spec {
-	s.Prompt += RetrievedSeparator + text
+	s.Prompt += text
 	if n := len(s.Messages); n > 0 {
 		msgs := append([]workload.ChatMessage(nil), s.Messages...)
-		msgs[n-1].Content += RetrievedSeparator + text
+		msgs[n-1].Content += text
 		s.Messages = msgs
 	}
 	return s
 }
 
-// closeChains releases the HTTP steps' idle connections once the phase is
-// over (model steps share the caller's client, which the caller closes).
+// closeChains releases the HTTP calls' idle connections once the phase is
+// over (model calls share the caller's client, which the caller closes).
 func (e *Engine) closeChains() {
-	for _, ch := range e.cfg.Chains {
-		for k := range ch.Steps {
-			if h := ch.Steps[k].HTTP; h != nil {
+	for _, g := range e.graphs {
+		for k := range g.Nodes {
+			if h := g.Nodes[k].HTTP; h != nil {
 				h.Close()
 			}
 		}

@@ -85,6 +85,9 @@ type Config struct {
 	// Chains maps a class name to the steps its requests run in sequence
 	// (chain.go); requests of other classes are single calls.
 	Chains map[string]*Chain
+	// Graphs maps a class name to the graph of calls each of its requests
+	// (tasks) runs (graph.go). A class has a chain or a graph, not both.
+	Graphs map[string]*Graph
 	// Prefixes, when set, marks the requests whose shared prefix an
 	// earlier request of the run sent (PrefixLedger); one ledger serves
 	// all of a run's phases.
@@ -117,7 +120,7 @@ func (c *Config) validate() error {
 	if err := c.Retry.validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := c.validateChains(); err != nil {
+	if err := c.validateGraphs(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -163,6 +166,9 @@ type Engine struct {
 	// in-flight requests finish; Abort or the end of Grace cancels it.
 	reqCtx    context.Context
 	abortReqs context.CancelFunc
+
+	// graphs are Config.Graphs and Config.Chains, ready to run, by class.
+	graphs map[string]*graphPlan
 }
 
 // New validates cfg and returns an engine ready to Run.
@@ -179,6 +185,7 @@ func New(cfg Config) (*Engine, error) {
 	e := &Engine{cfg: cfg, clock: cfg.Clock, startedCh: make(chan struct{}), retry: cfg.Retry.withDefaults(),
 		allIssued: make(chan struct{})}
 	e.budget = newRetryBudget(&e.retry)
+	e.graphs = cfg.graphPlans()
 	e.reqCtx, e.abortReqs = context.WithCancel(context.Background())
 	return e, nil
 }
@@ -362,6 +369,9 @@ type prepared struct {
 func (e *Engine) prepare(i uint64) (prepared, error) {
 	spec := e.cfg.Source.Spec(i)
 	e.cfg.Prefixes.mark(&spec)
+	if e.graphs[spec.Class] != nil {
+		return prepared{spec: spec}, nil // each node renders its own calls
+	}
 	req, err := e.cfg.Render(spec)
 	if err != nil {
 		return prepared{}, fmt.Errorf("rendering request %d: %w", i, err)

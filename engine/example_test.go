@@ -169,3 +169,52 @@ func ExampleShape() {
 	fmt.Println("due (ms):", dueMS)
 	// Output: due (ms): [0 0 20 20 40 40]
 }
+
+// A graph class: each task plans, fans out to three researchers whose
+// prompts carry the plan's real reply, then answers with all three
+// replies in its prompt. Each task is one record listing its calls.
+func ExampleGraph() {
+	prof, _ := sim.LookupProfile("tiny")
+	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer srv.Close()
+	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(8), IgnoreEOS: true})
+	if err != nil {
+		panic(err)
+	}
+	render := func(s workload.Spec) (*protocol.Request, error) {
+		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IncludeUsage: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
+		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens, EventsCap: s.MaxTokens}, err
+	}
+	agent := &engine.Graph{Nodes: []engine.Node{
+		{Name: "plan", Render: render},
+		{Name: "research", After: []int{0}, Count: 3, Render: render},
+		{Name: "answer", After: []int{1}, Render: render},
+	}}
+	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 2},
+		Requests: 4, Graphs: map[string]*engine.Graph{record.DefaultClass: agent}})
+	if err != nil {
+		panic(err)
+	}
+	results := make(chan *record.Result, 4)
+	go func() { _ = eng.Run(context.Background(), results) }()
+	for r := range results {
+		var calls []string
+		for _, c := range r.Chain {
+			calls = append(calls, c.Name)
+		}
+		fmt.Println(r.OK(), calls, r.Chain[4].InputTokens > r.Chain[1].InputTokens, r.Chain[1].InputTokens > r.Chain[0].InputTokens)
+	}
+	// Output:
+	// true [plan research#1 research#2 research#3 answer] true true
+	// true [plan research#1 research#2 research#3 answer] true true
+	// true [plan research#1 research#2 research#3 answer] true true
+	// true [plan research#1 research#2 research#3 answer] true true
+}

@@ -36,8 +36,8 @@ func (e *Engine) execute(ctx context.Context, i uint64, p prepared, renderErr er
 		r.Turn, r.Session = conversationOf(p.spec)
 		return r
 	}
-	if ch := e.cfg.Chains[p.spec.Class]; ch != nil {
-		return e.executeChain(ctx, i, ch, p.spec, at)
+	if g := e.graphs[p.spec.Class]; g != nil {
+		return e.executeGraph(ctx, i, g, p.spec, at)
 	}
 	tr := protocol.Trace{EventsUS: newEvents(p.req.EventsCap)}
 	if e.cfg.TraceRun != "" {

@@ -300,7 +300,7 @@ func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (e
 	if files != nil {
 		cfg.Prefixes = files.prefixes
 	}
-	if cfg.Chains, err = newChains(p, client); err != nil {
+	if cfg.Graphs, err = newGraphs(p, client); err != nil {
 		return engine.Config{}, err
 	}
 	if err := withShape(p, &cfg, files); err != nil {

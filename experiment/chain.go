@@ -7,56 +7,81 @@ import (
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
 	"github.com/inferload/inferload/protocol"
+	"github.com/inferload/inferload/schedule"
 	"github.com/inferload/inferload/workload"
 )
 
-// newChains builds the engine chains of the plan's chain classes, keyed by
-// class name; nil when no class has one. Model steps go through client,
-// or through a client for the step's own url that shares its settings.
-func newChains(p *plan.Plan, client protocol.Client) (map[string]*engine.Chain, error) {
-	var out map[string]*engine.Chain
+// newGraphs builds the engine graphs of the plan's graph and chain
+// classes (a chain is the graph of its steps), keyed by class name; nil
+// when no class has one. Model nodes go through client, or through a
+// client for the node's own url that shares its settings.
+func newGraphs(p *plan.Plan, client protocol.Client) (map[string]*engine.Graph, error) {
+	var out map[string]*engine.Graph
 	for _, c := range p.Workload.Classes {
-		if len(c.Chain) == 0 {
+		if !c.IsGraph() {
 			continue
 		}
-		ch, err := newChain(p, &c, client)
+		g, err := newGraph(p, &c, client)
 		if err != nil {
-			return nil, fmt.Errorf("workload.classes %s: chain: %w", c.Name, err)
+			return nil, fmt.Errorf("workload.classes %s: %w", c.Name, err)
 		}
 		if out == nil {
-			out = make(map[string]*engine.Chain)
+			out = make(map[string]*engine.Graph)
 		}
-		out[c.Name] = ch
+		out[c.Name] = g
 	}
 	return out, nil
 }
 
-// newChain builds one class's chain.
-func newChain(p *plan.Plan, c *plan.Class, client protocol.Client) (*engine.Chain, error) {
-	names := plan.ChainStepNames(c.Chain)
-	ch := &engine.Chain{Steps: make([]engine.ChainStep, len(c.Chain))}
-	for k := range c.Chain {
-		s := &c.Chain[k]
-		step := engine.ChainStep{Name: names[k]}
-		if s.HTTP != nil {
-			opts := s.HTTP.Options()
-			opts.Secrets = p.Secrets("") // the API key is not sent to an http step
-			call, err := protocol.NewHTTPCall(opts)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", names[k], err)
-			}
-			step.HTTP = call
-		} else {
-			cl, err := stepClient(s, client)
-			if err != nil {
-				return nil, fmt.Errorf("step %s: %w", names[k], err)
-			}
-			step.Client = cl
-			step.Render = stepRenderer(p, c, s)
+// newGraph builds one class's graph, its nodes in the plan's topological
+// order.
+func newGraph(p *plan.Plan, c *plan.Class, client protocol.Client) (*engine.Graph, error) {
+	nodes := c.GraphNodes()
+	index := make(map[string]int, len(nodes))
+	g := &engine.Graph{Nodes: make([]engine.Node, len(nodes))}
+	for k := range nodes {
+		n := &nodes[k]
+		index[n.Name] = k
+		node, err := newNode(p, c, n, client)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: %w", n.Name, err)
 		}
-		ch.Steps[k] = step
+		for _, a := range n.After {
+			node.After = append(node.After, index[a])
+		}
+		g.Nodes[k] = node
 	}
-	return ch, nil
+	return g, nil
+}
+
+// newNode builds one node's call.
+func newNode(p *plan.Plan, c *plan.Class, n *plan.GraphNode, client protocol.Client) (engine.Node, error) {
+	node := engine.Node{Name: n.Name, Count: n.Copies()}
+	switch {
+	case n.Tool != nil:
+		lat, err := schedule.ParseThinkTime(n.Tool.Latency)
+		if err != nil {
+			return node, err
+		}
+		node.Tool = &engine.Tool{Latency: lat, ResultTokens: n.Tool.ResultTokens, OnToolCall: n.Tool.OnToolCall}
+	case n.HTTP != nil:
+		opts := n.HTTP.Options()
+		opts.Secrets = p.Secrets("") // the API key is not sent to an http call
+		call, err := protocol.NewHTTPCall(opts)
+		if err != nil {
+			return node, err
+		}
+		node.HTTP = call
+	default:
+		s := n.ChainStep()
+		cl, err := stepClient(&s, client)
+		if err != nil {
+			return node, err
+		}
+		node.Client = cl
+		node.Render = stepRenderer(p, c, &s, n.Tools)
+	}
+	return node, nil
 }
 
 // stepClient is the client of a model step: the run's, or one for the
@@ -73,8 +98,9 @@ func stepClient(s *plan.ChainStep, client protocol.Client) (protocol.Client, err
 }
 
 // stepRenderer renders a model step's body: the step's API and model, the
-// target's, class's and step's body fields merged in that order.
-func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep) engine.Renderer {
+// target's, class's and step's body fields merged in that order, and the
+// node's tools, if any.
+func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep, tools []map[string]any) engine.Renderer {
 	api := protocol.API(s.API)
 	model := p.Target.Model
 	if s.Model != "" {
@@ -84,6 +110,9 @@ func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep) engine.Rendere
 	maps.Copy(extra, p.Target.Body)
 	maps.Copy(extra, c.Body)
 	maps.Copy(extra, s.Body)
+	if tools != nil {
+		extra["tools"] = tools
+	}
 	stream := p.Target.Streams() && api.Streams()
 	usage := p.Target.IncludesUsage()
 	return func(spec workload.Spec) (*protocol.Request, error) {

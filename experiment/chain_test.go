@@ -165,11 +165,11 @@ workload:
         - {api: embeddings, model: m-embed, url: "http://127.0.0.1:2/v1", body: {c: 3}}
         - {api: chat}
 `)
-	chains, err := newChains(p, mustClient(t, p))
+	chains, err := newGraphs(p, mustClient(t, p))
 	if err != nil {
 		t.Fatal(err)
 	}
-	steps := chains["rag"].Steps
+	steps := chains["rag"].Nodes
 	req, err := steps[0].Render(testSpec())
 	if err != nil {
 		t.Fatal(err)

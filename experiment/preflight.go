@@ -109,7 +109,7 @@ func preflight(ctx context.Context, p *plan.Plan, client protocol.Client, files 
 func probeRequest(cfg engine.Config) (*protocol.Request, bool, error) {
 	for i := range uint64(preflightSearch) {
 		spec := cfg.Source.Spec(i)
-		if spec.Expect != "" || cfg.Chains[spec.Class] != nil {
+		if spec.Expect != "" || cfg.Graphs[spec.Class] != nil {
 			continue
 		}
 		spec.Prompt, spec.Messages, spec.MaxTokens, spec.InputTokens = probePrompt(), nil, 1, 0

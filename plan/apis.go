@@ -21,7 +21,7 @@ func (v *validator) apis() {
 		used[protocol.API(t.API)] = "target.api"
 	}
 	for k, c := range v.p.Workload.Classes {
-		if knownAPI(c.API) && len(c.Chain) == 0 {
+		if knownAPI(c.API) && !c.IsGraph() {
 			used[protocol.API(c.API)] = fmt.Sprintf("workload.classes[%d].api", k)
 		}
 	}
@@ -71,7 +71,7 @@ func (v *validator) defaultAPIUsed() bool {
 		return true
 	}
 	for _, c := range v.p.Workload.Classes {
-		if c.API == "" && len(c.Chain) == 0 {
+		if c.API == "" && !c.IsGraph() {
 			return true
 		}
 	}
@@ -119,7 +119,7 @@ func (p *Plan) UsesAPI(api protocol.API) bool {
 		return true
 	}
 	for _, c := range p.Workload.Classes {
-		if protocol.API(c.API) == api && len(c.Chain) == 0 {
+		if protocol.API(c.API) == api && !c.IsGraph() {
 			return true
 		}
 	}

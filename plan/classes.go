@@ -130,12 +130,13 @@ func (v *validator) classes() {
 		}
 		v.language(path+".language", c.Language)
 		v.images(path+".images", c.Images, cmp.Or(c.API, v.p.Target.API))
-		if len(c.Chain) == 0 {
+		if !c.IsGraph() {
 			v.documents(path+".documents", c.Documents, cmp.Or(c.API, v.p.Target.API))
 			v.audio(path+".audio", c.Audio, cmp.Or(c.API, v.p.Target.API))
 		}
 		v.turns(path, c)
 		v.chain(path, c)
+		v.graph(path, c)
 		if _, err := json.Marshal(c.Body); err != nil {
 			v.fail(path+".body", "cannot be sent as JSON: %v", err)
 		}

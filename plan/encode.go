@@ -59,6 +59,7 @@ func redactClasses(classes []Class) []Class {
 			out[k].Body = redactBody(out[k].Body).(map[string]any)
 		}
 		out[k].Chain = redactChain(out[k].Chain)
+		out[k].Graph = redactGraph(out[k].Graph)
 	}
 	return out
 }

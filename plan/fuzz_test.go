@@ -12,7 +12,7 @@ import (
 // it accepts must survive the trip through plan.yaml: Redacted output
 // loads again and redacts to the same bytes.
 func FuzzPlan(f *testing.F) {
-	for _, name := range []string{"closed.yaml", "open.yaml", "every-field.yaml"} {
+	for _, name := range []string{"closed.yaml", "open.yaml", "every-field.yaml", "graph.yaml"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

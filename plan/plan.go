@@ -485,6 +485,9 @@ type Class struct {
 	// Chain, when set, makes each of the class's requests a sequence of
 	// calls (embeddings, retrieval, chat, ...; plan/chain.go).
 	Chain []ChainStep `yaml:"chain"`
+	// Graph, when set, makes each of the class's requests a task of calls
+	// with fan-out and fan-in (an agent; plan/graph.go).
+	Graph []GraphNode `yaml:"graph"`
 }
 
 // SharedPrefix is a prefix of Tokens tokens put in front of a Fraction of

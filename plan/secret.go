@@ -155,11 +155,9 @@ func (p *Plan) Secrets(key string) []string {
 	bodySecrets(p.Target.Body, add)
 	for _, c := range p.Workload.Classes {
 		bodySecrets(c.Body, add)
-		for _, s := range c.Chain {
-			if s.HTTP != nil {
-				headers(s.HTTP.Headers)
-				querySecrets(s.HTTP.URL, add)
-			}
+		for _, h := range c.httpSteps() {
+			headers(h.Headers)
+			querySecrets(h.URL, add)
 		}
 	}
 	for _, raw := range p.Target.BaseURLs() {

@@ -20,6 +20,9 @@ type Chunk struct {
 	// ("content": null or "") and a usage-only chunk ("choices": []) are not
 	// content.
 	Content bool
+	// ToolCalls is true when some choice carries a non-empty tool_calls
+	// array (the reply asks for a function call).
+	ToolCalls bool
 	// Reasoning is true when some choice carries a non-empty
 	// reasoning_content or reasoning string.
 	Reasoning bool
@@ -489,7 +492,7 @@ func (s *scanner) top(c *Chunk) error {
 
 // choices reads the "choices" array (anything else is skipped).
 func (s *scanner) choices(c *Chunk) error {
-	c.Content, c.Reasoning, c.FinishReason, c.Text = false, false, nil, nil
+	c.Content, c.ToolCalls, c.Reasoning, c.FinishReason, c.Text = false, false, false, nil, nil
 	if s.peek() != '[' {
 		return s.skip()
 	}
@@ -501,6 +504,7 @@ func (s *scanner) choices(c *Chunk) error {
 			return err
 		}
 		c.Content = c.Content || p.content
+		c.ToolCalls = c.ToolCalls || p.tools
 		c.Reasoning = c.Reasoning || p.reasoning
 		if p.text != nil {
 			c.Text = p.text
@@ -515,8 +519,8 @@ func (s *scanner) choices(c *Chunk) error {
 
 // part is what a delta or message object carries.
 type part struct {
-	content, reasoning bool
-	text               []byte // the non-empty answer string, nil without
+	content, reasoning, tools bool
+	text                      []byte // the non-empty answer string, nil without
 }
 
 // choice reads one element of "choices"; a non-object is skipped.
@@ -547,6 +551,7 @@ func (s *scanner) choice() (part, []byte, error) {
 	p := part{
 		content:   delta.content || message.content || len(text) > 0,
 		reasoning: delta.reasoning || message.reasoning,
+		tools:     delta.tools || message.tools,
 		text:      orNonEmpty(orNonEmpty(delta.text, message.text), text),
 	}
 	return p, finish, err
@@ -582,6 +587,7 @@ func (s *scanner) part() (part, error) {
 	return part{
 		content:   len(content) > 0 || tools,
 		reasoning: len(reasoningContent) > 0 || len(reasoning) > 0,
+		tools:     tools,
 		text:      orNonEmpty(nil, content),
 	}, err
 }

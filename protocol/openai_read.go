@@ -102,6 +102,9 @@ func (cl *call) event(ev Event, shape *chunkShape, ck *Chunk) error {
 	if ck.Content && cl.req.KeepReply > 0 {
 		cl.t.keepReply(ev.Data, cl.req.KeepReply)
 	}
+	if ck.Content && cl.req.KeepText > 0 {
+		cl.t.keepText(ck, cl.req.KeepText)
+	}
 	if ck.Content || ck.Reasoning {
 		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, cl.reasoning(ck))
 	}
@@ -252,6 +255,9 @@ func (cl *call) applyBody(b []byte, a arrival) error {
 	cl.apply(&ck)
 	if ck.Content && cl.req.KeepReply > 0 {
 		cl.t.keepReply(b, cl.req.KeepReply)
+	}
+	if ck.Content && cl.req.KeepText > 0 {
+		cl.t.keepText(&ck, cl.req.KeepText)
 	}
 	if ck.Content || ck.Reasoning {
 		_ = cl.token(a, cl.reasoning(&ck)) // one event never overruns

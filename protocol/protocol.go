@@ -64,6 +64,12 @@ type Request struct {
 	// content-carrying JSON (Trace.Reply) so its answer can be graded;
 	// 0 keeps nothing, and an ungraded request pays nothing for it.
 	KeepReply int
+	// KeepText, when above 0, keeps up to this many bytes of the reply's
+	// answer text as it is parsed (Trace.Text) and notes whether it asked
+	// for a tool call (Trace.ToolCalls): what an agent graph's next call
+	// needs, at the cost of an append per token rather than a second
+	// parse of the kept reply.
+	KeepText int
 	// ExpectAnswer, when not empty, is sent as the ExpectAnswerHeader so
 	// the simulator can answer it (a test-only feature: see
 	// docs/workload.md "Answers checked under load").
@@ -196,6 +202,13 @@ type Trace struct {
 	// ReplyAnswer reads the answer from them.
 	Reply    []byte
 	ReplyCut bool
+	// Text is the answer text of a chat or completions reply, as raw JSON
+	// string contents (escapes not decoded; AnswerText decodes them),
+	// when Request.KeepText asked for it; TextCut is true when some did
+	// not fit. ToolCalls is set when the reply asked for a tool call.
+	Text      []byte
+	TextCut   bool
+	ToolCalls bool
 }
 
 // Reset clears t for reuse, keeping the EventsUS backing array.

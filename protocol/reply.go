@@ -91,3 +91,42 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 	}
 	return b.String(), calls
 }
+
+// keepText appends a chunk's answer text to t.Text, unless that would
+// take it past limit bytes (a piece is kept whole or not at all, so what
+// was kept always decodes), and notes a tool call.
+func (t *Trace) keepText(ck *Chunk, limit int) {
+	t.ToolCalls = t.ToolCalls || ck.ToolCalls
+	if ck.Text == nil || t.TextCut {
+		return
+	}
+	if len(t.Text)+len(ck.Text) > limit {
+		t.TextCut = true
+		return
+	}
+	t.Text = append(t.Text, ck.Text...)
+}
+
+// AnswerText is the kept answer text (Request.KeepText), its escapes
+// decoded. Each piece kept is a JSON string's whole contents, so their
+// concatenation decodes as one string.
+func (t *Trace) AnswerText() string {
+	if bytes.IndexByte(t.Text, '\\') < 0 {
+		return string(t.Text)
+	}
+	return string(appendUnescaped(nil, t.Text))
+}
+
+// appendUnescaped appends a JSON string's raw contents, escapes decoded.
+func appendUnescaped(b, raw []byte) []byte {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return append(b, raw...)
+	}
+	var s string
+	quoted := make([]byte, 0, len(raw)+2)
+	quoted = append(append(append(quoted, '"'), raw...), '"')
+	if json.Unmarshal(quoted, &s) != nil {
+		return b
+	}
+	return append(b, s...)
+}

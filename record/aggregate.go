@@ -138,7 +138,8 @@ func (a *Aggregate) Add(r *Result) {
 	}
 	a.retry.add(r)
 	if !a.child {
-		a.chains.add(r)
+		slo := a.slo.table.For(r.Class)
+		a.chains.add(r, slo, a.slo.table != nil && slo.Bounded())
 	}
 	if r.OpenLoop {
 		a.openLoop++
@@ -334,7 +335,7 @@ func (a *Aggregate) Summary(info RunInfo) *Summary {
 	s.Classes = a.classBreakdowns(from, to, windowS)
 	s.InputBuckets = a.bucketBreakdowns(from, to, windowS)
 	s.Replicas = a.replicaBreakdowns(from, to, windowS)
-	s.Chains = a.chains.summary()
+	s.Chains = a.chains.summary(from, to, windowS)
 	s.Sessions = a.sessions.summary(from, to, windowS)
 	s.ClientReads = a.reads.summary()
 	s.Connections = a.conns.summary()

@@ -1,6 +1,10 @@
 package record
 
-import "strconv"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // ChainStep is one call of a multi-step chain request (embeddings, then a
 // retrieval, then chat, ...), as Result.Chain lists them. Steps that never
@@ -8,7 +12,8 @@ import "strconv"
 type ChainStep struct {
 	// Name labels the step ("embeddings", "retrieve", "chat", ...).
 	Name string `json:"name"`
-	// Kind is the step's API: chat, completions, embeddings or http.
+	// Kind is the step's API: chat, completions, embeddings, http or tool
+	// (a graph's mocked tool).
 	Kind string `json:"kind"`
 	// SendUS is when the step's request was sent, on the run clock.
 	SendUS int64 `json:"send_us"`
@@ -23,28 +28,80 @@ type ChainStep struct {
 	InputTokens  int   `json:"input_tokens,omitempty"`
 	OutputTokens int   `json:"output_tokens,omitempty"`
 	BytesIn      int64 `json:"bytes_in,omitempty"`
+	// Skipped marks a graph's tool that ran only on a tool call, when no
+	// reply before it asked for one: not sent, not failed.
+	Skipped bool `json:"skipped,omitempty"`
 }
 
-// ChainSummary is summary.json's chains.<class>: the class's end-to-end
-// figures and one entry per step, in chain order.
+// ChainSummary is summary.json's chains.<class>: the figures of a chain
+// or graph class's tasks (its requests) and one entry per step, a graph's
+// nodes in topological order, a node's copies together.
 type ChainSummary struct {
-	// Chains is the number of measured chain requests; Failed of them failed.
+	// Chains is the number of measured tasks; Failed of them failed.
 	Chains int64 `json:"chains"`
 	Failed int64 `json:"failed"`
-	// E2E is the end-to-end latency of the successful chains, from the
-	// latency origin to the end of the last step.
+	// E2E is the end-to-end latency of the successful tasks, from the
+	// latency origin to the end of the last call.
 	E2E   Stats              `json:"e2e_ms"`
 	Steps []ChainStepSummary `json:"steps"`
+	// CallsPerTask counts the calls each successful task sent (a
+	// fan-out's copies each, skipped tools not); TokensPerTask sums
+	// their input and output tokens as the server reported them.
+	CallsPerTask  CountStats `json:"calls_per_task"`
+	TokensPerTask CountStats `json:"tokens_per_task"`
+	// Goodput is the tasks every model call of which met the class's SLO;
+	// nil when the class has none.
+	Goodput *TaskGoodput `json:"goodput,omitempty"`
+}
+
+// TaskGoodput is the part of a class's tasks whose every model call met
+// the class's SLO, each call judged as a request is (SLO.Met, its
+// latency from its own send). HTTP calls and tools are not judged.
+type TaskGoodput struct {
+	SLO SLO `json:"slo"`
+	// Met counts measured tasks that succeeded with every model call
+	// within the SLO; Attainment is Met ÷ tasks.
+	Met        int64   `json:"met"`
+	Attainment float64 `json:"attainment"`
+	// TasksPerS is such tasks completing inside the measured window ÷
+	// window_s.
+	TasksPerS float64 `json:"tasks_per_s"`
+}
+
+// CountStats is the spread of a count per task.
+type CountStats struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// countHist keeps counts in a latency histogram as thousandths, so that
+// its microseconds-to-milliseconds Stats give the counts back: the mean,
+// minimum and maximum exact, the percentiles to 3 significant digits
+// (exact up to 1000), rounded to whole counts; up to 3.6 million.
+type countHist struct{ h *Hist }
+
+func (c countHist) record(n int64) { c.h.Record(n * 1000) }
+
+func (c countHist) stats() CountStats {
+	s := c.h.Stats()
+	return CountStats{Count: s.Count, Mean: s.Mean, P50: math.Round(s.P50), P90: math.Round(s.P90), P99: math.Round(s.P99), Max: s.Max}
 }
 
 // ChainStepSummary is one step of a chain class across its measured chains.
 type ChainStepSummary struct {
 	Name string `json:"name"`
 	Kind string `json:"kind"`
-	// Started counts chains that reached the step; Failed those that
-	// failed at it (and ran no further step).
+	// Started counts the step's calls (one per task that reached it, or
+	// one per copy of a fan-out); Failed those that failed (and ended
+	// the task); Skipped the tools that ran only on a tool call, when no
+	// reply asked for one.
 	Started int64            `json:"started"`
 	Failed  int64            `json:"failed"`
+	Skipped int64            `json:"skipped,omitempty"`
 	Errors  map[string]int64 `json:"errors"`
 	// Latency is the step's own latency in successful chains.
 	Latency Stats `json:"latency_ms"`
@@ -56,27 +113,34 @@ type ChainStepSummary struct {
 	ShareOfE2E float64 `json:"share_of_e2e"`
 }
 
-// chainAgg accumulates one chain class.
+// chainAgg accumulates one chain or graph class.
 type chainAgg struct {
 	chains, failed int64
 	e2e            *Hist
 	e2eSumUS       int64
-	steps          []*chainStepAgg
+	steps          []*chainStepAgg // in topological order
+	calls, tokens  countHist
+	// slo judges task goodput; judged is false without one.
+	slo    SLO
+	judged bool
+	met    int64
+	good   flopMeter
 }
 
 type chainStepAgg struct {
-	name, kind      string
-	started, failed int64
-	errors          map[ErrorKind]int64
-	latency, ttft   *Hist
-	sumUS           int64
+	name, kind               string
+	started, failed, skipped int64
+	errors                   map[ErrorKind]int64
+	latency, ttft            *Hist
+	sumUS                    int64
 }
 
 // chainState is an aggregate's per-class chain accumulators.
 type chainState map[string]*chainAgg
 
-// add folds a measured chain record in; other records are ignored.
-func (cs *chainState) add(r *Result) {
+// add folds a measured chain or graph record in, its model calls judged
+// by slo (judged false: no SLO); other records are ignored.
+func (cs *chainState) add(r *Result, slo SLO, judged bool) {
 	if len(r.Chain) == 0 || r.Warmup {
 		return
 	}
@@ -89,7 +153,7 @@ func (cs *chainState) add(r *Result) {
 	}
 	c := (*cs)[class]
 	if c == nil {
-		c = &chainAgg{e2e: NewHist()}
+		c = &chainAgg{e2e: NewHist(), calls: countHist{NewHist()}, tokens: countHist{NewHist()}, slo: slo, judged: judged}
 		(*cs)[class] = c
 	}
 	c.add(r)
@@ -103,24 +167,71 @@ func (c *chainAgg) add(r *Result) {
 		c.e2e.Record(r.E2EUS)
 		c.e2eSumUS += r.E2EUS
 	}
+	var calls, tokens int64
+	met := r.OK()
 	for k := range r.Chain {
-		c.step(k, &r.Chain[k]).add(&r.Chain[k], r.OK())
+		s := &r.Chain[k]
+		c.step(r.Chain, k).add(s, r.OK())
+		if s.Skipped {
+			continue
+		}
+		calls++
+		tokens += int64(s.InputTokens + s.OutputTokens)
+		met = met && (!c.judged || !s.isModel() || c.slo.Met(s.asRequest(r.Class)))
+	}
+	if !r.OK() {
+		return
+	}
+	c.calls.record(calls)
+	c.tokens.record(tokens)
+	if c.judged && met {
+		c.met++
+		c.good.add(r.DoneUS(), 1)
 	}
 }
 
-// step returns the accumulator of step k, named after its first record.
-func (c *chainAgg) step(k int, s *ChainStep) *chainStepAgg {
-	for len(c.steps) <= k {
-		c.steps = append(c.steps, nil)
+// isModel reports whether the step was a model call (not HTTP, not a tool).
+func (s *ChainStep) isModel() bool { return s.Kind != "http" && s.Kind != "tool" }
+
+// asRequest is a model call as the request SLO.Met judges: its latency
+// from its own send, its TTFT when streamed.
+func (s *ChainStep) asRequest(class string) *Result {
+	return &Result{Class: class, Stream: s.TTFTUS > 0, TTFTUS: s.TTFTUS, E2EUS: s.DurUS, OutputTokens: s.OutputTokens,
+		Error: s.Error}
+}
+
+// NodeName is the graph node a step belongs to: its name without a
+// fan-out copy's "#k" ('#' is not allowed in a name).
+func NodeName(step string) string {
+	name, _, _ := strings.Cut(step, "#")
+	return name
+}
+
+// step returns the accumulator of steps[k]'s node. A node first seen is
+// placed right after the node of the step before it: every record lists
+// its calls in the graph's topological order, so the nodes stay in that
+// order whichever tasks reached them.
+func (c *chainAgg) step(steps []ChainStep, k int) *chainStepAgg {
+	name := NodeName(steps[k].Name)
+	if j := slices.IndexFunc(c.steps, func(a *chainStepAgg) bool { return a.name == name }); j >= 0 {
+		return c.steps[j]
 	}
-	if c.steps[k] == nil {
-		c.steps[k] = &chainStepAgg{name: s.Name, kind: s.Kind, errors: map[ErrorKind]int64{},
-			latency: NewHist(), ttft: NewHist()}
+	at := 0
+	if k > 0 {
+		prev := NodeName(steps[k-1].Name)
+		at = slices.IndexFunc(c.steps, func(a *chainStepAgg) bool { return a.name == prev }) + 1
 	}
-	return c.steps[k]
+	a := &chainStepAgg{name: name, kind: steps[k].Kind, errors: map[ErrorKind]int64{},
+		latency: NewHist(), ttft: NewHist()}
+	c.steps = slices.Insert(c.steps, at, a)
+	return a
 }
 
 func (a *chainStepAgg) add(s *ChainStep, chainOK bool) {
+	if s.Skipped {
+		a.skipped++
+		return
+	}
 	a.started++
 	if s.Error != ErrNone {
 		a.failed++
@@ -137,29 +248,31 @@ func (a *chainStepAgg) add(s *ChainStep, chainOK bool) {
 	}
 }
 
-// summary returns the chain classes' figures, nil when the run had none.
-func (cs chainState) summary() map[string]*ChainSummary {
+// summary returns the chain classes' figures, nil when the run had none;
+// task goodput is counted over [from, to].
+func (cs chainState) summary(from, to int64, windowS float64) map[string]*ChainSummary {
 	if len(cs) == 0 {
 		return nil
 	}
 	out := make(map[string]*ChainSummary, len(cs))
 	for name, c := range cs {
-		out[name] = c.summary()
+		out[name] = c.summary(from, to, windowS)
 	}
 	return out
 }
 
-func (c *chainAgg) summary() *ChainSummary {
+func (c *chainAgg) summary(from, to int64, windowS float64) *ChainSummary {
 	s := &ChainSummary{Chains: c.chains, Failed: c.failed, E2E: c.e2e.Stats(),
-		Steps: make([]ChainStepSummary, 0, len(c.steps))}
-	for k, st := range c.steps {
-		if st == nil { // cannot happen: step k-1 ran before step k
-			st = &chainStepAgg{name: "step" + strconv.Itoa(k+1), errors: map[ErrorKind]int64{},
-				latency: NewHist(), ttft: NewHist()}
-		}
+		Steps:        make([]ChainStepSummary, 0, len(c.steps)),
+		CallsPerTask: c.calls.stats(), TokensPerTask: c.tokens.stats()}
+	for _, st := range c.steps {
 		s.Steps = append(s.Steps, ChainStepSummary{Name: st.name, Kind: st.kind,
-			Started: st.started, Failed: st.failed, Errors: errorMap(st.errors),
+			Started: st.started, Failed: st.failed, Skipped: st.skipped, Errors: errorMap(st.errors),
 			Latency: st.latency.Stats(), TTFT: st.ttft.Stats(), ShareOfE2E: ratio(st.sumUS, c.e2eSumUS)})
+	}
+	if c.judged {
+		s.Goodput = &TaskGoodput{SLO: c.slo, Met: c.met, Attainment: ratio(c.met, c.chains),
+			TasksPerS: perSecond(c.good.over(from, to), windowS)}
 	}
 	return s
 }

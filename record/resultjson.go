@@ -169,7 +169,8 @@ func appendChain(b []byte, steps []ChainStep) []byte {
 		b = appendStrOmit(b, `,"error":`, string(s.Error))
 		b = appendIntOmit(b, `,"input_tokens":`, int64(s.InputTokens))
 		b = appendIntOmit(b, `,"output_tokens":`, int64(s.OutputTokens))
-		b = append(appendIntOmit(b, `,"bytes_in":`, s.BytesIn), '}')
+		b = appendIntOmit(b, `,"bytes_in":`, s.BytesIn)
+		b = append(appendBoolOmit(b, `,"skipped":true`, s.Skipped), '}')
 	}
 	return append(b, ']')
 }

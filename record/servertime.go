@@ -52,13 +52,33 @@ type serverTimeState struct {
 // account for: the client's send-to-first-token time (its own clock) minus
 // the server's queue (when reported) and prefill (its clock). ok is false
 // without server timings or a first token. Clock granularity can make it
-// slightly negative.
+// slightly negative. A chain or graph task's record carries the server
+// timings of its final call, so its own TTFT is that call's, from that
+// call's send, not the task's (which spans every call before it).
 func OutsideUS(r *Result) (us int64, ok bool) {
 	if r.Server == nil || r.TTFTUS <= 0 || !r.Stream {
 		return 0, false
 	}
 	sendTTFT := r.TTFTUS - (r.SendUS - r.OriginUS()) // from this attempt's send
+	if len(r.Chain) > 0 {
+		final, found := finalStep(r.Chain)
+		if !found || final.TTFTUS <= 0 {
+			return 0, false
+		}
+		sendTTFT = final.TTFTUS
+	}
 	return sendTTFT - r.Server.QueueUS - r.Server.PrefillUS, true
+}
+
+// finalStep is the call of a task that ended last (the engine's record
+// takes its trace); found is false when none was sent.
+func finalStep(steps []ChainStep) (final ChainStep, found bool) {
+	for _, s := range steps {
+		if !s.Skipped && (!found || s.SendUS+s.DurUS >= final.SendUS+final.DurUS) {
+			final, found = s, true
+		}
+	}
+	return final, found
 }
 
 // add folds one measured successful record in. A non-streamed reply's

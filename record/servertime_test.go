@@ -84,3 +84,34 @@ func TestServerTimeInfersTheWait(t *testing.T) {
 		t.Errorf("a server reporting its queue got an inferred wait: %+v", st)
 	}
 }
+
+// TestOutsideOfATask: a chain or graph task's record carries its final
+// call's server timings, so time outside the server is judged on that
+// call's own TTFT, not on the task's.
+func TestOutsideOfATask(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		steps []ChainStep
+		want  int64
+		ok    bool
+	}{
+		// plan 0-100 ms, answer sent at 100 ms, first token 25 ms later, of
+		// which the server queued 5 and prefilled 18: 2 ms outside (the
+		// task's TTFT of 125 ms would claim 102).
+		{"chain", []ChainStep{{Name: "plan", SendUS: 0, DurUS: 100_000, TTFTUS: 40_000},
+			{Name: "answer", SendUS: 100_000, DurUS: 200_000, TTFTUS: 25_000}}, 2000, true},
+		// Two roots ending out of list order: the one that ended last is final.
+		{"graph", []ChainStep{{Name: "slow", SendUS: 0, DurUS: 300_000, TTFTUS: 26_000},
+			{Name: "fast", SendUS: 0, DurUS: 100_000, TTFTUS: 90_000}, {Name: "tool", Kind: "tool", Skipped: true}}, 3000, true},
+		// A final call without a first token of its own: no figure.
+		{"no ttft", []ChainStep{{Name: "embed", SendUS: 0, DurUS: 100_000}}, 0, false},
+	}
+	for _, tt := range tests {
+		r := Result{SendUS: 0, Stream: true, TTFTUS: 125_000, E2EUS: 300_000, Chain: tt.steps,
+			Server: &ServerTime{QueueUS: 5000, HasQueue: true, PrefillUS: 18_000}}
+		if us, ok := OutsideUS(&r); us != tt.want || ok != tt.ok {
+			t.Errorf("%s: outside %d %v, want %d %v", tt.name, us, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -53,6 +53,10 @@ func (s SLO) Over(base SLO) SLO {
 		E2EMs: pick(s.E2EMs, base.E2EMs), TTFOMs: pick(s.TTFOMs, base.TTFOMs), Share: pick(s.Share, base.Share), Class: s.Class}
 }
 
+// Bounded reports whether s sets any latency bound (the zero SLO, met by
+// every success, sets none).
+func (s SLO) Bounded() bool { return s.TTFTMs > 0 || s.TPOTMs > 0 || s.E2EMs > 0 || s.TTFOMs > 0 }
+
 // Met reports whether r met every bound of s: it must have succeeded, and
 // its bounds are checked as Judge checks them.
 func (s SLO) Met(r *Result) bool {

@@ -123,6 +123,7 @@ type ChainStepRow struct {
 	InputTokens  int    `parquet:"input_tokens" json:"input_tokens,omitempty"`
 	OutputTokens int    `parquet:"output_tokens" json:"output_tokens,omitempty"`
 	BytesIn      int64  `parquet:"bytes_in" json:"bytes_in,omitempty"`
+	Skipped      bool   `parquet:"skipped" json:"skipped,omitempty"`
 }
 
 // WindowRow is one second of series.jsonl (record.Window).
@@ -183,7 +184,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		row.Chain = append(row.Chain, ChainStepRow{
 			Name: c.Name, Kind: c.Kind, SendUS: c.SendUS, TTFTUS: c.TTFTUS, DurUS: c.DurUS,
 			Status: c.Status, Error: string(c.Error), InputTokens: c.InputTokens,
-			OutputTokens: c.OutputTokens, BytesIn: c.BytesIn,
+			OutputTokens: c.OutputTokens, BytesIn: c.BytesIn, Skipped: c.Skipped,
 		})
 	}
 	return row

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/inferload/inferload/analyze"
@@ -466,8 +467,9 @@ func writeTelemetry(b *bytes.Buffer, s *record.Summary) {
 	}
 }
 
-// writeChains shows each multi-step chain class: its end-to-end latency
-// and, per step, its latency, failures and share of the chain's time.
+// writeChains shows each chain or graph class: its end-to-end latency,
+// its calls and tokens per task and task goodput, and, per step (node),
+// its latency, failures and share of the task's time.
 func writeChains(b *bytes.Buffer, s *record.Summary) {
 	names := make([]string, 0, len(s.Chains))
 	for name := range s.Chains {
@@ -478,10 +480,34 @@ func writeChains(b *bytes.Buffer, s *record.Summary) {
 		c := s.Chains[name]
 		fmt.Fprintf(b, "\nChain %s: %d chains, %d failed, E2E p50 %s p99 %s ms\n", name, c.Chains, c.Failed,
 			formatMS(c.E2E.P50), formatMS(c.E2E.P99))
+		fmt.Fprintf(b, "  per task: %s\n", taskFigures(c))
 		fmt.Fprintf(b, "  %-16s %8s %8s %10s %10s %8s\n", "step", "started", "failed", "p50 ms", "p99 ms", "share")
 		for _, st := range c.Steps {
-			fmt.Fprintf(b, "  %-16s %8d %8d %10s %10s %7.1f%%\n", st.Name, st.Started, st.Failed,
-				formatMS(st.Latency.P50), formatMS(st.Latency.P99), 100*st.ShareOfE2E)
+			fmt.Fprintf(b, "  %-16s %8d %8d %10s %10s %7.1f%%%s\n", st.Name, st.Started, st.Failed,
+				formatMS(st.Latency.P50), formatMS(st.Latency.P99), 100*st.ShareOfE2E, skippedNote(st))
 		}
 	}
+}
+
+// taskFigures is a chain or graph class's per-task line: calls and tokens
+// per successful task (p50/p90/p99) and, under an SLO, task goodput.
+func taskFigures(c *record.ChainSummary) string {
+	line := fmt.Sprintf("calls p50/p90/p99 %s/%s/%s, tokens %s/%s/%s",
+		formatCount(c.CallsPerTask.P50), formatCount(c.CallsPerTask.P90), formatCount(c.CallsPerTask.P99),
+		formatCount(c.TokensPerTask.P50), formatCount(c.TokensPerTask.P90), formatCount(c.TokensPerTask.P99))
+	if g := c.Goodput; g != nil {
+		line += fmt.Sprintf(", goodput %.2f tasks/s (%.1f%% with every model call within the SLO)", g.TasksPerS, 100*g.Attainment)
+	}
+	return line
+}
+
+// formatCount prints a per-task count as the histogram gave it.
+func formatCount(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// skippedNote flags a tool node skipped in some tasks.
+func skippedNote(st record.ChainStepSummary) string {
+	if st.Skipped == 0 {
+		return ""
+	}
+	return fmt.Sprintf("  (%d skipped: no tool call asked)", st.Skipped)
 }

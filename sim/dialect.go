@@ -68,6 +68,9 @@ func (d *openaiDialect) start() []byte {
 }
 
 func (d *openaiDialect) token(i int, text string, broken bool) []byte {
+	if d.c.g.toolCall != "" && d.c.answer == "" {
+		return d.toolCallChunk()
+	}
 	if i < d.c.reasoning {
 		return d.cr.reasoningToken(text, broken)
 	}
@@ -95,8 +98,11 @@ func (d *openaiDialect) end(sent int, _ string, marker bool) []byte {
 func (d *openaiDialect) whole(h http.Header, text string, n int) []byte {
 	c := d.c
 	h.Set("Content-Type", "application/json")
-	return completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text, c.st.reason,
-		usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n), hideCached: c.s.prof.HideCachedTokens})
+	u := usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n), hideCached: c.s.prof.HideCachedTokens}
+	if c.g.toolCall != "" && c.answer == "" {
+		return d.toolCallBody(u)
+	}
+	return completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text, c.st.reason, u)
 }
 
 func (d *openaiDialect) errorBody(e *apiError) []byte { return e.body() }

@@ -125,6 +125,9 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 		defer s.generating.Add(-1)
 		c := s.newCall(w, r, g)
 		c.answerWith(r.Header.Get(ExpectAnswerHeader), s.generating.Load())
+		if g.toolCall != "" && c.answer == "" {
+			c.callTool()
+		}
 		c.d = &openaiDialect{c: c, cr: newChunkRenderer(api, c.id, c.created, s.modelJSON)}
 		c.serve()
 	}

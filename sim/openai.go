@@ -34,6 +34,8 @@ type apiRequest struct {
 	// ReasoningEffort is OpenAI's reasoning_effort (low, medium, high):
 	// the profile's ReasoningEffort picks the reasoning length by it.
 	ReasoningEffort string `json:"reasoning_effort"`
+	// Tools are the functions a chat request offers (tools.go).
+	Tools []apiTool `json:"tools"`
 }
 
 type apiMessage struct {
@@ -59,6 +61,9 @@ type generation struct {
 	// held is the conversation a server holding history keeps with the
 	// reply (the Responses API); nil for the other APIs.
 	held []apiMessage
+	// toolCall is the function the reply calls instead of answering
+	// (toolCallOf), "" for a reply of text.
+	toolCall string
 }
 
 // apiError is an error answered with OpenAI's error body.
@@ -127,6 +132,7 @@ func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiE
 	}
 	g := generation{api: api, stream: req.Stream, ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens, effort: req.ReasoningEffort}
 	g.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	g.toolCall = toolCallOf(&req, api)
 	h := NewPromptHasher(p.BlockSize)
 	if err := hashPrompt(h, &req, api); err != nil {
 		return generation{}, err

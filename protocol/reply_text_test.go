@@ -1,0 +1,69 @@
+package protocol
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+)
+
+// TestKeepText: a request with KeepText keeps the answer text as the
+// stream (or whole reply) is parsed, escapes decoded by AnswerText, and
+// notes a tool call; what it keeps agrees with ReplyAnswer reading the
+// kept JSON of the same reply; past the cap it keeps whole pieces only.
+func TestKeepText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		chunks []string // streamed; one element and stream false: a whole reply
+		stream bool
+		limit  int
+		text   string
+		tools  bool
+		cut    bool
+	}{
+		// Deltas joined, escapes decoded: a quote, a newline, é, a slash.
+		{"stream", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":"\n\u00e9\/"}}]}`},
+			true, 1 << 10, "say \"hi\"\né/", false, false},
+		// A whole reply's message.
+		{"whole", []string{`{"choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
+			false, 1 << 10, "done", false, false},
+		// A streamed tool call: no text, the call noted.
+		{"tool stream", toolChunks, true, 1 << 10, "", true, false},
+		// A whole reply calling a tool, content null.
+		{"tool whole", []string{`{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`},
+			false, 1 << 10, "", true, false},
+		// KeepText 0 keeps nothing and notes nothing.
+		{"off", toolChunks, true, 0, "", false, false},
+		// Room for the first piece only (10 raw bytes of "say \"hi\""): cut there.
+		{"cut", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":" again"}}]}`},
+			true, 12, "say \"hi\"", false, true},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !tt.stream {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(tt.chunks[0]))
+				return
+			}
+			startStream(w, r)
+			for _, c := range tt.chunks {
+				sendEvent(w, c)
+			}
+			sendEvent(w, "[DONE]")
+		}))
+		c := newClient(t, srv.URL, nil)
+		req := chatRequest(tt.stream)
+		req.KeepText, req.KeepReply = tt.limit, 64<<10
+		tr := doTrace(t, c, req)
+		srv.Close()
+		if tr.Err != "" {
+			t.Fatalf("%s: %s %s", tt.name, tr.Err, tr.ErrMsg)
+		}
+		if got := tr.AnswerText(); got != tt.text || tr.ToolCalls != tt.tools || tr.TextCut != tt.cut {
+			t.Errorf("%s: text %q tools %v cut %v; want %q %v %v", tt.name, got, tr.ToolCalls, tr.TextCut, tt.text, tt.tools, tt.cut)
+		}
+		if want, calls := ReplyAnswer(tr.Reply); !tt.cut && tt.limit > 0 && (tr.AnswerText() != want || tr.ToolCalls != (len(calls) > 0)) {
+			t.Errorf("%s: kept text %q disagrees with ReplyAnswer %q (%d calls)", tt.name, tr.AnswerText(), want, len(calls))
+		}
+	}
+}
