@@ -52,10 +52,10 @@ func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string,
 	}
 	withUser := *req // a renderer may share one request between specs
 	withUser.Affinity = user + 1
-	if spec.KeepReply && req.API == protocol.APIChat && withUser.KeepReply == 0 {
-		// Only chat replies are read back (protocol.ReplyAnswer); the
-		// Responses API's server holds the history itself.
-		withUser.KeepReply = record.MaxReplyKept
+	if spec.KeepReply && req.API == protocol.APIChat {
+		// Only chat replies are read back (Trace.Text, kept as the reply
+		// is parsed); the Responses API's server holds the history itself.
+		withUser.KeepText = record.MaxReplyKept
 	}
 	return prepared{spec: spec, req: &withUser, sess: sess}, nil
 }
@@ -69,11 +69,11 @@ func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string,
 // to read, is marked on its record (ReplyCut) and hands nothing either:
 // a part of the reply would be text the server never wrote as a whole.
 func threadReply(r *record.Result, p prepared, tr *protocol.Trace) {
-	if p.sess == nil || p.req.KeepReply == 0 || !p.spec.KeepReply || r.Error != record.ErrNone {
+	if p.sess == nil || p.req.KeepText == 0 || !p.spec.KeepReply || r.Error != record.ErrNone {
 		return
 	}
-	text, _ := protocol.ReplyAnswer(tr.Reply)
-	if tr.ReplyCut || text == "" {
+	text := tr.AnswerText()
+	if tr.TextCut || text == "" {
 		r.ReplyCut = true
 		return
 	}
