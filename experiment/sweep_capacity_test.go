@@ -33,6 +33,9 @@ func TestFindCapacity(t *testing.T) {
 	}{
 		// Converges somewhere (8..15 users on an idle host).
 		{"converges", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true}, 800 * time.Millisecond, ""},
+		// With a confirmation: the answer is probed twice, or the reason
+		// says it is unconfirmed or which confirmation failed.
+		{"confirms", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true, MaxProbes: 14, Confirm: 1}, 800 * time.Millisecond, "confirm"},
 		// A 0.4 s probe at 4 users gets a few dozen replies: no P99 claim, however fast they were.
 		{"too few samples for p99", "e2e.p99<=1s", analyze.SearchOptions{Low: 4, High: 4, Whole: true}, 400 * time.Millisecond, "299 needed"},
 	}
@@ -56,6 +59,7 @@ func TestFindCapacity(t *testing.T) {
 			}
 			checkAnswerFollowsProbes(t, c)
 			checkSearchConverged(t, c, tt.search)
+			expectRebuildIdentical(t, out.Dir)
 			if !strings.Contains(c.Reason, tt.reason) {
 				t.Errorf("reason %q, want it to say %q", c.Reason, tt.reason)
 			}
