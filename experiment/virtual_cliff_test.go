@@ -137,21 +137,29 @@ func (c cliffCase) objective(t *testing.T) record.SLO {
 // first probes are the same whatever o.Confirm.
 func (c cliffCase) search(t *testing.T, n int, o analyze.SearchOptions, countsOnly bool) float64 {
 	t.Helper()
+	return c.searchWith(t, n, o, countsOnly, func(float64, bool) {})
+}
+
+// searchWith is search, telling seen each probe's load and verdict.
+func (c cliffCase) searchWith(t *testing.T, n int, o analyze.SearchOptions, countsOnly bool, seen func(load float64, passed bool)) float64 {
+	t.Helper()
 	slo := c.objective(t)
 	var passed, failed []float64
-	seen := map[float64]int{}
+	times := map[float64]int{}
 	for {
 		load, done := analyze.NextLoad(passed, failed, o)
 		if done {
 			return analyze.Capacity(passed, failed)
 		}
-		inOrder, counts := c.run(t, slo, int(load), uint64(n*1000)+uint64(load)+100*uint64(seen[load]))
-		seen[load]++
+		inOrder, counts := c.run(t, slo, int(load), uint64(n*1000)+uint64(load)+100*uint64(times[load]))
+		times[load]++
 		tally := inOrder
 		if countsOnly {
 			tally = counts
 		}
-		if analyze.CheckSLO(slo, tally, analyze.DefaultConfidence).Met {
+		met := analyze.CheckSLO(slo, tally, analyze.DefaultConfidence).Met
+		seen(load, met)
+		if met {
 			passed = append(passed, load)
 		} else {
 			failed = append(failed, load)
