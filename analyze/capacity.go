@@ -152,8 +152,15 @@ type SearchOptions struct {
 	// failing loads are within this fraction (default 0.10); with Whole
 	// it also ends when they are adjacent.
 	Precision float64
-	// MaxProbes ends the search after this many probes (default 10).
+	// MaxProbes ends the search after this many probes (default 10),
+	// confirmations included.
 	MaxProbes int
+	// Confirm is how many times the answer is probed again before the
+	// search ends (0: none). One probe can catch a server in a good
+	// phase; a load counts as holding only while every probe at it
+	// passed, so a failed confirmation makes the answer a failing load
+	// and the search goes on below it.
+	Confirm int `json:",omitempty"`
 }
 
 // DefaultSearch holds each SearchOptions default (Precision and
@@ -170,12 +177,31 @@ func (o SearchOptions) withDefaults() SearchOptions {
 // loads that passed and failed so far, or done when the answer is known:
 // the highest passing load below every failing one (0 when even Low
 // failed). The search doubles from Low until a probe fails or High is
-// reached, then bisects between the best pass and the lowest fail.
+// reached, then bisects between the best pass and the lowest fail; once
+// the bracket is closed it probes the answer again until it has
+// o.Confirm passing probes beyond its first (Confirmations). A load that
+// failed any probe is below no failing load, so a failed confirmation
+// steps the answer back to the next pass below it, which the search
+// bisects towards and confirms in turn. The budget (MaxProbes) counts
+// every probe: when it runs out first the answer is unconfirmed.
 func NextLoad(passed, failed []float64, o SearchOptions) (next float64, done bool) {
 	o = o.withDefaults()
 	if len(passed)+len(failed) >= o.MaxProbes {
 		return 0, true
 	}
+	if next, done := bisect(passed, failed, o); !done {
+		return next, false
+	}
+	answer := Capacity(passed, failed)
+	if answer > 0 && Confirmations(passed, answer) < o.Confirm {
+		return answer, false
+	}
+	return 0, true
+}
+
+// bisect is the search's next load before any confirmation: doubling,
+// then bisecting, or done when the bracket is within the precision.
+func bisect(passed, failed []float64, o SearchOptions) (next float64, done bool) {
 	lo, hi := bracket(passed, failed)
 	switch {
 	case len(passed)+len(failed) == 0:
@@ -198,8 +224,23 @@ func NextLoad(passed, failed []float64, o SearchOptions) (next float64, done boo
 	return mid, false
 }
 
+// Confirmations is how many times load passed beyond its first passing
+// probe: the confirmations of an answer (a load with a failed probe is
+// no answer, whatever its passes).
+func Confirmations(passed []float64, load float64) int {
+	n := 0
+	for _, p := range passed {
+		if p == load {
+			n++
+		}
+	}
+	return max(n-1, 0)
+}
+
 // Capacity is the answer of a finished search: the highest load that
-// passed below every failing one.
+// passed below every failing one. A load probed more than once counts
+// only if every probe at it passed: one failure puts it among the
+// failing loads.
 func Capacity(passed, failed []float64) float64 {
 	lo, _ := bracket(passed, failed)
 	return lo

@@ -44,7 +44,9 @@ func (o CapacityOptions) withDefaults() CapacityOptions {
 }
 
 // FindCapacity searches for the highest load at which every SLO holds:
-// it doubles the load from Search.Low until a probe fails, then bisects.
+// it doubles the load from Search.Low until a probe fails, then bisects,
+// then probes the answer Search.Confirm more times (a failed
+// confirmation steps it back: analyze.NextLoad).
 // Each probe is a stage of one run directory; a probe passes when, by the
 // binomial rule, each SLO's percentile is within its bound at the stated
 // confidence (too few samples never pass), the failure rate is within

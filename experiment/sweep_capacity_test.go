@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,10 @@ func TestFindCapacity(t *testing.T) {
 	}{
 		// Converges somewhere (8..15 users on an idle host).
 		{"converges", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true}, 800 * time.Millisecond, ""},
+		// With a confirmation: an answer found is probed again
+		// (checkConfirmed); a host slow enough to fail 4 users leaves
+		// nothing to confirm.
+		{"confirms", "e2e.p90<=80ms", analyze.SearchOptions{Low: 4, High: 32, Whole: true, MaxProbes: 14, Confirm: 1}, 800 * time.Millisecond, ""},
 		// A 0.4 s probe at 4 users gets a few dozen replies: no P99 claim, however fast they were.
 		{"too few samples for p99", "e2e.p99<=1s", analyze.SearchOptions{Low: 4, High: 4, Whole: true}, 400 * time.Millisecond, "299 needed"},
 	}
@@ -56,6 +61,8 @@ func TestFindCapacity(t *testing.T) {
 			}
 			checkAnswerFollowsProbes(t, c)
 			checkSearchConverged(t, c, tt.search)
+			checkConfirmed(t, c, tt.search)
+			expectRebuildIdentical(t, out.Dir)
 			if !strings.Contains(c.Reason, tt.reason) {
 				t.Errorf("reason %q, want it to say %q", c.Reason, tt.reason)
 			}
@@ -106,5 +113,19 @@ func checkAnswerFollowsProbes(t *testing.T, c *record.Capacity) {
 	passed, failed := c.Verdicts()
 	if want := analyze.Capacity(passed, failed); c.Load != want || c.Found != (want > 0) {
 		t.Errorf("answer %v (found %v) from passed %v, failed %v: want %v", c.Load, c.Found, passed, failed, want)
+	}
+}
+
+// checkConfirmed: with o.Confirm, an answer found was probed again (some
+// probe is a confirmation) and the reason says whether it was confirmed,
+// whatever the host's speed made the verdicts.
+func checkConfirmed(t *testing.T, c *record.Capacity, o analyze.SearchOptions) {
+	t.Helper()
+	if o.Confirm == 0 || !c.Found {
+		return
+	}
+	if !slices.ContainsFunc(c.Probes, func(p record.CapacityProbe) bool { return p.Confirmation }) ||
+		!(strings.Contains(c.Reason, "confirmed") || strings.Contains(c.Reason, "UNCONFIRMED")) {
+		t.Errorf("answer %v with --confirm %d: want a confirmation probe and the reason to say confirmed or UNCONFIRMED: %q", c.Load, o.Confirm, c.Reason)
 	}
 }

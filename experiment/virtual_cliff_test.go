@@ -75,12 +75,36 @@ type cliffOutcome struct {
 // own seed.
 func runCliff(t *testing.T, c cliffCase, loads [2]int, reruns, searches int) cliffOutcome {
 	t.Helper()
-	slo, err := record.ParseSLO(c.slo)
-	if err != nil {
-		t.Fatal(err)
+	truth := c.truth(t, loads, reruns)
+	o := analyze.SearchOptions{Low: float64(loads[0]), High: float64(loads[1]), Whole: true}
+	out := cliffOutcome{searches: searches}
+	for n := range searches {
+		old, nw := int(c.search(t, n, o, true)), int(c.search(t, n, o, false))
+		out.unsafeOld += b2i(old > 0 && !truth.safe[old])
+		out.unsafeNew += b2i(nw > 0 && !truth.safe[nw])
+		out.underOld += b2i(old < truth.highestSafe)
+		out.underNew += b2i(nw < truth.highestSafe)
+		out.differ += b2i(old != nw)
 	}
-	safe := map[int]bool{}
-	highestSafe, below := 0, true // below: every load so far was safe
+	t.Logf("highest safe load %d users; unsafe answers: counts-only rule %d, in-order rule %d; below the highest safe load: %d, %d; answers differ in %d (of %d searches)",
+		truth.highestSafe, out.unsafeOld, out.unsafeNew, out.underOld, out.underNew, out.differ, searches)
+	return out
+}
+
+// cliffTruth is which loads of a cliff case are safe (the SLO held in
+// at least 9 of 10 seeded reruns) and the highest load below which every
+// load is safe.
+type cliffTruth struct {
+	safe        map[int]bool
+	highestSafe int
+}
+
+// truth reruns each load of lo..hi, seeded 1_000_000.., reruns times.
+func (c cliffCase) truth(t *testing.T, loads [2]int, reruns int) cliffTruth {
+	t.Helper()
+	slo := c.objective(t)
+	out := cliffTruth{safe: map[int]bool{}}
+	below := true // every load so far was safe
 	for u := loads[0]; u <= loads[1]; u++ {
 		held := 0
 		for s := range reruns {
@@ -89,44 +113,58 @@ func runCliff(t *testing.T, c cliffCase, loads [2]int, reruns, searches int) cli
 				held++
 			}
 		}
-		safe[u] = 10*held >= 9*reruns
-		if below = below && safe[u]; below {
-			highestSafe = u
+		out.safe[u] = 10*held >= 9*reruns
+		if below = below && out.safe[u]; below {
+			out.highestSafe = u
 		}
 		t.Logf("%d users: the SLO held in %d of %d reruns", u, held, reruns)
 	}
-	search := func(n int, countsOnly bool) float64 {
-		var passed, failed []float64
-		o := analyze.SearchOptions{Low: float64(loads[0]), High: float64(loads[1]), Whole: true}
-		for {
-			load, done := analyze.NextLoad(passed, failed, o)
-			if done {
-				return analyze.Capacity(passed, failed)
-			}
-			inOrder, counts := c.run(t, slo, int(load), uint64(n*1000)+uint64(load))
-			tally := inOrder
-			if countsOnly {
-				tally = counts
-			}
-			if analyze.CheckSLO(slo, tally, analyze.DefaultConfidence).Met {
-				passed = append(passed, load)
-			} else {
-				failed = append(failed, load)
-			}
+	return out
+}
+
+func (c cliffCase) objective(t *testing.T) record.SLO {
+	t.Helper()
+	slo, err := record.ParseSLO(c.slo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slo
+}
+
+// search is the n-th seeded search's answer, each probe judged by the
+// counts-only rule or the in-order one. The k-th probe at a load
+// (o.Confirm's second looks) is seeded n·1000 + load + 100·k, so the
+// first probes are the same whatever o.Confirm.
+func (c cliffCase) search(t *testing.T, n int, o analyze.SearchOptions, countsOnly bool) float64 {
+	t.Helper()
+	return c.searchWith(t, n, o, countsOnly, func(float64, bool) {})
+}
+
+// searchWith is search, telling seen each probe's load and verdict.
+func (c cliffCase) searchWith(t *testing.T, n int, o analyze.SearchOptions, countsOnly bool, seen func(load float64, passed bool)) float64 {
+	t.Helper()
+	slo := c.objective(t)
+	var passed, failed []float64
+	times := map[float64]int{}
+	for {
+		load, done := analyze.NextLoad(passed, failed, o)
+		if done {
+			return analyze.Capacity(passed, failed)
+		}
+		inOrder, counts := c.run(t, slo, int(load), uint64(n*1000)+uint64(load)+100*uint64(times[load]))
+		times[load]++
+		tally := inOrder
+		if countsOnly {
+			tally = counts
+		}
+		met := analyze.CheckSLO(slo, tally, analyze.DefaultConfidence).Met
+		seen(load, met)
+		if met {
+			passed = append(passed, load)
+		} else {
+			failed = append(failed, load)
 		}
 	}
-	out := cliffOutcome{searches: searches}
-	for n := range searches {
-		old, nw := int(search(n, true)), int(search(n, false))
-		out.unsafeOld += b2i(old > 0 && !safe[old])
-		out.unsafeNew += b2i(nw > 0 && !safe[nw])
-		out.underOld += b2i(old < highestSafe)
-		out.underNew += b2i(nw < highestSafe)
-		out.differ += b2i(old != nw)
-	}
-	t.Logf("highest safe load %d users; unsafe answers: counts-only rule %d, in-order rule %d; below the highest safe load: %d, %d; answers differ in %d (of %d searches)",
-		highestSafe, out.unsafeOld, out.unsafeNew, out.underOld, out.underNew, out.differ, searches)
-	return out
 }
 
 // cliffSearches is how many seeded searches each case runs.

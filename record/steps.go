@@ -121,8 +121,15 @@ type Capacity struct {
 	SLOs           []string `json:"slos"`
 	MaxFailureRate float64  `json:"max_failure_rate"`
 	// Reason says the answer in words.
-	Reason string          `json:"reason"`
-	Probes []CapacityProbe `json:"probes"`
+	Reason string `json:"reason"`
+	// Confirm is how many times the search was to probe its answer
+	// again (find-capacity --confirm); Confirmations how many of those
+	// passed at Load. The answer is confirmed when they are equal, and
+	// unconfirmed when the probe budget or an interruption ended the
+	// search first.
+	Confirm       int             `json:"confirm,omitempty"`
+	Confirmations int             `json:"confirmations,omitempty"`
+	Probes        []CapacityProbe `json:"probes"`
 }
 
 // CapacityProbe is one probe of a capacity search.
@@ -138,6 +145,9 @@ type CapacityProbe struct {
 	// few samples) or the step is invalid. It is left out of the answer.
 	// A search's probe is never without a verdict: it fails.
 	NoVerdict bool `json:"no_verdict,omitempty"`
+	// Confirmation marks a probe at a load the search had probed
+	// before: a second look at an answer (find-capacity --confirm).
+	Confirmation bool `json:"confirmation,omitempty"`
 }
 
 // Verdicts are the loads of c's probes that passed and of those that

@@ -98,6 +98,9 @@ func writeCapacity(b *bytes.Buffer, c *record.Capacity) {
 		case p.NoVerdict:
 			verdict = "no verdict"
 		}
+		if p.Confirmation {
+			verdict = "confirmation " + verdict
+		}
 		fmt.Fprintf(b, "  step %d at %g: %s: %s\n", p.Step, p.Load, verdict, strings.Join(p.Reasons, "; "))
 	}
 }

@@ -155,7 +155,10 @@ func capacityOf(c *CapacityJudging, steps []record.Step, marks []record.StageMar
 	passed, failed := answer.Verdicts()
 	answer.Load = analyze.Capacity(passed, failed)
 	answer.Found = answer.Load > 0
-	answer.Reason = capacityReason(c, answer, failed)
+	if !c.Sweep {
+		markConfirmations(answer, passed, c.Search.Confirm)
+	}
+	answer.Reason = capacityReason(c, answer, failed) + confirmationReason(c, answer)
 	return answer
 }
 
@@ -173,7 +176,10 @@ func capacityReason(o *CapacityJudging, c *record.Capacity, failed []float64) st
 	case len(failed) == 0 && !c.Found:
 		return fmt.Sprintf("no verdict: none of the %d %s could show %s held or missed (too few samples, or invalid)", len(c.Probes), probes, objectives)
 	case !c.Found:
-		first := c.Probes[slices.IndexFunc(c.Probes, func(p record.CapacityProbe) bool { return !p.NoVerdict })]
+		// The first failure at the lowest failing load: with
+		// confirmations, a probe there may have passed before it.
+		low := slices.Min(failed)
+		first := c.Probes[slices.IndexFunc(c.Probes, func(p record.CapacityProbe) bool { return !p.NoVerdict && !p.Passed && p.Load == low })]
 		return fmt.Sprintf("even the lowest load, %s, missed: %s", unit(first.Load), strings.Join(first.Reasons, "; "))
 	case len(failed) == 0:
 		return fmt.Sprintf("every one of the %d %s passed up to %s, %s: capacity is at least that (%s at %.0f%% confidence)",

@@ -21,6 +21,7 @@ type capacityFlags struct {
 	confidence     float64
 	precision      float64
 	maxProbes      int
+	confirm        int
 }
 
 func (f *capacityFlags) bind(c *cobra.Command) {
@@ -31,7 +32,8 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
 	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
 	fs.Float64Var(&f.precision, "precision", analyze.DefaultSearch.Precision, "stop once the best passing and lowest failing loads are this close (fraction)")
-	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes")
+	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes, confirmations included")
+	fs.IntVar(&f.confirm, "confirm", 0, "probe the answer again this many times; a load holds only if every probe at it passed, else the search steps back (2 recommended on real servers)")
 }
 
 func (f *capacityFlags) busiest(o experiment.CapacityOptions) (string, float64) {
@@ -58,12 +60,12 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if err != nil {
 		return experiment.CapacityOptions{}, err
 	}
-	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 1 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
-		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes at least 1")
+	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 1 || f.confirm < 0 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
+		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes at least 1, --confirm at least 0")
 	}
 	return experiment.CapacityOptions{
 		Mode:   mode,
-		Search: analyze.SearchOptions{Low: low, High: high, Whole: mode == record.ModeClosed, Precision: f.precision, MaxProbes: f.maxProbes},
+		Search: analyze.SearchOptions{Low: low, High: high, Whole: mode == record.ModeClosed, Precision: f.precision, MaxProbes: f.maxProbes, Confirm: f.confirm},
 		SLOs:   bounds, MaxFailureRate: f.maxFailureRate, Confidence: f.confidence, ProbeDuration: p.Load.Duration,
 	}, nil
 }
@@ -108,7 +110,10 @@ from LOW until a probe fails, then bisecting: the answer is the highest load
 at which every --slo held and the failure rate stayed within
 --max-failure-rate. Each SLO is judged by the binomial rule at --confidence:
 a probe with too few samples for the percentile never passes (a P99 needs
-299 samples at 95%).
+299 samples at 95%). With --confirm N the answer is probed N more times: a
+load holds only if every probe at it passed, so a failed confirmation steps
+the search back below it (within --max-probes, or the answer is reported
+unconfirmed).
 
   inferload find-capacity --url http://127.0.0.1:8000/v1 --model m --users 1:256 \
       --slo 'ttft.p99<=2s' --slo 'tpot.p99<=100ms' --duration 2m --warmup 20s

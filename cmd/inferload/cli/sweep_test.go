@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,15 +61,23 @@ func TestFindCapacityCommand(t *testing.T) {
 		args []string
 		code int
 		err  string
+		// reason, when set, is what the answer's reason must say when
+		// the search found one (on a slow enough host it may not).
+		reason string
 	}{
 		// A generous SLO at 1..2 users: the answer names its probes (here a median needs 5 samples).
-		{"search", append(base, "--users", "1:2", "--slo", "e2e.p50<=30s", "-o", "json"), ExitOK, ""},
+		{"search", append(base, "--users", "1:2", "--slo", "e2e.p50<=30s", "-o", "json"), ExitOK, "", ""},
+		// --confirm 1: the answer, 4 users, is probed once more and holds
+		// (1.5 s probes: enough replies for the step's validity).
+		{"confirm", append(base, "--users", "4:4", "--duration", "1500ms", "--slo", "e2e.p50<=30s", "--confirm", "1", "-o", "json"), ExitOK, "", "confirmed 1 of 1: every one of the 2 probes at 4 users passed"},
+		// A negative --confirm is a usage error.
+		{"negative confirm", append(base, "--users", "1:2", "--slo", "e2e.p50<=30s", "--confirm", "-1"), ExitUsage, "--confirm at least 0", ""},
 		// An SLO is required.
-		{"no slo", append(base, "--users", "1:2"), ExitUsage, "at least one --slo"},
+		{"no slo", append(base, "--users", "1:2"), ExitUsage, "at least one --slo", ""},
 		// ITL is not an SLO metric.
-		{"bad slo", append(base, "--users", "1:2", "--slo", "itl.p99<=1s"), ExitUsage, "ttft, ttfo, tpot or e2e"},
+		{"bad slo", append(base, "--users", "1:2", "--slo", "itl.p99<=1s"), ExitUsage, "ttft, ttfo, tpot or e2e", ""},
 		// A range needs LOW:HIGH.
-		{"bad range", append(base, "--users", "8", "--slo", "e2e.p50<=1s"), ExitUsage, "LOW:HIGH"},
+		{"bad range", append(base, "--users", "8", "--slo", "e2e.p50<=1s"), ExitUsage, "LOW:HIGH", ""},
 	}
 	for _, tt := range tests {
 		s := runSummaryCase(t, tt.name, tt.args, tt.code, tt.err)
@@ -77,6 +86,10 @@ func TestFindCapacityCommand(t *testing.T) {
 		}
 		if s.Capacity == nil || len(s.Capacity.Probes) == 0 || len(s.Capacity.Probes) != len(s.Steps) || s.Capacity.Reason == "" {
 			t.Errorf("%s: capacity %+v with %d steps", tt.name, s.Capacity, len(s.Steps))
+		} else if s.Capacity.Found && !strings.Contains(s.Capacity.Reason, tt.reason) {
+			t.Errorf("%s: reason %q, want it to say %q", tt.name, s.Capacity.Reason, tt.reason)
+		} else if want := slices.Contains(tt.args, "--confirm"); want != (s.Capacity.Confirm == 1) {
+			t.Errorf("%s: capacity.confirm %d, want 1 exactly when --confirm 1 was given", tt.name, s.Capacity.Confirm)
 		}
 	}
 }
