@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 
@@ -138,9 +139,10 @@ type CompareOptions struct {
 // latencyMetrics and comparedPercentiles are what a comparison shows of
 // each latency distribution, in display order: the reported percentiles
 // up to p99. session_ms is a completed conversation's time to finish
-// (record.Conversation.DurationUS), present when both runs had some.
+// (record.Conversation.DurationUS), present when both runs had some;
+// task_ms a successful chain or graph task's (chains.<class>.e2e_ms).
 var (
-	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttfo_ms", "session_ms"}
+	latencyMetrics      = []string{"ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttfo_ms", "session_ms", "task_ms"}
 	comparedPercentiles = record.Percentiles[:len(record.Percentiles)-1]
 )
 
@@ -296,7 +298,11 @@ func (m comparer) samples(c *Comparison, prefix string, b, cur *Samples) {
 	if b == nil || cur == nil {
 		return
 	}
-	for _, metric := range latencyMetrics {
+	metrics := latencyMetrics
+	if prefix != "" { // a node's name is its class's: no overall rows
+		metrics = append(slices.Clone(metrics), nodeMetrics(b, cur)...)
+	}
+	for _, metric := range metrics {
 		bv, cv := b.values(metric), cur.values(metric)
 		if len(bv) == 0 || len(cv) == 0 {
 			continue

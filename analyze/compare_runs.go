@@ -100,7 +100,7 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 			part := cut(flags, lo, hi)
 			return shareTrue(part), len(part) > 0
 		}
-		name, pc, _ := strings.Cut(fig, ".")
+		name, pc := latencyFigure(fig)
 		q, ok := record.PercentileQ(pc)
 		s := scopeOf(rs, prefix)
 		if !ok || s == nil {
@@ -144,11 +144,22 @@ func figureLen(rs *RunSamples, metric string) int {
 		}
 		return 0
 	}
-	name, _, _ := strings.Cut(fig, ".")
+	name, _ := latencyFigure(fig)
 	if s := scopeOf(rs, prefix); s != nil {
 		return len(s.ordered(name))
 	}
 	return 0
+}
+
+// latencyFigure splits a latency figure ("ttft_ms.p99",
+// "nodes.plan.latency_ms.p90") into its metric and percentile: the
+// percentile is the last part, as a node's metric has dots of its own.
+func latencyFigure(fig string) (metric, pc string) {
+	i := strings.LastIndexByte(fig, '.')
+	if i < 0 {
+		return fig, ""
+	}
+	return fig[:i], fig[i+1:]
 }
 
 // shareTrue is the share of flags that are set; 0 for none.

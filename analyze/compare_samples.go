@@ -57,7 +57,14 @@ type Samples struct {
 	TTFO []float64
 	// Session is each completed conversation's time to finish, in the
 	// order they completed (RunSamples.SetSessionTurns); nil without any.
-	Session           []float64
+	Session []float64
+	// Task is each successful chain or graph task's time to finish (its
+	// record's E2E, summary.json's chains.<class>.e2e_ms), in record order;
+	// Nodes is, per graph node (record.NodeName: a fan-out's copies
+	// together), its calls' own latencies in successful tasks, as
+	// chains.<class>.steps[].latency_ms counts them. Both nil without any.
+	Task              []float64
+	Nodes             map[string][]float64
 	Succeeded, Failed int64
 	// Graded counts the graded measured successes, Correct those that
 	// held their expected answer (record.Accuracy's rule).
@@ -153,6 +160,7 @@ func (s *Samples) Add(r *record.Result) {
 		s.TTFO = append(s.TTFO, usToMS(ttfo))
 	}
 	s.E2E = append(s.E2E, usToMS(r.E2EUS))
+	s.addTask(r)
 	r.EachGap(func(gapUS, n int64) {
 		for range n {
 			s.ITL = append(s.ITL, usToMS(gapUS))
@@ -165,6 +173,25 @@ func (s *Samples) Add(r *record.Result) {
 	s.TTFT = append(s.TTFT, usToMS(ttft))
 	if tpot, ok := record.TPOTUS(r); ok {
 		s.TPOT = append(s.TPOT, usToMS(tpot))
+	}
+}
+
+// addTask keeps a successful chain or graph task's time to finish and
+// its nodes' latencies; a plain request has no chain and adds nothing.
+func (s *Samples) addTask(r *record.Result) {
+	if len(r.Chain) == 0 {
+		return
+	}
+	s.Task = append(s.Task, usToMS(r.E2EUS))
+	if s.Nodes == nil {
+		s.Nodes = map[string][]float64{}
+	}
+	for _, st := range r.Chain {
+		if st.Skipped || st.Error != record.ErrNone {
+			continue
+		}
+		name := record.NodeName(st.Name)
+		s.Nodes[name] = append(s.Nodes[name], usToMS(st.DurUS))
 	}
 }
 
@@ -184,8 +211,20 @@ func (s *Samples) Scaled(f float64) *Samples {
 		return out
 	}
 	return &Samples{TTFT: scale(s.TTFT), ITL: scale(s.ITL), TPOT: scale(s.TPOT), E2E: scale(s.E2E), TTFO: scale(s.TTFO), Session: scale(s.Session),
+		Task: scale(s.Task), Nodes: scaleNodes(s.Nodes, scale),
 		Succeeded: s.Succeeded, Failed: s.Failed, Cache: s.Cache, failedAt: slices.Clone(s.failedAt),
 		Graded: s.Graded, Correct: s.Correct, correctAt: slices.Clone(s.correctAt)}
+}
+
+func scaleNodes(nodes map[string][]float64, scale func([]float64) []float64) map[string][]float64 {
+	if nodes == nil {
+		return nil
+	}
+	out := make(map[string][]float64, len(nodes))
+	for name, v := range nodes {
+		out[name] = scale(v)
+	}
+	return out
 }
 
 // merge appends o's values and counts to s's.
@@ -196,6 +235,13 @@ func (s *Samples) merge(o *Samples) {
 	s.TTFT, s.ITL = append(s.TTFT, o.TTFT...), append(s.ITL, o.ITL...)
 	s.TPOT, s.E2E = append(s.TPOT, o.TPOT...), append(s.E2E, o.E2E...)
 	s.Session = append(s.Session, o.Session...)
+	s.Task = append(s.Task, o.Task...)
+	for name, v := range o.Nodes {
+		if s.Nodes == nil {
+			s.Nodes = map[string][]float64{}
+		}
+		s.Nodes[name] = append(s.Nodes[name], v...)
+	}
 	s.Succeeded, s.Failed = s.Succeeded+o.Succeeded, s.Failed+o.Failed
 	s.Cache.PromptTokens += o.Cache.PromptTokens
 	s.Cache.CachedTokens += o.Cache.CachedTokens
@@ -244,6 +290,11 @@ func (s *Samples) ordered(metric string) []float64 {
 		return s.TTFO
 	case "session_ms":
 		return s.Session
+	case "task_ms":
+		return s.Task
+	}
+	if name, ok := nodeMetric(metric); ok {
+		return s.Nodes[name]
 	}
 	return nil
 }

@@ -165,6 +165,9 @@ func TestParseLimit(t *testing.T) {
 		{in: "ttfo_ms.p90=10%", want: Limit{Metric: "ttfo_ms.p90", Relative: 0.1}},
 		// A conversation's time to finish, overall or per class.
 		{in: "classes.chat.session_ms.p90=10%", want: Limit{Metric: "classes.chat.session_ms.p90", Relative: 0.1}},
+		// A graph task's time to finish, and one node's latency per class.
+		{in: "task_ms.p90=10%", want: Limit{Metric: "task_ms.p90", Relative: 0.1}},
+		{in: "classes.agent.nodes.answer.latency_ms.p50=20", want: Limit{Metric: "classes.agent.nodes.answer.latency_ms.p50", Absolute: true, Value: 20}},
 		// error_rate is the threshold alias of failure_rate.
 		{in: "error_rate=0", want: Limit{Metric: "failure_rate", Absolute: true}},
 		// Per-class figures may be limited.

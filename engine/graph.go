@@ -49,6 +49,13 @@ type Node struct {
 	HTTP *protocol.HTTPCall
 	// Tool, when set instead of Render, is a mocked tool.
 	Tool *Tool
+	// ToolMessages, on a chat model call, sends the result of an upstream
+	// tool (or HTTP) call that answers an upstream reply's tool call as
+	// OpenAI's function-calling protocol does: after the prompt, the
+	// assistant message that made the call, then a "tool" message naming
+	// it (graph_tools.go). Without it, and for a result no tool call asked
+	// for, the result is appended to the prompt as text.
+	ToolMessages bool
 }
 
 // Tool is a mocked tool call: it waits Latency on the engine's clock and

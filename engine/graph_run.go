@@ -28,8 +28,11 @@ type graphCall struct {
 	tr    protocol.Trace
 	// text is what it passes to the nodes after it.
 	text string
-	// toolCalls is set when a model reply asked for a function call.
+	// toolCalls is set when a model reply asked for a function call;
+	// calls are those calls as the reply gave them (ids, names,
+	// arguments), nil when they could not be kept.
 	toolCalls bool
+	calls     []protocol.ReplyToolCall
 }
 
 // graphRun is one task of a graph class as its calls run.
@@ -169,28 +172,37 @@ func (run *graphRun) skips(n int) bool {
 
 // specFor is node n's spec: the task's, with the text of every call of
 // the nodes it comes after appended, in After order, each after a
-// RetrievedSeparator (built once: a chain's last step appends them all).
+// RetrievedSeparator (built once: a chain's last step appends them all);
+// for a node with ToolMessages, tool results that answer a reply's tool
+// call come as messages after the prompt instead (toolExchanges), and the
+// text of the reply that called them is in its assistant message only.
 func (run *graphRun) specFor(n int) workload.Spec {
+	var ex toolExchanges
+	if run.g.Nodes[n].ToolMessages {
+		ex = run.toolExchanges(n)
+	}
 	var texts []string
 	size := 0
 	for _, u := range run.g.Nodes[n].After {
 		for c := range run.g.Nodes[u].copies() {
-			if text := run.calls[run.g.first[u]+c].text; text != "" {
+			call := run.g.first[u] + c
+			if text := run.calls[call].text; text != "" && !ex.holds(call) {
 				texts = append(texts, text)
 				size += len(RetrievedSeparator) + len(text)
 			}
 		}
 	}
-	if len(texts) == 0 {
-		return run.spec
+	spec := run.spec
+	if len(texts) > 0 {
+		var b strings.Builder
+		b.Grow(size)
+		for _, text := range texts {
+			b.WriteString(RetrievedSeparator)
+			b.WriteString(text)
+		}
+		spec = withRetrieved(spec, b.String())
 	}
-	var b strings.Builder
-	b.Grow(size)
-	for _, text := range texts {
-		b.WriteString(RetrievedSeparator)
-		b.WriteString(text)
-	}
-	return withRetrieved(run.spec, b.String())
+	return ex.appendTo(run, spec)
 }
 
 // runCall runs call c and keeps what it yields.
@@ -241,7 +253,10 @@ func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 	client.Do(ctx, req, &call.tr)
 	if keep && call.tr.Err == record.ErrNone {
 		call.text, call.toolCalls = call.tr.AnswerText(), call.tr.ToolCalls
-		call.tr.Text = nil
+		if call.toolCalls {
+			call.calls = call.tr.ReplyToolCalls()
+		}
+		call.tr.Text, call.tr.ToolCallReply = nil, nil
 	}
 }
 

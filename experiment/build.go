@@ -309,18 +309,25 @@ func engineConfig(p *plan.Plan, client protocol.Client, files *workloadFiles) (e
 	return cfg, nil
 }
 
-// chatMessages converts a dataset conversation for the protocol; extra
-// (a class's synthetic images) joins the last message, the prompt.
+// chatMessages converts a dataset conversation (or a graph call's, with
+// tool messages after the prompt) for the protocol; extra (a class's
+// synthetic images) joins the prompt, the last user message.
 func chatMessages(ms []workload.ChatMessage, extra []workload.Image) []protocol.ChatMessage {
 	if len(ms) == 0 {
 		return nil
 	}
 	out := make([]protocol.ChatMessage, len(ms))
+	prompt := len(ms) - 1
 	for k, m := range ms {
-		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content, Images: images(m.Images)}
+		out[k] = protocol.ChatMessage{Role: m.Role, Content: m.Content, Images: images(m.Images), ToolCallID: m.ToolCallID}
+		for _, c := range m.ToolCalls {
+			out[k].ToolCalls = append(out[k].ToolCalls, protocol.ReplyToolCall{ID: c.ID, Name: c.Name, Arguments: c.Arguments})
+		}
+		if m.Role == "user" {
+			prompt = k
+		}
 	}
-	last := &out[len(out)-1]
-	last.Images = append(last.Images, images(extra)...)
+	out[prompt].Images = append(out[prompt].Images, images(extra)...)
 	return out
 }
 

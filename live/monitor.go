@@ -63,6 +63,10 @@ type MonitorOptions struct {
 	// conversation (plan.Plan.SessionTurns), so the page shows session
 	// figures as summary.json has them; nil: none.
 	SessionTurns map[string]int
+	// SLOs are the plan's SLOs (plan's Workload.SLOs()), so goodput on
+	// the page (a task's, a conversation's) judges as summary.json does;
+	// nil: none judged.
+	SLOs *record.SLOs
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -144,6 +148,7 @@ func NewMonitor(o MonitorOptions) *Monitor {
 	}
 	m.agg.SetInputBuckets(o.InputBuckets)
 	m.agg.SetSessionTurns(o.SessionTurns)
+	m.agg.SetSLOs(o.SLOs)
 	return m
 }
 
@@ -389,7 +394,10 @@ type View struct {
 	// Sessions are the conversational classes' figures so far
 	// (summary.json's sessions); absent when the run has no conversations.
 	Sessions map[string]*record.SessionSummary `json:"sessions,omitempty"`
-	Events   []Event                           `json:"events"`
+	// Chains are the chain and graph classes' task and per-node figures
+	// so far (summary.json's chains); absent when the run has none.
+	Chains map[string]*record.ChainSummary `json:"chains,omitempty"`
+	Events []Event                         `json:"events"`
 	// Telemetry are the samples numbered TelFrom and later (ask for
 	// tel_since=TelSeq next time).
 	Telemetry []TelemetryPoint `json:"telemetry"`
@@ -421,7 +429,7 @@ func (m *Monitor) View(since, telSince int64) View {
 	v.ReqPerS, v.OutTokPerS, v.FailureRate = m.rates()
 	v.Errors = m.errorKinds()
 	s := m.agg.Summary(record.RunInfo{})
-	v.Classes, v.Buckets, v.Sessions = s.Classes, s.InputBuckets, s.Sessions
+	v.Classes, v.Buckets, v.Sessions, v.Chains = s.Classes, s.InputBuckets, s.Sessions, s.Chains
 	v.Events = append([]Event(nil), m.events...)
 	v.Telemetry, v.TelFrom = m.telemetrySince(telSince)
 	v.TelSeq = m.telSeq

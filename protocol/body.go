@@ -196,6 +196,12 @@ type ChatMessage struct {
 	// Images, when set, make the content an array of parts: Content as a
 	// "text" part (when not empty), then one "image_url" part per image.
 	Images []Image
+	// ToolCalls, on an assistant message, are the function calls its
+	// reply made; ToolCallID, on a "tool" message, is the id of the call
+	// whose result Content is (OpenAI's function-calling messages,
+	// messages_tools.go).
+	ToolCalls  []ReplyToolCall
+	ToolCallID string
 }
 
 // Image is one image_url content part.
@@ -224,6 +230,9 @@ type imagePart struct {
 // MarshalJSON renders {"role", "content"}: content is a string for a
 // text-only message, else an array of content parts.
 func (m ChatMessage) MarshalJSON() ([]byte, error) {
+	if m.carriesTools() {
+		return m.marshalTools()
+	}
 	if len(m.Images) == 0 {
 		return marshalPlain(struct {
 			Role    string `json:"role"`

@@ -13,7 +13,7 @@ import (
 // escaping (TestRenderPlainMatches, FuzzRenderPlain). ok is false for any
 // other body.
 func (b OpenAIBody) renderPlain(api API) (body []byte, ok bool) {
-	if (api != APIChat && api != APICompletions) || len(b.Extra) > 0 || b.hasImages() {
+	if (api != APIChat && api != APICompletions) || len(b.Extra) > 0 || b.hasImages() || b.carriesTools() {
 		return nil, false
 	}
 	n := len(b.Prompt) + 160

@@ -103,7 +103,7 @@ func (cl *call) event(ev Event, shape *chunkShape, ck *Chunk) error {
 		cl.t.keepReply(ev.Data, cl.req.KeepReply)
 	}
 	if ck.Content && cl.req.KeepText > 0 {
-		cl.t.keepText(ck, cl.req.KeepText)
+		cl.t.keepText(ck, ev.Data, cl.req.KeepText)
 	}
 	if ck.Content || ck.Reasoning {
 		return cl.token(arrival{ev.At, ev.ReadLag, ev.Kernel}, cl.reasoning(ck))
@@ -257,7 +257,7 @@ func (cl *call) applyBody(b []byte, a arrival) error {
 		cl.t.keepReply(b, cl.req.KeepReply)
 	}
 	if ck.Content && cl.req.KeepText > 0 {
-		cl.t.keepText(&ck, cl.req.KeepText)
+		cl.t.keepText(&ck, b, cl.req.KeepText)
 	}
 	if ck.Content || ck.Reasoning {
 		_ = cl.token(a, cl.reasoning(&ck)) // one event never overruns

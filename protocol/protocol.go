@@ -205,10 +205,13 @@ type Trace struct {
 	// Text is the answer text of a chat or completions reply, as raw JSON
 	// string contents (escapes not decoded; AnswerText decodes them),
 	// when Request.KeepText asked for it; TextCut is true when some did
-	// not fit. ToolCalls is set when the reply asked for a tool call.
-	Text      []byte
-	TextCut   bool
-	ToolCalls bool
+	// not fit. ToolCalls is set when the reply asked for a tool call;
+	// ToolCallReply then holds the JSON objects that carried its calls,
+	// one per line (ReplyToolCalls reads them).
+	Text          []byte
+	TextCut       bool
+	ToolCalls     bool
+	ToolCallReply []byte
 }
 
 // Reset clears t for reuse, keeping the EventsUS backing array.

@@ -19,8 +19,11 @@ func (t *Trace) keepReply(obj []byte, limit int) {
 }
 
 // ReplyToolCall is one function call of a kept reply, its arguments
-// joined from every delta that carried a piece of them.
+// joined from every delta that carried a piece of them; ID is the call's
+// id as the reply gave it (a streamed call's first delta carries it),
+// what a tool role message answering it names as tool_call_id.
 type ReplyToolCall struct {
+	ID        string
 	Name      string
 	Arguments string
 }
@@ -38,7 +41,8 @@ type replyObject struct {
 type replyPart struct {
 	Content   string `json:"content"`
 	ToolCalls []struct {
-		Index    *int `json:"index"`
+		Index    *int   `json:"index"`
+		ID       string `json:"id"`
 		Function struct {
 			Name      string `json:"name"`
 			Arguments string `json:"arguments"`
@@ -81,6 +85,9 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 					if i == len(calls) {
 						calls = append(calls, ReplyToolCall{})
 					}
+					if tc.ID != "" {
+						calls[i].ID = tc.ID
+					}
 					if tc.Function.Name != "" {
 						calls[i].Name = tc.Function.Name
 					}
@@ -94,9 +101,16 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 
 // keepText appends a chunk's answer text to t.Text, unless that would
 // take it past limit bytes (a piece is kept whole or not at all, so what
-// was kept always decodes), and notes a tool call.
-func (t *Trace) keepText(ck *Chunk, limit int) {
-	t.ToolCalls = t.ToolCalls || ck.ToolCalls
+// was kept always decodes), and notes a tool call, keeping the object obj
+// that carried it (t.ToolCallReply, within limit too): only a reply that
+// calls a tool pays for that, one copy of a chunk or two.
+func (t *Trace) keepText(ck *Chunk, obj []byte, limit int) {
+	if ck.ToolCalls {
+		t.ToolCalls = true
+		if len(t.ToolCallReply)+len(obj)+1 <= limit {
+			t.ToolCallReply = append(append(t.ToolCallReply, obj...), '\n')
+		}
+	}
 	if ck.Text == nil || t.TextCut {
 		return
 	}
@@ -115,6 +129,18 @@ func (t *Trace) AnswerText() string {
 		return string(t.Text)
 	}
 	return string(appendUnescaped(nil, t.Text))
+}
+
+// ReplyToolCalls reads the tool calls of a reply kept with
+// Request.KeepText (ReplyAnswer on the objects that carried them, so a
+// streamed call's pieces are joined): their ids, names and arguments as
+// the reply had them; nil when it called none or they did not fit.
+func (t *Trace) ReplyToolCalls() []ReplyToolCall {
+	if len(t.ToolCallReply) == 0 {
+		return nil
+	}
+	_, calls := ReplyAnswer(t.ToolCallReply)
+	return calls
 }
 
 // appendUnescaped appends a JSON string's raw contents, escapes decoded.

@@ -39,9 +39,10 @@ func TestReplyAnswer(t *testing.T) {
 		// a whole reply's message, calls without index keep their order
 		{"whole reply", `{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"function":{"name":"f","arguments":"{}"}}]}}]}`,
 			"", []ReplyToolCall{{Name: "f", Arguments: "{}"}}},
-		// streamed tool calls are joined per index
+		// streamed tool calls are joined per index, the id from the
+		// delta that carried it (the second call has none)
 		{"stream tools", strings.Join(toolChunks, "\n"), "",
-			[]ReplyToolCall{{Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {Name: "get_time", Arguments: "{}"}}},
+			[]ReplyToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {Name: "get_time", Arguments: "{}"}}},
 		// an object that does not parse is skipped
 		{"garbage", "{not json\n" + `{"choices":[{"delta":{"content":"ok"}}]}`, "ok", nil},
 	} {

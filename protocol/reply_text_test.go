@@ -3,13 +3,15 @@ package protocol
 import (
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 )
 
 // TestKeepText: a request with KeepText keeps the answer text as the
 // stream (or whole reply) is parsed, escapes decoded by AnswerText, and
-// notes a tool call; what it keeps agrees with ReplyAnswer reading the
-// kept JSON of the same reply; past the cap it keeps whole pieces only.
+// notes a tool call with its ids, names and arguments (ReplyToolCalls);
+// what it keeps agrees with ReplyAnswer reading the kept JSON of the same
+// reply; past the cap it keeps whole pieces only.
 func TestKeepText(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -20,23 +22,25 @@ func TestKeepText(t *testing.T) {
 		text   string
 		tools  bool
 		cut    bool
+		calls  []ReplyToolCall
 	}{
 		// Deltas joined, escapes decoded: a quote, a newline, é, a slash.
 		{"stream", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":"\n\u00e9\/"}}]}`},
-			true, 1 << 10, "say \"hi\"\né/", false, false},
+			true, 1 << 10, "say \"hi\"\né/", false, false, nil},
 		// A whole reply's message.
 		{"whole", []string{`{"choices":[{"index":0,"message":{"role":"assistant","content":"done"},"finish_reason":"stop"}]}`},
-			false, 1 << 10, "done", false, false},
+			false, 1 << 10, "done", false, false, nil},
 		// A streamed tool call: no text, the call noted.
-		{"tool stream", toolChunks, true, 1 << 10, "", true, false},
+		{"tool stream", toolChunks, true, 1 << 10, "", true, false,
+			[]ReplyToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {Name: "get_time", Arguments: "{}"}}},
 		// A whole reply calling a tool, content null.
 		{"tool whole", []string{`{"choices":[{"index":0,"message":{"content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"search","arguments":"{}"}}]}}]}`},
-			false, 1 << 10, "", true, false},
+			false, 1 << 10, "", true, false, []ReplyToolCall{{ID: "c1", Name: "search", Arguments: "{}"}}},
 		// KeepText 0 keeps nothing and notes nothing.
-		{"off", toolChunks, true, 0, "", false, false},
+		{"off", toolChunks, true, 0, "", false, false, nil},
 		// Room for the first piece only (10 raw bytes of "say \"hi\""): cut there.
 		{"cut", []string{`{"choices":[{"index":0,"delta":{"content":"say \"hi\""}}]}`, `{"choices":[{"index":0,"delta":{"content":" again"}}]}`},
-			true, 12, "say \"hi\"", false, true},
+			true, 12, "say \"hi\"", false, true, nil},
 	}
 	for _, tt := range tests {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -61,6 +65,9 @@ func TestKeepText(t *testing.T) {
 		}
 		if got := tr.AnswerText(); got != tt.text || tr.ToolCalls != tt.tools || tr.TextCut != tt.cut {
 			t.Errorf("%s: text %q tools %v cut %v; want %q %v %v", tt.name, got, tr.ToolCalls, tr.TextCut, tt.text, tt.tools, tt.cut)
+		}
+		if got := tr.ReplyToolCalls(); !slices.Equal(got, tt.calls) {
+			t.Errorf("%s: tool calls %+v, want %+v", tt.name, got, tt.calls)
 		}
 		if want, calls := ReplyAnswer(tr.Reply); !tt.cut && tt.limit > 0 && (tr.AnswerText() != want || tr.ToolCalls != (len(calls) > 0)) {
 			t.Errorf("%s: kept text %q disagrees with ReplyAnswer %q (%d calls)", tt.name, tr.AnswerText(), want, len(calls))

@@ -41,6 +41,15 @@ type apiRequest struct {
 type apiMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
+	// ToolCalls, on an assistant message sent back with a tool's result
+	// (a "tool" message, whose content counts as any), are the calls its
+	// reply made: their names and arguments are prompt tokens too.
+	ToolCalls []struct {
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
 }
 
 // generation is a validated request: what to compute and how to answer.
@@ -153,6 +162,10 @@ func hashPrompt(h *PromptHasher, req *apiRequest, api apiKind) *apiError {
 		for i, m := range req.Messages {
 			if err := addContent(h, m.Content); err != nil {
 				return badRequest(fmt.Sprintf("messages[%d].content", i), "%v", err)
+			}
+			for _, tc := range m.ToolCalls {
+				h.AddText(tc.Function.Name)
+				h.AddText(tc.Function.Arguments)
 			}
 		}
 		return nil

@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -95,5 +96,83 @@ func TestToolCalls(t *testing.T) {
 		} else if len(names) != 0 || text == "" || finish == "tool_calls" {
 			t.Errorf("%s: calls %v finish %q text %q: want text", tt.name, names, finish, text)
 		}
+	}
+}
+
+// TestToolMessagesCounted: an agent's call after a tool, with the
+// assistant message that called it (tool_calls) and the tool's result
+// (a tool message naming the call), is accepted, and both count as
+// prompt tokens: the call's name and arguments (search, alpha beta
+// gamma: 4 words) and the result (found it: 2 words), measured against
+// the same conversation without them.
+func TestToolMessagesCounted(t *testing.T) {
+	t.Parallel()
+	_, url, c := newTestServer(t, nil)
+	const (
+		user  = `{"role":"user","content":"q"}`
+		bare  = `{"role":"assistant","content":null}`
+		asked = `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"alpha beta gamma"}}]}`
+		tool  = `{"role":"tool","tool_call_id":"call_1","content":"found it"}`
+	)
+	prompt := func(msgs string) int {
+		r := post(context.Background(), c, url+"/v1/chat/completions", `{"max_tokens":2,"messages":[`+msgs+`]}`)
+		if r.err != nil || r.status != 200 {
+			t.Fatalf("%s: status %d err %v: %s", msgs, r.status, r.err, r.body)
+		}
+		var rep struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(r.body, &rep); err != nil {
+			t.Fatal(err)
+		}
+		return rep.Usage.PromptTokens
+	}
+	base := prompt(user + "," + bare)
+	tests := []struct {
+		name  string
+		msgs  string
+		extra int // tokens over base
+	}{
+		// The call's name and arguments count.
+		{"tool_calls", user + "," + asked, 4},
+		// And the tool's result with them.
+		{"tool result", user + "," + asked + "," + tool, 6},
+	}
+	for _, tt := range tests {
+		if got := prompt(tt.msgs) - base; got != tt.extra {
+			t.Errorf("%s: %d prompt tokens over the bare conversation, want %d", tt.name, got, tt.extra)
+		}
+	}
+}
+
+// TestToolCallIDsStablePerSeed: the ids of the simulator's tool calls
+// are drawn from its seed and the request's arrival, so two servers with
+// one seed give the same ids to the same sequence of requests (what makes
+// an agent graph's wire bodies repeat), and another seed other ids.
+func TestToolCallIDsStablePerSeed(t *testing.T) {
+	t.Parallel()
+	const body = `{"messages":[{"role":"user","content":"find the knee"}],"tools":[{"type":"function","function":{"name":"search"}}]}`
+	ids := func(seed uint64) []string {
+		_, url, c := newTestServer(t, func(cfg *Config) { cfg.Seed = seed })
+		var out []string
+		for range 3 {
+			r := post(context.Background(), c, url+"/v1/chat/completions", body)
+			var rep toolReply
+			if r.err != nil || json.Unmarshal(r.body, &rep) != nil || len(rep.Choices) == 0 || rep.Choices[0].Message == nil ||
+				len(rep.Choices[0].Message.ToolCalls) != 1 {
+				t.Fatalf("seed %d: reply %s err %v", seed, r.body, r.err)
+			}
+			out = append(out, rep.Choices[0].Message.ToolCalls[0].ID)
+		}
+		return out
+	}
+	a, b, other := ids(7), ids(7), ids(8)
+	if !slices.Equal(a, b) || a[0] == a[1] || a[1] == a[2] || a[0] == a[2] {
+		t.Errorf("seed 7 twice: %v and %v: want the same three distinct ids", a, b)
+	}
+	if slices.Equal(a, other) {
+		t.Errorf("seeds 7 and 8 gave the same ids %v", a)
 	}
 }

@@ -63,6 +63,12 @@ type ChatMessage struct {
 	Content string
 	// Images are the message's image_url parts, sent after Content.
 	Images []Image
+	// ToolCalls, on an assistant message, are the function calls its
+	// reply made; ToolCallID, on a "tool" message, names the call whose
+	// result Content is (an agent graph's tool results, sent to a chat
+	// call as OpenAI's function-calling protocol does).
+	ToolCalls  []ToolCall
+	ToolCallID string
 }
 
 // DatasetEntry is one request of a dataset.

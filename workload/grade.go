@@ -60,8 +60,10 @@ type Verdict struct {
 }
 
 // ToolCall is one function call of a reply: its name and its arguments,
-// as the raw JSON text the server sent.
+// as the raw JSON text the server sent, and its id when the server gave
+// one (what a tool message answering it names).
 type ToolCall struct {
+	ID        string
 	Name      string
 	Arguments string
 }

@@ -211,6 +211,45 @@
     fill("sessions", names.map(function (n) { return sessionRow(n, s.sessions[n]); }));
   }
 
+  // taskRows are one chain or graph class's rows (summary.json's
+  // chains.<class>): the class's tasks by outcome, the time to finish a
+  // successful one (ms), calls per task and task goodput (tasks/s whose
+  // every model call met the SLO, when the class has one); then one row
+  // per node in topological order, a fan-out's copies together: its
+  // calls, failures and own latency in successful tasks.
+  function taskRows(name, c) {
+    var tr = document.createElement("tr");
+    cell(tr, name);
+    cell(tr, String(c.chains));
+    cell(tr, String(c.failed));
+    cell(tr, c.e2e_ms.count ? fmt(c.e2e_ms.p50, 1) : "–");
+    cell(tr, c.e2e_ms.count ? fmt(c.e2e_ms.p90, 1) : "–");
+    cell(tr, c.calls_per_task.count ? fmt(c.calls_per_task.mean, 1) : "–");
+    cell(tr, c.goodput ? fmt(c.goodput.tasks_per_s, 2) + "/s (" + fmt(100 * c.goodput.attainment, 0) + "%)" : "–");
+    var rows = [tr];
+    (c.steps || []).forEach(function (n) {
+      var nr = document.createElement("tr");
+      nr.className = "node";
+      cell(nr, "\u21b3 " + n.name + " (" + n.kind + ")");
+      cell(nr, String(n.started) + (n.skipped ? " +" + n.skipped + " skipped" : ""));
+      cell(nr, String(n.failed));
+      cell(nr, n.latency_ms.count ? fmt(n.latency_ms.p50, 1) : "–");
+      cell(nr, n.latency_ms.count ? fmt(n.latency_ms.p90, 1) : "–");
+      cell(nr, "");
+      cell(nr, "");
+      rows.push(nr);
+    });
+    return rows;
+  }
+
+  // tasks shows the Tasks table only when the run has chain or graph
+  // classes.
+  function tasks(s) {
+    var names = Object.keys(s.chains || {}).sort();
+    $("tasks-box").hidden = names.length === 0;
+    fill("tasks", [].concat.apply([], names.map(function (n) { return taskRows(n, s.chains[n]); })));
+  }
+
   function tables(s) {
     fill("errors", (s.errors || []).map(function (e) {
       var tr = document.createElement("tr");
@@ -224,6 +263,7 @@
     var bucketOpt = optionalColumns("buckets", buckets);
     fill("buckets", buckets.map(function (b) { return breakdownRow(b.label, b, bucketOpt); }));
     sessions(s);
+    tasks(s);
     var ul = $("events");
     ul.replaceChildren.apply(ul, events.slice().reverse().map(function (e) {
       var li = document.createElement("li");

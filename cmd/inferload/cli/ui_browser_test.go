@@ -108,6 +108,10 @@ func TestLiveUIInBrowser(t *testing.T) {
 	if v, _ := chromedp.Run(pg.ctx, chromedp.Evaluate[bool](`document.getElementById('sessions-box').hidden`)); !v {
 		t.Error("a Sessions table is shown for a run without conversations")
 	}
+	// No class is a chain or graph: no Tasks table.
+	if v, _ := chromedp.Run(pg.ctx, chromedp.Evaluate[bool](`document.getElementById('tasks-box').hidden`)); !v {
+		t.Error("a Tasks table is shown for a run without chains or graphs")
+	}
 	first := pg.eval("document.getElementById('t-done').textContent")
 	pg.poll(`document.getElementById('t-done').textContent !== ` + jsString(first))
 	if seen.peak.Load() > 2 {

@@ -109,7 +109,8 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	ctl := &runControl{p: p, steer: experiment.NewSteering(), stop: cancel, abort: make(chan struct{})}
-	mon := live.NewMonitor(live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(), Now: st.clock().Now})
+	mon := live.NewMonitor(live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(),
+		SLOs: p.Workload.SLOs(), Now: st.clock().Now})
 	srv, err := live.ServeUI(f.listen, mon, ctl, live.UIOptions{Token: st.Getenv(uiTokenEnv)})
 	if err != nil {
 		cancel()
