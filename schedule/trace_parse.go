@@ -41,6 +41,8 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 		return parseTraceJSONL(data)
 	case TraceMooncake:
 		return parseTraceMooncake(data, blockTokens)
+	case TraceDynamo:
+		return parseTraceDynamo(data)
 	}
 	cols, ok := traceLayouts[format]
 	if !ok {
@@ -49,13 +51,17 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 	return parseTraceCSV(data, cols)
 }
 
-// detectTraceFormat guesses the format: a first line naming hash_ids or
-// input_length is Mooncake's; other .jsonl and .ndjson files are JSONL;
+// detectTraceFormat guesses the format: a first line naming Dynamo's
+// schema is Dynamo's; one naming hash_ids or input_length is Mooncake's;
+// other .jsonl and .ndjson files are JSONL;
 // otherwise the CSV header tells Azure (ContextTokens) and BurstGPT
 // (Request tokens) from our own layout.
 func detectTraceFormat(path string, data []byte) string {
 	header, _, _ := bytes.Cut(bytes.TrimPrefix(data, []byte("\ufeff")), []byte("\n"))
 	h := strings.ToLower(string(header))
+	if strings.Contains(h, dynamoSchema) {
+		return TraceDynamo
+	}
 	if strings.Contains(h, `"hash_ids"`) || strings.Contains(h, `"input_length"`) {
 		return TraceMooncake
 	}
