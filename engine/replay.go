@@ -124,6 +124,7 @@ func (e *Engine) replaySession(ph *Phase, r Replay, s int, ends []*replyEnds) {
 			return
 		}
 		res := e.execute(e.reqCtx, i, p, err, arrival{open: true, due: due, lateAfter: r.LateAfter})
+		res.SessionCalls = len(rs.Delays) // sessions differ in length: each record says its own
 		after = e.clock.Now()
 		ends[s].set(k, after)
 		ph.out <- res

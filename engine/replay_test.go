@@ -105,7 +105,8 @@ func checkReplay(t *testing.T, shape Replay, service time.Duration, requests int
 		body := fmt.Sprintf("%s#%d", s.Prompt, s.Index)
 		return &protocol.Request{API: protocol.APIChat, Body: []byte(body), Stream: true, MaxTokens: 1}, nil
 	}
-	rs := collect(t, Config{Client: c, Source: replaySource{calls: []int{3, 1, 1}}, Render: renderPrompt,
+	calls := []int{3, 1, 1}
+	rs := collect(t, Config{Client: c, Source: replaySource{calls: calls}, Render: renderPrompt,
 		Clock: TimerClock{}, Shape: shape, Requests: requests}, context.Background())
 	if len(rs) != len(want) {
 		t.Fatalf("%d records, want %d", len(rs), len(want))
@@ -120,8 +121,9 @@ func checkReplay(t *testing.T, shape Replay, service time.Duration, requests int
 		if !r.OpenLoop || r.IntendedUS != w.dueMS*1000 || r.SendUS != r.IntendedUS {
 			t.Errorf("%s: intended %d µs, sent %d µs, want both %d ms", prompt, r.IntendedUS, r.SendUS, w.dueMS)
 		}
-		if r.Turn != w.turn || c.affinity[prompt] != w.affinity {
-			t.Errorf("%s: turn %d affinity %d, want %d %d", prompt, r.Turn, c.affinity[prompt], w.turn, w.affinity)
+		if r.Turn != w.turn || c.affinity[prompt] != w.affinity || r.SessionCalls != calls[prompt[0]-'0'] {
+			t.Errorf("%s: turn %d affinity %d session calls %d, want %d %d %d", prompt, r.Turn, c.affinity[prompt], r.SessionCalls,
+				w.turn, w.affinity, calls[prompt[0]-'0'])
 		}
 		sessionOf[prompt] = r.Session
 	}

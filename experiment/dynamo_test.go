@@ -111,10 +111,16 @@ load: {trace: {path: %s}}
 	}
 	checkDynamoTiming(t, byStart)
 	checkDynamoPrompts(t, prompts)
+	// Three sessions, each completed: the agent's 3 calls, other's and
+	// the helper's 1 each.
+	if s := res.Summary.Sessions[record.DefaultClass]; s == nil || s.Completed != 3 || s.CallsPerSession != 5.0/3 || len(s.PerTurn) != 3 {
+		t.Errorf("summary sessions %+v: want 3 completed, 5/3 calls each, 3 turns", s)
+	}
 	if s := byStart[0].Session; byStart[150].Session != s || byStart[320].Session != s || byStart[20].Session == s || byStart[240].Session == s {
 		t.Errorf("sessions: agent's calls %d %d %d, other %d, helper %d: want agent's alike, the others their own",
 			s, byStart[150].Session, byStart[320].Session, byStart[20].Session, byStart[240].Session)
 	}
+	expectRebuildIdentical(t, res.Dir)
 }
 
 // checkDynamoTiming holds each call to its due time: never before the
