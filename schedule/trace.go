@@ -297,7 +297,11 @@ func (t *Trace) Duration() time.Duration {
 func (t *Trace) String() string {
 	var b strings.Builder
 	span := t.entries[len(t.entries)-1].At
-	fmt.Fprintf(&b, "trace %s (%s): %d requests over %s", t.path, t.format, len(t.entries), t.recorded.Round(time.Millisecond))
+	fmt.Fprintf(&b, "trace %s (%s): %d requests", t.path, t.format, len(t.entries))
+	if t.sessions != nil {
+		fmt.Fprintf(&b, " in %d sessions", len(t.sessions))
+	}
+	fmt.Fprintf(&b, " over %s", t.recorded.Round(time.Millisecond))
 	if t.recorded > 0 {
 		fmt.Fprintf(&b, " (%.2f/s)", float64(len(t.entries)-1)/t.recorded.Seconds())
 	}

@@ -71,6 +71,9 @@ func TestLoadTraceDynamo(t *testing.T) {
 		if !reflect.DeepEqual(tr.Sessions(), wantSessions) {
 			t.Errorf("sessions\n got %+v\nwant %+v", tr.Sessions(), wantSessions)
 		}
+		if s := tr.String(); !strings.Contains(s, "(dynamo): 5 requests in 3 sessions over 2.5s") {
+			t.Errorf("String() = %q", s)
+		}
 	}
 }
 
