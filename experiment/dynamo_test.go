@@ -164,3 +164,16 @@ func checkDynamoPrompts(t *testing.T, prompts map[int64]string) {
 		t.Errorf("the helper's prompt opens with blocks 1 2, which it does not have")
 	}
 }
+
+// An in-flight cap would do nothing to a replay whose sessions send one
+// call at a time: the run refuses it, naming the field.
+func TestRunDynamoRefusesMaxInFlight(t *testing.T) {
+	t.Parallel()
+	p := testPlan(t, fmt.Sprintf(`
+target: {url: http://127.0.0.1:1/v1, preflight: false}
+load: {trace: {path: %s}, max_in_flight: 2}
+`, filepath.Join("testdata", "dynamo.jsonl")))
+	if _, err := Run(context.Background(), p, Options{}); err == nil || !strings.Contains(err.Error(), "load.max_in_flight") {
+		t.Errorf("error %v, want one naming load.max_in_flight", err)
+	}
+}

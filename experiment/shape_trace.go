@@ -30,6 +30,9 @@ func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
 	cfg.Shape = openLoop(p, tr)
 	cfg.Source = newTraceSource(gen, tr)
 	if tr.Sessions() != nil {
+		if p.Load.MaxInFlight > 0 {
+			return fmt.Errorf("load.max_in_flight: does not apply to an agent trace (%s): its sessions send one call at a time, each after the reply before it", tr.Format())
+		}
 		cfg.Shape = replayShape(p, tr)
 		cfg.Source = traceSessions{newTraceSource(gen, tr)}
 	}
