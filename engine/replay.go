@@ -34,9 +34,15 @@ type ReplaySession struct {
 	// due Delays[0] after that call's reply ended.
 	Parent, ParentCall int
 	// Delays[k] is how long call k waits after the reply before it (the
-	// session's call k-1) ended; len(Delays) is the session's calls.
+	// session's call k-1) ended, or after the last of its Joins' replies
+	// when that ended later; len(Delays) is the session's calls.
 	// Delays[0] counts only with a parent.
 	Delays []time.Duration
+	// Joins[k], when set, lists subagent sessions (whose Parent is this
+	// session, spawned by a call before k) whose last reply call k waits
+	// for too: a parent resumes once its subagents have answered. nil
+	// when no call joins one.
+	Joins [][]int
 	// Group keys the session's requests' affinity: sessions of one
 	// recorded task share it.
 	Group uint64
@@ -53,6 +59,26 @@ func (r Replay) Validate() error {
 		}
 		if rs.Start < 0 || slices.Min(rs.Delays) < 0 {
 			return fmt.Errorf("engine: replay session %d: counts and durations must not be negative", s)
+		}
+		if err := r.validateJoins(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateJoins holds session s's joins to subagents spawned by an
+// earlier call of s: a join on anything else could wait on itself.
+func (r Replay) validateJoins(s int) error {
+	rs := r.Sessions[s]
+	if rs.Joins != nil && len(rs.Joins) != len(rs.Delays) {
+		return fmt.Errorf("engine: replay session %d has %d calls but joins for %d", s, len(rs.Delays), len(rs.Joins))
+	}
+	for k, joins := range rs.Joins {
+		for _, c := range joins {
+			if k == 0 || c < 0 || c >= len(r.Sessions) || r.Sessions[c].Parent != s || r.Sessions[c].ParentCall >= k {
+				return fmt.Errorf("engine: replay session %d call %d joins session %d: want a subagent an earlier call of it spawned", s, k, c)
+			}
 		}
 	}
 	return nil
@@ -99,6 +125,7 @@ func (e *Engine) replaySession(ph *Phase, r Replay, s int, ends []*replyEnds) {
 		due, ok := rs.Start, true
 		switch {
 		case k > 0:
+			after, ok = joined(ph.issueCtx, after, rs, k, ends)
 			due = after.Sub(e.start) + delay
 		case rs.Parent >= 0:
 			after, ok = ends[rs.Parent].wait(ph.issueCtx, rs.ParentCall)
@@ -129,6 +156,25 @@ func (e *Engine) replaySession(ph *Phase, r Replay, s int, ends []*replyEnds) {
 		ends[s].set(k, after)
 		ph.out <- res
 	}
+}
+
+// joined is the later of after (the previous reply's end) and the last
+// replies of the subagents call k of rs joins, once they have all ended;
+// false when one was never sent or issuing stopped first.
+func joined(ctx context.Context, after time.Time, rs ReplaySession, k int, ends []*replyEnds) (time.Time, bool) {
+	if k >= len(rs.Joins) {
+		return after, true
+	}
+	for _, c := range rs.Joins[k] {
+		end, ok := ends[c].wait(ctx, len(ends[c].at)-1)
+		if !ok {
+			return after, false
+		}
+		if end.After(after) {
+			after = end
+		}
+	}
+	return after, true
 }
 
 // replyEnds is when each reply of one session ended, for the sessions

@@ -62,13 +62,14 @@ type replayWant struct {
 
 // A replay sends each session's calls in order, each its delay after the
 // reply before it ended (not at a fixed time), a subagent's first call
-// its delay after its parent's call, and every call of one task with the
-// task's affinity. Session A: calls after delays 0, 100, 50 ms; B starts
-// at 30 ms; C is A's subagent, 20 ms after A's call 1.
+// its delay after its parent's call, a call that joins a subagent after
+// its reply too, and every call of one task with the task's affinity.
+// Session A: calls after delays 0, 100, 50 ms, call 2 joining C; B
+// starts at 30 ms; C is A's subagent, 20 ms after A's call 1.
 func TestReplaySessions(t *testing.T) {
 	ms := time.Millisecond
 	shape := Replay{Sessions: []ReplaySession{
-		{Start: 0, Parent: -1, Delays: []time.Duration{0, 100 * ms, 50 * ms}, Group: 0},
+		{Start: 0, Parent: -1, Delays: []time.Duration{0, 100 * ms, 50 * ms}, Joins: [][]int{nil, nil, {2}}, Group: 0},
 		{Start: 30 * ms, Parent: -1, Delays: []time.Duration{0}, Group: 1},
 		{Parent: 0, ParentCall: 1, Delays: []time.Duration{20 * ms}, Group: 0},
 	}}
@@ -78,14 +79,14 @@ func TestReplaySessions(t *testing.T) {
 		requests int
 		want     map[string]replayWant
 	}{
-		// 200 ms calls: A0 0–200, A1 300–500, A2 550–750; B0 30–230;
-		// C0 500+20 = 520.
+		// 200 ms calls: A0 0–200, A1 300–500; B0 30–230; C0 500+20 =
+		// 520–720; A2 50 ms after the later of A1's and C0's ends: 770.
 		{"slow", 200 * ms, 5, map[string]replayWant{
-			"0/0": {0, 1, 1}, "0/1": {300, 2, 1}, "0/2": {550, 3, 1}, "1/0": {30, 1, 2}, "2/0": {520, 1, 1}}},
+			"0/0": {0, 1, 1}, "0/1": {300, 2, 1}, "0/2": {770, 3, 1}, "1/0": {30, 1, 2}, "2/0": {520, 1, 1}}},
 		// 50 ms calls: every later call moves with the replies (A1 at 150,
-		// not 300), as recorded timestamps would not.
+		// not 300), as recorded timestamps would not; C0 220–270, A2 320.
 		{"fast", 50 * ms, 5, map[string]replayWant{
-			"0/0": {0, 1, 1}, "0/1": {150, 2, 1}, "0/2": {250, 3, 1}, "1/0": {30, 1, 2}, "2/0": {220, 1, 1}}},
+			"0/0": {0, 1, 1}, "0/1": {150, 2, 1}, "0/2": {320, 3, 1}, "1/0": {30, 1, 2}, "2/0": {220, 1, 1}}},
 		// A budget of 2 requests (A0, B0) ends A before its call 1, so C,
 		// waiting on that call, ends unsent: nothing hangs.
 		{"budget", 200 * ms, 2, map[string]replayWant{"0/0": {0, 1, 1}, "1/0": {30, 1, 2}}},
@@ -151,6 +152,18 @@ func TestReplayValidate(t *testing.T) {
 		{"call", []ReplaySession{{Parent: -1, Delays: []time.Duration{0}}, {Parent: 0, ParentCall: 1, Delays: []time.Duration{0}}}, false},
 		// A negative delay.
 		{"negative", []ReplaySession{{Parent: -1, Delays: []time.Duration{0, -ms, 0}}}, false},
+		// A later call joining the subagent an earlier call spawned.
+		{"join", []ReplaySession{{Parent: -1, Delays: []time.Duration{0, 0}, Joins: [][]int{nil, {1}}},
+			{Parent: 0, ParentCall: 0, Delays: []time.Duration{0}}}, true},
+		// Joining a subagent spawned by that very call (or a later one)
+		// would wait on a call that waits on it.
+		{"join own", []ReplaySession{{Parent: -1, Delays: []time.Duration{0, 0}, Joins: [][]int{nil, {1}}},
+			{Parent: 0, ParentCall: 1, Delays: []time.Duration{0}}}, false},
+		// Joining a session that is not a subagent of it.
+		{"join other", []ReplaySession{{Parent: -1, Delays: []time.Duration{0, 0}, Joins: [][]int{nil, {1}}},
+			{Parent: -1, Delays: []time.Duration{0}}}, false},
+		// Joins for more calls than the session has.
+		{"joins", []ReplaySession{{Parent: -1, Delays: []time.Duration{0}, Joins: [][]int{nil, nil}}}, false},
 	}
 	for _, tt := range tests {
 		if err := (Replay{Sessions: tt.s}).Validate(); (err == nil) != tt.ok {

@@ -48,11 +48,12 @@ func fixedServer(t *testing.T, service time.Duration, log *promptLog) string {
 }
 
 // dynamoCall is what testdata/dynamo.jsonl recorded for one call, by its
-// recorded start (ms): its session's record (turn), the delay it waits
-// after the reply before it (its session's previous call, or for the
-// subagent "helper" its parent's call at 150 ms), and the replica its
-// task is kept on (agent and its helper on target.url, other on the
-// replica).
+// recorded start (ms): its session's record (turn), the call whose reply
+// it waits for and the delay after it (its session's previous call; for
+// the subagent "helper" its parent's call at 150 ms; for agent's last
+// call the later of its previous call and the helper it joins, which
+// ends 40 + 80 ms after the former), and the replica its task is kept on
+// (agent and its helper on target.url, other on the replica).
 type dynamoCall struct {
 	turn    int
 	after   int64 // the start (ms) of the call whose reply it waits for; -1 for none
@@ -61,11 +62,11 @@ type dynamoCall struct {
 }
 
 var dynamoCalls = map[int64]dynamoCall{
-	0:   {1, -1, 0, 1},    // agent: blocks 1 2
-	20:  {1, -1, 0, 2},    // other: blocks 1 2 9
-	150: {2, 0, 100, 1},   // agent: blocks 1 2 3 4, 100 ms after 0–50
-	240: {1, 150, 40, 1},  // helper (agent's subagent): blocks 7 8 5, 40 ms after 150–200
-	320: {3, 150, 120, 1}, // agent: blocks 1 2 3 4 6, 120 ms after 150–200
+	0:   {1, -1, 0, 1},   // agent: blocks 1 2
+	20:  {1, -1, 0, 2},   // other: blocks 1 2 9
+	150: {2, 0, 100, 1},  // agent: blocks 1 2 3 4, 100 ms after 0–50
+	240: {1, 150, 40, 1}, // helper (agent's subagent): blocks 7 8 5, 40 ms after 150–200
+	320: {3, 240, 30, 1}, // agent: blocks 1 2 3 4 6, 30 ms after helper's 240–290
 }
 
 // A Dynamo agent trace replays session by session against two replicas
@@ -73,7 +74,8 @@ var dynamoCalls = map[int64]dynamoCall{
 // its recorded timestamp would come before the reply it waits for
 // ended, and fail the timing check): each later call is
 // due its recorded delay after the reply before it ended, a subagent's
-// first call after its parent's call; the calls of one task go to one
+// first call after its parent's call, the parent's next call after the
+// subagent's reply; the calls of one task go to one
 // replica; records carry each call's turn and its session; and prompts
 // that share hash ids share exactly that prefix on the wire.
 func TestRunDynamoSessions(t *testing.T) {

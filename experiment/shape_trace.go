@@ -100,13 +100,14 @@ func (s traceSource) Spec(i uint64) workload.Spec {
 // replayShape is an agent trace's sessions as an engine.Replay: a root
 // session starts at its first call's offset, a subagent after its
 // parent's call, and every later call the recorded delay after the reply
-// before it; the sessions under one root share an affinity.
+// before it (and after the subagents it joins); the sessions under one
+// root share an affinity.
 func replayShape(p *plan.Plan, tr *schedule.Trace) engine.Replay {
 	sessions := tr.Sessions()
 	r := engine.Replay{Sessions: make([]engine.ReplaySession, len(sessions)), LateAfter: p.Load.LateAfter}
 	for s, ts := range sessions {
 		rs := engine.ReplaySession{Start: tr.Entry(ts.Calls[0]).At, Parent: -1,
-			Delays: make([]time.Duration, len(ts.Calls)), Group: uint64(ts.Root)}
+			Delays: make([]time.Duration, len(ts.Calls)), Joins: ts.Joins, Group: uint64(ts.Root)}
 		if ts.ParentCall >= 0 {
 			rs.Parent, rs.ParentCall = ts.Parent, ts.ParentCall
 		}

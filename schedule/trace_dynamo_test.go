@@ -28,24 +28,34 @@ func TestLoadTraceDynamo(t *testing.T) {
 		want []TraceEntry
 	}{
 		// As recorded: each later call waits its gap after the reply
-		// before it (s1: 600 ms after call 0 ended at 400, 900 ms after
-		// call 1 ended at 1600); sub waits 300 ms after s1's call 1, the
-		// last of s1's calls to end before it started.
+		// before it (s1's call 1: 600 ms after call 0 ended at 400); sub
+		// waits 300 ms after s1's call 1, the last of s1's calls to end
+		// before it started; s1's call 2, the first to start after sub
+		// ended (2100), waits for sub too: 400 ms after the later end.
 		{TraceOptions{}, []TraceEntry{
 			{At: 0, InputTokens: 32, OutputTokens: 8, HashIDs: []int64{111, 222}, Line: 1},
 			{At: 500 * ms, InputTokens: 20, OutputTokens: 3, Line: 2, Session: 1},
 			{At: 1000 * ms, InputTokens: 64, OutputTokens: 12, HashIDs: []int64{111, 222, 333, 444}, Line: 3, Turn: 1, Delay: 600 * ms},
 			{At: 1900 * ms, InputTokens: 40, OutputTokens: 5, HashIDs: []int64{111, 222, 555}, Line: 6, Session: 2, Delay: 300 * ms},
-			{At: 2500 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{111, 222, 333, 444, 666}, Line: 7, Turn: 2, Delay: 900 * ms},
+			{At: 2500 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{111, 222, 333, 444, 666}, Line: 7, Turn: 2, Delay: 400 * ms},
 		}},
 		// At 2× every offset and delay halves; a 400 ms cap then cuts
-		// the 450 ms delay and the 450 ms gap between the last two starts.
+		// the 450 ms gap between the last two starts.
 		{TraceOptions{Speed: 2, MaxGap: 400 * ms}, []TraceEntry{
 			{At: 0, InputTokens: 32, OutputTokens: 8, HashIDs: []int64{111, 222}, Line: 1},
 			{At: 250 * ms, InputTokens: 20, OutputTokens: 3, Line: 2, Session: 1},
 			{At: 500 * ms, InputTokens: 64, OutputTokens: 12, HashIDs: []int64{111, 222, 333, 444}, Line: 3, Turn: 1, Delay: 300 * ms},
 			{At: 900 * ms, InputTokens: 40, OutputTokens: 5, HashIDs: []int64{111, 222, 555}, Line: 6, Session: 2, Delay: 150 * ms},
-			{At: 1200 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{111, 222, 333, 444, 666}, Line: 7, Turn: 2, Delay: 400 * ms},
+			{At: 1200 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{111, 222, 333, 444, 666}, Line: 7, Turn: 2, Delay: 200 * ms},
+		}},
+		// A 250 ms cap cuts every delay (600, 300, 400 ms) and every gap
+		// between starts (500, 500, 900, 600 ms) to 250 ms.
+		{TraceOptions{MaxGap: 250 * ms}, []TraceEntry{
+			{At: 0, InputTokens: 32, OutputTokens: 8, HashIDs: []int64{111, 222}, Line: 1},
+			{At: 250 * ms, InputTokens: 20, OutputTokens: 3, Line: 2, Session: 1},
+			{At: 500 * ms, InputTokens: 64, OutputTokens: 12, HashIDs: []int64{111, 222, 333, 444}, Line: 3, Turn: 1, Delay: 250 * ms},
+			{At: 750 * ms, InputTokens: 40, OutputTokens: 5, HashIDs: []int64{111, 222, 555}, Line: 6, Session: 2, Delay: 250 * ms},
+			{At: 1000 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{111, 222, 333, 444, 666}, Line: 7, Turn: 2, Delay: 250 * ms},
 		}},
 	}
 	for _, tt := range tests {
@@ -64,7 +74,7 @@ func TestLoadTraceDynamo(t *testing.T) {
 			t.Errorf("%+v:\n got %+v\nwant %+v", tt.opts, got, tt.want)
 		}
 		wantSessions := []TraceSession{
-			{ID: "s1", Calls: []int{0, 2, 4}, Parent: -1, ParentCall: -1, Root: 0},
+			{ID: "s1", Calls: []int{0, 2, 4}, Parent: -1, ParentCall: -1, Root: 0, Joins: [][]int{nil, nil, {2}}},
 			{ID: "request r9", Calls: []int{1}, Parent: -1, ParentCall: -1, Root: 1},
 			{ID: "sub", Calls: []int{3}, Parent: 0, ParentCall: 1, Root: 0},
 		}
@@ -147,7 +157,9 @@ func TestLoadTraceDynamoErrors(t *testing.T) {
 // FuzzTraceDynamo feeds arbitrary bytes to the Dynamo parser and builds
 // sessions from what parses: nothing may panic, every entry belongs to
 // exactly one session at its turn, delays are never negative nor above
-// the cap, and a session waits only on one listed before it.
+// the cap, a session starts after one listed before it only, and a call
+// joins only a subagent an earlier call of its session spawned (so no
+// replay can deadlock).
 func FuzzTraceDynamo(f *testing.F) {
 	data, err := os.ReadFile("testdata/trace/dynamo.jsonl")
 	if err != nil {
@@ -180,6 +192,15 @@ func FuzzTraceDynamo(f *testing.F) {
 				seen[c] = true
 				if e.Delay < 0 || e.Delay > time.Hour {
 					t.Fatalf("entry %d: delay %v", c, e.Delay)
+				}
+			}
+		}
+		for s, ss := range sessions {
+			for k, joins := range ss.Joins {
+				for _, c := range joins {
+					if k == 0 || sessions[c].Parent != s || sessions[c].ParentCall >= k {
+						t.Fatalf("session %d call %d joins session %d %+v", s, k, c, sessions[c])
+					}
 				}
 			}
 		}

@@ -26,6 +26,12 @@ type TraceSession struct {
 	// parent): the sessions under one root are one recorded task, which
 	// a client over replicas keeps on one of them.
 	Root int
+	// Joins lists, per call, the subagent sessions whose last reply the
+	// call waits for besides the reply before it: the subagents that
+	// ended, as recorded, before it started and after the previous call
+	// did (a parent resumes once its subagents have answered). nil when
+	// no call joins one.
+	Joins [][]int
 }
 
 // Sessions returns an agent trace's sessions in the order their first
@@ -34,9 +40,10 @@ func (t *Trace) Sessions() []TraceSession { return t.sessions }
 
 // buildSessions groups rows (sorted by start, entries[i] scaled from
 // rows[i]) into sessions and sets each entry's Session, Turn and Delay.
-// A session may wait only on a session listed before it, so the waits
-// form a forest and a replay cannot deadlock however the trace links
-// them.
+// A session may start after a call of a session listed before it only (its
+// parent), and a call may join only a subagent spawned by an earlier call
+// of its session, so the waits have no cycle and a replay cannot deadlock
+// however the trace links sessions.
 func buildSessions(rows []traceRow, entries []TraceEntry, speed float64, maxGap time.Duration) []TraceSession {
 	var sessions []TraceSession
 	index := make(map[string]int)
@@ -58,7 +65,37 @@ func buildSessions(rows []traceRow, entries []TraceEntry, speed float64, maxGap 
 	for s := range sessions {
 		linkParent(sessions, s, index, rows, entries, speed, maxGap)
 	}
+	for c := range sessions {
+		joinParent(sessions, c, rows, entries, speed, maxGap)
+	}
 	return sessions
+}
+
+// joinParent makes the first of the parent's calls after subagent c's
+// spawn that started once c's last reply had ended wait for that reply
+// too, its delay then counted from the later of the two ends.
+func joinParent(sessions []TraceSession, c int, rows []traceRow, entries []TraceEntry, speed float64, maxGap time.Duration) {
+	cs := &sessions[c]
+	if cs.Parent < 0 {
+		return
+	}
+	ps := &sessions[cs.Parent]
+	end := rows[cs.Calls[len(cs.Calls)-1]].end
+	// Not the parent's first call: a root's first call is due at its
+	// start, whatever else ran.
+	for k := max(cs.ParentCall+1, 1); k < len(ps.Calls); k++ {
+		call := ps.Calls[k]
+		if rows[call].ns < end {
+			continue
+		}
+		if ps.Joins == nil {
+			ps.Joins = make([][]int, len(ps.Calls))
+		}
+		ps.Joins[k] = append(ps.Joins[k], c)
+		end = max(end, rows[ps.Calls[k-1]].end)
+		entries[call].Delay = min(entries[call].Delay, replayGap(rows[call].ns-end, speed, maxGap))
+		return
+	}
 }
 
 // linkParent links session s to the parent its first call names, when
