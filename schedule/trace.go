@@ -37,11 +37,15 @@ const (
 	// request_end record per call, in sessions, each with its lengths,
 	// start and end, and its prompt's block hashes.
 	TraceDynamo = "dynamo"
+	// TraceWeka is Weka's agentic coding trace (kv-cache-tester, as AIPerf
+	// replays it): one JSON object per conversation, its calls with their
+	// times, lengths and hash ids, and subagents with calls of their own.
+	TraceWeka = "weka"
 )
 
 // TraceFormats lists the formats LoadTrace accepts.
 func TraceFormats() []string {
-	return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL, TraceMooncake, TraceDynamo}
+	return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL, TraceMooncake, TraceDynamo, TraceWeka}
 }
 
 // TraceEnd is what Next returns once a trace that does not loop has run
@@ -67,8 +71,8 @@ type TraceOptions struct {
 	// every gap.
 	MaxGap time.Duration
 	// BlockTokens is the tokens each Mooncake hash id stands for; 0 means
-	// DefaultBlockTokens. A Dynamo trace records its own, which this must
-	// match when set. Other formats ignore it.
+	// DefaultBlockTokens. A Dynamo or Weka trace records its own, which
+	// this must match when set. Other formats ignore it.
 	BlockTokens int
 	// Context stops reading the file when done (a signal); nil means
 	// never. The file is refused past inputfile.Trace's limit.
@@ -156,8 +160,8 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 		format = detectTraceFormat(path, data)
 	}
 	rows, err := parseTrace(format, data, block)
-	if err == nil && format == TraceDynamo {
-		block, err = dynamoBlockTokens(rows, opts.BlockTokens)
+	if err == nil && agentTrace(format) {
+		block, err = recordedBlockTokens(rows, opts.BlockTokens)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("trace %s (%s): %w", path, format, err)
@@ -174,7 +178,7 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	if format == TraceMooncake || block > 0 {
 		t.block = block
 	}
-	if format == TraceDynamo {
+	if agentTrace(format) {
 		if opts.Loop {
 			return nil, fmt.Errorf("trace %s (%s): loop: an agent trace replays its sessions once", path, format)
 		}
@@ -248,9 +252,13 @@ func loopPeriod(entries []TraceEntry) (time.Duration, error) {
 	return span + span/time.Duration(len(entries)-1), nil
 }
 
+// agentTrace says whether format records agent sessions, replayed as
+// sessions (Trace.Sessions) with the block size it records.
+func agentTrace(format string) bool { return format == TraceDynamo || format == TraceWeka }
+
 // BlockTokens is the tokens each of the trace's hash ids stands for: the
 // option's (or DefaultBlockTokens) for Mooncake, the recorded size for
-// Dynamo; 0 when the trace has no hash ids.
+// Dynamo and Weka; 0 when the trace has no hash ids.
 func (t *Trace) BlockTokens() int { return t.block }
 
 // Format is the trace's format, one of TraceFormats.

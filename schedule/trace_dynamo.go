@@ -221,10 +221,10 @@ func dynamoLengths(req *dynamoRequest, row *traceRow) error {
 	return nil
 }
 
-// dynamoBlockTokens is the block size of a Dynamo trace's hashes: the one
-// its records name (all alike), which an explicit want (load.trace.
+// recordedBlockTokens is the block size of an agent trace's hashes: the
+// one its records name (all alike), which an explicit want (load.trace.
 // block_tokens) must match; 0 when no record has hashes.
-func dynamoBlockTokens(rows []traceRow, want int) (int, error) {
+func recordedBlockTokens(rows []traceRow, want int) (int, error) {
 	block, line := 0, 0
 	for _, r := range rows {
 		switch {
@@ -232,7 +232,7 @@ func dynamoBlockTokens(rows []traceRow, want int) (int, error) {
 		case block == 0:
 			block, line = r.block, r.line
 		case r.block != block:
-			return 0, fmt.Errorf("line %d: field request.replay.trace_block_size: %d, but line %d has %d: one block size per trace", r.line, r.block, line, block)
+			return 0, fmt.Errorf("line %d: block size %d, but line %d has %d: one block size per file", r.line, r.block, line, block)
 		}
 	}
 	if want != 0 && block != 0 && want != block {

@@ -128,7 +128,7 @@ func TestLoadTraceDynamoErrors(t *testing.T) {
 		// contradicts.
 		{"sizes", `{"schema":"dynamo.request.trace.v1","event_type":"request_end","event_time_unix_ms":5,"request":{"output_tokens":3,"replay":{"trace_block_size":4,"input_length":5,"input_sequence_hashes":[1]}}}
 {"schema":"dynamo.request.trace.v1","event_type":"request_end","event_time_unix_ms":5,"request":{"output_tokens":3,"replay":{"trace_block_size":8,"input_length":5,"input_sequence_hashes":[1]}}}`,
-			TraceOptions{}, []string{"line 2", "trace_block_size: 8, but line 1 has 4"}},
+			TraceOptions{}, []string{"line 2", "block size 8, but line 1 has 4"}},
 		{"option", `{"schema":"dynamo.request.trace.v1","event_type":"request_end","event_time_unix_ms":5,"request":{"output_tokens":3,"replay":{"trace_block_size":4,"input_length":5,"input_sequence_hashes":[1]}}}`,
 			TraceOptions{BlockTokens: 64}, []string{"block tokens 64", "blocks of 4"}},
 		// Only tool events: no calls.
@@ -155,59 +155,60 @@ func TestLoadTraceDynamoErrors(t *testing.T) {
 }
 
 // FuzzTraceDynamo feeds arbitrary bytes to the Dynamo parser and builds
-// sessions from what parses: nothing may panic, every entry belongs to
-// exactly one session at its turn, delays are never negative nor above
-// the cap, a session starts after one listed before it only, and a call
-// joins only a subagent an earlier call of its session spawned (so no
-// replay can deadlock).
+// sessions from what parses (checkFuzzedSessions).
 func FuzzTraceDynamo(f *testing.F) {
 	data, err := os.ReadFile("testdata/trace/dynamo.jsonl")
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Add(data)
-	f.Fuzz(func(t *testing.T, data []byte) {
-		rows, err := parseTraceDynamo(data)
-		if err != nil || len(rows) == 0 {
-			return
+	f.Fuzz(func(t *testing.T, data []byte) { checkFuzzedSessions(t, parseTraceDynamo, data) })
+}
+
+// checkFuzzedSessions parses data and builds sessions from what parses:
+// nothing may panic, every entry belongs to exactly one session at its
+// turn, delays are never negative nor above the cap, a session starts
+// after one listed before it only, and a call joins only a subagent an
+// earlier call of its session spawned (so no replay can deadlock).
+func checkFuzzedSessions(t *testing.T, parse func([]byte) ([]traceRow, error), data []byte) {
+	rows, err := parse(data)
+	if err != nil || len(rows) == 0 {
+		return
+	}
+	if _, err := recordedBlockTokens(rows, 0); err != nil {
+		return
+	}
+	entries, err := scaleTrace(rows, 0.5, time.Hour)
+	if err != nil {
+		return
+	}
+	sessions := buildSessions(rows, entries, 0.5, time.Hour)
+	seen := make([]bool, len(entries))
+	for s, ss := range sessions {
+		if ss.Parent >= s || ss.Root > s || (ss.Parent < 0) != (ss.Root == s) {
+			t.Fatalf("session %d links %+v", s, ss)
 		}
-		if _, err := dynamoBlockTokens(rows, 0); err != nil {
-			return
-		}
-		entries, err := scaleTrace(rows, 0.5, time.Hour)
-		if err != nil {
-			return
-		}
-		sessions := buildSessions(rows, entries, 0.5, time.Hour)
-		seen := make([]bool, len(entries))
-		for s, ss := range sessions {
-			if ss.Parent >= s || ss.Root > s || (ss.Parent < 0) != (ss.Root == s) {
-				t.Fatalf("session %d links %+v", s, ss)
+		for k, c := range ss.Calls {
+			e := entries[c]
+			if seen[c] || e.Session != s || e.Turn != k {
+				t.Fatalf("entry %d: %+v in session %d turn %d", c, e, s, k)
 			}
-			for k, c := range ss.Calls {
-				e := entries[c]
-				if seen[c] || e.Session != s || e.Turn != k {
-					t.Fatalf("entry %d: %+v in session %d turn %d", c, e, s, k)
+			seen[c] = true
+			if e.Delay < 0 || e.Delay > time.Hour {
+				t.Fatalf("entry %d: delay %v", c, e.Delay)
+			}
+		}
+		for k, joins := range ss.Joins {
+			for _, c := range joins {
+				if k == 0 || sessions[c].Parent != s || sessions[c].ParentCall >= k {
+					t.Fatalf("session %d call %d joins session %d %+v", s, k, c, sessions[c])
 				}
-				seen[c] = true
-				if e.Delay < 0 || e.Delay > time.Hour {
-					t.Fatalf("entry %d: delay %v", c, e.Delay)
-				}
 			}
 		}
-		for s, ss := range sessions {
-			for k, joins := range ss.Joins {
-				for _, c := range joins {
-					if k == 0 || sessions[c].Parent != s || sessions[c].ParentCall >= k {
-						t.Fatalf("session %d call %d joins session %d %+v", s, k, c, sessions[c])
-					}
-				}
-			}
+	}
+	for c, ok := range seen {
+		if !ok {
+			t.Fatalf("entry %d in no session", c)
 		}
-		for c, ok := range seen {
-			if !ok {
-				t.Fatalf("entry %d in no session", c)
-			}
-		}
-	})
+	}
 }

@@ -43,6 +43,8 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 		return parseTraceMooncake(data, blockTokens)
 	case TraceDynamo:
 		return parseTraceDynamo(data)
+	case TraceWeka:
+		return parseTraceWeka(data)
 	}
 	cols, ok := traceLayouts[format]
 	if !ok {
@@ -52,8 +54,9 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 }
 
 // detectTraceFormat guesses the format: a first line naming Dynamo's
-// schema is Dynamo's; one naming hash_ids or input_length is Mooncake's;
-// other .jsonl and .ndjson files are JSONL;
+// schema is Dynamo's; a file naming hash_id_scope near its start is
+// Weka's (whose traces may span lines); a first line naming hash_ids or
+// input_length is Mooncake's; other .jsonl and .ndjson files are JSONL;
 // otherwise the CSV header tells Azure (ContextTokens) and BurstGPT
 // (Request tokens) from our own layout.
 func detectTraceFormat(path string, data []byte) string {
@@ -61,6 +64,9 @@ func detectTraceFormat(path string, data []byte) string {
 	h := strings.ToLower(string(header))
 	if strings.Contains(h, dynamoSchema) {
 		return TraceDynamo
+	}
+	if head := data[:min(len(data), 64<<10)]; bytes.Contains(head, []byte(`"hash_id_scope"`)) {
+		return TraceWeka
 	}
 	if strings.Contains(h, `"hash_ids"`) || strings.Contains(h, `"input_length"`) {
 		return TraceMooncake

@@ -47,21 +47,22 @@ func fixedServer(t *testing.T, service time.Duration, log *promptLog) string {
 	return srv.URL + "/v1"
 }
 
-// dynamoCall is what testdata/dynamo.jsonl recorded for one call, by its
-// recorded start (ms): its session's record (turn), the call whose reply
+// agentTraceCall is what testdata/dynamo.jsonl (and weka.jsonl) recorded
+// for one call, by its recorded start (ms): its session's record (turn),
+// the call whose reply
 // it waits for and the delay after it (its session's previous call; for
 // the subagent "helper" its parent's call at 150 ms; for agent's last
 // call the later of its previous call and the helper it joins, which
 // ends 40 + 80 ms after the former), and the replica its task is kept on
 // (agent and its helper on target.url, other on the replica).
-type dynamoCall struct {
+type agentTraceCall struct {
 	turn    int
 	after   int64 // the start (ms) of the call whose reply it waits for; -1 for none
 	delayMS int64
 	replica int
 }
 
-var dynamoCalls = map[int64]dynamoCall{
+var agentTraceCalls = map[int64]agentTraceCall{
 	0:   {1, -1, 0, 1},   // agent: blocks 1 2
 	20:  {1, -1, 0, 2},   // other: blocks 1 2 9
 	150: {2, 0, 100, 1},  // agent: blocks 1 2 3 4, 100 ms after 0–50
@@ -69,7 +70,7 @@ var dynamoCalls = map[int64]dynamoCall{
 	320: {3, 240, 30, 1}, // agent: blocks 1 2 3 4 6, 30 ms after helper's 240–290
 }
 
-// A Dynamo agent trace replays session by session against two replicas
+// An agent trace replays session by session against two replicas
 // of a fixed 80 ms service (the trace recorded 50 ms, so a call sent at
 // its recorded timestamp would come before the reply it waits for
 // ended, and fail the timing check): each later call is
@@ -78,14 +79,30 @@ var dynamoCalls = map[int64]dynamoCall{
 // subagent's reply; the calls of one task go to one
 // replica; records carry each call's turn and its session; and prompts
 // that share hash ids share exactly that prefix on the wire.
-func TestRunDynamoSessions(t *testing.T) {
+// testdata/weka.jsonl records the same calls as testdata/dynamo.jsonl in
+// Weka's layout (two traces, agent with its helper and other), whose hash
+// ids are scoped to their trace: there other shares no block with agent.
+func TestRunAgentTraceSessions(t *testing.T) {
 	t.Parallel()
+	for _, tc := range []struct {
+		file      string
+		crossTask bool // other's blocks 1 2 are agent's
+	}{{"dynamo.jsonl", true}, {"weka.jsonl", false}} {
+		t.Run(tc.file, func(t *testing.T) {
+			t.Parallel()
+			runAgentTrace(t, tc.file, tc.crossTask)
+		})
+	}
+}
+
+// runAgentTrace replays testdata/file and checks its records.
+func runAgentTrace(t *testing.T, file string, crossTask bool) {
 	log := &promptLog{prompt: map[string]string{}}
 	urls := [2]string{fixedServer(t, 80*time.Millisecond, log), fixedServer(t, 80*time.Millisecond, log)}
 	p := testPlan(t, fmt.Sprintf(`
 target: {url: %s, replicas: [%s]}
 load: {trace: {path: %s}}
-`, urls[0], urls[1], filepath.Join("testdata", "dynamo.jsonl")))
+`, urls[0], urls[1], filepath.Join("testdata", file)))
 	res, err := Run(context.Background(), p, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -108,11 +125,11 @@ load: {trace: {path: %s}}
 		prompts[start] = log.prompt[r.TraceID]
 		return nil
 	})
-	if len(byStart) != len(dynamoCalls) {
-		t.Fatalf("%d calls recorded, want %d", len(byStart), len(dynamoCalls))
+	if len(byStart) != len(agentTraceCalls) {
+		t.Fatalf("%d calls recorded, want %d", len(byStart), len(agentTraceCalls))
 	}
-	checkDynamoTiming(t, byStart)
-	checkDynamoPrompts(t, prompts)
+	checkAgentTraceTiming(t, byStart)
+	checkAgentTracePrompts(t, prompts, crossTask)
 	// Three sessions, each completed: the agent's 3 calls, other's and
 	// the helper's 1 each.
 	if s := res.Summary.Sessions[record.DefaultClass]; s == nil || s.Completed != 3 || s.CallsPerSession != 5.0/3 || len(s.PerTurn) != 3 {
@@ -125,13 +142,13 @@ load: {trace: {path: %s}}
 	expectRebuildIdentical(t, res.Dir)
 }
 
-// checkDynamoTiming holds each call to its due time: never before the
+// checkAgentTraceTiming holds each call to its due time: never before the
 // reply it waits for ended plus its delay (the reply ended at its
 // DoneUS: intended time plus E2E), and within 25 ms after it (generous: the engine
 // notes the end as the stream closes and sends at once).
-func checkDynamoTiming(t *testing.T, byStart map[int64]*record.Result) {
+func checkAgentTraceTiming(t *testing.T, byStart map[int64]*record.Result) {
 	t.Helper()
-	for start, c := range dynamoCalls {
+	for start, c := range agentTraceCalls {
 		r := byStart[start]
 		if r.Turn != c.turn || r.Replica != c.replica {
 			t.Errorf("call at %d ms: turn %d replica %d, want %d %d", start, r.Turn, r.Replica, c.turn, c.replica)
@@ -147,17 +164,22 @@ func checkDynamoTiming(t *testing.T, byStart map[int64]*record.Result) {
 	}
 }
 
-// checkDynamoPrompts holds the prompts to their blocks: the first call's
+// checkAgentTracePrompts holds the prompts to their blocks: the first call's
 // (blocks 1 2) opens every prompt that starts with blocks 1 2, each of
 // the agent's calls opens the next (its blocks extend), other's (1 2 9)
 // and the agent's second (1 2 3 4) part after their shared blocks, and
-// the helper's (7 8 5) shares none of them.
-func checkDynamoPrompts(t *testing.T, prompts map[int64]string) {
+// the helper's (7 8 5) shares none of them. crossTask says other's ids
+// name agent's blocks (false: ids scoped to their trace, other opens
+// with blocks of its own).
+func checkAgentTracePrompts(t *testing.T, prompts map[int64]string, crossTask bool) {
 	t.Helper()
-	for _, pair := range [][2]int64{{0, 20}, {0, 150}, {150, 320}} {
+	for _, pair := range [][2]int64{{0, 150}, {150, 320}} {
 		if a, b := prompts[pair[0]], prompts[pair[1]]; a == "" || !strings.HasPrefix(b, a) {
 			t.Errorf("prompt of the call at %d ms (%d bytes) does not open the one at %d ms", pair[0], len(a), pair[1])
 		}
+	}
+	if strings.HasPrefix(prompts[20], prompts[0]) != crossTask {
+		t.Errorf("the first prompt opens other's: %v, want %v", !crossTask, crossTask)
 	}
 	if a, b := prompts[20], prompts[150]; strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
 		t.Errorf("other's prompt and the agent's second are one the other's prefix: blocks 9 and 3 should differ")
