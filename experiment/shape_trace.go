@@ -12,7 +12,7 @@ import (
 
 // traceReplay is the trace shape: cfg replays the plan's trace, an open
 // loop whose arrivals are its timestamps and whose requests have its
-// lengths (and, in a Mooncake or Dynamo trace, its prompt blocks); an
+// lengths (and, in a Mooncake, Dynamo or Weka trace, its prompt blocks); an
 // agent trace's sessions are replayed as sessions (engine.Replay). A trace that
 // plays once caps the phase at its length unless a duration is set (the
 // phase then lasts it).
@@ -43,7 +43,7 @@ func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
 }
 
 // traceGenerator builds the synthetic prompts of the default class, whose
-// lengths the trace overrides; a trace with hash ids (Mooncake, Dynamo)
+// lengths the trace overrides; a trace with hash ids (Mooncake, Dynamo, Weka)
 // has prompts made of its hash blocks.
 func traceGenerator(p *plan.Plan, files *workloadFiles, tr *schedule.Trace) (*workload.Generator, error) {
 	mix, err := p.Workload.MixConfig()
