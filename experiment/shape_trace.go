@@ -1,8 +1,8 @@
 package experiment
 
 import (
-	"cmp"
 	"fmt"
+	"time"
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/plan"
@@ -12,7 +12,8 @@ import (
 
 // traceReplay is the trace shape: cfg replays the plan's trace, an open
 // loop whose arrivals are its timestamps and whose requests have its
-// lengths (and, in a Mooncake trace, its prompt blocks). A trace that
+// lengths (and, in a Mooncake, Dynamo or Weka trace, its prompt blocks); an
+// agent trace's sessions are replayed as sessions (engine.Replay). A trace that
 // plays once caps the phase at its length unless a duration is set (the
 // phase then lasts it).
 func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
@@ -28,6 +29,13 @@ func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
 	}
 	cfg.Shape = openLoop(p, tr)
 	cfg.Source = newTraceSource(gen, tr)
+	if tr.Sessions() != nil {
+		if p.Load.MaxInFlight > 0 {
+			return fmt.Errorf("load.max_in_flight: does not apply to an agent trace (%s): its sessions send one call at a time, each after the reply before it", tr.Format())
+		}
+		cfg.Shape = replayShape(p, tr)
+		cfg.Source = traceSessions{newTraceSource(gen, tr)}
+	}
 	if p.Load.PlaysOnce() && cfg.Duration == 0 && (cfg.Requests == 0 || cfg.Requests > tr.Len()) {
 		cfg.Requests = tr.Len()
 	}
@@ -35,8 +43,8 @@ func traceReplay(p *plan.Plan, cfg *engine.Config, files *workloadFiles) error {
 }
 
 // traceGenerator builds the synthetic prompts of the default class, whose
-// lengths the trace overrides; a Mooncake trace's prompts are made of its
-// hash blocks.
+// lengths the trace overrides; a trace with hash ids (Mooncake, Dynamo, Weka)
+// has prompts made of its hash blocks.
 func traceGenerator(p *plan.Plan, files *workloadFiles, tr *schedule.Trace) (*workload.Generator, error) {
 	mix, err := p.Workload.MixConfig()
 	if err != nil {
@@ -46,9 +54,7 @@ func traceGenerator(p *plan.Plan, files *workloadFiles, tr *schedule.Trace) (*wo
 		return nil, err
 	}
 	cfg := mix.Classes[0].GeneratorConfig(mix.Seed, mix.Salt)
-	if tr.Format() == schedule.TraceMooncake {
-		cfg.BlockTokens = cmp.Or(p.Load.Trace.BlockTokens, schedule.DefaultBlockTokens)
-	}
+	cfg.BlockTokens = tr.BlockTokens()
 	return workload.NewGenerator(cfg)
 }
 
@@ -67,7 +73,7 @@ type traceSource struct {
 // spec stays a pure function of its index.
 func newTraceSource(gen *workload.Generator, tr *schedule.Trace) traceSource {
 	s := traceSource{gen: gen, trace: tr}
-	if tr.Format() != schedule.TraceMooncake {
+	if tr.BlockTokens() == 0 {
 		return s
 	}
 	reqs := make([]workload.BlockRequest, tr.Len())
@@ -88,5 +94,56 @@ func (s traceSource) Spec(i uint64) workload.Spec {
 			spec.ReuseTokens = s.reuseLater[i%n]
 		}
 	}
+	return spec
+}
+
+// replayShape is an agent trace's sessions as an engine.Replay: a root
+// session starts at its first call's offset, a subagent after its
+// parent's call, and every later call the recorded delay after the reply
+// before it (and after the subagents it joins); the sessions under one
+// root share an affinity.
+func replayShape(p *plan.Plan, tr *schedule.Trace) engine.Replay {
+	sessions := tr.Sessions()
+	r := engine.Replay{Sessions: make([]engine.ReplaySession, len(sessions)), LateAfter: p.Load.LateAfter}
+	for s, ts := range sessions {
+		rs := engine.ReplaySession{Start: tr.Entry(ts.Calls[0]).At, Parent: -1,
+			Delays: make([]time.Duration, len(ts.Calls)), Joins: ts.Joins, Group: uint64(ts.Root)}
+		if ts.ParentCall >= 0 {
+			rs.Parent, rs.ParentCall = ts.Parent, ts.ParentCall
+		}
+		for k, c := range ts.Calls {
+			rs.Delays[k] = tr.Entry(c).Delay
+		}
+		r.Sessions[s] = rs
+	}
+	return r
+}
+
+// traceSessions is a traceSource whose sessions are an agent trace's:
+// session s's k-th request is its k-th recorded call, built from the
+// call's entry (so its prompt is the same whatever order the run
+// numbers the calls in), marked as turn k of the session's calls.
+type traceSessions struct{ traceSource }
+
+func (t traceSessions) Session(s uint64) workload.Session {
+	return &traceSession{src: t.traceSource, calls: t.trace.Sessions()[s].Calls}
+}
+
+// traceSession is one replayed session's stream of calls.
+type traceSession struct {
+	src   traceSource
+	calls []int
+	next  int
+}
+
+// Reply is never called: a recorded call's prompt is its recorded blocks
+// (no spec asks for the reply), not a history of the server's replies.
+func (t *traceSession) Reply(string, int) {}
+
+func (t *traceSession) Next(i uint64) workload.Spec {
+	k := t.next
+	t.next++
+	spec := t.src.Spec(uint64(t.calls[k]))
+	spec.Index, spec.Turn, spec.Turns = i, k, len(t.calls)
 	return spec
 }

@@ -230,7 +230,8 @@ type LoadOptions struct {
 type Trace struct {
 	// Path of the trace file.
 	Path string `yaml:"path"`
-	// Format is azure, burstgpt, csv, jsonl or mooncake ("" guesses).
+	// Format is azure, burstgpt, csv, jsonl, mooncake, dynamo or weka
+	// ("" guesses).
 	Format string `yaml:"format"`
 	// Speed divides every gap between arrivals (2: twice the rate;
 	// default 1).
@@ -241,7 +242,8 @@ type Trace struct {
 	// 0 keeps them all.
 	MaxGap time.Duration `yaml:"max_gap"`
 	// BlockTokens is the tokens a Mooncake hash id stands for (0:
-	// schedule.DefaultBlockTokens, 512).
+	// schedule.DefaultBlockTokens, 512); a Dynamo or Weka trace records
+	// its own, which this must match when set.
 	BlockTokens int `yaml:"block_tokens"`
 }
 

@@ -290,8 +290,11 @@ func (v *validator) trace() {
 	switch {
 	case t.BlockTokens < 0 || t.BlockTokens > schedule.MaxBlockTokens:
 		v.fail("load.trace.block_tokens", "%d: want 1 to %d tokens per hash id (or leave it out for %d)", t.BlockTokens, schedule.MaxBlockTokens, schedule.DefaultBlockTokens)
-	case t.BlockTokens > 0 && t.Format != "" && t.Format != schedule.TraceMooncake:
-		v.fail("load.trace.block_tokens", "only applies to a mooncake trace (load.trace.format is %s)", t.Format)
+	case t.BlockTokens > 0 && t.Format != "" && t.Format != schedule.TraceMooncake && t.Format != schedule.TraceDynamo && t.Format != schedule.TraceWeka:
+		v.fail("load.trace.block_tokens", "only applies to a mooncake, dynamo or weka trace (load.trace.format is %s)", t.Format)
+	}
+	if t.Loop && (t.Format == schedule.TraceDynamo || t.Format == schedule.TraceWeka) {
+		v.fail("load.trace.loop", "an agent trace (%s) replays its sessions once: drop load.trace.loop", t.Format)
 	}
 	if len(w.Classes) > 0 || w.Dataset.Path != "" || w.BadInput.Fraction > 0 {
 		v.fail("load.trace.path", "the trace decides request lengths: drop workload.classes, workload.dataset and workload.bad_input")

@@ -250,7 +250,11 @@ func TestValidate(t *testing.T) {
 		// Block tokens on a format without hash ids would do nothing.
 		{"trace block tokens, not mooncake", closedPlan, func(p *Plan) {
 			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Format: "csv", Speed: 1, BlockTokens: 256}
-		}, "load.trace.block_tokens: only applies to a mooncake trace"},
+		}, "load.trace.block_tokens: only applies to a mooncake, dynamo or weka trace"},
+		// A Dynamo trace's sessions replay once: looping them is refused.
+		{"trace loop, dynamo", closedPlan, func(p *Plan) {
+			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.jsonl", Format: "dynamo", Speed: 1, Loop: true}
+		}, "load.trace.loop: an agent trace (dynamo) replays its sessions once"},
 		// The trace decides lengths: classes beside it would do nothing.
 		{"trace and classes", closedPlan, func(p *Plan) {
 			p.Load.Concurrency, p.Load.Trace = 0, Trace{Path: "t.csv", Speed: 1}

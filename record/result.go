@@ -100,6 +100,11 @@ type Result struct {
 	// summary.json's sessions are folded from both (session.go).
 	Turn    int    `json:"turn,omitempty"`
 	Session uint64 `json:"session,omitempty"`
+	// SessionCalls is how many calls the record's session holds when
+	// sessions differ in length (a replayed agent trace's); 0 when its
+	// class's turns say it. The session figures judge a session whole
+	// once that many of its records are in.
+	SessionCalls int `json:"session_calls,omitempty"`
 	// ReplyCut is set on a conversation turn whose reply was to be
 	// threaded into the next turn's history but was longer than the
 	// client keeps (MaxReplyKept) or held no text it could read: the next

@@ -63,7 +63,7 @@ func decodeResult(b []byte, r *Result) bool {
 // resultKeys are the keys decodeResult reads, each with its bit for
 // spotting repeats.
 var resultKeys = func() map[string]uint64 {
-	keys := []string{"id", "step", "class", "turn", "session", "reply_cut", "expect", "graded", "correct", "unparsable", "warmup", "open_loop", "intended_us", "send_us",
+	keys := []string{"id", "step", "class", "turn", "session", "session_calls", "reply_cut", "expect", "graded", "correct", "unparsable", "warmup", "open_loop", "intended_us", "send_us",
 		"queue_delay_us", "late", "ttft_us", "clock", "read_lag_us", "ttfr_us", "ttfo_us", "e2e_us", "events_us", "events_dus", "events_b64",
 		"stream", "input_tokens", "output_tokens", "reasoning_tokens", "reasoning_events", "channels_interleaved", "token_source", "usage_implausible",
 		"usage_output_tokens", "usage_input_tokens", "prompt_tokens_sent", "max_tokens", "ignore_eos", "finish_reason", "response_id", "status",
@@ -100,6 +100,8 @@ func (d *lineDecoder) resultField(k string, r *Result, deltas *bool) bool {
 		v, ok = d.int()
 		ok = ok && v >= 0
 		r.Session = uint64(v)
+	case "session_calls":
+		r.SessionCalls, ok = d.intField()
 	case "reply_cut":
 		r.ReplyCut, ok = d.bool()
 	case "expect":

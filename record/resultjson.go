@@ -32,6 +32,7 @@ func appendResult(b []byte, r *Result, compact bool) []byte {
 	if r.Session != 0 {
 		b = strconv.AppendUint(append(b, `,"session":`...), r.Session, 10)
 	}
+	b = appendIntOmit(b, `,"session_calls":`, int64(r.SessionCalls))
 	b = appendBoolOmit(b, `,"reply_cut":true`, r.ReplyCut)
 	b = appendStrOmit(b, `,"expect":`, r.Expect)
 	b = appendBoolOmit(b, `,"graded":true`, r.Graded)

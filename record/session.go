@@ -95,8 +95,8 @@ type SessionJoin struct {
 // does not depend on the order records come in. met says whether r met
 // its class's SLO.
 func (j *SessionJoin) Add(r *Result, met bool) *Conversation {
-	n := j.Turns[classOf(r)]
-	if r.Turn == 0 || n < 2 {
+	n := sessionCalls(r, j.Turns)
+	if r.Turn == 0 || n == 0 {
 		return nil
 	}
 	if j.open == nil {
@@ -113,6 +113,20 @@ func (j *SessionJoin) Add(r *Result, met bool) *Conversation {
 	}
 	delete(j.open, r.Session)
 	return s
+}
+
+// sessionCalls is how many records make r's conversation whole: its own
+// SessionCalls when it says (a recorded session: any length, one call
+// included), else its class's turns when they are 2 or more (turns);
+// 0 when r is no conversation's.
+func sessionCalls(r *Result, turns map[string]int) int {
+	if r.SessionCalls > 0 {
+		return r.SessionCalls
+	}
+	if n := turns[classOf(r)]; n >= 2 {
+		return n
+	}
+	return 0
 }
 
 // Class is the conversation's class.
@@ -164,7 +178,7 @@ func (a *Aggregate) SetSessionTurns(turns map[string]int) {
 // conversation is judged once all its turns are in, so the figures do not
 // depend on the order records come in.
 func (st *sessionState) add(r *Result, met bool) {
-	if r.Turn == 0 || st.Turns[classOf(r)] < 2 {
+	if r.Turn == 0 || sessionCalls(r, st.Turns) == 0 {
 		return
 	}
 	if st.classes == nil {

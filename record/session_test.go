@@ -159,3 +159,38 @@ func equalJSON(t *testing.T, got, want any) bool {
 	}
 	return string(g) == string(w)
 }
+
+// TestRecordedSessionFigures: the sessions of a replayed agent trace
+// differ in length and their class declares no turns; each record says
+// its session's calls (SessionCalls), so each is judged whole once that
+// many are in. Under E2E ≤ 500 ms, by construction:
+//
+//	10: 3 calls, all within the SLO: completed, met; 1 000 ms
+//	70: 1 call: completed, met; 200 ms (a one-call session counts)
+//	80: 2 calls, 1 came: incomplete
+func TestRecordedSessionFigures(t *testing.T) {
+	t.Parallel()
+	rec := func(sess uint64, k, calls int, sendMS int64) Result {
+		r := turnRec(sess, k, sendMS, 50, 200, 10*k)
+		r.Class, r.SessionCalls = "default", calls
+		if sess == 10 && k == 3 {
+			r.E2EUS = 300 * 1000
+		}
+		return r
+	}
+	recs := []Result{rec(10, 1, 3, 1000), rec(10, 2, 3, 1300), rec(10, 3, 3, 1700), rec(70, 1, 1, 2000), rec(80, 1, 2, 3000)}
+	a := NewAggregate()
+	a.SetSLOs(&SLOs{Default: SLO{E2EMs: 500}})
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	c := a.Summary(closedInfo).Sessions["default"]
+	if c == nil {
+		t.Fatal("no sessions for the recorded sessions' class")
+	}
+	got := [6]float64{float64(c.Completed), float64(c.Incomplete), float64(c.Duration.Count), c.Duration.Max, c.CallsPerSession, float64(c.Goodput.Met)}
+	want := [6]float64{2, 1, 2, 1000, 2, 2}
+	if got != want || c.Turns != 0 {
+		t.Errorf("completed, incomplete, durations, longest, calls per session, met = %v, want %v; turns %d, want 0 (they vary)", got, want, c.Turns)
+	}
+}

@@ -29,6 +29,7 @@ type RecordRow struct {
 	Class             string         `parquet:"class,dict" json:"class,omitempty"`
 	Turn              int            `parquet:"turn" json:"turn,omitempty"`
 	Session           uint64         `parquet:"session" json:"session,omitempty"`
+	SessionCalls      int            `parquet:"session_calls" json:"session_calls,omitempty"`
 	ReplyCut          bool           `parquet:"reply_cut" json:"reply_cut,omitempty"`
 	Expect            string         `parquet:"expect,dict" json:"expect,omitempty"`
 	Graded            bool           `parquet:"graded" json:"graded,omitempty"`
@@ -147,7 +148,7 @@ type WindowRow struct {
 // RecordRowOf copies r into its Parquet row.
 func RecordRowOf(r *record.Result) RecordRow {
 	row := RecordRow{
-		ID: r.ID, Step: r.Step, Class: r.Class, Turn: r.Turn, Session: r.Session, ReplyCut: r.ReplyCut, Expect: r.Expect,
+		ID: r.ID, Step: r.Step, Class: r.Class, Turn: r.Turn, Session: r.Session, SessionCalls: r.SessionCalls, ReplyCut: r.ReplyCut, Expect: r.Expect,
 		Graded: r.Graded, Correct: r.Correct, Unparsable: r.Unparsable, ResponseID: r.ResponseID,
 		Warmup: r.Warmup, OpenLoop: r.OpenLoop, IntendedUS: r.IntendedUS,
 		SendUS: r.SendUS, QueueDelayUS: r.QueueDelayUS, Late: r.Late,

@@ -13,9 +13,14 @@ import (
 // sessions, docs/summary.md#sessions-multi-turn-conversations).
 
 // sessionCounts is a class's conversations and session goodput in one line.
+// A replayed trace's sessions (Turns 0) vary in length.
 func sessionCounts(name string, c *record.SessionSummary) string {
-	return fmt.Sprintf("%s (%d turns): %d completed, %d failed, %d incomplete; goodput %.2f sessions/s (%d met, %.1f %%)",
-		name, c.Turns, c.Completed, c.Failed, c.Incomplete, c.Goodput.SessionsPerS, c.Goodput.Met, 100*c.Goodput.Attainment)
+	turns := fmt.Sprintf("%d turns", c.Turns)
+	if c.Turns == 0 {
+		turns = "recorded sessions"
+	}
+	return fmt.Sprintf("%s (%s): %d completed, %d failed, %d incomplete; goodput %.2f sessions/s (%d met, %.1f %%)",
+		name, turns, c.Completed, c.Failed, c.Incomplete, c.Goodput.SessionsPerS, c.Goodput.Met, 100*c.Goodput.Attainment)
 }
 
 // sessionPerSession is a class's time to finish and what one conversation

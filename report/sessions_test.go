@@ -51,3 +51,20 @@ func TestSessionsShown(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionCountsRecorded: a replayed trace's sessions (turns 0, their
+// length varies) are named so, not "0 turns".
+func TestSessionCountsRecorded(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		turns int
+		want  string
+	}{
+		{3, "chat (3 turns): 1 completed"},
+		{0, "chat (recorded sessions): 1 completed"},
+	} {
+		if got := sessionCounts("chat", &record.SessionSummary{Turns: tc.turns, Completed: 1}); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("turns %d: %q, want it to open with %q", tc.turns, got, tc.want)
+		}
+	}
+}

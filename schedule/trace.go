@@ -32,11 +32,20 @@ const (
 	// "input_length", "output_length", "hash_ids"} object per line, the
 	// ids naming the prompt's blocks so shared prefixes replay exactly.
 	TraceMooncake = "mooncake"
+	// TraceDynamo is NVIDIA Dynamo's agent request trace
+	// (dynamo.request.trace.v1 JSONL, as AIPerf replays it): one
+	// request_end record per call, in sessions, each with its lengths,
+	// start and end, and its prompt's block hashes.
+	TraceDynamo = "dynamo"
+	// TraceWeka is Weka's agentic coding trace (kv-cache-tester, as AIPerf
+	// replays it): one JSON object per conversation, its calls with their
+	// times, lengths and hash ids, and subagents with calls of their own.
+	TraceWeka = "weka"
 )
 
 // TraceFormats lists the formats LoadTrace accepts.
 func TraceFormats() []string {
-	return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL, TraceMooncake}
+	return []string{TraceAzure, TraceBurstGPT, TraceCSV, TraceJSONL, TraceMooncake, TraceDynamo, TraceWeka}
 }
 
 // TraceEnd is what Next returns once a trace that does not loop has run
@@ -62,7 +71,8 @@ type TraceOptions struct {
 	// every gap.
 	MaxGap time.Duration
 	// BlockTokens is the tokens each Mooncake hash id stands for; 0 means
-	// DefaultBlockTokens. Other formats ignore it.
+	// DefaultBlockTokens. A Dynamo or Weka trace records its own, which
+	// this must match when set. Other formats ignore it.
 	BlockTokens int
 	// Context stops reading the file when done (a signal); nil means
 	// never. The file is refused past inputfile.Trace's limit.
@@ -85,6 +95,16 @@ type TraceEntry struct {
 	HashIDs []int64
 	// Line is the entry's line in the file.
 	Line int
+	// Session and Turn place the entry in an agent trace's sessions: the
+	// index of its session in Trace.Sessions and its 0-based place there.
+	// Both 0 in formats without sessions.
+	Session, Turn int
+	// Delay is, in an agent trace, how long after the reply this call
+	// waits for ended it was sent (recorded start minus that reply's
+	// recorded end, at least 0, divided by the speed and cut to MaxGap):
+	// the reply of the session's previous call, or for a subagent's first
+	// call its parent's call (TraceSession.ParentCall). 0 otherwise.
+	Delay time.Duration
 }
 
 // Trace is a recorded request log replayed at its own arrival times. Its
@@ -107,6 +127,10 @@ type Trace struct {
 	// not land on the last one of the pass before.
 	period time.Duration
 	next   uint64 // requests returned by Next so far
+	// block is the tokens a hash id stands for (0: no hash ids).
+	block int
+	// sessions are an agent trace's sessions; nil for other formats.
+	sessions []TraceSession
 }
 
 // LoadTrace reads the trace at path. Entries are ordered by timestamp
@@ -136,6 +160,9 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 		format = detectTraceFormat(path, data)
 	}
 	rows, err := parseTrace(format, data, block)
+	if err == nil && agentTrace(format) {
+		block, err = recordedBlockTokens(rows, opts.BlockTokens)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("trace %s (%s): %w", path, format, err)
 	}
@@ -148,6 +175,15 @@ func LoadTrace(path string, opts TraceOptions) (*Trace, error) {
 	}
 	t := &Trace{path: path, format: format, speed: speed, loop: opts.Loop, entries: entries,
 		recorded: time.Duration(rows[len(rows)-1].ns - rows[0].ns), maxGap: opts.MaxGap}
+	if format == TraceMooncake || block > 0 {
+		t.block = block
+	}
+	if agentTrace(format) {
+		if opts.Loop {
+			return nil, fmt.Errorf("trace %s (%s): loop: an agent trace replays its sessions once", path, format)
+		}
+		t.sessions = buildSessions(rows, t.entries, speed, opts.MaxGap)
+	}
 	if t.loop {
 		if t.period, err = loopPeriod(t.entries); err != nil {
 			return nil, fmt.Errorf("trace %s: %w", path, err)
@@ -163,6 +199,13 @@ type traceRow struct {
 	input, output, line int
 	model               string
 	hashIDs             []int64 // Mooncake's block ids; nil for other formats
+	// An agent trace's call also has: when its reply ended (ns on the
+	// same clock), its session and the session that spawned it, and the
+	// tokens its hash ids stand for (0 without ids).
+	end             int64
+	session, parent string
+	block           int
+	skip            bool // a line that is not a call (parseTraceDynamo drops it)
 }
 
 // maxReplay is the longest scaled span a trace may have. Offsets are
@@ -209,6 +252,15 @@ func loopPeriod(entries []TraceEntry) (time.Duration, error) {
 	return span + span/time.Duration(len(entries)-1), nil
 }
 
+// agentTrace says whether format records agent sessions, replayed as
+// sessions (Trace.Sessions) with the block size it records.
+func agentTrace(format string) bool { return format == TraceDynamo || format == TraceWeka }
+
+// BlockTokens is the tokens each of the trace's hash ids stands for: the
+// option's (or DefaultBlockTokens) for Mooncake, the recorded size for
+// Dynamo and Weka; 0 when the trace has no hash ids.
+func (t *Trace) BlockTokens() int { return t.block }
+
 // Format is the trace's format, one of TraceFormats.
 func (t *Trace) Format() string { return t.format }
 
@@ -253,7 +305,11 @@ func (t *Trace) Duration() time.Duration {
 func (t *Trace) String() string {
 	var b strings.Builder
 	span := t.entries[len(t.entries)-1].At
-	fmt.Fprintf(&b, "trace %s (%s): %d requests over %s", t.path, t.format, len(t.entries), t.recorded.Round(time.Millisecond))
+	fmt.Fprintf(&b, "trace %s (%s): %d requests", t.path, t.format, len(t.entries))
+	if t.sessions != nil {
+		fmt.Fprintf(&b, " in %d sessions", len(t.sessions))
+	}
+	fmt.Fprintf(&b, " over %s", t.recorded.Round(time.Millisecond))
 	if t.recorded > 0 {
 		fmt.Fprintf(&b, " (%.2f/s)", float64(len(t.entries)-1)/t.recorded.Seconds())
 	}

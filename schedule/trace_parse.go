@@ -41,6 +41,10 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 		return parseTraceJSONL(data)
 	case TraceMooncake:
 		return parseTraceMooncake(data, blockTokens)
+	case TraceDynamo:
+		return parseTraceDynamo(data)
+	case TraceWeka:
+		return parseTraceWeka(data)
 	}
 	cols, ok := traceLayouts[format]
 	if !ok {
@@ -49,13 +53,21 @@ func parseTrace(format string, data []byte, blockTokens int) ([]traceRow, error)
 	return parseTraceCSV(data, cols)
 }
 
-// detectTraceFormat guesses the format: a first line naming hash_ids or
+// detectTraceFormat guesses the format: a first line naming Dynamo's
+// schema is Dynamo's; a file naming hash_id_scope near its start is
+// Weka's (whose traces may span lines); a first line naming hash_ids or
 // input_length is Mooncake's; other .jsonl and .ndjson files are JSONL;
 // otherwise the CSV header tells Azure (ContextTokens) and BurstGPT
 // (Request tokens) from our own layout.
 func detectTraceFormat(path string, data []byte) string {
 	header, _, _ := bytes.Cut(bytes.TrimPrefix(data, []byte("\ufeff")), []byte("\n"))
 	h := strings.ToLower(string(header))
+	if strings.Contains(h, dynamoSchema) {
+		return TraceDynamo
+	}
+	if head := data[:min(len(data), 64<<10)]; bytes.Contains(head, []byte(`"hash_id_scope"`)) {
+		return TraceWeka
+	}
 	if strings.Contains(h, `"hash_ids"`) || strings.Contains(h, `"input_length"`) {
 		return TraceMooncake
 	}
