@@ -32,14 +32,15 @@ func main() {
 	samples := flag.Int("samples", 40, "measured requests each probe at the lowest load (and each rerun) is sized for, at half the one-user speed")
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
 	mode := flag.String("mode", record.ModeClosed, "closed (search users) or open (search requests/s, Poisson)")
+	confirm := flag.Int("confirm", 0, "find-capacity --confirm: probes at the answer beyond the one that found it, each of which must pass")
 	flag.Parse()
-	if err := run(*configs, *mode, *reruns, *samples, *dir); err != nil {
+	if err := run(*configs, *mode, *reruns, *samples, *confirm, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "realknee:", err)
 		os.Exit(1)
 	}
 }
 
-func run(configs, mode string, reruns, samples int, dir string) error {
+func run(configs, mode string, reruns, samples, confirm int, dir string) error {
 	cs, err := parseConfigs(configs)
 	if err != nil {
 		return err
@@ -47,8 +48,8 @@ func run(configs, mode string, reruns, samples int, dir string) error {
 	if mode != record.ModeClosed && mode != record.ModeOpen {
 		return fmt.Errorf("-mode %q: want closed or open", mode)
 	}
-	if reruns < 1 || samples < 1 {
-		return fmt.Errorf("-reruns %d, -samples %d: want at least 1 each", reruns, samples)
+	if reruns < 1 || samples < 1 || confirm < 0 {
+		return fmt.Errorf("-reruns %d, -samples %d, -confirm %d: want at least 1, 1 and 0", reruns, samples, confirm)
 	}
 	if dir == "" {
 		if dir, err = os.MkdirTemp("", "realknee-"); err != nil {
@@ -57,7 +58,7 @@ func run(configs, mode string, reruns, samples int, dir string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s := suite{Mode: mode, Reruns: reruns, Samples: samples, Dir: dir, Log: os.Stderr}
+	s := suite{Mode: mode, Reruns: reruns, Samples: samples, Confirm: confirm, Dir: dir, Log: os.Stderr}
 	fmt.Fprintf(os.Stderr, "realknee: run directories under %s\n", dir)
 	var outs []*outcome
 	for _, c := range cs {

@@ -24,6 +24,10 @@ type suite struct {
 	// Samples is the measured requests each rerun at the answer (and
 	// each probe at the search's lowest load) is sized to expect.
 	Samples int
+	// Confirm is find-capacity's --confirm: probes at the answer beyond
+	// the one that found it (each must pass), with as many more probes
+	// allowed.
+	Confirm int
 	Dir     string
 	Log     io.Writer
 }
@@ -58,6 +62,7 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 		return nil, err
 	}
 	o.SLO, o.Search = sloFor(o.OneUser), searchFor(s.Mode, o.OneUser, c.Slots)
+	o.Search.Confirm, o.Search.MaxProbes = s.Confirm, o.Search.MaxProbes+s.Confirm
 	warmup := warmupFor(o.OneUser)
 	o.Probe = warmup + measuredFor(slowestRate(s.Mode, o.OneUser, o.Search), s.Samples)
 	if err := s.findCapacity(ctx, srv, o, warmup); err != nil {
