@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -414,15 +413,11 @@ func (c *call) serveJSON() {
 		}
 	}
 	n := c.st.req.OutputTokens
-	var text strings.Builder
-	for i := range n {
-		text.WriteString(tokenText(c.words, i))
+	text := c.answer
+	if text == "" {
+		text = ReplyText(c.words, n)
 	}
-	if c.answer != "" {
-		text.Reset()
-		text.WriteString(c.answer)
-	}
-	c.writeWhole(c.d.whole(c.w.Header(), text.String(), n), c.writeError)
+	c.writeWhole(c.d.whole(c.w.Header(), text, n), c.writeError)
 }
 
 // writeWhole writes a whole (non-streamed) reply, or the request's fault

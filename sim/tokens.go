@@ -1,5 +1,7 @@
 package sim
 
+import "strings"
+
 // Prompt tokens are counted, not tokenized: a token is a run of bytes
 // between ASCII whitespace, and each ASCII punctuation mark (. , ; : ! ?)
 // is a token of its own, as in real BPE vocabularies: "The cat  sat." is 4
@@ -100,6 +102,17 @@ var vocabulary = [...]string{
 	"costs ", "time ", "to ", "recompute ", "prefill ", "chunks ", "share ", "budget ",
 	"with ", "decodes ", "in ", "one ", "iteration ", "as ", "vLLM ", "does ",
 	"Throughput ", "rises ", "until ", "memory ", "runs ", "out ", "latency ", "follows ",
+}
+
+// ReplyText is the text of the first n tokens of the reply that starts at
+// word offset start: what the simulator writes for such a reply, and what
+// a virtual-time fleet threads into a conversation's history in its place.
+func ReplyText(start uint64, n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(tokenText(start, i))
+	}
+	return b.String()
 }
 
 // tokenText returns the text of output token i of a request whose answer
