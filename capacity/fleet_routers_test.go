@@ -68,9 +68,14 @@ func TestCompareRouters(t *testing.T) {
 		// round-robin, least-outstanding, prefix, session.
 		want []int
 	}{
-		// Each turn's history is the previous prompt and its real reply.
-		{"conversations", conversations, "ttft.p99<=2s", []int{12, 23, 11, 6}},
-		{"no shared prefix", noSharedPrefix, "ttft.p99<=1s", []int{8, 8, 9, 8}},
+		// Each turn's history is the previous prompt and its real reply:
+		// the routers that follow it hit the cache on ~73% of prompt
+		// tokens, the others on 7–12%. Least-outstanding stacks long
+		// prefills (TestLeastOutstandingStacksPrefills) on a TTFT tail
+		// that more replicas barely lower.
+		{"conversations", conversations, "ttft.p99<=2s", []int{12, 23, 8, 6}},
+		// Nothing to follow: the prefix router is least-outstanding.
+		{"no shared prefix", noSharedPrefix, "ttft.p99<=1s", []int{8, 8, 8, 8}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

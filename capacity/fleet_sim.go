@@ -192,7 +192,7 @@ func newFleetRun(spec FleetSpec, emit func(*FleetOutcome)) (*fleetRun, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	rt, err := newRouter(spec.Router)
+	rt, err := newRouter(spec.Router, spec.Profile.WithDefaults().BlockSize)
 	if err != nil {
 		return nil, err
 	}
