@@ -18,7 +18,7 @@ func PlanFleetRouters(o FleetOptions, routers []Router) (*record.Fleet, error) {
 		routers = Routers()
 	}
 	for _, r := range routers {
-		if _, err := newRouter(r); err != nil {
+		if _, err := newRouter(r, 1); err != nil {
 			return nil, err
 		}
 	}

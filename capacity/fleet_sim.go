@@ -22,9 +22,11 @@ type FleetRequest struct {
 	// PromptTokens and OutputTokens are its lengths; the output is
 	// generated exactly (as with ignore_eos).
 	PromptTokens, OutputTokens int
-	// BlockHashes are the prompt's chained block hashes (PromptHasher);
-	// requests sharing a prefix share leading hashes, which the prefix
-	// router and each replica's prefix cache use. nil opts out of both.
+	// BlockHashes are the prompt's chained block hashes (PromptHasher),
+	// running on over the reply's blocks when a later turn carries the
+	// reply (sim.Request's BlockHashes); requests sharing a prefix share
+	// leading hashes, which the prefix router and each replica's prefix
+	// cache use. nil opts out of both.
 	BlockHashes []uint64
 	// Affinity, when not 0, is the closed-loop user that sent it plus
 	// one: the session router keeps a user's requests (its
@@ -190,7 +192,7 @@ func newFleetRun(spec FleetSpec, emit func(*FleetOutcome)) (*fleetRun, error) {
 	if err := spec.validate(); err != nil {
 		return nil, err
 	}
-	rt, err := newRouter(spec.Router)
+	rt, err := newRouter(spec.Router, spec.Profile.WithDefaults().BlockSize)
 	if err != nil {
 		return nil, err
 	}

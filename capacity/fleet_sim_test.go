@@ -26,6 +26,9 @@ func (p *poissonArrivals) Next() time.Duration {
 // mixRequests draws request i's lengths from the reference mixes; with
 // groups > 0 each prompt opens with one of groups shared 16-token blocks,
 // drawn at random.
+// groupBlocks is the blocks a prompt group of mixRequests shares.
+const groupBlocks = 8
+
 func mixRequests(prompts, outputs Mix, groups int) func(uint64) FleetRequest {
 	p, err := prompts.dist()
 	if err != nil {
@@ -39,12 +42,16 @@ func mixRequests(prompts, outputs Mix, groups int) func(uint64) FleetRequest {
 		rng := rand.New(rand.NewPCG(i, 7))
 		req := FleetRequest{PromptTokens: p.Sample(rng), OutputTokens: o.Sample(rng)}
 		if groups > 0 {
+			// The group's document fills the first groupBlocks blocks
+			// (chained hashes: the group's own), the request's question
+			// the rest.
+			g := uint64(rng.IntN(groups)) + 1
 			req.BlockHashes = make([]uint64, req.PromptTokens/16)
 			for k := range req.BlockHashes {
 				req.BlockHashes[k] = rng.Uint64() | 1
-			}
-			if len(req.BlockHashes) > 0 {
-				req.BlockHashes[0] = uint64(rng.IntN(groups)) + 1 // the shared opening block
+				if k < groupBlocks {
+					req.BlockHashes[k] = g<<8 | uint64(k)<<1 | 1
+				}
 			}
 		}
 		return req
@@ -97,7 +104,9 @@ func TestFleetRouters(t *testing.T) {
 	t.Parallel()
 	p, _ := sim.LookupProfile(sim.DefaultProfile)
 	const groups = 61
-	requests := mixRequests(Mix{{256, 3}, {2048, 1}}, Mix{{128, 1}}, groups)
+	// Prompts of 192 and 256 tokens open with their group's 128-token
+	// document: at least half of each prompt.
+	requests := mixRequests(Mix{{192, 3}, {256, 1}}, Mix{{128, 1}}, groups)
 	run := func(r Router) ([]FleetOutcome, FleetStats) {
 		return runFleet(t, FleetSpec{
 			Profile: p, ReadyAt: upFromStart(4), Router: r,
@@ -116,7 +125,7 @@ func TestFleetRouters(t *testing.T) {
 	}
 	// Prefix-aware: each of 61 prompt groups stays on few replicas (round-
 	// robin sends every group to all 4), so the fleet's prefix caches
-	// miss each group's opening block fewer times.
+	// miss each group's document fewer times.
 	replicasPerGroup := func(outs []FleetOutcome) float64 {
 		on := map[uint64]map[int]bool{}
 		for _, o := range outs {
@@ -151,10 +160,6 @@ func TestFleetRouters(t *testing.T) {
 // TestRouterPicks pins each router's choice on hand-made states.
 func TestRouterPicks(t *testing.T) {
 	t.Parallel()
-	key := FleetRequest{BlockHashes: []uint64{42}}
-	home := func() int { r, _ := newRouter(PrefixAware); return r.pick([]int{0, 1, 2, 3}, []int{0, 0, 0, 0}, key) }()
-	loaded := []int{0, 0, 0, 0}
-	loaded[home] = 9
 	tests := []struct {
 		name     string
 		router   Router
@@ -169,11 +174,6 @@ func TestRouterPicks(t *testing.T) {
 		{"least", LeastOutstanding, []int{0, 1, 2}, []int{3, 1, 2}, FleetRequest{}, 1},
 		// A replica not yet up is never chosen, however idle.
 		{"least skips down", LeastOutstanding, []int{0, 1}, []int{3, 2, 0}, FleetRequest{}, 1},
-		// The same prefix goes home while home is not overloaded.
-		{"prefix home", PrefixAware, []int{0, 1, 2, 3}, []int{1, 1, 1, 1}, key, home},
-		// Home holding 9 of 9 in flight is past 1.25× the mean: spill to
-		// the first idle replica.
-		{"prefix spills", PrefixAware, []int{0, 1, 2, 3}, loaded, key, map[bool]int{true: 1, false: 0}[home == 0]},
 		// User 5 (affinity 6) of 4 replicas up goes to the second: 5 mod 4.
 		{"session sticks", Sticky, []int{0, 1, 2, 3}, []int{0, 9, 0, 0}, FleetRequest{Affinity: 6}, 1},
 		// Over the replicas up: 5 mod 2 is the second of {0, 3}.
@@ -182,7 +182,7 @@ func TestRouterPicks(t *testing.T) {
 		{"session without affinity", Sticky, []int{2, 3}, []int{0, 0, 0, 0}, FleetRequest{}, 2},
 	}
 	for _, tt := range tests {
-		r, err := newRouter(tt.router)
+		r, err := newRouter(tt.router, 16)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -190,7 +190,7 @@ func TestRouterPicks(t *testing.T) {
 			t.Errorf("%s: picked %d, want %d", tt.name, got, tt.want)
 		}
 	}
-	if _, err := newRouter("random"); err == nil {
+	if _, err := newRouter("random", 16); err == nil {
 		t.Error("router random: want an error naming the routers")
 	}
 }

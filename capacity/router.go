@@ -20,11 +20,13 @@ const (
 	// requests in flight (ties go round the replicas), as Envoy's
 	// least_request and most LLM gateways do.
 	LeastOutstanding Router = "least-outstanding"
-	// PrefixAware sends requests that open with the same prompt block to
-	// the same replica (rendezvous hashing, stable as replicas join), so
-	// its prefix cache serves them, unless that replica holds more than
-	// prefixLoadBound times the mean in flight; then it falls back to
-	// least-outstanding (consistent hashing with bounded loads).
+	// PrefixAware sends a request to the replica that took the longest
+	// prefix of its prompt before (prefixRouter), when that prefix is at
+	// least half the prompt and the replica holds no more than
+	// prefixLoadBound times the mean in flight; otherwise to the replica
+	// with the fewest in flight. A conversation's next turn follows its
+	// history, requests sharing a long document go together, and
+	// conversations that share only a system prompt spread out.
 	PrefixAware Router = "prefix"
 	// Sticky sends every request of one closed-loop user (its
 	// conversations: FleetRequest.Affinity) to one replica, user u to
@@ -49,14 +51,16 @@ type router interface {
 	pick(up []int, inflight []int, req FleetRequest) int
 }
 
-func newRouter(r Router) (router, error) {
+// newRouter returns a router of kind r for replicas whose KV blocks hold
+// blockSize tokens.
+func newRouter(r Router, blockSize int) (router, error) {
 	switch r {
 	case RoundRobin, "":
 		return &roundRobin{}, nil
 	case LeastOutstanding:
 		return &leastOutstanding{}, nil
 	case PrefixAware:
-		return &prefixRouter{}, nil
+		return &prefixRouter{blockSize: blockSize}, nil
 	case Sticky, "sticky":
 		return &stickyRouter{}, nil
 	}
@@ -97,27 +101,81 @@ func (l *leastOutstanding) pick(up []int, inflight []int, _ FleetRequest) int {
 	return best
 }
 
-type prefixRouter struct{ fallback leastOutstanding }
+// prefixRouter remembers, for each KV block hash it has seen, the
+// replica it last sent a request holding that block: an approximation of
+// the replicas' caches, as SGLang's and vLLM production-stack's routers
+// keep one from the traffic they route. Block hashes are chained, so a
+// hit on block i means that replica was sent the whole prefix up to it;
+// walking the prompt's blocks from the last one down finds the longest.
+// A request's blocks include its reply's where the request carries them
+// (FleetRequest.BlockHashes): the router sees the reply pass through.
+//
+// A match shorter than half the prompt is not worth a detour: a shared
+// system prompt of a block or two would otherwise pull every conversation
+// onto the replica that saw it first (the first-block key this router
+// used before did that), while each conversation's next turn, whose
+// history is at least half its prompt, still follows it.
+type prefixRouter struct {
+	blockSize int
+	// seen and older are two generations of block → replica: when seen
+	// fills up it becomes older and a fresh one starts, so the memory
+	// stays bounded and the blocks forgotten first are the least recent,
+	// as a cache's eviction forgets them.
+	seen, older map[uint64]int
+	fallback    leastOutstanding
+}
+
+// prefixRouterMemory is how many blocks one generation remembers: about
+// a million, more than a hundred a100-7b replicas' caches hold.
+const prefixRouterMemory = 1 << 20
 
 func (p *prefixRouter) pick(up []int, inflight []int, req FleetRequest) int {
-	if len(up) == 0 || len(req.BlockHashes) == 0 {
-		return p.fallback.pick(up, inflight, req)
+	k := p.longestPrefix(up, req)
+	if k < 0 || overloaded(up, inflight, k) {
+		k = p.fallback.pick(up, inflight, req)
 	}
-	key, best, bestScore := req.BlockHashes[0], -1, uint64(0)
-	for _, k := range up {
-		if s := mix64(key ^ (uint64(k)+1)*0x9e3779b97f4a7c15); best < 0 || s > bestScore {
-			best, bestScore = k, s
+	if k >= 0 {
+		p.remember(req, k)
+	}
+	return k
+}
+
+// longestPrefix is the replica up that took the longest prefix of req's
+// prompt, at least half of it; -1 when none did.
+func (p *prefixRouter) longestPrefix(up []int, req FleetRequest) int {
+	blocks := min(len(req.BlockHashes), req.PromptTokens/max(p.blockSize, 1))
+	for i := blocks - 1; i >= 0 && 2*(i+1) >= blocks; i-- {
+		k, ok := p.seen[req.BlockHashes[i]]
+		if !ok {
+			k, ok = p.older[req.BlockHashes[i]]
+		}
+		if ok && slices.Contains(up, k) {
+			return k
 		}
 	}
+	return -1
+}
+
+// remember records that replica k was sent req's blocks.
+func (p *prefixRouter) remember(req FleetRequest, k int) {
+	if p.seen == nil || len(p.seen)+len(req.BlockHashes) > prefixRouterMemory {
+		p.older, p.seen = p.seen, make(map[uint64]int, len(p.seen))
+	}
+	for _, h := range req.BlockHashes {
+		p.seen[h] = k
+	}
+}
+
+// overloaded reports whether replica k would hold more than
+// prefixLoadBound times the mean in flight with one more request
+// (consistent hashing with bounded loads).
+func overloaded(up []int, inflight []int, k int) bool {
 	total := 0
-	for _, k := range up {
-		total += inflight[k]
+	for _, j := range up {
+		total += inflight[j]
 	}
 	mean := float64(total+1) / float64(len(up))
-	if float64(inflight[best]+1) > prefixLoadBound*mean+1 {
-		return p.fallback.pick(up, inflight, req)
-	}
-	return best
+	return float64(inflight[k]+1) > prefixLoadBound*mean+1
 }
 
 type stickyRouter struct{ fallback roundRobin }

@@ -16,9 +16,9 @@ import (
 // previous turn's prompt; the run and each class report that requested
 // share beside what the server served, which the block size keeps a little
 // below it (a partly filled last block is not cached). The conversations'
-// history is synthetic: the simulator caches prompts only, not the replies
-// it writes, so a real reply (which the run counts as reusable, as llama.cpp
-// and vLLM serve it) would read as reuse lost.
+// history is synthetic so each turn's reuse is known by construction (the
+// simulator caches its real replies too: sim's
+// TestConversationCachesReplies).
 func TestPrefixReuseOfPrefixesAndTurns(t *testing.T) {
 	t.Parallel()
 	url := tinySim(t, sim.Faults{})

@@ -14,8 +14,12 @@ import (
 type Request struct {
 	// PromptTokens is the prompt length in tokens (at least 1).
 	PromptTokens int
-	// BlockHashes are the chained hashes of the prompt's full blocks, as
-	// PromptHasher makes them; nil opts the request out of prefix caching.
+	// BlockHashes are the chained hashes of the sequence's full blocks, as
+	// PromptHasher makes them: the prompt's, then, where the caller knows
+	// the output in advance, the blocks the output fills (AddReply), which
+	// the cache keeps as they are computed, as vLLM does, so a later turn
+	// whose prompt holds this reply reuses them. nil opts the request out
+	// of prefix caching.
 	BlockHashes []uint64
 	// OutputTokens is exactly how many tokens to generate (at least 1).
 	OutputTokens int
@@ -468,12 +472,15 @@ func (e *Engine) commit(r *StepResult) {
 	}
 }
 
-// registerBlocks publishes s's newly completed prompt blocks to the cache.
+// registerBlocks publishes s's newly completed blocks to the cache, the
+// output's too where BlockHashes covers them. The last token generated is
+// never computed (nothing samples after it), so a reply's final block is
+// cached only when a token beyond it was computed.
 func (e *Engine) registerBlocks(s *Sequence) {
 	if e.p.DisablePrefixCaching {
 		return
 	}
-	full := min(min(s.computed, s.req.PromptTokens)/e.p.BlockSize, len(s.req.BlockHashes))
+	full := min(s.computed/e.p.BlockSize, len(s.req.BlockHashes))
 	for ; s.hashed < full; s.hashed++ {
 		e.pool.register(s.blocks[s.hashed], s.req.BlockHashes[s.hashed])
 	}

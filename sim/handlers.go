@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -158,8 +157,21 @@ func (s *Server) drawCall(g generation, requestID, traceParent string) *call {
 	c.id = fmt.Sprintf("%s%016x", prefix, rng.Uint64())
 	c.answerDraw = rng.Float64() // last, so the draws before it are as they were
 	c.st = &stream{reason: reason, eager: g.stream, notify: make(chan struct{}, 1), requestID: requestID, traceParent: traceParent}
-	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.hashes, OutputTokens: out, Batch: g.batch, Ref: c.st}
+	c.st.req = Request{PromptTokens: g.promptTokens, BlockHashes: g.sequenceHashes(c.words, out), OutputTokens: out, Batch: g.batch, Ref: c.st}
 	return c
+}
+
+// sequenceHashes are the block hashes of the prompt followed by the reply
+// of out tokens from word offset words, so the engine caches the reply's
+// full blocks too. A reply replaced later by an expected answer or a tool
+// call is one token, which never fills a block past the prompt, so the
+// blocks hashed here are never cached for it.
+func (g *generation) sequenceHashes(words uint64, out int) []uint64 {
+	if g.hasher == nil || g.hasher.Tokens() != g.promptTokens {
+		return g.hashes // an empty prompt counts as one token it never hashed
+	}
+	g.hasher.AddReply(words, out)
+	return g.hasher.BlockHashes()
 }
 
 // outputLength decides how many tokens to generate and why it stops:
@@ -401,15 +413,11 @@ func (c *call) serveJSON() {
 		}
 	}
 	n := c.st.req.OutputTokens
-	var text strings.Builder
-	for i := range n {
-		text.WriteString(tokenText(c.words, i))
+	text := c.answer
+	if text == "" {
+		text = ReplyText(c.words, n)
 	}
-	if c.answer != "" {
-		text.Reset()
-		text.WriteString(c.answer)
-	}
-	c.writeWhole(c.d.whole(c.w.Header(), text.String(), n), c.writeError)
+	c.writeWhole(c.d.whole(c.w.Header(), text, n), c.writeError)
 }
 
 // writeWhole writes a whole (non-streamed) reply, or the request's fault

@@ -59,14 +59,17 @@ type generation struct {
 	includeUsage bool
 	promptTokens int
 	hashes       []uint64
-	maxTokens    int // explicit, or what is left of the context
-	minTokens    int
-	effort       string // reasoning_effort, as sent
-	ignoreEOS    bool
-	details      bool       // TGI's parameters.details
-	infer        *inferCall // a v2 /infer request's id and batch
-	scored       *scoreCall // a rerank, score or pooling request's documents
-	batch        bool       // the prompt is sequences read apart (Request.Batch)
+	// hasher holds the prompt's hash state, for the reply's blocks
+	// (sequenceHashes); nil where the prompt was not hashed.
+	hasher    *PromptHasher
+	maxTokens int // explicit, or what is left of the context
+	minTokens int
+	effort    string // reasoning_effort, as sent
+	ignoreEOS bool
+	details   bool       // TGI's parameters.details
+	infer     *inferCall // a v2 /infer request's id and batch
+	scored    *scoreCall // a rerank, score or pooling request's documents
+	batch     bool       // the prompt is sequences read apart (Request.Batch)
 	// held is the conversation a server holding history keeps with the
 	// reply (the Responses API); nil for the other APIs.
 	held []apiMessage
@@ -146,7 +149,7 @@ func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiE
 	if err := hashPrompt(h, &req, api); err != nil {
 		return generation{}, err
 	}
-	g.promptTokens, g.hashes = max(h.Tokens(), 1), h.BlockHashes()
+	g.promptTokens, g.hashes, g.hasher = max(h.Tokens(), 1), h.BlockHashes(), h
 	if err := g.settleLimits(req, p.MaxModelLen); err != nil {
 		return generation{}, err
 	}

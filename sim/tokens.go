@@ -1,5 +1,7 @@
 package sim
 
+import "strings"
+
 // Prompt tokens are counted, not tokenized: a token is a run of bytes
 // between ASCII whitespace, and each ASCII punctuation mark (. , ; : ! ?)
 // is a token of its own, as in real BPE vocabularies: "The cat  sat." is 4
@@ -67,6 +69,18 @@ func (h *PromptHasher) AddToken(tok uint64) {
 	}
 }
 
+// AddReply adds the first n tokens of the reply that starts at word
+// offset start in the vocabulary, token by token, so the hashes run on
+// from the prompt's into the blocks the reply fills. A conversation's next
+// turn opens with this prompt and this reply as text; AddText hashes it to
+// the same chain, so a prefix cache that kept the reply's blocks serves
+// them, as vLLM and llama.cpp serve a previous turn's output.
+func (h *PromptHasher) AddReply(start uint64, n int) {
+	for i := range n {
+		h.AddText(tokenText(start, i))
+	}
+}
+
 // Tokens is the number of tokens added so far.
 func (h *PromptHasher) Tokens() int { return h.tokens }
 
@@ -75,7 +89,10 @@ func (h *PromptHasher) BlockHashes() []uint64 { return h.hashes }
 
 // vocabulary is the simulated model's output: plain ASCII words that need
 // no JSON escaping, one token each, so counting the words of an answer
-// gives its completion_tokens.
+// gives its completion_tokens. They carry no punctuation, which AddText
+// counts as tokens of its own: a reply read back as a later turn's prompt
+// is as many prompt tokens as it was completion tokens, and hashes as the
+// engine cached it (AddReply).
 var vocabulary = [...]string{
 	"the ", "model ", "is ", "simulated ", "and ", "this ", "answer ", "has ",
 	"no ", "meaning ", "but ", "its ", "timing ", "does ", "every ", "token ",
@@ -83,8 +100,19 @@ var vocabulary = [...]string{
 	"queues ", "grow ", "under ", "load ", "while ", "cache ", "blocks ", "fill ",
 	"up ", "then ", "requests ", "wait ", "or ", "get ", "preempted ", "which ",
 	"costs ", "time ", "to ", "recompute ", "prefill ", "chunks ", "share ", "budget ",
-	"with ", "decodes ", "in ", "one ", "iteration ", "as ", "vLLM ", "does. ",
-	"Throughput ", "rises ", "until ", "memory ", "runs ", "out, ", "latency ", "follows. ",
+	"with ", "decodes ", "in ", "one ", "iteration ", "as ", "vLLM ", "does ",
+	"Throughput ", "rises ", "until ", "memory ", "runs ", "out ", "latency ", "follows ",
+}
+
+// ReplyText is the text of the first n tokens of the reply that starts at
+// word offset start: what the simulator writes for such a reply, and what
+// a virtual-time fleet threads into a conversation's history in its place.
+func ReplyText(start uint64, n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(tokenText(start, i))
+	}
+	return b.String()
 }
 
 // tokenText returns the text of output token i of a request whose answer
