@@ -112,8 +112,11 @@ workload:
 	}
 	started := c.Completed + c.Failed + c.Incomplete
 	t.Logf("%d conversations: %d completed, %d incomplete; duration p50 %.1f ms", started, c.Completed, c.Incomplete, c.Duration.P50)
-	if started != 30 || c.PerTurn[0].Requests != 30 || c.Failed != 0 {
-		t.Errorf("%d conversations started (%d first turns, %d failed), want 30 at 20/s for 1.5 s", started, c.PerTurn[0].Requests, c.Failed)
+	// 30 arrivals are due in 1.5 s at 20/s; a host too busy to issue
+	// some before the end issues fewer (seen: 27), never more. The exact
+	// count is engine's TestConversationsUnderOpenLoop, on a fake clock.
+	if started > 30 || started < 24 || c.PerTurn[0].Requests != started || c.Failed != 0 {
+		t.Errorf("%d conversations started (%d first turns, %d failed), want 24-30 at 20/s for 1.5 s, one first turn each", started, c.PerTurn[0].Requests, c.Failed)
 	}
 	checkSessionRecords(t, res.Dir)
 	prompt := map[uint64]int{} // each conversation's last prompt sent
