@@ -29,7 +29,13 @@ func (ragSource) Spec(i uint64) workload.Spec {
 func simClient(t *testing.T) *protocol.OpenAI {
 	t.Helper()
 	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: 1})
-	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	return openAIClient(t, url)
+}
+
+// openAIClient is an OpenAI client for baseURL, closed when the test ends.
+func openAIClient(t *testing.T, baseURL string) *protocol.OpenAI {
+	t.Helper()
+	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: baseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +71,8 @@ func runChain(t *testing.T, path string, n int) []*record.Result {
 	}
 	chain := &Chain{Steps: []ChainStep{modelStep("embed", protocol.APIEmbeddings),
 		{Name: "retrieve", HTTP: call}, modelStep("chat", protocol.APIChat)}}
-	eng, err := New(Config{Client: simClient(t), Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 2},
-		Requests: n, Chains: map[string]*Chain{"rag": chain}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan *record.Result, n)
-	if err := eng.Run(context.Background(), out); err != nil {
-		t.Fatal(err)
-	}
-	var rs []*record.Result
-	for r := range out {
-		rs = append(rs, r)
-	}
+	rs := collect(t, Config{Client: simClient(t), Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 2},
+		Requests: n, Chains: map[string]*Chain{"rag": chain}}, context.Background())
 	if len(rs) != n {
 		t.Fatalf("%d records, want %d", len(rs), n)
 	}
