@@ -146,11 +146,23 @@ func TestChainConfigRejected(t *testing.T) {
 		{map[string]*Chain{"a": nil}, "nil"},
 	}
 	for _, tt := range tests {
-		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
-			Requests: 1, Chains: tt.chains})
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: error %v, want %q", tt.chains, err, tt.want)
-		}
+		cfg := ragConfig()
+		cfg.Chains = tt.chains
+		wantRejected(t, cfg, tt.want)
+	}
+}
+
+// ragConfig is a one-user, one-request run of ragSource on an in-memory
+// client, for a test to add the class's chain or graph to.
+func ragConfig() Config {
+	return Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1}, Requests: 1}
+}
+
+// wantRejected checks that New refuses cfg with an error holding want.
+func wantRejected(t *testing.T, cfg Config, want string) {
+	t.Helper()
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("chains %v graphs %v: error %v, want %q", cfg.Chains, cfg.Graphs, err, want)
 	}
 }
 

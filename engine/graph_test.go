@@ -243,10 +243,8 @@ func TestGraphConfigRejected(t *testing.T) {
 		{map[string]*Graph{"a": nil}, "nil"},
 	}
 	for _, tt := range tests {
-		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
-			Requests: 1, Graphs: tt.graphs})
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: error %v, want %q", tt.graphs, err, tt.want)
-		}
+		cfg := ragConfig()
+		cfg.Graphs = tt.graphs
+		wantRejected(t, cfg, tt.want)
 	}
 }
