@@ -21,7 +21,7 @@ func conversationRun(name string, seed uint64, n int, slow float64, failEvery in
 		at := int64(k) * 1_000_000
 		first := id
 		for turn := 1; turn <= 3; turn++ {
-			e2e := int64((100_000 + rng.Float64()*50_000) * slow)
+			e2e := callUS(rng, slow)
 			r := &record.Result{ID: id, Class: "chat", Turn: turn, Session: first, SendUS: at, E2EUS: e2e, Status: 200}
 			if failEvery > 0 && k%failEvery == 0 && turn == 3 {
 				r.Error, r.Status = record.ErrHTTP5xx, 500
@@ -44,7 +44,6 @@ func conversationRun(name string, seed uint64, n int, slow float64, failEvery in
 // conversations get no row.
 func TestCompareSessions(t *testing.T) {
 	t.Parallel()
-	limits := []Limit{{Metric: "session_ms.p90", Relative: 0.10}}
 	base := conversationRun("base", 1, 200, 1, 0)
 	tests := []struct {
 		name       string
@@ -65,19 +64,13 @@ func TestCompareSessions(t *testing.T) {
 		if n := len(tt.cur.Overall.Session); n != tt.completed {
 			t.Errorf("%s: %d session times, want %d", tt.name, n, tt.completed)
 		}
-		c := Compare(base, tt.cur, CompareOptions{Limits: limits})
-		for _, metric := range []string{"session_ms.p90", "classes.chat.session_ms.p90"} {
-			d := deltaOf(t, c, metric)
-			if d.Change != tt.change || d.Test != TestQuantile {
-				t.Errorf("%s: %s %s (%.0f → %.0f ms), want %s", tt.name, metric, d.Change, d.Baseline, d.Current, tt.change)
-			}
+		metrics := []string{"session_ms.p90", "classes.chat.session_ms.p90"}
+		c := compareTimes(t, tt.name, base, tt.cur, metrics[0], map[string]string{metrics[0]: tt.change, metrics[1]: tt.change}, tt.regression)
+		for _, metric := range metrics {
 			// 3 turns of 100-150 ms and 2 thinks of 20 ms: 340-490 ms.
-			if d.Baseline < 340 || d.Baseline > 490 {
+			if d := deltaOf(t, c, metric); d.Baseline < 340 || d.Baseline > 490 {
 				t.Errorf("%s: %s baseline %.0f ms, want 340-490", tt.name, metric, d.Baseline)
 			}
-		}
-		if got := deltaOf(t, c, "session_ms.p90").Regression; got != tt.regression {
-			t.Errorf("%s: session_ms.p90 regression %v, want %v", tt.name, got, tt.regression)
 		}
 		if indexDelta(c.Deltas, "classes.doc.session_ms.p50") >= 0 {
 			t.Errorf("%s: a single-request class has session times", tt.name)

@@ -17,8 +17,8 @@ func graphRun(name string, seed uint64, n int, slow float64, failEvery int) *Run
 	rs := NewRunSamples(name)
 	for k := range n {
 		at := int64(k) * 1_000_000
-		planUS := int64(100_000 + rng.Float64()*50_000)
-		answerUS := int64((100_000 + rng.Float64()*50_000) * slow)
+		planUS := callUS(rng, 1)
+		answerUS := callUS(rng, slow)
 		steps := []record.ChainStep{
 			{Name: "plan", Kind: "chat", SendUS: at, DurUS: planUS, Status: 200},
 			{Name: "search#0", Kind: "tool", SendUS: at + planUS, DurUS: 20_000},
@@ -44,7 +44,6 @@ func graphRun(name string, seed uint64, n int, slow float64, failEvery int) *Run
 // the same; runs without tasks get no row.
 func TestCompareTasks(t *testing.T) {
 	t.Parallel()
-	limits := []Limit{{Metric: "task_ms.p90", Relative: 0.10}}
 	base := graphRun("base", 1, 200, 1, 0)
 	tests := []struct {
 		name       string
@@ -69,22 +68,13 @@ func TestCompareTasks(t *testing.T) {
 		if n := len(tt.cur.Overall.Task); n != tt.tasks {
 			t.Errorf("%s: %d task times, want %d", tt.name, n, tt.tasks)
 		}
-		c := Compare(base, tt.cur, CompareOptions{Limits: limits})
-		for metric, change := range tt.change {
-			d := deltaOf(t, c, metric)
-			if d.Change != change || d.Test != TestQuantile {
-				t.Errorf("%s: %s %s (%.0f → %.0f ms), want %s; %+v", tt.name, metric, d.Change, d.Baseline, d.Current, change, d.Runs)
-			}
-		}
+		c := compareTimes(t, tt.name, base, tt.cur, "task_ms.p90", tt.change, tt.regression)
 		// plan 100-150, tools 20, answer 100-150: 220-320 ms.
 		if d := deltaOf(t, c, "classes.agent.task_ms.p90"); d.Baseline < 220 || d.Baseline > 320 {
 			t.Errorf("%s: task_ms.p90 baseline %.0f ms, want 220-320", tt.name, d.Baseline)
 		}
 		if d := deltaOf(t, c, "classes.agent.nodes.search.latency_ms.p50"); d.Baseline != 20 || d.BaselineN != 400 {
 			t.Errorf("%s: search node p50 %.1f ms over %d calls, want 20 ms over 400 (both copies)", tt.name, d.Baseline, d.BaselineN)
-		}
-		if got := deltaOf(t, c, "task_ms.p90").Regression; got != tt.regression {
-			t.Errorf("%s: task_ms.p90 regression %v, want %v", tt.name, got, tt.regression)
 		}
 		for _, metric := range []string{"classes.doc.task_ms.p50", "nodes.plan.latency_ms.p50"} {
 			if indexDelta(c.Deltas, metric) >= 0 {

@@ -149,6 +149,30 @@ func deltaOf(t *testing.T, c *Comparison, metric string) Delta {
 	return c.Deltas[i]
 }
 
+// compareTimes compares cur with base under a 10% relative limit on
+// limited and checks, in the case called name, that each metric of
+// changes was judged by the quantile test to have that change, and that
+// limited is a regression exactly when regression is set.
+func compareTimes(t *testing.T, name string, base, cur *RunSamples, limited string, changes map[string]string, regression bool) *Comparison {
+	t.Helper()
+	c := Compare(base, cur, CompareOptions{Limits: []Limit{{Metric: limited, Relative: 0.10}}})
+	for metric, change := range changes {
+		d := deltaOf(t, c, metric)
+		if d.Change != change || d.Test != TestQuantile {
+			t.Errorf("%s: %s %s (%.0f → %.0f ms), want %s; %+v", name, metric, d.Change, d.Baseline, d.Current, change, d.Runs)
+		}
+	}
+	if got := deltaOf(t, c, limited).Regression; got != regression {
+		t.Errorf("%s: %s regression %v, want %v", name, limited, got, regression)
+	}
+	return c
+}
+
+// callUS draws a call's time: 100-150 ms, times slow.
+func callUS(rng *rand.Rand, slow float64) int64 {
+	return int64((100_000 + rng.Float64()*50_000) * slow)
+}
+
 func TestParseLimit(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -29,7 +29,13 @@ func (ragSource) Spec(i uint64) workload.Spec {
 func simClient(t *testing.T) *protocol.OpenAI {
 	t.Helper()
 	_, url := enginetest.StartSim(t, sim.Config{Profile: enginetest.TinyProfile(t), Seed: 1})
-	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
+	return openAIClient(t, url)
+}
+
+// openAIClient is an OpenAI client for baseURL, closed when the test ends.
+func openAIClient(t *testing.T, baseURL string) *protocol.OpenAI {
+	t.Helper()
+	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: baseURL})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,19 +71,8 @@ func runChain(t *testing.T, path string, n int) []*record.Result {
 	}
 	chain := &Chain{Steps: []ChainStep{modelStep("embed", protocol.APIEmbeddings),
 		{Name: "retrieve", HTTP: call}, modelStep("chat", protocol.APIChat)}}
-	eng, err := New(Config{Client: simClient(t), Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 2},
-		Requests: n, Chains: map[string]*Chain{"rag": chain}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan *record.Result, n)
-	if err := eng.Run(context.Background(), out); err != nil {
-		t.Fatal(err)
-	}
-	var rs []*record.Result
-	for r := range out {
-		rs = append(rs, r)
-	}
+	rs := collect(t, Config{Client: simClient(t), Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 2},
+		Requests: n, Chains: map[string]*Chain{"rag": chain}}, context.Background())
 	if len(rs) != n {
 		t.Fatalf("%d records, want %d", len(rs), n)
 	}
@@ -151,11 +146,23 @@ func TestChainConfigRejected(t *testing.T) {
 		{map[string]*Chain{"a": nil}, "nil"},
 	}
 	for _, tt := range tests {
-		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
-			Requests: 1, Chains: tt.chains})
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: error %v, want %q", tt.chains, err, tt.want)
-		}
+		cfg := ragConfig()
+		cfg.Chains = tt.chains
+		wantRejected(t, cfg, tt.want)
+	}
+}
+
+// ragConfig is a one-user, one-request run of ragSource on an in-memory
+// client, for a test to add the class's chain or graph to.
+func ragConfig() Config {
+	return Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1}, Requests: 1}
+}
+
+// wantRejected checks that New refuses cfg with an error holding want.
+func wantRejected(t *testing.T, cfg Config, want string) {
+	t.Helper()
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("chains %v graphs %v: error %v, want %q", cfg.Chains, cfg.Graphs, err, want)
 	}
 }
 

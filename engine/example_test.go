@@ -14,30 +14,42 @@ import (
 	"github.com/inferload/inferload/workload"
 )
 
-// A closed loop of 4 users sends 20 requests to a simulated server; the
-// caller owns aggregation by ranging over the results.
-func Example() {
+// tinyChat is the examples' target and workload: the simulator's tiny
+// profile on 127.0.0.1, an OpenAI client for it, and 32-token prompts
+// each asking for output tokens, rendered as streamed chat with usage.
+// The caller picks the Shape and the budget; stop closes the client and
+// the server.
+func tinyChat(output int) (cfg engine.Config, stop func()) {
 	prof, _ := sim.LookupProfile("tiny")
 	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
 	if err != nil {
 		panic(err)
 	}
-	defer srv.Close()
-
 	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
 	if err != nil {
+		srv.Close()
 		panic(err)
 	}
-	defer client.Close()
-	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(16), IgnoreEOS: true})
+	stop = func() { client.Close(); srv.Close() }
+	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(output), IgnoreEOS: true})
 	if err != nil {
+		stop()
 		panic(err)
 	}
 	render := func(s workload.Spec) (*protocol.Request, error) {
 		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IncludeUsage: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
 		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens, EventsCap: s.MaxTokens}, err
 	}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 4}, Requests: 20})
+	return engine.Config{Client: client, Source: gen, Render: render}, stop
+}
+
+// A closed loop of 4 users sends 20 requests to a simulated server; the
+// caller owns aggregation by ranging over the results.
+func Example() {
+	cfg, stop := tinyChat(16)
+	defer stop()
+	cfg.Shape, cfg.Requests = engine.ClosedLoop{Users: 4}, 20
+	eng, err := engine.New(cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -58,26 +70,10 @@ func Example() {
 // after its tenth success; the users' requests still in flight then all
 // succeed too, so every issued request answers.
 func ExampleEngine_StopIssuing() {
-	prof, _ := sim.LookupProfile("tiny")
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Close()
-	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(8), IgnoreEOS: true})
-	if err != nil {
-		panic(err)
-	}
-	render := func(s workload.Spec) (*protocol.Request, error) {
-		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
-		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens}, err
-	}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 4}, Duration: time.Hour})
+	cfg, stop := tinyChat(8)
+	defer stop()
+	cfg.Shape, cfg.Duration = engine.ClosedLoop{Users: 4}, time.Hour
+	eng, err := engine.New(cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -134,27 +130,10 @@ func (a *burstArrivals) Next() time.Duration {
 // A phase of a shape written outside the engine: three bursts of two
 // requests, 20 ms apart. Each record keeps when its burst was due.
 func ExampleShape() {
-	prof, _ := sim.LookupProfile("tiny")
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Close()
-	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(4), IgnoreEOS: true})
-	if err != nil {
-		panic(err)
-	}
-	render := func(s workload.Spec) (*protocol.Request, error) {
-		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
-		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens}, err
-	}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render,
-		Shape: bursts{Size: 2, Every: 20 * time.Millisecond}, Requests: 6})
+	cfg, stop := tinyChat(4)
+	defer stop()
+	cfg.Shape, cfg.Requests = bursts{Size: 2, Every: 20 * time.Millisecond}, 6
+	eng, err := engine.New(cfg)
 	if err != nil {
 		panic(err)
 	}
@@ -174,32 +153,16 @@ func ExampleShape() {
 // prompts carry the plan's real reply, then answers with all three
 // replies in its prompt. Each task is one record listing its calls.
 func ExampleGraph() {
-	prof, _ := sim.LookupProfile("tiny")
-	srv, url, err := sim.Start(sim.Config{Profile: prof}, "127.0.0.1:0")
-	if err != nil {
-		panic(err)
-	}
-	defer srv.Close()
-	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-	gen, err := workload.NewGenerator(workload.GeneratorConfig{Seed: 1, Input: workload.Fixed(32), Output: workload.Fixed(8), IgnoreEOS: true})
-	if err != nil {
-		panic(err)
-	}
-	render := func(s workload.Spec) (*protocol.Request, error) {
-		body, err := protocol.OpenAIBody{Prompt: s.Prompt, MaxTokens: s.MaxTokens, Stream: true, IncludeUsage: true, IgnoreEOS: s.IgnoreEOS}.Render(protocol.APIChat)
-		return &protocol.Request{API: protocol.APIChat, Body: body, Stream: true, MaxTokens: s.MaxTokens, EventsCap: s.MaxTokens}, err
-	}
+	cfg, stop := tinyChat(8)
+	defer stop()
 	agent := &engine.Graph{Nodes: []engine.Node{
-		{Name: "plan", Render: render},
-		{Name: "research", After: []int{0}, Count: 3, Render: render},
-		{Name: "answer", After: []int{1}, Render: render},
+		{Name: "plan", Render: cfg.Render},
+		{Name: "research", After: []int{0}, Count: 3, Render: cfg.Render},
+		{Name: "answer", After: []int{1}, Render: cfg.Render},
 	}}
-	eng, err := engine.New(engine.Config{Client: client, Source: gen, Render: render, Shape: engine.ClosedLoop{Users: 2},
-		Requests: 4, Graphs: map[string]*engine.Graph{record.DefaultClass: agent}})
+	cfg.Shape, cfg.Requests = engine.ClosedLoop{Users: 2}, 4
+	cfg.Graphs = map[string]*engine.Graph{record.DefaultClass: agent}
+	eng, err := engine.New(cfg)
 	if err != nil {
 		panic(err)
 	}

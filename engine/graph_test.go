@@ -37,12 +37,7 @@ func startAgentServer(t *testing.T, fanOut int) (*agentServer, *protocol.OpenAI)
 	s := &agentServer{fanOut: fanOut, asked: map[string][]string{}, all: make(chan struct{})}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	c, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: srv.URL + "/v1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return s, c
+	return s, openAIClient(t, srv.URL+"/v1")
 }
 
 func (s *agentServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -111,20 +106,8 @@ func researchGraph() *Graph {
 // runGraph runs n tasks of g one after another and returns their records.
 func runGraph(t *testing.T, c protocol.Client, g *Graph, n int) []*record.Result {
 	t.Helper()
-	eng, err := New(Config{Client: c, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
-		Requests: n, Graphs: map[string]*Graph{"rag": g}, Seed: 7})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := make(chan *record.Result, n)
-	if err := eng.Run(context.Background(), out); err != nil {
-		t.Fatal(err)
-	}
-	var rs []*record.Result
-	for r := range out {
-		rs = append(rs, r)
-	}
-	return rs
+	return collect(t, Config{Client: c, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
+		Requests: n, Graphs: map[string]*Graph{"rag": g}, Seed: 7}, context.Background())
 }
 
 func stepNames(steps []record.ChainStep) []string {
@@ -260,10 +243,8 @@ func TestGraphConfigRejected(t *testing.T) {
 		{map[string]*Graph{"a": nil}, "nil"},
 	}
 	for _, tt := range tests {
-		_, err := New(Config{Client: &serviceClient{}, Source: ragSource{}, Render: render, Shape: ClosedLoop{Users: 1},
-			Requests: 1, Graphs: tt.graphs})
-		if err == nil || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("%v: error %v, want %q", tt.graphs, err, tt.want)
-		}
+		cfg := ragConfig()
+		cfg.Graphs = tt.graphs
+		wantRejected(t, cfg, tt.want)
 	}
 }

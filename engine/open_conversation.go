@@ -70,13 +70,7 @@ func (e *Engine) openConversation(ph *Phase, o OpenLoop, sess workload.Session, 
 	if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {
 		return false
 	}
-	if slots != nil && !acquire(issueCtx, slots) {
-		return false
-	}
-	if !e.admit(issueCtx) {
-		if slots != nil {
-			<-slots
-		}
+	if !e.admitWithSlot(issueCtx, slots) {
 		return false
 	}
 	at := arrival{open: true, due: due, lateAfter: o.LateAfter}
@@ -84,9 +78,7 @@ func (e *Engine) openConversation(ph *Phase, o OpenLoop, sess workload.Session, 
 	ph.requests.Go(func() {
 		defer wg.Done()
 		res := e.execute(e.reqCtx, i, p, err, at)
-		if slots != nil {
-			<-slots
-		}
+		release(slots)
 		e.laterTurns(ph, o, sess, user, conv, p.spec, res, slots)
 	})
 	return true
@@ -113,19 +105,11 @@ func (e *Engine) laterTurns(ph *Phase, o OpenLoop, sess workload.Session, user, 
 			return // the budget is spent, or issuing stopped: the conversation is cut
 		}
 		p, err := e.prepareNext(sess, user, i, prev, &conv)
-		if slots != nil && !acquire(issueCtx, slots) {
-			return
-		}
-		if !e.admit(issueCtx) {
-			if slots != nil {
-				<-slots
-			}
+		if !e.admitWithSlot(issueCtx, slots) {
 			return
 		}
 		res = e.execute(e.reqCtx, i, p, err, arrival{open: true, due: due.Sub(e.start), lateAfter: never})
-		if slots != nil {
-			<-slots
-		}
+		release(slots)
 		last = p.spec
 	}
 	ph.out <- res

@@ -79,20 +79,12 @@ func (e *Engine) runOpenLoop(ph *Phase, o OpenLoop) {
 		if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {
 			return
 		}
-		if slots != nil && !acquire(issueCtx, slots) {
-			return
-		}
-		if !e.admit(issueCtx) {
-			if slots != nil {
-				<-slots
-			}
+		if !e.admitWithSlot(issueCtx, slots) {
 			return
 		}
 		at := arrival{open: true, due: due, lateAfter: o.LateAfter}
 		ph.requests.Go(func() {
-			if slots != nil {
-				defer func() { <-slots }()
-			}
+			defer release(slots)
 			ph.out <- e.execute(e.reqCtx, i, p, err, at)
 		})
 	}
@@ -106,6 +98,28 @@ func (e *Engine) runOpenLoop(ph *Phase, o OpenLoop) {
 func (e *Engine) idleUntilStop(issueCtx context.Context) {
 	if e.cfg.Duration > 0 {
 		<-issueCtx.Done()
+	}
+}
+
+// admitWithSlot takes an in-flight slot when the loop is capped (slots
+// non-nil), then admits the request. When issuing stops first it gives
+// the slot back and reports false, so a stopped loop holds no slot.
+func (e *Engine) admitWithSlot(issueCtx context.Context, slots chan struct{}) bool {
+	if slots != nil && !acquire(issueCtx, slots) {
+		return false
+	}
+	if !e.admit(issueCtx) {
+		release(slots)
+		return false
+	}
+	return true
+}
+
+// release gives back an in-flight slot taken by admitWithSlot; an
+// uncapped loop (nil slots) took none.
+func release(slots chan struct{}) {
+	if slots != nil {
+		<-slots
 	}
 }
 

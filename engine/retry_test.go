@@ -68,12 +68,7 @@ func renderPlain(workload.Spec) (*protocol.Request, error) {
 // runRetries runs n requests one at a time against url with policy p.
 func runRetries(t *testing.T, url string, n int, p RetryPolicy) []*record.Result {
 	t.Helper()
-	client, err := protocol.NewOpenAI(protocol.OpenAIOptions{BaseURL: url})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(client.Close)
-	return collect(t, Config{Client: client, Source: fixedSource{}, Render: renderPlain,
+	return collect(t, Config{Client: openAIClient(t, url), Source: fixedSource{}, Render: renderPlain,
 		Shape: ClosedLoop{Users: 1}, Requests: n, Retry: p, Seed: 1}, context.Background())
 }
 

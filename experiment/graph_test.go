@@ -3,12 +3,9 @@ package experiment
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/inferload/inferload/sim"
@@ -81,22 +78,17 @@ func TestGraphAgainstSimulator(t *testing.T) {
 	checkRebuildIdentical(t, res.Dir)
 }
 
-// bodyRecorder is a 127.0.0.1 chat server whose streamed reply is a
-// function of the request body alone, recording every body it got.
+// bodyRecorder is a chat server whose streamed reply is a function of
+// the request body alone, recording every body it got.
 type bodyRecorder struct {
-	mu     sync.Mutex
-	bodies []string
+	postLog
 }
 
 func (b *bodyRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if r.Method != http.MethodPost {
-		http.Error(w, "not found", http.StatusNotFound) // the preflight's probes
+	body, ok := b.keep(w, r)
+	if !ok {
 		return
 	}
-	b.mu.Lock()
-	b.bodies = append(b.bodies, string(body))
-	b.mu.Unlock()
 	w.Header().Set("Content-Type", "text/event-stream")
 	_, _ = fmt.Fprintf(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"reply to %d bytes\"}}]}\n\n"+
 		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":4}}\n\ndata: [DONE]\n\n", len(body))
@@ -127,18 +119,11 @@ workload:
 	var runs [2][]string
 	for k := range runs {
 		rec := &bodyRecorder{}
-		srv := httptest.NewServer(rec)
-		res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(agentPlan, srv.URL)), Options{})
-		srv.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := runAgainst(t, rec, agentPlan)
 		if res.Summary.Requests.Failed != 0 {
 			t.Fatalf("run %d: errors %v", k, res.Summary.Errors)
 		}
-		rec.mu.Lock()
-		runs[k] = slices.Sorted(slices.Values(rec.bodies))
-		rec.mu.Unlock()
+		runs[k] = slices.Sorted(slices.Values(rec.all()))
 	}
 	if len(runs[0]) != 6*5 || !slices.Equal(runs[0], runs[1]) {
 		t.Errorf("%d and %d bodies differ:\n%q\n%q", len(runs[0]), len(runs[1]), runs[0], runs[1])

@@ -1,26 +1,21 @@
 package experiment
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 )
 
-// toolServer is a 127.0.0.1 chat and completions server: a chat request
+// toolServer is a chat and completions server: a chat request
 // that offers tools gets a streamed call of search, its id a hash of the
 // first message (so a test knows which id a later call must answer) and
 // its arguments split over two deltas; any other request gets text. It
 // records every body.
 type toolServer struct {
-	mu     sync.Mutex
-	bodies []string
+	postLog
 }
 
 // toolCallID is the id toolServer gives the call of a prompt.
@@ -31,14 +26,10 @@ func toolCallID(prompt string) string {
 }
 
 func (s *toolServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	body, _ := io.ReadAll(r.Body)
-	if r.Method != http.MethodPost {
-		http.Error(w, "not found", http.StatusNotFound) // the preflight's probes
+	body, ok := s.keep(w, r)
+	if !ok {
 		return
 	}
-	s.mu.Lock()
-	s.bodies = append(s.bodies, string(body))
-	s.mu.Unlock()
 	var req struct {
 		Tools    []any `json:"tools"`
 		Messages []struct {
@@ -116,17 +107,12 @@ workload:
 	}
 	for _, tt := range tests {
 		srv := &toolServer{}
-		hs := httptest.NewServer(srv)
-		res, err := Run(context.Background(), testPlan(t, fmt.Sprintf(graphPlan, hs.URL, tt.tools, tt.api)), Options{})
-		hs.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := runAgainst(t, srv, graphPlan, tt.tools, tt.api)
 		if s := res.Summary.Chains["agent"]; s == nil || s.Chains != 3 || s.Failed != 0 {
 			t.Fatalf("%s: chains %+v errors %v", tt.name, res.Summary.Chains, res.Summary.Errors)
 		}
 		answers := 0
-		for _, b := range srv.bodies {
+		for _, b := range srv.all() {
 			var req struct {
 				Tools    []any         `json:"tools"`
 				Messages []wireMessage `json:"messages"`

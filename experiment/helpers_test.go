@@ -2,8 +2,14 @@ package experiment
 
 import (
 	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"testing"
 
 	"github.com/inferload/inferload/internal/enginetest"
@@ -49,4 +55,41 @@ func eachRecord(t *testing.T, dir string, fn func(*record.Result) error) {
 	if _, err := rundir.ReadRecords(filepath.Join(dir, rundir.Records), fn); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// postLog keeps the bodies of the POSTs a test server got, in arrival
+// order; anything else (the preflight's probes) is answered 404.
+type postLog struct {
+	mu     sync.Mutex
+	bodies []string
+}
+
+// keep reads r's body and keeps it when r is a POST, for the handler to
+// answer; any other request it answers 404 itself, and reports false.
+func (l *postLog) keep(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, _ := io.ReadAll(r.Body)
+	if r.Method != http.MethodPost {
+		http.Error(w, "not found", http.StatusNotFound)
+		return nil, false
+	}
+	l.mu.Lock()
+	l.bodies = append(l.bodies, string(body))
+	l.mu.Unlock()
+	return body, true
+}
+
+// all returns the bodies kept so far.
+func (l *postLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.bodies)
+}
+
+// runAgainst runs planFmt, its first %s the URL of a 127.0.0.1 server of
+// h and args the rest, and fails the test when the run fails.
+func runAgainst(t *testing.T, h http.Handler, planFmt string, args ...any) *Outcome {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	return runPlan(t, fmt.Sprintf(planFmt, append([]any{srv.URL}, args...)...))
 }

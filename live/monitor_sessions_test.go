@@ -2,7 +2,6 @@ package live
 
 import (
 	"testing"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -34,13 +33,7 @@ func TestMonitorSessions(t *testing.T) {
 		{"none", nil, false},
 	}
 	for _, tt := range tests {
-		now := time.Unix(0, 0)
-		m := NewMonitor(MonitorOptions{SessionTurns: tt.turns, Now: func() time.Time { return now }})
-		m.Start("d", 0)
-		for _, r := range recs {
-			m.Observe(r)
-		}
-		v := m.View(0, 0)
+		v := viewOf(MonitorOptions{SessionTurns: tt.turns}, recs)
 		c := v.Sessions["chat"]
 		if (c != nil) != tt.want || (!tt.want && v.Sessions != nil) {
 			t.Fatalf("%s: sessions %v, want some: %v", tt.name, v.Sessions, tt.want)

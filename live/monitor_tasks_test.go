@@ -2,7 +2,6 @@ package live
 
 import (
 	"testing"
-	"time"
 
 	"github.com/inferload/inferload/record"
 )
@@ -50,13 +49,7 @@ func TestMonitorTasks(t *testing.T) {
 		{"none", recs[3:], nil, false},
 	}
 	for _, tt := range tests {
-		now := time.Unix(0, 0)
-		m := NewMonitor(MonitorOptions{SLOs: tt.slos, Now: func() time.Time { return now }})
-		m.Start("d", 0)
-		for _, r := range tt.recs {
-			m.Observe(r)
-		}
-		v := m.View(0, 0)
+		v := viewOf(MonitorOptions{SLOs: tt.slos}, tt.recs)
 		c := v.Chains["agent"]
 		if (c != nil) != tt.tasks || (!tt.tasks && v.Chains != nil) {
 			t.Fatalf("%s: chains %v, want some: %v", tt.name, v.Chains, tt.tasks)

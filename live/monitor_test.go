@@ -23,6 +23,19 @@ func ok(doneMS, ttftMS int64, class string, gapsMS ...int64) *record.Result {
 		Stream: true, OutputTokens: len(events), InputTokens: 10, Class: class}
 }
 
+// viewOf is the view of a monitor with opts, its clock stopped at the
+// epoch, that started stage "d" at 0 and observed recs.
+func viewOf(opts MonitorOptions, recs []*record.Result) View {
+	now := time.Unix(0, 0)
+	opts.Now = func() time.Time { return now }
+	m := NewMonitor(opts)
+	m.Start("d", 0)
+	for _, r := range recs {
+		m.Observe(r)
+	}
+	return m.View(0, 0)
+}
+
 // TestMonitorPoints: records fall in the second they finished in; a
 // second closes one second after its end, empty seconds too; latencies
 // are the second's own percentiles.

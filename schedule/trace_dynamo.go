@@ -182,16 +182,14 @@ func dynamoStart(req *dynamoRequest, end int64) (int64, error) {
 // replay metadata when there is one (the tokens its hashes stand for),
 // else input_tokens.
 func dynamoLengths(req *dynamoRequest, row *traceRow) error {
-	if v := req.OutputTokens; v == nil || *v < 0 || *v > maxTraceTokens {
-		return fmt.Errorf("field request.output_tokens: missing, negative or above %d", maxTraceTokens)
+	if err := readTraceTokens("field request.output_tokens", req.OutputTokens, &row.output); err != nil {
+		return err
 	}
-	row.output = *req.OutputTokens
 	rp := req.Replay
 	if rp == nil {
-		if v := req.InputTokens; v == nil || *v < 0 || *v > maxTraceTokens {
-			return fmt.Errorf("field request.input_tokens: missing, negative or above %d (and no request.replay)", maxTraceTokens)
+		if err := readTraceTokens("field request.input_tokens", req.InputTokens, &row.input); err != nil {
+			return fmt.Errorf("%w (and no request.replay)", err)
 		}
-		row.input = *req.InputTokens
 		return nil
 	}
 	switch b := rp.TraceBlockSize; {
@@ -202,10 +200,9 @@ func dynamoLengths(req *dynamoRequest, row *traceRow) error {
 	default:
 		row.block = *b
 	}
-	if v := rp.InputLength; v == nil || *v < 0 || *v > maxTraceTokens {
-		return fmt.Errorf("field request.replay.input_length: missing, negative or above %d", maxTraceTokens)
+	if err := readTraceTokens("field request.replay.input_length", rp.InputLength, &row.input); err != nil {
+		return err
 	}
-	row.input = *rp.InputLength
 	if rp.InputSequenceHashes == nil {
 		return errors.New("field request.replay.input_sequence_hashes: missing")
 	}

@@ -2,7 +2,6 @@ package schedule
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -66,10 +65,7 @@ func TestLoadTraceDynamo(t *testing.T) {
 		if tr.Format() != TraceDynamo || tr.BlockTokens() != 16 {
 			t.Errorf("format %q, block tokens %d: want dynamo, 16", tr.Format(), tr.BlockTokens())
 		}
-		got := make([]TraceEntry, tr.Len())
-		for i := range got {
-			got[i] = tr.Entry(i)
-		}
+		got := traceEntries(tr)
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%+v:\n got %+v\nwant %+v", tt.opts, got, tt.want)
 		}
@@ -137,20 +133,7 @@ func TestLoadTraceDynamoErrors(t *testing.T) {
 		{"loop", ok, TraceOptions{Loop: true}, []string{"loop", "once"}},
 	}
 	for _, tt := range tests {
-		p := filepath.Join(t.TempDir(), tt.name+".jsonl")
-		if err := os.WriteFile(p, []byte(tt.body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadTrace(p, tt.opts)
-		if err == nil {
-			t.Errorf("%s: no error", tt.name)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
-			}
-		}
+		wantTraceError(t, writeTrace(t, tt.name+".jsonl", tt.body), tt.opts, tt.want)
 	}
 }
 

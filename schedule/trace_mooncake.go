@@ -47,15 +47,11 @@ func parseMooncakeLine(line []byte, blockTokens int) (traceRow, error) {
 	default:
 		row.ns = int64(math.Round(*ms * 1e6))
 	}
-	for _, f := range []struct {
-		name string
-		v    *int
-		dst  *int
-	}{{"input_length", l.InputLength, &row.input}, {"output_length", l.OutputLength, &row.output}} {
-		if f.v == nil || *f.v < 0 || *f.v > maxTraceTokens {
-			return row, fmt.Errorf("field %s: missing, negative or above %d", f.name, maxTraceTokens)
-		}
-		*f.dst = *f.v
+	if err := readTraceTokens("field input_length", l.InputLength, &row.input); err != nil {
+		return row, err
+	}
+	if err := readTraceTokens("field output_length", l.OutputLength, &row.output); err != nil {
+		return row, err
 	}
 	if l.HashIDs == nil {
 		return row, errors.New("field hash_ids: missing (an empty list [] means no block is shared)")

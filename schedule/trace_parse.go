@@ -158,6 +158,16 @@ func traceRecord(rec []string, idx [4]int, cols traceColumns) (traceRow, error) 
 	return row, nil
 }
 
+// readTraceTokens stores a recorded token count in dst: present, and 0
+// to maxTraceTokens; field names it in the error.
+func readTraceTokens(field string, v, dst *int) error {
+	if v == nil || *v < 0 || *v > maxTraceTokens {
+		return fmt.Errorf("%s: missing, negative or above %d", field, maxTraceTokens)
+	}
+	*dst = *v
+	return nil
+}
+
 // parseTokens reads a token count: a whole number, not negative. BurstGPT
 // writes counts as floats ("472.0") in some exports, so a whole float is
 // accepted.

@@ -103,10 +103,7 @@ func TestLoadTraceFormats(t *testing.T) {
 		if tr.format != tt.format {
 			t.Errorf("%s: format %q, want %q", tt.file, tr.format, tt.format)
 		}
-		got := make([]TraceEntry, tr.Len())
-		for i := range got {
-			got[i] = tr.Entry(i)
-		}
+		got := traceEntries(tr)
 		if !reflect.DeepEqual(got, tt.want) {
 			t.Errorf("%s %+v:\n got %+v\nwant %+v", tt.file, tt.opts, got, tt.want)
 		}
@@ -240,20 +237,7 @@ func TestLoadTraceErrors(t *testing.T) {
 		{"o.csv", "timestamp,input_tokens,output_tokens\n0,1,1\n3000000000,1,1\n", TraceOptions{Speed: 0.001}, []string{"too long"}},
 	}
 	for _, tt := range tests {
-		p := filepath.Join(t.TempDir(), tt.name)
-		if err := os.WriteFile(p, []byte(tt.body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadTrace(p, tt.opts)
-		if err == nil {
-			t.Errorf("%s: no error", tt.name)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
-			}
-		}
+		wantTraceError(t, writeTrace(t, tt.name, tt.body), tt.opts, tt.want)
 	}
 	if _, err := LoadTrace(filepath.Join(t.TempDir(), "none.csv"), TraceOptions{}); err == nil || !strings.Contains(err.Error(), "none.csv") {
 		t.Errorf("missing file: error %v does not name it", err)
@@ -301,4 +285,40 @@ func FuzzTrace(f *testing.F) {
 			}
 		}
 	})
+}
+
+// traceEntries lists tr's entries in order.
+func traceEntries(tr *Trace) []TraceEntry {
+	got := make([]TraceEntry, tr.Len())
+	for i := range got {
+		got[i] = tr.Entry(i)
+	}
+	return got
+}
+
+// writeTrace writes body to a file called name in a temporary directory
+// and returns its path.
+func writeTrace(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// wantTraceError checks that loading the trace at path with opts fails
+// with an error holding each of want.
+func wantTraceError(t *testing.T, path string, opts TraceOptions, want []string) {
+	t.Helper()
+	_, err := LoadTrace(path, opts)
+	if err == nil {
+		t.Errorf("%s: no error", filepath.Base(path))
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("%s: error %q lacks %q", filepath.Base(path), err, w)
+		}
+	}
 }

@@ -185,15 +185,11 @@ func (w wekaReader) call(r wekaRecord, path string, spawn float64) (traceRow, er
 		return row, fmt.Errorf("%s.t: %v s and api_time %v s end too late", path, t, api)
 	}
 	row.ns, row.end = int64(math.Round(t*1e9)), int64(math.Round((t+api)*1e9))
-	for _, f := range []struct {
-		name string
-		v    *int
-		dst  *int
-	}{{"in", r.In, &row.input}, {"out", r.Out, &row.output}} {
-		if f.v == nil || *f.v < 0 || *f.v > maxTraceTokens {
-			return row, fmt.Errorf("%s.%s: missing, negative or above %d", path, f.name, maxTraceTokens)
-		}
-		*f.dst = *f.v
+	if err := readTraceTokens(path+".in", r.In, &row.input); err != nil {
+		return row, err
+	}
+	if err := readTraceTokens(path+".out", r.Out, &row.output); err != nil {
+		return row, err
 	}
 	if most := (row.input + w.block - 1) / w.block; len(r.HashIDs) > most {
 		return row, fmt.Errorf("%s.hash_ids: %d blocks, but in %d fills at most %d of %d tokens", path, len(r.HashIDs), row.input, most, w.block)

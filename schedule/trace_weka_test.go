@@ -2,9 +2,7 @@ package schedule
 
 import (
 	"os"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 	"time"
 )
@@ -40,10 +38,7 @@ func TestLoadTraceWeka(t *testing.T) {
 		{At: 1900 * ms, InputTokens: 40, OutputTokens: 5, HashIDs: []int64{0, 1, 4}, Line: 1, Session: 1, Delay: 300 * ms},
 		{At: 2500 * ms, InputTokens: 80, OutputTokens: 4, HashIDs: []int64{0, 1, 2, 3, 5}, Line: 1, Turn: 2, Delay: 400 * ms},
 	}
-	got := make([]TraceEntry, tr.Len())
-	for i := range got {
-		got[i] = tr.Entry(i)
-	}
+	got := traceEntries(tr)
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("entries\n got %+v\nwant %+v", got, want)
 	}
@@ -65,11 +60,7 @@ func TestLoadTraceWekaScopes(t *testing.T) {
 {"id": "b", "block_size": 4, "requests": [{"t": 0.5, "type": "n", "in": 4, "out": 1, "hash_ids": [1], "api_time": 0.1},
   {"t": 1, "type": "subagent", "agent_id": "x", "requests": [{"t": 1.25, "type": "s", "in": 4, "out": 1, "hash_ids": [1]}]}]}
 `
-	p := filepath.Join(t.TempDir(), "two.jsonl")
-	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	tr, err := LoadTrace(p, TraceOptions{})
+	tr, err := LoadTrace(writeTrace(t, "two.jsonl", body), TraceOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,20 +110,7 @@ func TestLoadTraceWekaErrors(t *testing.T) {
 		{"sizes", trace(call) + "\n" + `{"id": "d", "block_size": 8, "requests": [{"t": 0, "type": "n", "in": 4, "out": 1}]}`, []string{"line 2", "block size 8, but line 1 has 4"}},
 	}
 	for _, tt := range tests {
-		p := filepath.Join(t.TempDir(), tt.name+".json")
-		if err := os.WriteFile(p, []byte(tt.body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		_, err := LoadTrace(p, TraceOptions{Format: TraceWeka})
-		if err == nil {
-			t.Errorf("%s: no error", tt.name)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q lacks %q", tt.name, err, w)
-			}
-		}
+		wantTraceError(t, writeTrace(t, tt.name+".json", tt.body), TraceOptions{Format: TraceWeka}, tt.want)
 	}
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,8 +15,6 @@ import (
 	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/rundir"
 	"github.com/inferload/inferload/sim"
-
-	"github.com/inferload/inferload/internal/browsertest"
 )
 
 // concurrencySeen counts the generation requests the simulator is
@@ -53,7 +50,6 @@ func (c *concurrencySeen) wrap(h http.Handler) http.Handler {
 // test artifact ($TEST_ARTIFACTS or the test's temp dir).
 func TestLiveUIInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := browsertest.Path(t)
 	prof, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
 		t.Fatal(err)
@@ -68,22 +64,9 @@ func TestLiveUIInBrowser(t *testing.T) {
 	target := httptest.NewServer(seen.wrap(s.Handler()))
 	t.Cleanup(target.Close)
 
-	addr, out := freePort(t), t.TempDir()
-	var errb syncBuffer
-	st := &State{Args: []string{"run", "--url", target.URL + "/v1", "--concurrency", "2", "--duration", "60s",
-		"--input-tokens", "16", "--output-tokens", "16", "--gpu=false", "--out", out, "-q", "--ui", addr},
-		Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(string) string { return "" }, ReadFile: os.ReadFile, Version: "test"}
-	done := make(chan int, 1)
-	go func() { done <- Main(st) }()
-
-	pg := openPage(t, browser, 30*time.Second)
-	// The run prints its URL, with its token, once it listens.
-	var printed string
-	waitFor(t, "the live UI's URL", func() (bool, error) {
-		_, rest, ok := strings.Cut(errb.String(), "live UI at ")
-		printed, _, _ = strings.Cut(rest, "\n")
-		return ok && strings.Contains(printed, "?token="), nil
-	})
+	r := startLiveRun(t, "--url", target.URL+"/v1", "--concurrency", "2", "--duration", "60s",
+		"--input-tokens", "16", "--output-tokens", "16")
+	pg, addr, printed := r.pg, r.addr, r.printed
 	// Without the token the page shows the run, its controls off, and
 	// says why.
 	pg.do(chromedp.Navigate("http://" + addr + "/"))
@@ -139,13 +122,11 @@ func TestLiveUIInBrowser(t *testing.T) {
 	// Stop: the run ends with its summary on the page.
 	pg.do(chromedp.Click("#stop"))
 	pg.poll(`!document.getElementById('final').hidden && document.getElementById('final-text').textContent.indexOf('succeeded') >= 0`)
-	if code := <-done; code != ExitInterrupted {
-		t.Fatalf("exit %d after stop, want %d (interrupted, as Ctrl-C): %s", code, ExitInterrupted, errb.String())
-	}
+	r.stopped(t)
 	pg.screenshot("live-ui.png")
 	pg.checkConsole()
 
-	dir := runDirIn(t, out)
+	dir := runDirIn(t, r.out)
 	sum, err := rundir.ReadSummary(filepath.Join(dir, rundir.Summary))
 	if err != nil {
 		t.Fatal(err)

@@ -1,26 +1,20 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/inferload/inferload/internal/browsertest"
-	"github.com/inferload/inferload/sim"
 )
 
 // tasksUIPlan is a graph class on the simulator: a plan call offering a
 // tool (the simulator calls it, so the tool runs), two researchers, an
 // answer; a generous SLO so every task meets it.
 const tasksUIPlan = `
-target: {url: %s/v1}
+target: {url: %s}
 load: {concurrency: 2, duration: 60s}
 workload:
   classes:
@@ -42,34 +36,14 @@ workload:
 // graph's order (research's two copies in one row, twice the calls).
 func TestLiveUITasksInBrowser(t *testing.T) {
 	t.Parallel()
-	browser := browsertest.Path(t)
-	s, err := sim.New(sim.Config{Seed: 1, Speedup: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.Close)
-	target := httptest.NewServer(s.Handler())
-	t.Cleanup(target.Close)
-
-	addr, out := freePort(t), t.TempDir()
+	_, url := startSim(t)
 	planFile := filepath.Join(t.TempDir(), "graph.yaml")
-	if err := os.WriteFile(planFile, []byte(fmt.Sprintf(tasksUIPlan, target.URL)), 0o600); err != nil {
+	if err := os.WriteFile(planFile, []byte(fmt.Sprintf(tasksUIPlan, url)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var errb syncBuffer
-	st := &State{Args: []string{"run", "-f", planFile, "--gpu=false", "--out", out, "-q", "--ui", addr},
-		Stdout: &bytes.Buffer{}, Stderr: &errb, Getenv: func(string) string { return "" }, ReadFile: os.ReadFile, Version: "test"}
-	done := make(chan int, 1)
-	go func() { done <- Main(st) }()
-
-	pg := openPage(t, browser, 30*time.Second)
-	var printed string
-	waitFor(t, "the live UI's URL", func() (bool, error) {
-		_, rest, ok := strings.Cut(errb.String(), "live UI at ")
-		printed, _, _ = strings.Cut(rest, "\n")
-		return ok && strings.Contains(printed, "?token="), nil
-	})
-	pg.do(chromedp.Navigate(printed))
+	r := startLiveRun(t, "-f", planFile)
+	pg := r.pg
+	pg.do(chromedp.Navigate(r.printed))
 	// Rows: the class, then plan, search, research, answer. Columns:
 	// name, tasks/calls, failed, p50, p90, calls/task, task goodput.
 	row := `document.querySelectorAll('#tasks tbody tr')`
@@ -89,9 +63,5 @@ func TestLiveUITasksInBrowser(t *testing.T) {
 	if r, p := strings.Split(lines[3], "|")[1], strings.Split(lines[1], "|")[1]; r == p {
 		t.Errorf("research started %s calls, plan %s: want twice as many (two copies)", r, p)
 	}
-	pg.do(chromedp.Click("#stop"))
-	if code := <-done; code != ExitInterrupted {
-		t.Fatalf("exit %d after stop, want %d: %s", code, ExitInterrupted, errb.String())
-	}
-	pg.checkConsole()
+	r.stop(t)
 }
