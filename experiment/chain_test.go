@@ -112,7 +112,7 @@ func TestChainAgainstSimulator(t *testing.T) {
 	if rag.Steps[2].TTFT.Count != rag.Chains || rag.Steps[0].TTFT.Count != 0 {
 		t.Errorf("ttft counts %d %d", rag.Steps[2].TTFT.Count, rag.Steps[0].TTFT.Count)
 	}
-	checkRebuildIdentical(t, res.Dir)
+	expectRebuildIdentical(t, res.Dir)
 	raw, err := os.ReadFile(filepath.Join(res.Dir, rundir.Plan))
 	if err != nil {
 		t.Fatal(err)
@@ -139,14 +139,7 @@ func TestChainFailingRetrieval(t *testing.T) {
 	if s.Classes["chat"].Requests.Failed != 0 || s.Errors["http_5xx"] != rag.Chains {
 		t.Errorf("chat %+v errors %v", s.Classes["chat"].Requests, s.Errors)
 	}
-	checkRebuildIdentical(t, res.Dir)
-}
-
-// checkRebuildIdentical: summary.json rebuilt from the records is the
-// live one byte for byte.
-func checkRebuildIdentical(t *testing.T, dir string) {
-	t.Helper()
-	expectRebuildIdentical(t, dir)
+	expectRebuildIdentical(t, res.Dir)
 }
 
 // TestChainStepRendering: a step's body has its own API and model and the

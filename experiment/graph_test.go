@@ -75,7 +75,7 @@ func TestGraphAgainstSimulator(t *testing.T) {
 	if search := plain.Steps[1]; search.Skipped != plain.Chains || search.Started != 0 || plain.CallsPerTask.P50 != 2 || plain.Goodput != nil {
 		t.Errorf("plain: search %+v, calls %+v, goodput %+v", search, plain.CallsPerTask, plain.Goodput)
 	}
-	checkRebuildIdentical(t, res.Dir)
+	expectRebuildIdentical(t, res.Dir)
 }
 
 // bodyRecorder is a chat server whose streamed reply is a function of
