@@ -29,6 +29,10 @@ var RecordsCSVHeader = []string{
 	"replica",
 	// A conversation's turn (1-based) and session; 0 for single requests.
 	"turn", "session",
+	// Whether the turn's reply was too long to thread into the next turn
+	// (record.Result.ReplyCut), and how many calls its session holds when
+	// sessions differ in length (a replayed agent trace; 0 otherwise).
+	"reply_cut", "session_calls",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -71,6 +75,7 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		itoa(r.CachedTokens), itoa(r.ReuseTokens), b(r.Graded), b(r.Correct), b(r.Unparsable),
 		itoa(r.Replica),
 		itoa(r.Turn), strconv.FormatUint(r.Session, 10),
+		b(r.ReplyCut), itoa(r.SessionCalls),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)

@@ -21,8 +21,9 @@ import (
 // exportRecords are planted records covering every column's cases.
 var exportRecords = []*record.Result{
 	// A plain streamed success: every latency column filled.
-	// It is the second turn of the conversation request 0 started.
-	{ID: 1, Class: "short", Turn: 2, Session: 0, SendUS: 1000, TTFTUS: 120_000, E2EUS: 900_000, EventsUS: []int64{120_000, 130_000, 150_000},
+	// It is the second turn of the conversation request 0 started, its
+	// reply too long to thread on, in a recorded session of 7 calls.
+	{ID: 1, Class: "short", Turn: 2, Session: 0, ReplyCut: true, SessionCalls: 7, SendUS: 1000, TTFTUS: 120_000, E2EUS: 900_000, EventsUS: []int64{120_000, 130_000, 150_000},
 		Stream: true, InputTokens: 128, OutputTokens: 3, TokenSource: record.TokensUsage, PromptTokensSent: 127,
 		MaxTokens: 3, FinishReason: "length", Status: 200, BytesOut: 600, BytesIn: 900,
 		CachedTokens: 64, ReuseTokens: 96, Graded: true, Correct: true},
@@ -78,6 +79,45 @@ func TestRecordsCSV(t *testing.T) {
 	msg := rows[3][indexOf(t, RecordsCSVHeader, "error_msg")]
 	if want := "'" + exportRecords[2].ErrorMsg; msg != want {
 		t.Errorf("error_msg cell %q, want %q", msg, want)
+	}
+}
+
+// TestRecordsCSVSessionColumns: reply_cut and session_calls, the last
+// columns, carry each record's own values.
+func TestRecordsCSVSessionColumns(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		r          record.Result
+		cut, calls string
+	}{
+		// A single request: no reply threaded, no recorded session.
+		{"single", record.Result{ID: 1}, "false", "0"},
+		// A turn whose reply was too long to keep, in a 7-call trace session.
+		{"cut trace turn", record.Result{ID: 2, Turn: 3, Session: 1, ReplyCut: true, SessionCalls: 7}, "true", "7"},
+		// A conversation turn whose length its class gives: no session_calls.
+		{"class turn", record.Result{ID: 3, Turn: 2, Session: 2}, "false", "0"},
+	}
+	for _, tc := range tests {
+		var buf bytes.Buffer
+		c := NewRecordsCSV(&buf)
+		if err := c.Write(&tc.r); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := csv.NewReader(&buf).ReadAll()
+		if err != nil || len(rows) != 2 {
+			t.Fatalf("%s: rows %v, err %v", tc.name, rows, err)
+		}
+		n := len(RecordsCSVHeader)
+		if got := rows[0][n-2:]; got[0] != "reply_cut" || got[1] != "session_calls" {
+			t.Errorf("%s: last columns %v, want reply_cut, session_calls", tc.name, got)
+		}
+		if cut, calls := rows[1][indexOf(t, RecordsCSVHeader, "reply_cut")], rows[1][indexOf(t, RecordsCSVHeader, "session_calls")]; cut != tc.cut || calls != tc.calls {
+			t.Errorf("%s: reply_cut %q session_calls %q, want %q %q", tc.name, cut, calls, tc.cut, tc.calls)
+		}
 	}
 }
 
