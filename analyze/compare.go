@@ -163,7 +163,7 @@ func CompareRuns(baseline, current []*RunSamples, opts CompareOptions) *Comparis
 	c := &Comparison{Baseline: base.Name, Current: cur.Name,
 		Confidence: opts.Confidence, Resamples: opts.Resamples, Seed: opts.Seed,
 		Limits: []string{}, Deltas: []Delta{}, BaselineRuns: len(baseline), CurrentRuns: len(current)}
-	cmp := comparer{opts: opts, limited: map[string]bool{}}
+	cmp := comparer{opts: opts, limited: map[string]bool{}, pooled: map[string][]string{}}
 	for _, l := range overlay(nil, opts.Limits) {
 		cmp.limited[l.Metric] = true
 	}
@@ -173,8 +173,9 @@ func CompareRuns(baseline, current []*RunSamples, opts CompareOptions) *Comparis
 	for _, name := range sharedClasses(base, cur) {
 		cmp.samples(c, "classes."+name+".", base.Classes[name], cur.Classes[name])
 	}
+	cmp.goodput(c, base, cur)
 	if !opts.NoRunsCheck {
-		bu, cu := unitSet{runs: baseline}, unitSet{runs: current}
+		bu, cu := unitSet{runs: baseline, pooled: cmp.pooled}, unitSet{runs: current, pooled: cmp.pooled}
 		if len(baseline) == 1 && len(current) == 1 {
 			bu.batches, cu.batches, c.Batches = opts.Batches, opts.Batches, opts.Batches
 		}
@@ -226,6 +227,8 @@ func MergeRuns(runs []*RunSamples) *RunSamples {
 		out.RequestsPerS = append(out.RequestsPerS, rs.RequestsPerS...)
 		out.OutputTokensPerS = append(out.OutputTokensPerS, rs.OutputTokensPerS...)
 		out.records += rs.records
+		out.SessionGoodput = mergeShares(out.SessionGoodput, rs.SessionGoodput)
+		out.TaskGoodput = mergeShares(out.TaskGoodput, rs.TaskGoodput)
 	}
 	return out
 }
@@ -269,6 +272,8 @@ func sharedClasses(a, b *RunSamples) []string {
 type comparer struct {
 	opts    CompareOptions
 	limited map[string]bool
+	// pooled names, per goodput figure, the classes its overall row pools.
+	pooled map[string][]string
 }
 
 // level is the interval level of a figure and the family it is judged in.
@@ -362,15 +367,7 @@ func (m comparer) failureRate(name string, b, cur *Samples) (Delta, bool) {
 	if nb == 0 || nc == 0 {
 		return Delta{}, false
 	}
-	level, family := m.level(name)
-	diff, lo, hi, p := twoProportions(b.Failed, nb, cur.Failed, nc, level)
-	d := Delta{Metric: name, Baseline: float64(b.Failed) / float64(nb),
-		Current: float64(cur.Failed) / float64(nc), DiffLow: lo, DiffHigh: hi,
-		PValue: adjust(p, family), Test: TestTwoProportion, Level: level, Family: family,
-		BaselineN: int(nb), CurrentN: int(nc)}
-	d = d.finish(lowerIsBetter, 1-m.opts.Confidence)
-	d.Diff = diff
-	return d, true
+	return m.proportion(name, b.Failed, nb, cur.Failed, nc, lowerIsBetter), true
 }
 
 // accuracy compares correct / graded by a two-proportion test; higher
@@ -379,15 +376,21 @@ func (m comparer) accuracy(name string, b, cur *Samples) (Delta, bool) {
 	if b.Graded == 0 || cur.Graded == 0 {
 		return Delta{}, false
 	}
+	return m.proportion(name, b.Correct, b.Graded, cur.Correct, cur.Graded, higherIsBetter), true
+}
+
+// proportion compares the share hitB/nB with hitC/nC by the two-proportion
+// test; better says which way is an improvement. Both n must be > 0.
+func (m comparer) proportion(name string, hitB, nB, hitC, nC int64, better int) Delta {
 	level, family := m.level(name)
-	diff, lo, hi, p := twoProportions(b.Correct, b.Graded, cur.Correct, cur.Graded, level)
-	d := Delta{Metric: name, Baseline: float64(b.Correct) / float64(b.Graded),
-		Current: float64(cur.Correct) / float64(cur.Graded), DiffLow: lo, DiffHigh: hi,
+	diff, lo, hi, p := twoProportions(hitB, nB, hitC, nC, level)
+	d := Delta{Metric: name, Baseline: float64(hitB) / float64(nB),
+		Current: float64(hitC) / float64(nC), DiffLow: lo, DiffHigh: hi,
 		PValue: adjust(p, family), Test: TestTwoProportion, Level: level, Family: family,
-		BaselineN: int(b.Graded), CurrentN: int(cur.Graded)}
-	d = d.finish(higherIsBetter, 1-m.opts.Confidence)
+		BaselineN: int(nB), CurrentN: int(nC)}
+	d = d.finish(better, 1-m.opts.Confidence)
 	d.Diff = diff
-	return d, true
+	return d
 }
 
 // differences pairs the i-th draws: current − baseline.

@@ -43,9 +43,9 @@ func DefaultLimits() []Limit {
 }
 
 // limitMetric is what a limit may name: a latency percentile, the
-// failure rate or the graded accuracy overall or per class, or an overall
-// throughput.
-var limitMetric = regexp.MustCompile(`^(classes\.[A-Za-z0-9_-]+\.)?((ttft|itl|tpot|e2e|ttfo|session|task)_ms\.p(50|90|95|99)|failure_rate|accuracy)$|^classes\.[A-Za-z0-9_-]+\.nodes\.[A-Za-z0-9._-]+\.latency_ms\.p(50|90|95|99)$|^(output_tokens|requests)_per_s$`)
+// failure rate, the graded accuracy or session or task goodput overall or
+// per class, or an overall throughput.
+var limitMetric = regexp.MustCompile(`^(classes\.[A-Za-z0-9_-]+\.)?((ttft|itl|tpot|e2e|ttfo|session|task)_ms\.p(50|90|95|99)|failure_rate|accuracy|session_goodput|task_goodput)$|^classes\.[A-Za-z0-9_-]+\.nodes\.[A-Za-z0-9._-]+\.latency_ms\.p(50|90|95|99)$|^(output_tokens|requests)_per_s$`)
 
 // ParseLimit parses KEY=VALUE with VALUE a percentage ("10%"), a
 // non-negative number in the figure's unit, or "off".
@@ -59,7 +59,7 @@ func ParseLimit(s string) (Limit, error) {
 		key = "failure_rate"
 	}
 	if !limitMetric.MatchString(key) {
-		return Limit{}, fmt.Errorf("%w %q: unknown figure %q (want e.g. ttft_ms.p99, classes.NAME.e2e_ms.p95, ttfo_ms.p90, session_ms.p90, task_ms.p90, classes.NAME.nodes.NODE.latency_ms.p90, output_tokens_per_s, requests_per_s, failure_rate, accuracy)", ErrLimit, s, key)
+		return Limit{}, fmt.Errorf("%w %q: unknown figure %q (want e.g. ttft_ms.p99, classes.NAME.e2e_ms.p95, ttfo_ms.p90, session_ms.p90, task_ms.p90, classes.NAME.nodes.NODE.latency_ms.p90, output_tokens_per_s, requests_per_s, failure_rate, accuracy, session_goodput, task_goodput)", ErrLimit, s, key)
 	}
 	l := Limit{Metric: key}
 	if val == "off" {

@@ -65,6 +65,8 @@ type RunsCheck struct {
 type unitSet struct {
 	runs    []*RunSamples
 	batches int // > 0: batches of runs[0]
+	// pooled: comparer.pooled, the classes of each overall goodput row.
+	pooled map[string][]string
 }
 
 // scopeOf is the Samples of a delta's scope ("" overall, "classes.NAME.").
@@ -99,6 +101,8 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 			}
 			part := cut(flags, lo, hi)
 			return shareTrue(part), len(part) > 0
+		case isGoodput(fig):
+			return runShare(rs, metric, u.pooled[fig])
 		}
 		name, pc := latencyFigure(fig)
 		q, ok := record.PercentileQ(pc)
@@ -243,6 +247,11 @@ func variance(v []float64) float64 {
 // ChangeCannotTell.
 func (m comparer) runsCheck(d *Delta, base, cur unitSet) {
 	if d.Change == ChangeTooShort {
+		return
+	}
+	if _, fig := splitMetric(d.Metric); isGoodput(fig) && base.batches > 0 {
+		// summary.json counts a run's sessions, not their order: there
+		// are no batches to cut, and the figure stands on its own test.
 		return
 	}
 	minN := 0

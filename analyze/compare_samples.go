@@ -25,6 +25,11 @@ type RunSamples struct {
 	// judged it NOT VALID; nil when it was valid or has no verdict (a
 	// staged run, a run without summary.json).
 	NotValid []string
+	// SessionGoodput and TaskGoodput are, per class, the shares of
+	// sessions and of tasks that met every call's SLO, as the run's
+	// summary.json judged them (compare_goodput.go); nil without any.
+	SessionGoodput map[string]GoodputShare
+	TaskGoodput    map[string]GoodputShare
 
 	// delivered counts every added record's completions and tokens per
 	// second until Close cuts the measured window from it.

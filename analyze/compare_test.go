@@ -192,6 +192,9 @@ func TestParseLimit(t *testing.T) {
 		// A graph task's time to finish, and one node's latency per class.
 		{in: "task_ms.p90=10%", want: Limit{Metric: "task_ms.p90", Relative: 0.1}},
 		{in: "classes.agent.nodes.answer.latency_ms.p50=20", want: Limit{Metric: "classes.agent.nodes.answer.latency_ms.p50", Absolute: true, Value: 20}},
+		// The share of sessions, or of one class's tasks, that met the SLO.
+		{in: "session_goodput=0.05", want: Limit{Metric: "session_goodput", Absolute: true, Value: 0.05}},
+		{in: "classes.agent.task_goodput=0.05", want: Limit{Metric: "classes.agent.task_goodput", Absolute: true, Value: 0.05}},
 		// error_rate is the threshold alias of failure_rate.
 		{in: "error_rate=0", want: Limit{Metric: "failure_rate", Absolute: true}},
 		// Per-class figures may be limited.
