@@ -52,7 +52,47 @@ func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 		return nil, err
 	}
 	rs.NotValid = notValidOf(sum)
+	rs.SessionGoodput, rs.TaskGoodput = sessionGoodputOf(sum), taskGoodputOf(sum)
 	return rs, nil
+}
+
+// sessionGoodputOf is each conversational class's session goodput as the
+// summary counted it: Met of its completed and failed conversations, each
+// call judged by the class's SLO (classes.<class>.goodput.slo, the
+// objective the aggregate judged its requests, and so its sessions, by).
+func sessionGoodputOf(s *record.Summary) map[string]analyze.GoodputShare {
+	if s == nil || len(s.Sessions) == 0 {
+		return nil
+	}
+	out := make(map[string]analyze.GoodputShare, len(s.Sessions))
+	for name, ss := range s.Sessions {
+		var slo record.SLO
+		if b := s.Classes[name]; b != nil {
+			slo = b.Goodput.SLO
+		}
+		out[name] = analyze.GoodputShare{SLO: slo, Met: ss.Goodput.Met, Total: ss.Completed + ss.Failed}
+	}
+	return out
+}
+
+// taskGoodputOf is each chain or graph class's task goodput as the
+// summary counted it: Met of its measured tasks, judged by the SLO it
+// names; classes without one (no goodput) are left out.
+func taskGoodputOf(s *record.Summary) map[string]analyze.GoodputShare {
+	if s == nil {
+		return nil
+	}
+	var out map[string]analyze.GoodputShare
+	for name, cs := range s.Chains {
+		if cs.Goodput == nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]analyze.GoodputShare{}
+		}
+		out[name] = analyze.GoodputShare{SLO: cs.Goodput.SLO, Met: cs.Goodput.Met, Total: cs.Chains}
+	}
+	return out
 }
 
 // readSummary reads the run's summary.json; nil without error when it has
