@@ -35,10 +35,11 @@ func compareCells(d *analyze.Delta) []string {
 }
 
 // compareFormatter picks the unit a metric is shown in: ms for latencies,
-// percent (points, for changes) for failure rates, plain rates otherwise.
+// percent (points, for changes) for shares (failure rate, accuracy,
+// goodput), plain rates otherwise.
 func compareFormatter(metric string) func(v float64, signed bool) string {
 	switch {
-	case strings.HasSuffix(metric, "failure_rate") || strings.HasSuffix(metric, "accuracy"):
+	case strings.HasSuffix(metric, "failure_rate") || strings.HasSuffix(metric, "accuracy") || strings.HasSuffix(metric, "_goodput"):
 		return func(v float64, signed bool) string {
 			if signed {
 				return fmt.Sprintf("%+.2f pp", v*100)

@@ -171,3 +171,30 @@ func TestCompareHTML(t *testing.T) {
 		t.Error("nil comparison: no error")
 	}
 }
+
+// TestCompareShareCells: shares (failure rate, accuracy, session and
+// task goodput) read as percentages and their changes as points, like
+// accuracy's rows; latencies stay in ms.
+func TestCompareShareCells(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		metric            string
+		baseline, current string
+		change            string
+	}{
+		// Overall session goodput 90% → 80%: ten points down.
+		{"session_goodput", "90.00%", "80.00%", "-10.00 pp (-11.1%)"},
+		// One class's task goodput, the same way.
+		{"classes.agent.task_goodput", "90.00%", "80.00%", "-10.00 pp (-11.1%)"},
+		// Accuracy, as before.
+		{"accuracy", "90.00%", "80.00%", "-10.00 pp (-11.1%)"},
+	}
+	for _, tt := range tests {
+		rel := -0.1 / 0.9
+		d := analyze.Delta{Metric: tt.metric, Baseline: 0.9, Current: 0.8, Diff: -0.1, DiffLow: -0.12, DiffHigh: -0.08, Relative: &rel, Change: "worse"}
+		cells := compareCells(&d)
+		if cells[1] != tt.baseline || cells[2] != tt.current || cells[3] != tt.change {
+			t.Errorf("%s: cells %q, want %s → %s, %s", tt.metric, cells, tt.baseline, tt.current, tt.change)
+		}
+	}
+}
