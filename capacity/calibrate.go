@@ -159,23 +159,29 @@ func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
 	}
 	s := run.Summary
 	reqs := map[int][]FitRequest{}
+	busyUS := map[int]int64{} // Σ latency of the measured successes, per step
 	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
 			reqs[r.Step] = append(reqs[r.Step], FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
+			busyUS[r.Step] += r.E2EUS
 		}
 		return nil
 	}); err != nil {
 		return nil, nil, err
 	}
-	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest) FitStep {
-		return FitStep{Users: int(users), Think: think.Mean(), Warmup: run.Warmup,
+	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest, busyUS int64) FitStep {
+		st := FitStep{Users: int(users), Think: think.Mean(), Warmup: run.Warmup,
 			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
 			TTFTP50: msDuration(m.TTFT.P50), TTFTP90: msDuration(m.TTFT.P90), TTFTP99: msDuration(m.TTFT.P99),
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
+		if window > 0 {
+			st.Outstanding = float64(busyUS) / 1e6 / window
+		}
+		return st
 	}
 	if len(s.Steps) == 0 {
 		whole := levelSpan{dir: dir, users: run.Users, toUS: math.MaxInt64}
-		return []FitStep{level(float64(run.Users), s.WindowS, s.Metrics, s.Throughput, reqs[0])}, []levelSpan{whole}, nil
+		return []FitStep{level(float64(run.Users), s.WindowS, s.Metrics, s.Throughput, reqs[0], busyUS[0])}, []levelSpan{whole}, nil
 	}
 	var out []FitStep
 	var spans []levelSpan
@@ -186,7 +192,7 @@ func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
 		if len(reqs[st.Index]) == 0 {
 			return nil, nil, fmt.Errorf("calibrate %s: step %d (%s) has no successful request to replay", dir, st.Index, record.LoadText(st.Target, st.Mode))
 		}
-		out = append(out, level(st.Target, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index]))
+		out = append(out, level(st.Target, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index], busyUS[st.Index]))
 		spans = append(spans, levelSpan{dir: dir, users: int(st.Target),
 			fromUS: int64(st.StartS * 1e6), toUS: int64((st.StartS + st.WindowS) * 1e6)})
 	}
@@ -261,8 +267,10 @@ func batchSamples(dir string, spans []levelSpan, top int, onlySpans bool) ([]bat
 //
 // Rule: the limit is learned as n = the peak of the scraped running
 // batch, rounded, only when (a) n is below the most users any level
-// offered and (b) the server itself said it was full at n, scrape after
-// scrape, while that level ran: of its scrapes with a running batch
+// offered and (b) the client kept clearly more requests out than that
+// while the level with the most users ran (heldOut; with at least
+// minQueuedScrapes scrapes of that level, so the peak is seen), or the server itself
+// said it was full at n, scrape after scrape, while that level ran: of its scrapes with a running batch
 // within half a request of the peak, at least minQueuedScrapes and at
 // least half also show requests waiting in its queue. A running peak
 // below the users offered is no proof on its own: scrapes are instants
@@ -270,22 +278,28 @@ func batchSamples(dir string, spans []levelSpan, top int, onlySpans bool) ([]bat
 // out than it has users. Nor is a request waiting now and then: a
 // batching server (vLLM, the simulator) holds an arrival in its queue
 // until its next step even with room in the batch. A server at its
-// limit keeps the surplus waiting. When the peak reached the users
+// limit keeps the surplus waiting, and the client's own count sees the
+// surplus whether or not the server reports it. When the peak reached the users
 // offered the limit is at least that; without a running or a waiting
 // series, or when the queue was not persistent, the base's limit stays.
 // The sentence says which.
 func learnBatchLimit(base sim.Profile, steps []FitStep, batch []batchSample) (sim.Profile, string) {
-	users := 0
+	users, outstanding := 0, 0.0
 	for _, s := range steps {
-		users = max(users, s.Users)
+		if s.Users > users {
+			users, outstanding = s.Users, s.Outstanding
+		}
 	}
 	peak, queueSeries := 0.0, false
 	for _, b := range batch {
 		peak = max(peak, b.running)
 		queueSeries = queueSeries || b.hasQueue
 	}
-	atPeak, queued := 0, 0
+	atPeak, queued, topScrapes := 0, 0, 0
 	for _, b := range batch {
+		if b.top {
+			topScrapes++
+		}
 		if b.top && b.running >= peak-0.5 {
 			atPeak++
 			if b.waiting > 0 {
@@ -299,6 +313,12 @@ func learnBatchLimit(base sim.Profile, steps []FitStep, batch []batchSample) (si
 		return base, kept + "the runs scraped no running-batch series (observe.scrape must reach the server's /metrics)"
 	case n >= users:
 		return base, kept + fmt.Sprintf("the server ran every request offered (up to %d at once), so its limit is at least %d", n, users)
+	case topScrapes >= minQueuedScrapes && heldOut(n, outstanding):
+		// The client's own count: it kept the surplus out, so the server
+		// held it somewhere it does not report (llama.cpp's HTTP threads:
+		// its requests_deferred misses most of them).
+		base.MaxNumSeqs = n
+		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) while the client kept %.1f out on average at %d users (Little's law over its measured requests)", n, n, outstanding, users)
 	case !queueSeries:
 		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but it exports no waiting-queue series to show it was full", n, users)
 	case queued < minQueuedScrapes || 2*queued < atPeak:
@@ -307,6 +327,16 @@ func learnBatchLimit(base sim.Profile, steps []FitStep, batch []batchSample) (si
 		base.MaxNumSeqs = n
 		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) with requests waiting in its queue in %d of the %d scrapes at that peak while %d users ran", n, n, queued, atPeak, users)
 	}
+}
+
+// heldOut reports whether the client kept clearly more requests out, on
+// average over the top level's window, than the server ever ran at once
+// (n): at least a quarter more and one more. Waiting at a batching
+// server's next step, or time on the wire, adds a fraction of a request
+// on average; a surplus that large waited for room the server did not
+// have, whether or not it exports a queue that shows it.
+func heldOut(n int, outstanding float64) bool {
+	return outstanding >= 1.25*float64(n) && outstanding >= float64(n)+1
 }
 
 // minQueuedScrapes is how many scrapes at the running peak must show a

@@ -13,33 +13,47 @@ import (
 func TestLearnBatchLimit(t *testing.T) {
 	t.Parallel()
 	base := sim.Profile{MaxNumSeqs: 256}
-	steps := []FitStep{{Users: 1}, {Users: 8}}
 	full := batchRun(4, 3, 5, 5) // 4 running and 3 waiting in every one of 5 scrapes
 	tests := []struct {
 		name  string
 		batch []batchSample
 		want  int
 		says  string
+		// outstanding is the top level's client-side mean outstanding
+		// requests (0: not measured).
+		outstanding float64
 	}{
-		{"full with a queue", full, 4, "learned"}, // 8 users offered, 4 ran, the rest waited: the limit
-		{"between two figures", batchRun(3.6, 1, 4, 3), 4, "learned"},
+		{"full with a queue", full, 4, "learned", 0}, // 8 users offered, 4 ran, the rest waited: the limit
+		{"between two figures", batchRun(3.6, 1, 4, 3), 4, "learned", 0},
 		// The peak reached at a lower level too (2 users on 2 slots): its
 		// scrapes show no queue and do not count; the top level's do.
-		{"a lower level at the peak", append(lowerLevel(batchRun(2, 0, 20, 0)), batchRun(2, 2, 4, 4)...), 2, "learned"},
-		{"queued in half the peak scrapes", batchRun(4, 1, 6, 3), 4, "learned"},
-		{"queued in under half", batchRun(4, 1, 7, 3), 256, "in only 3 of the 7"},
-		{"every user ran", batchRun(8, 0, 5, 0), 256, "at least"},
-		{"no queue: a slow client", batchRun(3, 0, 5, 0), 256, "in only 0 of the 5"},
+		{"a lower level at the peak", append(lowerLevel(batchRun(2, 0, 20, 0)), batchRun(2, 2, 4, 4)...), 2, "learned", 0},
+		{"queued in half the peak scrapes", batchRun(4, 1, 6, 3), 4, "learned", 0},
+		{"queued in under half", batchRun(4, 1, 7, 3), 256, "in only 3 of the 7", 0},
+		{"every user ran", batchRun(8, 0, 5, 0), 256, "at least", 0},
+		{"no queue: a slow client", batchRun(3, 0, 5, 0), 256, "in only 0 of the 5", 0},
 		// A batching server holds an arrival until its next step: one
 		// waiting request now and then is no limit (the simulator on a
 		// busy CI host: 5 of 6 users running, one waiting in 1 scrape).
-		{"a transient wait", batchRun(5, 1, 6, 1), 256, "in only 1 of the 6"},
-		{"too few scrapes with a queue", batchRun(4, 2, 2, 2), 256, "in only 2 of the 2"},
-		{"queue only below the peak", append(batchRun(5, 0, 4, 0), batchRun(3, 2, 4, 4)...), 256, "in only 0 of the 4"},
-		{"no waiting series", []batchSample{{running: 4}, {running: 4}, {running: 4}}, 256, "no waiting-queue series"},
-		{"no running series", nil, 256, "no running-batch series"},
+		{"a transient wait", batchRun(5, 1, 6, 1), 256, "in only 1 of the 6", 0},
+		{"too few scrapes with a queue", batchRun(4, 2, 2, 2), 256, "in only 2 of the 2", 0},
+		{"queue only below the peak", append(batchRun(5, 0, 4, 0), batchRun(3, 2, 4, 4)...), 256, "in only 0 of the 4", 0},
+		{"no waiting series", []batchSample{{running: 4}, {running: 4}, {running: 4}}, 256, "no waiting-queue series", 0},
+		{"no running series", nil, 256, "no running-batch series", 0},
+		// The client's own count: 8 users kept 7.9 out while the server
+		// ran at most 4 (llama.cpp, whose requests_deferred misses the
+		// waiters in its HTTP threads: a queue in 1 scrape of 7).
+		{"held out by the client, queue unseen", batchRun(4, 1, 7, 1), 4, "kept 7.9 out", 7.9},
+		{"held out, no waiting series", []batchSample{{running: 4, top: true}, {running: 4, top: true}, {running: 4, top: true}}, 4, "kept 7.9 out", 7.9},
+		// Two scrapes of the top level may both miss its peak: not enough.
+		{"held out, two scrapes", []batchSample{{running: 4, top: true}, {running: 4, top: true}}, 256, "no waiting-queue series", 7.9},
+		// A slow client kept only a little more out than ran: no limit.
+		{"a little more out than ran", batchRun(4, 0, 5, 0), 256, "in only 0 of the 5", 4.9},
+		{"a quarter more but under one more", batchRun(2, 0, 5, 0), 256, "in only 0 of the 5", 2.9},
+		{"a slow client, counted", batchRun(3, 0, 5, 0), 256, "in only 0 of the 5", 3.1},
 	}
 	for _, tt := range tests {
+		steps := []FitStep{{Users: 1, Outstanding: 1}, {Users: 8, Outstanding: tt.outstanding}}
 		got, says := learnBatchLimit(base, steps, tt.batch)
 		if got.MaxNumSeqs != tt.want || !strings.Contains(says, tt.says) {
 			t.Errorf("%s: max_num_seqs %d (%q), want %d saying %q", tt.name, got.MaxNumSeqs, says, tt.want, tt.says)

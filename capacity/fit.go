@@ -47,6 +47,11 @@ type FitStep struct {
 	// level ran (its scraped running series); 0 when none was scraped,
 	// and the fit takes the users, capped by the batch limit.
 	Batch float64
+	// Outstanding is the mean number of requests the client had out
+	// while the level's window ran (Little's law: the measured
+	// successful requests' latencies summed over the window); 0 when
+	// not measured.
+	Outstanding float64
 }
 
 // FitPrediction is a profile's simulation of one step.
