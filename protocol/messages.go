@@ -197,21 +197,7 @@ func (s *scanner) messagesError(e *MessagesEvent) error {
 		return s.skip()
 	}
 	e.Error = true
-	k, err := s.nextMember(false)
-	for ; k != nil && err == nil; k, err = s.nextMember(true) {
-		switch string(k) {
-		case "type":
-			e.ErrorType, err = s.stringOrSkip()
-		case "message":
-			e.ErrorMessage, err = s.stringOrSkip()
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			break
-		}
-	}
-	return err
+	return s.errorObject(&e.ErrorType, nil, &e.ErrorMessage)
 }
 
 // block is what one content block holds: non-empty text (or a tool_use,

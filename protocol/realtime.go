@@ -308,36 +308,7 @@ func (s *scanner) realtimeResponse(f *ResponseFields) error {
 		case "status_details":
 			f.Incomplete, err = s.stringMember("reason")
 		case "usage":
-			err = s.realtimeUsage(f)
-		default:
-			err = s.skip()
-		}
-		if err != nil {
-			break
-		}
-	}
-	return err
-}
-
-// realtimeUsage reads a realtime response's usage: input_tokens,
-// output_tokens and input_token_details.cached_tokens (the Realtime API
-// says input_token_details where the Responses API says
-// input_tokens_details).
-func (s *scanner) realtimeUsage(f *ResponseFields) error {
-	f.Usage, f.Input, f.Output, f.Cached = false, 0, 0, 0
-	if s.peek() != '{' {
-		return s.skip()
-	}
-	f.Usage = true
-	k, err := s.nextMember(false)
-	for ; k != nil && err == nil; k, err = s.nextMember(true) {
-		switch string(k) {
-		case "input_tokens":
-			f.Input, err = s.count()
-		case "output_tokens":
-			f.Output, err = s.count()
-		case "input_token_details":
-			f.Cached, err = s.member("cached_tokens")
+			err = s.responsesUsage(f)
 		default:
 			err = s.skip()
 		}
@@ -353,15 +324,22 @@ func (s *scanner) realtimeError(e *RealtimeEvent) error {
 	if s.peek() != '{' {
 		return s.skip()
 	}
+	return s.errorObject(&e.ErrorType, &e.ErrorCode, &e.ErrorMessage)
+}
+
+// errorObject reads the members of an error object the scanner is at
+// (an opening brace): its type, code and message strings, raw; code may
+// be nil for an API whose errors carry none (it is skipped then).
+func (s *scanner) errorObject(typ, code, msg *[]byte) error {
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
-		switch string(k) {
-		case "type":
-			e.ErrorType, err = s.stringOrSkip()
-		case "code":
-			e.ErrorCode, err = s.stringOrSkip()
-		case "message":
-			e.ErrorMessage, err = s.stringOrSkip()
+		switch {
+		case string(k) == "type":
+			*typ, err = s.stringOrSkip()
+		case string(k) == "code" && code != nil:
+			*code, err = s.stringOrSkip()
+		case string(k) == "message":
+			*msg, err = s.stringOrSkip()
 		default:
 			err = s.skip()
 		}

@@ -139,7 +139,9 @@ func (s *scanner) responseMember(k []byte, f *ResponseFields) error {
 	return err
 }
 
-// responsesUsage reads a usage object; null leaves Usage false.
+// responsesUsage reads a usage object of the Responses or the Realtime
+// API (whose cached tokens sit in input_token_details, where the
+// Responses API says input_tokens_details); null leaves Usage false.
 func (s *scanner) responsesUsage(f *ResponseFields) error {
 	f.Usage, f.Input, f.Output, f.ReasoningTokens, f.Cached = false, 0, 0, 0, 0
 	if s.peek() != '{' {
@@ -153,7 +155,7 @@ func (s *scanner) responsesUsage(f *ResponseFields) error {
 			f.Input, err = s.count()
 		case "output_tokens":
 			f.Output, err = s.count()
-		case "input_tokens_details":
+		case "input_tokens_details", "input_token_details":
 			f.Cached, err = s.member("cached_tokens")
 		case "output_tokens_details":
 			f.ReasoningTokens, err = s.member("reasoning_tokens")
