@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -215,7 +216,7 @@ func (d poolingDialect) rerank(sc *scoreCall) []byte {
 		order[i] = i
 	}
 	slices.SortFunc(order, func(a, b int) int {
-		return -cmpFloat(d.relevance(a), d.relevance(b))
+		return -cmp.Compare(d.relevance(a), d.relevance(b))
 	})
 	if sc.topN > 0 && sc.topN < len(order) {
 		order = order[:sc.topN]
@@ -281,16 +282,6 @@ func (d poolingDialect) listHead(prefix string) []byte {
 func (d poolingDialect) listUsage(b []byte) []byte {
 	n := strconv.Itoa(d.c.g.promptTokens)
 	return append(b, `],"usage":{"prompt_tokens":`+n+`,"total_tokens":`+n+`,"completion_tokens":0}}`...)
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // splitmix is SplitMix64's finaliser: neighbouring inputs, unrelated

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -257,7 +258,7 @@ func parsePercentiles(args []string) (Dist, error) {
 	if len(knots) < 2 {
 		return nil, fmt.Errorf("empirical needs at least two percentiles, e.g. p50=512,p99=4000")
 	}
-	slices.SortFunc(knots, func(a, b knot) int { return cmpFloat(a.p, b.p) })
+	slices.SortFunc(knots, func(a, b knot) int { return cmp.Compare(a.p, b.p) })
 	for i := 1; i < len(knots); i++ {
 		if knots[i].p == knots[i-1].p {
 			return nil, fmt.Errorf("percentile p%s is given twice", formatP(knots[i].pct))
@@ -306,13 +307,3 @@ func interpolate(knots []knot, z float64) float64 {
 }
 
 func formatP(pct float64) string { return strconv.FormatFloat(pct, 'g', -1, 64) }
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
