@@ -49,6 +49,15 @@ type Node struct {
 	HTTP *protocol.HTTPCall
 	// Tool, when set instead of Render, is a mocked tool.
 	Tool *Tool
+	// Delay, in a graph of requests (callGraph), is how long the node's
+	// calls wait after the last reply they come after ended: a user's
+	// think time between turns, a recorded delay between an agent's
+	// calls. nil means none.
+	Delay ThinkTime
+	// Stream, in a graph of requests, is which of the task's session
+	// streams builds the node's calls (a replayed task's sessions, each
+	// its own stream; a conversation has one).
+	Stream int
 	// ToolMessages, on a chat model call, sends the result of an upstream
 	// tool (or HTTP) call that answers an upstream reply's tool call as
 	// OpenAI's function-calling protocol does: after the prompt, the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/inferload/inferload/protocol"
 	"github.com/inferload/inferload/record"
@@ -28,6 +29,9 @@ type graphCall struct {
 	tr    protocol.Trace
 	// text is what it passes to the nodes after it.
 	text string
+	// end is when a request call's reply ended (a graph of requests: the
+	// calls after it are due from it); zero when it was never sent.
+	end time.Time
 	// toolCalls is set when a model reply asked for a function call;
 	// calls are those calls as the reply gave them (ids, names,
 	// arguments), nil when they could not be kept.
@@ -45,6 +49,10 @@ type graphRun struct {
 	// call sends it, each as its own span (the call's index in place of
 	// the attempt number), so a server's spans of the task share it.
 	trace [16]byte
+	// requests, when set, makes the graph one of requests
+	// (graph_requests.go): each call is a request of its own, with its
+	// own record, and the task yields none.
+	requests *requestTask
 }
 
 // graphTask tracks which nodes may start.
@@ -71,6 +79,15 @@ func (e *Engine) executeGraph(ctx context.Context, i uint64, g *graphPlan, spec 
 	if e.cfg.TraceRun != "" {
 		run.trace = e.traceID(i)
 	}
+	e.runGraph(ctx, run)
+	return e.graphResult(run, at)
+}
+
+// runGraph runs a task's calls, each once every node it comes after has
+// finished, until every call has finished or, once one failed (a graph of
+// requests: was never sent), those in flight have.
+func (e *Engine) runGraph(ctx context.Context, run *graphRun) {
+	g := run.g
 	t := &graphTask{run: run, waiting: make([]int, len(g.Nodes)), left: make([]int, len(g.Nodes))}
 	for n := range g.Nodes {
 		t.waiting[n] = len(g.Nodes[n].After)
@@ -94,7 +111,6 @@ func (e *Engine) executeGraph(ctx context.Context, i uint64, g *graphPlan, spec 
 		t.inFlight--
 		t.finish(<-t.done)
 	}
-	return e.graphResult(run, at)
 }
 
 // startNode starts node n's calls, each on a goroutine, except that when
@@ -139,7 +155,10 @@ func (e *Engine) startNode(ctx context.Context, t *graphTask, n int) {
 // ready.
 func (t *graphTask) finish(c int) {
 	call := &t.run.calls[c]
-	if call.state == callRan && call.tr.Err != record.ErrNone {
+	switch {
+	case t.run.requests != nil:
+		t.failed = t.failed || call.end.IsZero() // unsent: issuing stopped or the budget is spent
+	case call.state == callRan && call.tr.Err != record.ErrNone:
 		t.failed = true
 	}
 	n := call.node
@@ -207,6 +226,10 @@ func (run *graphRun) specFor(n int) workload.Spec {
 
 // runCall runs call c and keeps what it yields.
 func (e *Engine) runCall(ctx context.Context, run *graphRun, c int) {
+	if run.requests != nil {
+		e.requestCall(run, c)
+		return
+	}
 	call := &run.calls[c]
 	node := &run.g.Nodes[call.node]
 	call.state = callRan

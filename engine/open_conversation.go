@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/inferload/inferload/record"
 	"github.com/inferload/inferload/workload"
 )
 
@@ -60,63 +59,25 @@ func (c *conversations) finish(e *Engine, issueCtx context.Context) {
 }
 
 // openConversation sends the first turn of conversation user, request i,
-// at due, and starts the goroutine that sends its later turns. It returns
-// false when issuing stopped first.
+// at due, then its later turns (a graph of requests: conversationGraph).
+// It returns false when issuing stopped first.
 func (e *Engine) openConversation(ph *Phase, o OpenLoop, sess workload.Session, user, i uint64, due time.Duration,
 	slots chan struct{}, wg *sync.WaitGroup) bool {
 	issueCtx := ph.issueCtx
-	var conv uint64
-	p, err := e.prepareNext(sess, user, i, "", &conv)
+	rt := &requestTask{ph: ph, slots: slots, due: due, lateAfter: o.LateAfter, user: user,
+		streams: []taskStream{{sess: sess}}, rng: newRNG(e.cfg.Seed, user)}
+	p, err := e.prepareNext(sess, user, i, "", &rt.streams[0].conv)
 	if !e.clock.PaceUntil(issueCtx, e.start.Add(due)) {
 		return false
 	}
 	if !e.admitWithSlot(issueCtx, slots) {
 		return false
 	}
-	at := arrival{open: true, due: due, lateAfter: o.LateAfter}
+	rt.first = &admitted{i: i, p: p, err: err}
 	wg.Add(1)
 	ph.requests.Go(func() {
 		defer wg.Done()
-		res := e.execute(e.reqCtx, i, p, err, at)
-		release(slots)
-		e.laterTurns(ph, o, sess, user, conv, p.spec, res, slots)
+		e.runRequests(conversationGraph(p.spec.Turns, o.Think), rt)
 	})
 	return true
-}
-
-// laterTurns sends a conversation's turns after the first, whose spec and
-// record are given, each Think after the previous reply ended.
-func (e *Engine) laterTurns(ph *Phase, o OpenLoop, sess workload.Session, user, conv uint64, last workload.Spec,
-	res *record.Result, slots chan struct{}) {
-	issueCtx := ph.issueCtx
-	rng := newRNG(e.cfg.Seed, user)
-	for !lastTurn(last) {
-		prev := ""
-		if res.Error == record.ErrNone {
-			prev = res.ResponseID // as a closed-loop user: a failed turn's id is not continued
-		}
-		ph.out <- res // the collector owns res from here
-		due := e.clock.Now()
-		if o.Think != nil {
-			due = due.Add(max(o.Think.Sample(rng), 0))
-		}
-		i, ok := e.claim()
-		if !ok || !e.clock.SleepUntil(issueCtx, due) {
-			return // the budget is spent, or issuing stopped: the conversation is cut
-		}
-		p, err := e.prepareNext(sess, user, i, prev, &conv)
-		if !e.admitWithSlot(issueCtx, slots) {
-			return
-		}
-		res = e.execute(e.reqCtx, i, p, err, arrival{open: true, due: due.Sub(e.start), lateAfter: never})
-		release(slots)
-		last = p.spec
-	}
-	ph.out <- res
-}
-
-// lastTurn reports whether spec ends its conversation (a single request
-// ends its own).
-func lastTurn(spec workload.Spec) bool {
-	return spec.Turns == 0 || spec.Turn >= spec.Turns-1
 }

@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"context"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"time"
@@ -19,8 +19,9 @@ type Replay struct {
 	// Sessions are the recorded sessions; a session may wait on one
 	// listed before it only.
 	Sessions []ReplaySession
-	// LateAfter marks a request late when its start lagged its due time
-	// by more than this.
+	// LateAfter marks a root session's first call late when its start
+	// lagged its due time by more than this (every other call is due by
+	// the replies before it, and never late).
 	LateAfter time.Duration
 }
 
@@ -87,132 +88,112 @@ func (r Replay) validateJoins(s int) error {
 // Run sends the sessions' calls as they fall due.
 func (r Replay) Run(ph *Phase) { ph.e.runReplay(ph, r) }
 
-// runReplay runs each session in its own goroutine (counted in
-// ph.requests) and returns once issuing stops or every session has had
-// its last reply.
+// runReplay runs each recorded task (a root session with the subagents
+// it spawned, at any depth) as a graph of requests (graph_requests.go),
+// each on its own goroutine (counted in ph.requests), and returns once
+// issuing stops or every task has had its last reply.
 func (e *Engine) runReplay(ph *Phase, r Replay) {
-	ends := make([]*replyEnds, len(r.Sessions))
-	for s, rs := range r.Sessions {
-		ends[s] = newReplyEnds(len(rs.Delays))
-	}
-	var sessions sync.WaitGroup
-	for s := range r.Sessions {
-		sessions.Add(1)
+	var tasks sync.WaitGroup
+	for _, sessions := range r.tasks() {
+		rs := r.Sessions[sessions[0]]
+		rt := &requestTask{ph: ph, due: rs.Start, lateAfter: r.LateAfter, user: rs.Group,
+			streams: make([]taskStream, len(sessions))}
+		for k, s := range sessions {
+			rt.streams[k] = taskStream{sess: e.session(uint64(s)), calls: len(r.Sessions[s].Delays)}
+		}
+		g := r.graph(sessions)
+		tasks.Add(1)
 		ph.requests.Go(func() {
-			defer sessions.Done()
-			defer ends[s].closeAll()
-			e.replaySession(ph, r, s, ends)
+			defer tasks.Done()
+			e.runRequests(g, rt)
 		})
 	}
 	allDone := make(chan struct{})
-	go func() { sessions.Wait(); close(allDone) }()
+	go func() { tasks.Wait(); close(allDone) }()
 	select {
 	case <-ph.issueCtx.Done():
 	case <-allDone:
 	}
 }
 
-// replaySession sends session s's calls, each once it is due, and notes
-// when each reply ended for the sessions that wait on it. It stops when
-// issuing stops, the request budget is spent, or the parent call it
-// waits for was never sent.
-func (e *Engine) replaySession(ph *Phase, r Replay, s int, ends []*replyEnds) {
-	rs := r.Sessions[s]
-	sess := e.session(uint64(s))
-	var conv uint64 // the session's index in the run (prepareNext)
-	var after time.Time
-	for k, delay := range rs.Delays {
-		due, ok := rs.Start, true
-		switch {
-		case k > 0:
-			after, ok = joined(ph.issueCtx, after, rs, k, ends)
-			due = after.Sub(e.start) + delay
-		case rs.Parent >= 0:
-			after, ok = ends[rs.Parent].wait(ph.issueCtx, rs.ParentCall)
-			due = after.Sub(e.start) + delay
+// tasks lists the sessions of each recorded task, in the order of their
+// roots: the root first, then its subagents at any depth, as listed.
+func (r Replay) tasks() [][]int {
+	task := make([]int, len(r.Sessions)) // session → its task
+	var out [][]int
+	for s, rs := range r.Sessions {
+		if rs.Parent < 0 {
+			task[s] = len(out)
+			out = append(out, nil)
+		} else {
+			task[s] = task[rs.Parent] // a parent is listed before its subagents
 		}
-		if !ok {
-			return
-		}
-		// Indices are claimed once due, so a request budget below the
-		// trace's calls sends the earliest ones; the render then counts
-		// as queue delay (microseconds).
-		if !e.clock.PaceUntil(ph.issueCtx, e.start.Add(due)) {
-			return
-		}
-		i, ok := e.claim()
-		if !ok {
-			return
-		}
-		// A recorded call's prompt holds its context already: no
-		// previous response id, so a stateful API is sent it whole.
-		p, err := e.prepareNext(sess, rs.Group, i, "", &conv)
-		if !e.admit(ph.issueCtx) {
-			return
-		}
-		res := e.execute(e.reqCtx, i, p, err, arrival{open: true, due: due, lateAfter: r.LateAfter})
-		res.SessionCalls = len(rs.Delays) // sessions differ in length: each record says its own
-		after = e.clock.Now()
-		ends[s].set(k, after)
-		ph.out <- res
+		out[task[s]] = append(out[task[s]], s)
 	}
+	return out
 }
 
-// joined is the later of after (the previous reply's end) and the last
-// replies of the subagents call k of rs joins, once they have all ended;
-// false when one was never sent or issuing stopped first.
-func joined(ctx context.Context, after time.Time, rs ReplaySession, k int, ends []*replyEnds) (time.Time, bool) {
-	if k >= len(rs.Joins) {
-		return after, true
+// graph is one recorded task as a graph of requests: a node per call,
+// each after the call before it in its session and the last calls of
+// the subagents it joins (a subagent's first call after the call that
+// spawned it), its recorded delay after them, built by its session's
+// stream. Nodes are in an order in which each comes after those it
+// waits for (a joined subagent is listed after the parent that joins it).
+func (r Replay) graph(sessions []int) *graphPlan {
+	stream := make(map[int]int, len(sessions)) // session → its stream in the task
+	for k, s := range sessions {
+		stream[s] = k
 	}
-	for _, c := range rs.Joins[k] {
-		end, ok := ends[c].wait(ctx, len(ends[c].at)-1)
-		if !ok {
-			return after, false
+	type call struct{ s, k int }
+	var deps [][]call
+	var calls []call
+	for _, s := range sessions {
+		rs := r.Sessions[s]
+		for k := range rs.Delays {
+			var d []call
+			switch {
+			case k > 0:
+				d = append(d, call{s, k - 1})
+				if k < len(rs.Joins) {
+					for _, j := range rs.Joins[k] {
+						d = append(d, call{j, len(r.Sessions[j].Delays) - 1})
+					}
+				}
+			case rs.Parent >= 0:
+				d = append(d, call{rs.Parent, rs.ParentCall})
+			}
+			calls, deps = append(calls, call{s, k}), append(deps, d)
 		}
-		if end.After(after) {
-			after = end
+	}
+	// Kahn's order: Validate made the waits acyclic.
+	node := make(map[call]int, len(calls))
+	g := &Graph{Nodes: make([]Node, 0, len(calls))}
+	for len(g.Nodes) < len(calls) {
+		for c, cl := range calls {
+			if _, done := node[cl]; done {
+				continue
+			}
+			n := Node{Stream: stream[cl.s]}
+			ready := true
+			for _, d := range deps[c] {
+				u, ok := node[d]
+				ready = ready && ok
+				n.After = append(n.After, u)
+			}
+			if !ready {
+				continue
+			}
+			if len(n.After) > 0 {
+				n.Delay = constantDelay(r.Sessions[cl.s].Delays[cl.k])
+			}
+			node[cl] = len(g.Nodes)
+			g.Nodes = append(g.Nodes, n)
 		}
 	}
-	return after, true
+	return g.plan()
 }
 
-// replyEnds is when each reply of one session ended, for the sessions
-// that wait on it: done[k] is closed once at[k] is set, or, for a call
-// never sent, when the session ends (at[k] then stays zero).
-type replyEnds struct {
-	at   []time.Time
-	done []chan struct{}
-	once []sync.Once
-}
+// constantDelay is a Delay of exactly its value.
+type constantDelay time.Duration
 
-func newReplyEnds(calls int) *replyEnds {
-	r := &replyEnds{at: make([]time.Time, calls), done: make([]chan struct{}, calls), once: make([]sync.Once, calls)}
-	for k := range r.done {
-		r.done[k] = make(chan struct{})
-	}
-	return r
-}
-
-// set notes that call k's reply ended at t.
-func (r *replyEnds) set(k int, t time.Time) {
-	r.once[k].Do(func() { r.at[k] = t; close(r.done[k]) })
-}
-
-// closeAll releases the waiters of calls never sent.
-func (r *replyEnds) closeAll() {
-	for k := range r.done {
-		r.once[k].Do(func() { close(r.done[k]) })
-	}
-}
-
-// wait returns when call k's reply ended, false when it was never sent or
-// issuing stopped first.
-func (r *replyEnds) wait(ctx context.Context, k int) (time.Time, bool) {
-	select {
-	case <-r.done[k]:
-		return r.at[k], !r.at[k].IsZero()
-	case <-ctx.Done():
-		return time.Time{}, false
-	}
-}
+func (d constantDelay) Sample(*rand.Rand) time.Duration { return time.Duration(d) }

@@ -171,3 +171,59 @@ func TestReplayValidate(t *testing.T) {
 		}
 	}
 }
+
+// A recorded task is a graph of requests: session A's calls in a line, its
+// subagent C's first call after A's call 1, A's call 2 after both A's
+// call 1 and C's last call (its join), each its recorded delay after them,
+// in an order in which every node comes after those it waits for (C's
+// call before A's call 2, though C is listed after A); B, another root,
+// is a task of its own.
+func TestReplayTaskGraph(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	r := Replay{Sessions: []ReplaySession{
+		{Start: 0, Parent: -1, Delays: []time.Duration{0, 100 * ms, 50 * ms}, Joins: [][]int{nil, nil, {2}}},
+		{Start: 30 * ms, Parent: -1, Delays: []time.Duration{0}},
+		{Parent: 0, ParentCall: 1, Delays: []time.Duration{20 * ms}},
+	}}
+	tasks := r.tasks()
+	if fmt.Sprint(tasks) != "[[0 2] [1]]" {
+		t.Fatalf("tasks %v, want [[0 2] [1]]", tasks)
+	}
+	type node struct {
+		stream int
+		after  string
+		delay  time.Duration
+	}
+	want := []node{{0, "[]", 0}, {0, "[0]", 100 * ms}, {1, "[1]", 20 * ms}, {0, "[1 2]", 50 * ms}}
+	g := r.graph(tasks[0])
+	if len(g.Nodes) != len(want) {
+		t.Fatalf("%d nodes, want %d", len(g.Nodes), len(want))
+	}
+	for k, n := range g.Nodes {
+		var delay time.Duration
+		if n.Delay != nil {
+			delay = n.Delay.Sample(nil)
+		}
+		if got := (node{n.Stream, fmt.Sprint(n.After), delay}); got != want[k] {
+			t.Errorf("node %d: %+v, want %+v", k, got, want[k])
+		}
+	}
+}
+
+// A conversation is a line of turns, each a think time after the reply
+// before it; one request is a line of one.
+func TestConversationGraph(t *testing.T) {
+	t.Parallel()
+	for _, turns := range []int{0, 1, 4} {
+		g := conversationGraph(turns, fixedThink(time.Second))
+		if len(g.Nodes) != max(turns, 1) || g.calls != len(g.Nodes) {
+			t.Fatalf("%d turns: %d nodes, %d calls", turns, len(g.Nodes), g.calls)
+		}
+		for k, n := range g.Nodes {
+			if (k == 0) != (n.Delay == nil) || (k > 0) != (fmt.Sprint(n.After) == fmt.Sprint([]int{k - 1})) {
+				t.Errorf("%d turns, node %d: after %v, delay %v", turns, k, n.After, n.Delay)
+			}
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/workload"
+)
+
+// This file: graphs of requests. A conversation (a line of turns, each a
+// think time after the reply before it) and a replayed agent task
+// (sessions of calls, subagents spawned by a call, a call that joins its
+// subagents' last replies, each call a recorded delay after the replies
+// it waits for) are graphs whose nodes are requests of the run's own:
+// each call claims its own index once it is due, is built by its
+// session's stream (prepareNext: the history with the server's replies,
+// or the recorded blocks), may be retried, and yields its own record,
+// with its turn and session. They run on the executor that runs a
+// class's graph (runGraph); only how a call is sent differs from a graph
+// task's calls, which fold into one record.
+//
+// A call's due time is its node's Delay after the last reply it comes
+// after ended; a root's is the task's (an arrival, a recorded start).
+// Only a root can be late: a later call's due time is the server's
+// doing, and lateness judges the schedule. Roots are paced precisely,
+// later calls wait as a user's think time does. Once a call goes unsent
+// (issuing stopped, the request budget is spent) no later call starts.
+
+// requestTask is what a graph of requests needs beside its graph.
+type requestTask struct {
+	ph    *Phase
+	slots chan struct{} // the loop's in-flight cap; nil: none
+	// due is when the roots are due, from the phase start; a root that
+	// starts more than lateAfter after it is late.
+	due, lateAfter time.Duration
+	// user keys the calls' affinity (prepareNext): a conversation's
+	// user, a replayed task's group.
+	user    uint64
+	streams []taskStream
+	// first, when set, is a root call the loop already claimed,
+	// rendered and admitted at its due time (an open loop's arrival).
+	first *admitted
+	// rng draws the nodes' delays in the order the calls fall due.
+	rng *rand.Rand
+}
+
+// taskStream is one session stream of a task, with what its next call
+// continues.
+type taskStream struct {
+	sess workload.Session
+	conv uint64 // the session's index in the run (prepareNext)
+	prev string // the id of its last good reply
+	// calls, when above 0, is the session's calls, said by each record
+	// (a replayed session's, which its specs do not carry).
+	calls int
+}
+
+// admitted is a call claimed, rendered and admitted ahead of its task.
+type admitted struct {
+	i   uint64
+	p   prepared
+	err error
+}
+
+// requestCall sends call c of a graph of requests once it is due.
+func (e *Engine) requestCall(run *graphRun, c int) {
+	rt := run.requests
+	call := &run.calls[c]
+	node := &run.g.Nodes[call.node]
+	call.state = callRan
+	st := &rt.streams[node.Stream]
+	issueCtx := rt.ph.issueCtx
+	at := arrival{open: true, due: rt.due, lateAfter: rt.lateAfter}
+	var first *admitted
+	if len(node.After) == 0 {
+		first, rt.first = rt.first, nil
+		if first == nil && !e.clock.PaceUntil(issueCtx, e.start.Add(at.due)) {
+			return
+		}
+	} else {
+		due := run.lastEnd(call.node)
+		if node.Delay != nil {
+			due = due.Add(max(node.Delay.Sample(rt.rng), 0))
+		}
+		at.due, at.lateAfter = due.Sub(e.start), never
+		if !e.clock.SleepUntil(issueCtx, due) {
+			return
+		}
+	}
+	if first == nil {
+		i, ok := e.claim()
+		if !ok {
+			return
+		}
+		p, err := e.prepareNext(st.sess, rt.user, i, st.prev, &st.conv)
+		if !e.admitWithSlot(issueCtx, rt.slots) {
+			return
+		}
+		first = &admitted{i: i, p: p, err: err}
+	}
+	res := e.execute(e.reqCtx, first.i, first.p, first.err, at)
+	release(rt.slots)
+	call.end = e.clock.Now()
+	st.prev = ""
+	if res.Error == record.ErrNone {
+		st.prev = res.ResponseID // a failed turn's id is not continued: the history goes again
+	}
+	if st.calls > 0 {
+		res.SessionCalls = st.calls
+	}
+	rt.ph.out <- res // the collector owns res from here
+}
+
+// lastEnd is when the last reply node n comes after ended.
+func (run *graphRun) lastEnd(n int) time.Time {
+	var last time.Time
+	for _, u := range run.g.Nodes[n].After {
+		for c := range run.g.Nodes[u].copies() {
+			if end := run.calls[run.g.first[u]+c].end; end.After(last) {
+				last = end
+			}
+		}
+	}
+	return last
+}
+
+// runRequests runs graph g as a graph of requests: its calls are sent
+// as rt says, each yielding its record.
+func (e *Engine) runRequests(g *graphPlan, rt *requestTask) {
+	e.runGraph(e.reqCtx, &graphRun{g: g, calls: make([]graphCall, g.calls), requests: rt})
+}
+
+// conversationGraph is a conversation of turns as a graph of requests:
+// each turn after the one before, a think time after its reply.
+func conversationGraph(turns int, think ThinkTime) *graphPlan {
+	g := &Graph{Nodes: make([]Node, max(turns, 1))}
+	for k := 1; k < len(g.Nodes); k++ {
+		g.Nodes[k].After, g.Nodes[k].Delay = []int{k - 1}, think
+	}
+	return g.plan()
+}
