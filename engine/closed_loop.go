@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/inferload/inferload/record"
+	"github.com/inferload/inferload/workload"
 )
 
 // ClosedLoop is a closed-loop phase: Users virtual users, each sending a
@@ -121,41 +122,25 @@ func (e *Engine) graceForTheLast(issueCtx context.Context, allDone <-chan struct
 	}
 }
 
-// user is one closed-loop virtual user.
+// user is one closed-loop virtual user. A conversation's turns are sent
+// as a graph of requests (graph_requests.go), the user's think time
+// between them; every request, a turn's too, is sent as sendClosed says.
 func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 	issueCtx := ph.issueCtx
+	u := &closedUser{loop: c, id: id}
 	rng := newRNG(e.cfg.Seed, id)
 	sess := e.session(id)
-	var localWait, later time.Duration
-	var prev string // the id of the user's last reply (prepareNext)
 	var conv uint64 // the user's current conversation (prepareNext)
 	for issueCtx.Err() == nil {
-		if !e.awaitActive(issueCtx, c.Active, id) {
-			return
-		}
-		i, ok := e.claim()
+		a, ok := e.nextClosed(issueCtx, u, sess, "", &conv)
 		if !ok {
 			return
 		}
-		// After the index is claimed, so that a run whose requests are
-		// all sent does not wait for a request it will never make.
-		if later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(later)) {
-			return // the index is unused: issuing stopped during the wait
-		}
-		p, err := e.prepareNext(sess, id, i, prev, &conv)
-		if !e.admit(issueCtx) {
-			return // the index is unused: issuing stopped while rendering
-		}
-		res := e.execute(e.reqCtx, i, p, err, arrival{})
-		// Read before the collector owns res.
-		local := res.Error == record.ErrClientResource
-		prev = ""
-		if res.Error == record.ErrNone {
-			prev = res.ResponseID // a failed turn's id is not continued: the history goes again
-		}
-		later = e.retryLater(res)
-		ph.out <- res
-		if !e.backOffLocal(issueCtx, local, &localWait) {
+		if a.p.spec.Turns > 1 {
+			first := a // escapes with the task; a, on every request's path, does not
+			rt := &requestTask{ph: ph, user: id, streams: []taskStream{{sess: sess, conv: conv}}, first: &first, closed: u, rng: rng}
+			e.runRequests(conversationGraph(a.p.spec.Turns, c.Think), rt)
+		} else if !e.sendClosed(ph, u, a) {
 			return
 		}
 		if c.Think == nil {
@@ -165,6 +150,64 @@ func (e *Engine) user(ph *Phase, c ClosedLoop, id uint64) {
 			return
 		}
 	}
+}
+
+// closedUser is what a closed-loop user carries from one request to the
+// next.
+type closedUser struct {
+	loop ClosedLoop
+	id   uint64
+	// later is how long the next request waits, after its index is
+	// claimed (retryLater); localWait is the back-off after failures for
+	// a local resource (backOffLocal).
+	later, localWait time.Duration
+}
+
+// nextClosed readies user u's next request: once the ramp lets it send,
+// it claims an index, waits what the last reply asked (later), renders
+// the request from the user's session (prev and conv as prepareNext
+// takes them) and admits it. It returns false when issuing stopped or
+// the request budget is spent.
+func (e *Engine) nextClosed(issueCtx context.Context, u *closedUser, sess workload.Session, prev string, conv *uint64) (admitted, bool) {
+	if !e.awaitActive(issueCtx, u.loop.Active, u.id) {
+		return admitted{}, false
+	}
+	i, ok := e.claim()
+	if !ok {
+		return admitted{}, false
+	}
+	// After the index is claimed, so that a run whose requests are
+	// all sent does not wait for a request it will never make.
+	if u.later > 0 && !e.clock.SleepUntil(issueCtx, e.clock.Now().Add(u.later)) {
+		return admitted{}, false // the index is unused: issuing stopped during the wait
+	}
+	p, err := e.prepareNext(sess, u.id, i, prev, conv)
+	if !e.admit(issueCtx) {
+		return admitted{}, false // the index is unused: issuing stopped while rendering
+	}
+	return admitted{i: i, p: p, err: err}, true
+}
+
+// sendClosed sends user u's admitted request a and hands its record
+// over. It returns false when issuing stopped during a back-off.
+func (e *Engine) sendClosed(ph *Phase, u *closedUser, a admitted) bool {
+	return e.handOver(ph, u, e.execute(e.reqCtx, a.i, a.p, a.err, arrival{}))
+}
+
+// handOver gives res to the collector. For closed-loop user u's request
+// it first notes how long the user's next request waits (retryLater) and
+// then backs off a failure for a local resource; it returns false when
+// issuing stopped during the back-off. u is nil for an open loop's.
+func (e *Engine) handOver(ph *Phase, u *closedUser, res *record.Result) bool {
+	if u == nil {
+		ph.out <- res
+		return true
+	}
+	// Read before the collector owns res.
+	local := res.Error == record.ErrClientResource
+	u.later = e.retryLater(res)
+	ph.out <- res
+	return e.backOffLocal(ph.issueCtx, local, &u.localWait)
 }
 
 // awaitJoin holds user u until its turn to start: until the user of the

@@ -39,8 +39,13 @@ type requestTask struct {
 	user    uint64
 	streams []taskStream
 	// first, when set, is a root call the loop already claimed,
-	// rendered and admitted at its due time (an open loop's arrival).
+	// rendered and admitted at its due time (an open loop's arrival, a
+	// closed-loop user's next request).
 	first *admitted
+	// closed, for a closed-loop user's conversation, is the user: its
+	// calls are closed-loop requests (latency from the send, no due
+	// time), readied and handed over as the user's others are.
+	closed *closedUser
 	// rng draws the nodes' delays in the order the calls fall due.
 	rng *rand.Rand
 }
@@ -67,41 +72,14 @@ type admitted struct {
 func (e *Engine) requestCall(run *graphRun, c int) {
 	rt := run.requests
 	call := &run.calls[c]
-	node := &run.g.Nodes[call.node]
 	call.state = callRan
-	st := &rt.streams[node.Stream]
-	issueCtx := rt.ph.issueCtx
-	at := arrival{open: true, due: rt.due, lateAfter: rt.lateAfter}
-	var first *admitted
-	if len(node.After) == 0 {
-		first, rt.first = rt.first, nil
-		if first == nil && !e.clock.PaceUntil(issueCtx, e.start.Add(at.due)) {
-			return
-		}
-	} else {
-		due := run.lastEnd(call.node)
-		if node.Delay != nil {
-			due = due.Add(max(node.Delay.Sample(rt.rng), 0))
-		}
-		at.due, at.lateAfter = due.Sub(e.start), never
-		if !e.clock.SleepUntil(issueCtx, due) {
-			return
-		}
+	st := &rt.streams[run.g.Nodes[call.node].Stream]
+	a, at, ok := e.dueCall(run, call.node, st)
+	if !ok {
+		return
 	}
-	if first == nil {
-		i, ok := e.claim()
-		if !ok {
-			return
-		}
-		p, err := e.prepareNext(st.sess, rt.user, i, st.prev, &st.conv)
-		if !e.admitWithSlot(issueCtx, rt.slots) {
-			return
-		}
-		first = &admitted{i: i, p: p, err: err}
-	}
-	res := e.execute(e.reqCtx, first.i, first.p, first.err, at)
+	res := e.execute(e.reqCtx, a.i, a.p, a.err, at)
 	release(rt.slots)
-	call.end = e.clock.Now()
 	st.prev = ""
 	if res.Error == record.ErrNone {
 		st.prev = res.ResponseID // a failed turn's id is not continued: the history goes again
@@ -109,7 +87,51 @@ func (e *Engine) requestCall(run *graphRun, c int) {
 	if st.calls > 0 {
 		res.SessionCalls = st.calls
 	}
-	rt.ph.out <- res // the collector owns res from here
+	if e.handOver(rt.ph, rt.closed, res) {
+		call.end = e.clock.Now() // a closed-loop user's next call waits its back-off too
+	}
+}
+
+// dueCall waits until node n's call is due and readies its request from
+// stream st: claimed, rendered and admitted, as a closed-loop user's
+// next request (nextClosed) or an open loop's. It returns false when
+// issuing stopped or the request budget is spent first.
+func (e *Engine) dueCall(run *graphRun, n int, st *taskStream) (*admitted, arrival, bool) {
+	rt := run.requests
+	node := &run.g.Nodes[n]
+	issueCtx := rt.ph.issueCtx
+	at := arrival{open: rt.closed == nil, due: rt.due, lateAfter: rt.lateAfter}
+	if len(node.After) == 0 {
+		if a := rt.first; a != nil {
+			rt.first = nil
+			return a, at, true
+		}
+		if !e.clock.PaceUntil(issueCtx, e.start.Add(at.due)) {
+			return nil, at, false
+		}
+	} else {
+		due := run.lastEnd(n)
+		if node.Delay != nil {
+			due = due.Add(max(node.Delay.Sample(rt.rng), 0))
+		}
+		at.due, at.lateAfter = due.Sub(e.start), never
+		if !e.clock.SleepUntil(issueCtx, due) {
+			return nil, at, false
+		}
+	}
+	if rt.closed != nil {
+		a, ok := e.nextClosed(issueCtx, rt.closed, st.sess, st.prev, &st.conv)
+		return &a, arrival{}, ok
+	}
+	i, ok := e.claim()
+	if !ok {
+		return nil, at, false
+	}
+	p, err := e.prepareNext(st.sess, rt.user, i, st.prev, &st.conv)
+	if !e.admitWithSlot(issueCtx, rt.slots) {
+		return nil, at, false
+	}
+	return &admitted{i: i, p: p, err: err}, at, true
 }
 
 // lastEnd is when the last reply node n comes after ended.
