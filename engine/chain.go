@@ -36,17 +36,12 @@ func (n *Node) kind(req *protocol.Request) string {
 	return "model"
 }
 
+// validate checks the chain as the graph it runs as.
 func (c *Chain) validate(class string) error {
 	if len(c.Steps) == 0 {
 		return fmt.Errorf("engine: chain of class %s has no steps", class)
 	}
-	for k := range c.Steps {
-		s := &c.Steps[k]
-		if (s.Render == nil) == (s.HTTP == nil) {
-			return fmt.Errorf("engine: chain of class %s, step %d: set exactly one of Render or HTTP", class, k+1)
-		}
-	}
-	return nil
+	return c.graph().validate(class)
 }
 
 // RetrievedSeparator joins retrieved text to the prompt it is appended to.
