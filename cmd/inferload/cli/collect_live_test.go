@@ -218,3 +218,49 @@ func getJSON(t *testing.T, url, token string, v any) {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 }
+
+// TestCollectorLiveWithoutPlan: records that come before any plan are
+// held, not shown under rules the plan would contradict; the page shows
+// them under the default rules, with a note, once it has held maxHeld or
+// the run is over.
+func TestCollectorLiveWithoutPlan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		records   int
+		over      bool  // the run ended (release(true))
+		wantShown int64 // records on the page
+	}{
+		// A few records, the run going on: held.
+		{"held", 3, false, 0},
+		// The run over: shown, with the note.
+		{"run over", 3, true, 3},
+		// maxHeld records: shown without waiting longer, with the note.
+		{"too many held", maxHeld, false, maxHeld},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			now := func() time.Time { return time.Unix(1000, 0) }
+			v := newCollectView(2, now)
+			col, err := distributed.NewCollector(distributed.CollectorConfig{Segments: 2, Dir: t.TempDir(), Now: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			v.col = col
+			v.mon = live.NewMonitor(live.MonitorOptions{Now: now})
+			for i := range tt.records {
+				v.record(i%2, &record.Result{ID: uint64(i), Class: "chat", Session: uint64(i / 2), Turn: 1 + i%2, SendUS: 1000, E2EUS: 1000})
+			}
+			if tt.over {
+				v.release(true)
+			}
+			view := v.mon.View(0, 0)
+			noted := len(view.Events) == 1 && view.Events[0].Message == errNoPlan.Error()
+			if view.Completed != tt.wantShown || noted != (tt.wantShown > 0) || view.Sessions != nil {
+				t.Errorf("page: %d records, events %+v, sessions %v; want %d shown, the note with them, no session figures without a plan",
+					view.Completed, view.Events, view.Sessions, tt.wantShown)
+			}
+		})
+	}
+}
