@@ -1,6 +1,7 @@
 package live
 
 import (
+	"errors"
 	"sort"
 	"sync"
 	"time"
@@ -146,10 +147,35 @@ func NewMonitor(o MonitorOptions) *Monitor {
 	if m.window <= 0 {
 		m.window = defaultWindow
 	}
+	m.setRules(o)
+	return m
+}
+
+// setRules hands the aggregate o's rules: the plan's input buckets,
+// conversations and SLOs.
+func (m *Monitor) setRules(o MonitorOptions) {
 	m.agg.SetInputBuckets(o.InputBuckets)
 	m.agg.SetSessionTurns(o.SessionTurns)
 	m.agg.SetSLOs(o.SLOs)
-	return m
+}
+
+// ErrObservedAlready: Configure came after the monitor's first record.
+var ErrObservedAlready = errors.New("live: the monitor has observed records already: its tables keep the rules they were made with")
+
+// Configure sets o's plan rules (InputBuckets, SessionTurns, SLOs; its
+// Window and Now stay as made) on a monitor made before the plan was
+// known: the collector's, whose page is up before any segment has sent
+// its plan. The aggregate takes its rules before its first record (a
+// record judged by no SLO stays judged so), so once one is observed
+// Configure changes nothing and returns ErrObservedAlready.
+func (m *Monitor) Configure(o MonitorOptions) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.done > 0 {
+		return ErrObservedAlready
+	}
+	m.setRules(o)
+	return nil
 }
 
 // Start sets the run clock's zero (the run's start), its directory and

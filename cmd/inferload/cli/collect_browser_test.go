@@ -27,7 +27,8 @@ import (
 // tiles move, the controls are off with the reason and the API refuses
 // pause and stop with 409 (401 without the UI's token), and once the segments are done the page shows
 // the merged summary, whose request count is the page's completed tile
-// and the sum of the segment rows. The page logs no error; the
+// and the sum of the segment rows, and whose sessions and tasks are the
+// page's Sessions and Tasks tables, task goodput judged by the plan's SLO. The page logs no error; the
 // collector's terminal shows the segments' changes and the whole run's
 // progress line.
 func TestCollectorUIInBrowser(t *testing.T) {
@@ -40,7 +41,17 @@ func TestCollectorUIInBrowser(t *testing.T) {
 	plan := fmt.Sprintf(`name: cluster-ui
 target: {url: %s}
 load: {concurrency: 4, duration: 8s}
-workload: {input_tokens: "16", output_tokens: "16"}
+workload:
+  slo: {ttft_ms: 2000}
+  classes:
+    - {name: chat, weight: 1, input_tokens: "16", output_tokens: "16", turns: 2}
+    - name: rag
+      weight: 1
+      input_tokens: "16"
+      output_tokens: "8"
+      chain:
+        - {api: chat, name: draft}
+        - {api: chat, name: answer}
 observe: {gpu: false, scrape: "off"}
 `, simURL)
 	writeFile(t, planFile, plan)
@@ -136,6 +147,36 @@ observe: {gpu: false, scrape: "off"}
 	if want := strconv.FormatInt(sum.Requests.Total, 10); tile != want || rowSum != sum.Requests.Total || sum.Requests.Total == 0 {
 		t.Errorf("page: %s completed, segment rows %d; merged summary %d requests: want all equal", tile, rowSum, sum.Requests.Total)
 	}
+	checkCollectorTables(t, pg, &sum)
 	pg.screenshot("collector-ui.png")
 	pg.checkConsole()
+}
+
+// checkCollectorTables: the collector's Sessions and Tasks tables, once
+// every record is in, hold the merged summary's conversations and tasks,
+// the task goodput judged by the plan's SLO as summary.json judges it.
+func checkCollectorTables(t *testing.T, pg *page, sum *record.Summary) {
+	t.Helper()
+	chat, rag := sum.Sessions["chat"], sum.Chains["rag"]
+	if chat == nil || rag == nil || rag.Goodput == nil || chat.Completed == 0 || rag.Chains == 0 {
+		t.Fatalf("merged summary: sessions %+v, tasks %+v: want conversations and judged tasks", chat, rag)
+	}
+	cells := func(table string) []string {
+		return strings.Split(pg.eval(`Array.from(document.querySelectorAll('#`+table+` tbody tr')[0].cells).map(function (c) { return c.textContent; }).join('|')`), "|")
+	}
+	// Sessions: class, turns, completed, failed, incomplete, ...
+	if pg.eval(`String(document.getElementById('sessions-box').hidden)`) != "false" {
+		t.Fatal("the collector's page shows no Sessions table")
+	}
+	if s := cells("sessions"); len(s) < 5 || s[0] != "chat" || s[1] != "2" || s[2] != strconv.FormatInt(chat.Completed, 10) || s[3] != strconv.FormatInt(chat.Failed, 10) {
+		t.Errorf("sessions row %q: want chat, 2 turns, the merged %d completed and %d failed", s, chat.Completed, chat.Failed)
+	}
+	// Tasks: class, tasks, failed, p50, p90, calls/task, goodput.
+	if pg.eval(`String(document.getElementById('tasks-box').hidden)`) != "false" {
+		t.Fatal("the collector's page shows no Tasks table")
+	}
+	want := fmt.Sprintf("(%.0f%%)", 100*rag.Goodput.Attainment)
+	if c := cells("tasks"); len(c) < 7 || c[0] != "rag" || c[1] != strconv.FormatInt(rag.Chains, 10) || !strings.HasSuffix(c[6], want) {
+		t.Errorf("tasks row %q: want rag, the merged %d tasks, goodput ending %s", c, rag.Chains, want)
+	}
 }

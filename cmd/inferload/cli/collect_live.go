@@ -34,8 +34,16 @@ type collectView struct {
 	all    *record.Aggregate
 	segs   []*record.Aggregate
 	cpu    []float64  // each segment's latest client_cpu_pct, -1 before one
-	plan   *plan.Plan // segment 0's, once it has arrived
+	plan   *plan.Plan // the first segment's to arrive
 	phases []string   // each segment's phase at the last tick
+
+	// heldMu guards the page's wait for the plan (collect_live_plan.go):
+	// taken before mu and the monitor's own lock, never inside them.
+	heldMu sync.Mutex
+	// held are records that came before any segment's plan, in order.
+	held []*record.Result
+	// ruled: the monitor has its rules, from the plan or without one.
+	ruled bool
 }
 
 func newCollectView(n int, now func() time.Time) *collectView {
@@ -58,7 +66,7 @@ func (v *collectView) record(seg int, r *record.Result) {
 	v.segs[seg].Add(r)
 	v.mu.Unlock()
 	if v.mon != nil {
-		v.mon.Observe(r)
+		v.observe(r)
 	}
 }
 
@@ -96,15 +104,20 @@ func (v *collectView) segmentName(i int) string {
 	return schedule.Segment{Index: i, Count: len(v.segs)}.String()
 }
 
-// runPlan is the run's plan once segment 0 has sent it (nil before).
+// runPlan is the run's plan once a segment has sent it (nil before).
+// Every segment's plan.yaml is the one plan, load.segment aside, whose
+// load and rules are the whole run's; so the first to arrive serves.
 func (v *collectView) runPlan() *plan.Plan {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.plan != nil {
 		return v.plan
 	}
-	if p, err := summary.ReadPlan(v.col.SegmentDir(0)); err == nil {
-		v.plan = p
+	for _, dir := range v.col.SegmentDirs() {
+		if p, err := summary.ReadPlan(dir); err == nil {
+			v.plan = p
+			break
+		}
 	}
 	return v.plan
 }
@@ -121,6 +134,9 @@ func (v *collectView) tick() report.Snapshot {
 	}
 	if v.mon != nil && !at.IsZero() {
 		v.mon.StartAt(at, filepath.Dir(v.col.SegmentDir(0)), total)
+	}
+	if v.mon != nil {
+		v.release(false)
 	}
 	var elapsed time.Duration
 	if !at.IsZero() {
@@ -234,6 +250,7 @@ func (v *collectView) serveUI(st *State, f *uiFlags) (func(context.Context, *dis
 	}
 	fmt.Fprintf(st.Stderr, "live UI at %s\n", uiURL(st, srv))
 	return func(ctx context.Context, m *distributed.Merged, err error) error {
+		v.release(true) // the run is over: whatever was held is shown
 		switch {
 		case err != nil:
 			v.mon.Finish(live.Final{Error: err.Error()})

@@ -86,8 +86,7 @@ func (l *launcher) Start(req live.RunRequest) (*live.Monitor, live.Control, erro
 	}
 	ctx, cancel := context.WithCancel(l.ctx)
 	ctl := &runControl{p: p, steer: experiment.NewSteering(), stop: cancel, abort: make(chan struct{})}
-	mon := live.NewMonitor(live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(),
-		SLOs: p.Workload.SLOs(), Now: l.st.clock().Now})
+	mon := live.NewMonitor(monitorOptions(p, l.st.clock().Now))
 	opts := experiment.Options{Env: experiment.Env{Getenv: l.st.Getenv, ReadFile: l.st.ReadFile}, Clock: l.st.clock(),
 		Version: l.st.Version, Abort: ctl.abort, Steering: ctl.steer}
 	hookMonitor(&opts, mon, ctl, p)

@@ -97,6 +97,16 @@ func (c *runControl) Load() live.LoadState {
 // level is the load set now, for the monitor's points.
 func (c *runControl) level() float64 { return c.Load().Level }
 
+// monitorOptions are the live page's rules from the plan: its input
+// buckets, conversational classes and SLOs, as summary.NewAggregate
+// takes them, so the page's tables and goodput read as summary.json's.
+// Every live page (a run's, the launcher's, the collector's) takes them
+// from here.
+func monitorOptions(p *plan.Plan, now func() time.Time) live.MonitorOptions {
+	return live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(),
+		SLOs: p.Workload.SLOs(), Now: now}
+}
+
 // startUI serves the live UI of the run of p (when --ui is set) and hooks
 // it into opts: ctx is the run's, canceled by the page's stop too, and
 // opts.Abort closes on the page's abort as well as on a second Ctrl-C.
@@ -109,8 +119,7 @@ func (f *uiFlags) startUI(ctx context.Context, st *State, p *plan.Plan, opts *ex
 	}
 	runCtx, cancel := context.WithCancel(ctx)
 	ctl := &runControl{p: p, steer: experiment.NewSteering(), stop: cancel, abort: make(chan struct{})}
-	mon := live.NewMonitor(live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(),
-		SLOs: p.Workload.SLOs(), Now: st.clock().Now})
+	mon := live.NewMonitor(monitorOptions(p, st.clock().Now))
 	srv, err := live.ServeUI(f.listen, mon, ctl, live.UIOptions{Token: st.Getenv(uiTokenEnv)})
 	if err != nil {
 		cancel()
