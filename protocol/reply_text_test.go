@@ -74,3 +74,38 @@ func TestKeepText(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeepToolCalls is the per-event path of a reply that calls
+// tools under KeepText: the chunk scan and keepText over toolChunks, the
+// trace's buffers reused per reply as the engine reuses a Trace's. room
+// is KeepText: all of the reply's objects fit, or they are cut. It must
+// not allocate.
+func BenchmarkKeepToolCalls(b *testing.B) {
+	for _, room := range []struct {
+		name  string
+		limit int
+	}{{"fits", 1 << 10}, {"cut", 200}} {
+		b.Run(room.name, func(b *testing.B) {
+			chunks := make([][]byte, len(toolChunks))
+			for k, c := range toolChunks {
+				chunks[k] = []byte(c)
+			}
+			var sh chunkShape
+			var c Chunk
+			tr := Trace{Text: make([]byte, 0, 1<<10), ToolCallReply: make([]byte, 0, 1<<10)}
+			b.ReportAllocs()
+			for i := range b.N {
+				k := i % len(chunks)
+				if k == 0 {
+					text, calls := tr.Text[:0], tr.ToolCallReply[:0]
+					tr = Trace{Text: text, ToolCallReply: calls}
+				}
+				data := chunks[k]
+				if err := sh.scan(data, &c); err != nil {
+					b.Fatal(err)
+				}
+				tr.keepText(&c, data, room.limit)
+			}
+		})
+	}
+}
