@@ -437,6 +437,13 @@ func (d Delta) finish(better int, alpha float64) Delta {
 	return d
 }
 
+// Figure is the delta's figure without its class scope: "failure_rate"
+// of "classes.chat.failure_rate", "ttft_ms.p99" of "ttft_ms.p99".
+func (d Delta) Figure() string {
+	_, fig := splitMetric(d.Metric)
+	return fig
+}
+
 // String is a one-line rendering for logs and test failures.
 func (d Delta) String() string {
 	return fmt.Sprintf("%s: %.4g → %.4g (%+.4g [%.4g, %.4g], p %.3g, %s)",

@@ -10,6 +10,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -101,6 +102,56 @@ func sloMismatch(b, cur GoodputShare) string {
 		return fmt.Sprintf("the runs' SLOs differ (baseline %s, current %s)", b.SLO, cur.SLO)
 	}
 	return ""
+}
+
+// verdict is one session's or task's goodput verdict: its class, and
+// whether it met the class's SLO.
+type verdict struct {
+	class string
+	met   bool
+}
+
+// judgeSession keeps whole conversation c's verdict when session goodput
+// counts it (record.Conversation.Counted), judged as summary.json's.
+func (rs *RunSamples) judgeSession(c *record.Conversation) {
+	if _, ok := rs.SessionGoodput[c.Class()]; ok && c.Counted() {
+		rs.addVerdict("session_goodput", verdict{c.Class(), c.Met()})
+	}
+}
+
+// judgeTask keeps the verdict of r, when it is a measured task of a
+// class with task goodput, by task goodput's rule (record.TaskMet).
+func (rs *RunSamples) judgeTask(r *record.Result, class string) {
+	share, ok := rs.TaskGoodput[class]
+	if !ok || len(r.Chain) == 0 || r.Warmup {
+		return
+	}
+	rs.addVerdict("task_goodput", verdict{class, record.TaskMet(r, share.SLO)})
+}
+
+func (rs *RunSamples) addVerdict(fig string, v verdict) {
+	if rs.verdicts == nil {
+		rs.verdicts = map[string][]verdict{}
+	}
+	rs.verdicts[fig] = append(rs.verdicts[fig], v)
+}
+
+// orderedVerdicts is, in the order they finished, the met flags of
+// goodput figure metric's sessions or tasks: its class's, or those of the
+// classes its overall row pools.
+func orderedVerdicts(rs *RunSamples, metric string, pooled []string) []bool {
+	prefix, fig := splitMetric(metric)
+	classes := pooled
+	if prefix != "" {
+		classes = []string{strings.TrimSuffix(strings.TrimPrefix(prefix, "classes."), ".")}
+	}
+	var out []bool
+	for _, v := range rs.verdicts[fig] {
+		if slices.Contains(classes, v.class) {
+			out = append(out, v.met)
+		}
+	}
+	return out
 }
 
 // runShare is one run's share of goodput figure metric: its class's, or

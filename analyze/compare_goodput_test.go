@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,12 +15,124 @@ var (
 
 // goodputRun is a run whose summary.json counted, of n sessions of class
 // chat and n tasks of class agent, sessionMet and taskMet within their
-// SLOs.
+// SLOs, the met ones spread evenly over the run (every batch alike).
 func goodputRun(name string, n, sessionMet, taskMet int64, chat, agent record.SLO) *RunSamples {
 	rs := NewRunSamples(name)
 	rs.SessionGoodput = map[string]GoodputShare{"chat": {SLO: chat, Met: sessionMet, Total: n}}
 	rs.TaskGoodput = map[string]GoodputShare{"agent": {SLO: agent, Met: taskMet, Total: n}}
+	for _, met := range evenly(n, sessionMet) {
+		rs.addVerdict("session_goodput", verdict{"chat", met})
+	}
+	for _, met := range evenly(n, taskMet) {
+		rs.addVerdict("task_goodput", verdict{"agent", met})
+	}
 	return rs
+}
+
+// evenly is n flags, met of them set, spread as evenly as they go.
+func evenly(n, met int64) []bool {
+	out := make([]bool, n)
+	for i := range n {
+		out[i] = (i+1)*met/n > i*met/n
+	}
+	return out
+}
+
+// alternating is a session goodput run of class chat whose batches (of
+// DefaultBatches) alternate between shares hi and lo, n sessions in all.
+func alternating(name string, n int64, hi, lo float64) *RunSamples {
+	rs := NewRunSamples(name)
+	per := n / DefaultBatches
+	var met int64
+	for b := range int64(DefaultBatches) {
+		share := hi
+		if b%2 == 1 {
+			share = lo
+		}
+		m := int64(share * float64(per))
+		met += m
+		for _, f := range evenly(per, m) {
+			rs.addVerdict("session_goodput", verdict{"chat", f})
+		}
+	}
+	rs.SessionGoodput = map[string]GoodputShare{"chat": {SLO: chatSLO, Met: met, Total: per * DefaultBatches}}
+	return rs
+}
+
+// TestCompareGoodputOneRunEach: with one run a side, a goodput row passes
+// the batch-means check as failure_rate does: a drop every batch shows
+// stands; one the batches' own spread can explain cannot be told.
+func TestCompareGoodputOneRunEach(t *testing.T) {
+	t.Parallel()
+	limits := []Limit{{Metric: "session_goodput", Absolute: true, Value: 0.02}}
+	tests := []struct {
+		name      string
+		base, cur *RunSamples
+		change    string
+	}{
+		// 90% → 80% in every batch of 4000 sessions: the batches agree.
+		{"steady drop", goodputRun("base", 4000, 3600, 3600, chatSLO, agentSLO), goodputRun("cur", 4000, 3200, 3200, chatSLO, agentSLO), "worse"},
+		// 90% → 85% of 4000 sessions: the two-proportion test is sure
+		// (about 7 standard errors), but each run swings 20 points from
+		// batch to batch (100/80%, 95/75%), four times the drop.
+		{"drift inside each run", alternating("base", 4000, 1.0, 0.8), alternating("cur", 4000, 0.95, 0.75), ChangeCannotTell},
+	}
+	for _, tt := range tests {
+		c := Compare(tt.base, tt.cur, CompareOptions{Limits: limits})
+		for _, metric := range []string{"session_goodput", "classes.chat.session_goodput"} {
+			d := deltaOf(t, c, metric)
+			if d.Change != tt.change || d.Runs == nil || d.Runs.Test != TestBatchMeans {
+				t.Errorf("%s: %s %v, runs %+v; want %s by %s", tt.name, metric, d, d.Runs, tt.change, TestBatchMeans)
+			}
+		}
+		if d := deltaOf(t, c, "session_goodput"); d.Regression != (tt.change == "worse") {
+			t.Errorf("%s: regression %v", tt.name, d.Regression)
+		}
+	}
+}
+
+// TestRunSamplesGoodputVerdicts: Add judges each session and task as
+// summary.json's goodput does, in the order they finish: a warm-up one
+// and a canceled session are not counted, a failed one counts unmet.
+func TestRunSamplesGoodputVerdicts(t *testing.T) {
+	t.Parallel()
+	slo := record.SLO{E2EMs: 1000}
+	rs := NewRunSamples("run")
+	rs.SessionGoodput = map[string]GoodputShare{"chat": {SLO: slo}}
+	rs.TaskGoodput = map[string]GoodputShare{"agent": {SLO: slo}}
+	session := func(id uint64, e2eMS int64, err record.ErrorKind, warm bool) *record.Result {
+		return &record.Result{Class: "chat", Session: id, Turn: 1, SessionCalls: 1, E2EUS: e2eMS * 1000, Error: err, Warmup: warm}
+	}
+	task := func(stepMS int64, kind string, err record.ErrorKind, warm bool) *record.Result {
+		return &record.Result{Class: "agent", E2EUS: 5_000_000, Error: err, Warmup: warm,
+			Chain: []record.ChainStep{{Name: "call", Kind: kind, DurUS: stepMS * 1000}}}
+	}
+	for _, r := range []*record.Result{
+		session(1, 500, record.ErrNone, false),      // met
+		session(2, 1500, record.ErrNone, false),     // over the bound
+		session(3, 500, record.ErrNone, true),       // warm-up: not counted
+		session(4, 500, record.ErrHTTP5xx, false),   // failed: counted, unmet
+		session(5, 500, record.ErrCanceled, false),  // canceled: not counted
+		task(500, "chat", record.ErrNone, false),    // met
+		task(1500, "chat", record.ErrNone, false),   // a model call over the bound
+		task(1500, "tool", record.ErrNone, false),   // a tool is no model call: met
+		task(500, "chat", record.ErrNone, true),     // warm-up: not counted
+		task(500, "chat", record.ErrHTTP5xx, false), // failed: unmet
+	} {
+		rs.Add(r)
+	}
+	pooled := []string{"chat", "agent"}
+	for _, tt := range []struct {
+		metric string
+		want   []bool
+	}{
+		{"session_goodput", []bool{true, false, false}},
+		{"classes.agent.task_goodput", []bool{true, false, true, false}},
+	} {
+		if got := orderedVerdicts(rs, tt.metric, pooled); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: %v, want %v", tt.metric, got, tt.want)
+		}
+	}
 }
 
 // TestCompareGoodput: session and task goodput are compared by the

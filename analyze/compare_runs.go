@@ -101,6 +101,9 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 			}
 			part := cut(flags, lo, hi)
 			return shareTrue(part), len(part) > 0
+		case isGoodput(fig) && u.batches > 0:
+			part := cut(orderedVerdicts(rs, metric, u.pooled[fig]), lo, hi)
+			return shareTrue(part), len(part) > 0
 		case isGoodput(fig):
 			return runShare(rs, metric, u.pooled[fig])
 		}
@@ -131,10 +134,13 @@ func (u unitSet) unitValues(metric string, minN int) ([]float64, bool) {
 }
 
 // figureLen is how many values a run has of metric's figure: latency
-// values, seconds of throughput, or requests.
-func figureLen(rs *RunSamples, metric string) int {
+// values, seconds of throughput, requests, or sessions or tasks (pooled:
+// the classes of each overall goodput row).
+func figureLen(rs *RunSamples, metric string, pooled map[string][]string) int {
 	prefix, fig := splitMetric(metric)
 	switch {
+	case isGoodput(fig):
+		return len(orderedVerdicts(rs, metric, pooled[fig]))
 	case fig == "output_tokens_per_s" || fig == "requests_per_s":
 		return len(rs.OutputTokensPerS)
 	case fig == "failure_rate":
@@ -249,11 +255,6 @@ func (m comparer) runsCheck(d *Delta, base, cur unitSet) {
 	if d.Change == ChangeTooShort {
 		return
 	}
-	if _, fig := splitMetric(d.Metric); isGoodput(fig) && base.batches > 0 {
-		// summary.json counts a run's sessions, not their order: there
-		// are no batches to cut, and the figure stands on its own test.
-		return
-	}
 	minN := 0
 	if _, fig := splitMetric(d.Metric); strings.Contains(fig, "_ms.p") {
 		q, _ := record.PercentileQ(fig[strings.LastIndex(fig, ".")+1:])
@@ -262,7 +263,7 @@ func (m comparer) runsCheck(d *Delta, base, cur unitSet) {
 	if base.batches > 0 {
 		// As many batches as each run has values for (minN each, for a
 		// percentile; 2 per-second values or requests at least).
-		n := min(figureLen(base.runs[0], d.Metric), figureLen(cur.runs[0], d.Metric))
+		n := min(figureLen(base.runs[0], d.Metric, base.pooled), figureLen(cur.runs[0], d.Metric, cur.pooled))
 		base.batches = min(base.batches, n/max(minN, 2))
 		cur.batches = base.batches
 	}

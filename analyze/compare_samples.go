@@ -28,6 +28,8 @@ type RunSamples struct {
 	// SessionGoodput and TaskGoodput are, per class, the shares of
 	// sessions and of tasks that met every call's SLO, as the run's
 	// summary.json judged them (compare_goodput.go); nil without any.
+	// Set them before the first Add: Add judges each session and task by
+	// their SLOs as it finishes, the order the runs check's batches need.
 	SessionGoodput map[string]GoodputShare
 	TaskGoodput    map[string]GoodputShare
 
@@ -38,6 +40,9 @@ type RunSamples struct {
 	records    int64
 	// sessions joins conversations' turns (SetSessionTurns).
 	sessions record.SessionJoin
+	// verdicts are, per goodput figure, its sessions' or tasks' verdicts
+	// in the order they finished (compare_goodput.go).
+	verdicts map[string][]verdict
 }
 
 // SetSessionTurns names the conversational classes and their turns per
@@ -105,8 +110,13 @@ func (rs *RunSamples) Add(r *record.Result) {
 		rs.Classes[class] = s
 	}
 	s.Add(r)
-	// Whether a turn met its SLO does not change the conversation's time.
-	if c := rs.sessions.Add(r, true); c != nil && c.Completed() {
+	rs.judgeTask(r, class)
+	c := rs.sessions.Add(r, rs.SessionGoodput[class].SLO.Met(r))
+	if c == nil {
+		return
+	}
+	rs.judgeSession(c)
+	if c.Completed() {
 		ms := usToMS(c.DurationUS())
 		rs.Overall.Session = append(rs.Overall.Session, ms)
 		s.Session = append(s.Session, ms)

@@ -207,11 +207,13 @@ type Trace struct {
 	// when Request.KeepText asked for it; TextCut is true when some did
 	// not fit. ToolCalls is set when the reply asked for a tool call;
 	// ToolCallReply then holds the JSON objects that carried its calls,
-	// one per line (ReplyToolCalls reads them).
+	// one per line (ReplyToolCalls reads them), and ToolCallsCut is true
+	// when some did not fit (ReplyToolCalls then gives none).
 	Text          []byte
 	TextCut       bool
 	ToolCalls     bool
 	ToolCallReply []byte
+	ToolCallsCut  bool
 }
 
 // Reset clears t for reuse, keeping the EventsUS backing array.

@@ -103,11 +103,16 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 // take it past limit bytes (a piece is kept whole or not at all, so what
 // was kept always decodes), and notes a tool call, keeping the object obj
 // that carried it (t.ToolCallReply, within limit too): only a reply that
-// calls a tool pays for that, one copy of a chunk or two.
+// calls a tool pays for that, one copy of a chunk or two. The first
+// object that does not fit cuts the calls (ToolCallsCut) and nothing
+// after it is kept: a later, smaller piece would leave a hole in a
+// call's arguments.
 func (t *Trace) keepText(ck *Chunk, obj []byte, limit int) {
 	if ck.ToolCalls {
 		t.ToolCalls = true
-		if len(t.ToolCallReply)+len(obj)+1 <= limit {
+		if t.ToolCallsCut || len(t.ToolCallReply)+len(obj)+1 > limit {
+			t.ToolCallsCut = true
+		} else {
 			t.ToolCallReply = append(append(t.ToolCallReply, obj...), '\n')
 		}
 	}
@@ -134,9 +139,12 @@ func (t *Trace) AnswerText() string {
 // ReplyToolCalls reads the tool calls of a reply kept with
 // Request.KeepText (ReplyAnswer on the objects that carried them, so a
 // streamed call's pieces are joined): their ids, names and arguments as
-// the reply had them; nil when it called none or they did not fit.
+// the reply had them; nil when it called none or they did not all fit
+// (ToolCallsCut): a call with part of its arguments is one the model
+// never made, and answering it would send the server a request it could
+// reject or misread.
 func (t *Trace) ReplyToolCalls() []ReplyToolCall {
-	if len(t.ToolCallReply) == 0 {
+	if len(t.ToolCallReply) == 0 || t.ToolCallsCut {
 		return nil
 	}
 	_, calls := ReplyAnswer(t.ToolCallReply)

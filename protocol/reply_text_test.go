@@ -1,9 +1,11 @@
 package protocol
 
 import (
+	"bytes"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -72,5 +74,98 @@ func TestKeepText(t *testing.T) {
 		if want, calls := ReplyAnswer(tr.Reply); !tt.cut && tt.limit > 0 && (tr.AnswerText() != want || tr.ToolCalls != (len(calls) > 0)) {
 			t.Errorf("%s: kept text %q disagrees with ReplyAnswer %q (%d calls)", tt.name, tr.AnswerText(), want, len(calls))
 		}
+	}
+}
+
+// TestKeepToolCallsCut: tool calls that do not all fit in KeepText are
+// marked cut and read as none, never as a call with part of its
+// arguments; the objects are kept in order up to the first that did not
+// fit, nothing after it.
+func TestKeepToolCallsCut(t *testing.T) {
+	t.Parallel()
+	// toolChunks' objects take 1 (the role, no call), then 140, 101,
+	// 100 and 111 bytes with their newlines.
+	long := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"` + strings.Repeat("x", 150) + `"}}]}}]}`
+	short := `{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"}"}}]}}]}`
+	hole := []string{toolChunks[1], long, short}
+	tests := []struct {
+		name   string
+		chunks []string
+		limit  int
+		cut    bool
+		kept   int // objects kept
+		calls  []ReplyToolCall
+	}{
+		// Room for every object: the calls whole, not cut.
+		{"fits", toolChunks, 452, false, 4,
+			[]ReplyToolCall{{ID: "c1", Name: "get_weather", Arguments: `{"city":"Oslo"}`}, {Name: "get_time", Arguments: "{}"}}},
+		// One byte short: the second call's object is cut, so neither
+		// call is handed on.
+		{"last object cut", toolChunks, 451, true, 3, nil},
+		// Room up to the first call's half arguments ({"city":): cut,
+		// none handed on rather than get_weather with {"city":.
+		{"arguments cut", toolChunks, 300, true, 2, nil},
+		// A long piece does not fit, a short one after it would: it is
+		// not kept either, which would leave a hole in the arguments.
+		{"no hole", hole, 300, true, 1, nil},
+	}
+	for _, tt := range tests {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			startStream(w, r)
+			for _, c := range tt.chunks {
+				sendEvent(w, c)
+			}
+			sendEvent(w, "[DONE]")
+		}))
+		c := newClient(t, srv.URL, nil)
+		req := chatRequest(true)
+		req.KeepText = tt.limit
+		tr := doTrace(t, c, req)
+		srv.Close()
+		if tr.Err != "" {
+			t.Fatalf("%s: %s %s", tt.name, tr.Err, tr.ErrMsg)
+		}
+		kept := bytes.Count(tr.ToolCallReply, []byte("\n"))
+		if !tr.ToolCalls || tr.ToolCallsCut != tt.cut || kept != tt.kept {
+			t.Errorf("%s: tools %v cut %v, %d objects kept; want true %v %d", tt.name, tr.ToolCalls, tr.ToolCallsCut, kept, tt.cut, tt.kept)
+		}
+		if got := tr.ReplyToolCalls(); !slices.Equal(got, tt.calls) {
+			t.Errorf("%s: tool calls %+v, want %+v", tt.name, got, tt.calls)
+		}
+	}
+}
+
+// BenchmarkKeepToolCalls is the per-event path of a reply that calls
+// tools under KeepText: the chunk scan and keepText over toolChunks, the
+// trace's buffers reused per reply as the engine reuses a Trace's. room
+// is KeepText: all of the reply's objects fit, or they are cut. It must
+// not allocate.
+func BenchmarkKeepToolCalls(b *testing.B) {
+	for _, room := range []struct {
+		name  string
+		limit int
+	}{{"fits", 1 << 10}, {"cut", 200}} {
+		b.Run(room.name, func(b *testing.B) {
+			chunks := make([][]byte, len(toolChunks))
+			for k, c := range toolChunks {
+				chunks[k] = []byte(c)
+			}
+			var sh chunkShape
+			var c Chunk
+			tr := Trace{Text: make([]byte, 0, 1<<10), ToolCallReply: make([]byte, 0, 1<<10)}
+			b.ReportAllocs()
+			for i := range b.N {
+				k := i % len(chunks)
+				if k == 0 {
+					text, calls := tr.Text[:0], tr.ToolCallReply[:0]
+					tr = Trace{Text: text, ToolCallReply: calls}
+				}
+				data := chunks[k]
+				if err := sh.scan(data, &c); err != nil {
+					b.Fatal(err)
+				}
+				tr.keepText(&c, data, room.limit)
+			}
+		})
 	}
 }

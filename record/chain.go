@@ -168,7 +168,6 @@ func (c *chainAgg) add(r *Result) {
 		c.e2eSumUS += r.E2EUS
 	}
 	var calls, tokens int64
-	met := r.OK()
 	for k := range r.Chain {
 		s := &r.Chain[k]
 		c.step(r.Chain, k).add(s, r.OK())
@@ -177,17 +176,33 @@ func (c *chainAgg) add(r *Result) {
 		}
 		calls++
 		tokens += int64(s.InputTokens + s.OutputTokens)
-		met = met && (!c.judged || !s.isModel() || c.slo.Met(s.asRequest(r.Class)))
 	}
 	if !r.OK() {
 		return
 	}
 	c.calls.record(calls)
 	c.tokens.record(tokens)
-	if c.judged && met {
+	if c.judged && TaskMet(r, c.slo) {
 		c.met++
 		c.good.add(r.DoneUS(), 1)
 	}
+}
+
+// TaskMet reports whether chain or graph task r met slo, task goodput's
+// rule: the task succeeded and every model call it made (HTTP and tool
+// steps are no model's, skipped steps made none) met slo on its own
+// latencies.
+func TaskMet(r *Result, slo SLO) bool {
+	if !r.OK() {
+		return false
+	}
+	for k := range r.Chain {
+		s := &r.Chain[k]
+		if !s.Skipped && s.isModel() && !slo.Met(s.asRequest(r.Class)) {
+			return false
+		}
+	}
+	return true
 }
 
 // isModel reports whether the step was a model call (not HTTP, not a tool).

@@ -136,6 +136,15 @@ func (s *Conversation) Class() string { return s.class }
 // returned it) counts as completed: measured, every turn succeeded.
 func (s *Conversation) Completed() bool { return !s.warm && !s.failed && !s.canceled }
 
+// Counted reports whether a whole conversation counts in session
+// goodput's total: measured, and completed or failed (one cut short by a
+// cancel is neither).
+func (s *Conversation) Counted() bool { return !s.warm && (s.failed || !s.canceled) }
+
+// Met reports whether a whole conversation met session goodput's rule:
+// completed, every call within its class's SLO.
+func (s *Conversation) Met() bool { return s.Completed() && !s.missed }
+
 // DurationUS is a completed conversation's time to finish: its first
 // turn's latency origin to its last turn's end.
 func (s *Conversation) DurationUS() int64 { return s.endUS - s.startUS }
@@ -251,7 +260,7 @@ func (c *sessionAgg) close(s *Conversation, whole bool) {
 		c.calls += int64(s.calls)
 		c.in += s.in
 		c.out += s.out
-		if !s.missed {
+		if s.Met() {
 			c.met++
 			c.good.add(s.endUS, 1)
 		}

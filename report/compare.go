@@ -153,8 +153,8 @@ func plural(n int, one, many string) string {
 
 // compareMethod says how the intervals were computed, for every rendering.
 func compareMethod(c *analyze.Comparison) string {
-	return fmt.Sprintf("Intervals of current − baseline and p from one test per figure: latency percentiles by the exact quantile test (interval = the shifts it does not reject), throughput by bootstrap of per-second means (%d resamples, seed %d), failure rate by two-proportion z. Significant = p < %.2g = the interval excludes 0. Figures with a limit share the %.2g error rate (Bonferroni): their p is multiplied by the number of limits and their interval is at the level shown. %s A regression is significantly worse with the interval's worse end beyond the limit.",
-		c.Resamples, c.Seed, 1-c.Confidence, 1-c.Confidence, compareRunsMethod(c))
+	return fmt.Sprintf("Intervals of current − baseline and p from one test per figure: %s. Significant = p < %.2g = the interval excludes 0. Figures with a limit share the %.2g error rate (Bonferroni): their p is multiplied by the number of limits and their interval is at the level shown. %s A regression is significantly worse with the interval's worse end beyond the limit.",
+		compareTests(c), 1-c.Confidence, 1-c.Confidence, compareRunsMethod(c))
 }
 
 // compareRunsMethod says what a difference was checked against.

@@ -34,6 +34,7 @@ func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 	}
 	rs := analyze.NewRunSamples(filepath.Base(filepath.Clean(dir)))
 	rs.SetSessionTurns(sessionTurnsOf(sum))
+	rs.SessionGoodput, rs.TaskGoodput = sessionGoodputOf(sum), taskGoodputOf(sum)
 	_, err = rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		rs.Add(r)
 		return nil
@@ -52,7 +53,6 @@ func LoadRunSamples(dir string) (*analyze.RunSamples, error) {
 		return nil, err
 	}
 	rs.NotValid = notValidOf(sum)
-	rs.SessionGoodput, rs.TaskGoodput = sessionGoodputOf(sum), taskGoodputOf(sum)
 	return rs, nil
 }
 

@@ -7,7 +7,10 @@
 // objective holds. TRUTH.md's
 // "Knee and capacity on real engines" was made by it.
 //
-//	go run ./internal/tools/realknee [-configs tiny:1,tiny:2,tiny:4,tiny:8] [-mode closed|open] [-reruns 10] [-samples 40] [-dir DIR]
+//	go run ./internal/tools/realknee [-configs tiny:1,tiny:2,tiny:4,tiny:8] [-mode closed|open] [-reruns 10] [-samples 40] [-confirm 0] [-dir DIR]
+//
+// -confirm N runs find-capacity with --confirm N and a budget of
+// 8 + 3N probes (probesPerConfirmation).
 //
 // It needs `make engines`; the wide model (-configs wide:2,wide:8) also
 // MODELS="tiny wide" ./scripts/llamacpp-model.sh. The run directories stay under DIR (default a new temporary directory,
@@ -32,7 +35,8 @@ func main() {
 	samples := flag.Int("samples", 40, "measured requests each probe at the lowest load (and each rerun) is sized for, at half the one-user speed")
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
 	mode := flag.String("mode", record.ModeClosed, "closed (search users) or open (search requests/s, Poisson)")
-	confirm := flag.Int("confirm", 0, "find-capacity --confirm: probes at the answer beyond the one that found it, each of which must pass")
+	confirm := flag.Int("confirm", 0, fmt.Sprintf("find-capacity --confirm: probes at the answer beyond the one that found it, each of which must pass; each adds %d probes to the search's budget of %d (room to step back once and confirm the load below)",
+		probesPerConfirmation, searchFor(record.ModeClosed, oneUser{}, 1).MaxProbes))
 	flag.Parse()
 	if err := run(*configs, *mode, *reruns, *samples, *confirm, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "realknee:", err)

@@ -131,3 +131,62 @@ func TestRerunHolds(t *testing.T) {
 		}
 	}
 }
+
+// cliff is a server whose loads up to safe pass every probe, edge passes
+// only its first probe (a good phase, as 9 users on TRUTH.md's 8-slot
+// server) and anything above edge fails.
+type cliff struct{ safe, edge float64 }
+
+func (c cliff) passes(load float64, earlier int) bool {
+	return load <= c.safe || (load == c.edge && earlier == 0)
+}
+
+// search runs analyze.NextLoad against c: the answer, its confirmations
+// and the probes it took.
+func (c cliff) search(o analyze.SearchOptions) (answer float64, confirmed, probes int) {
+	var passed, failed []float64
+	seen := map[float64]int{}
+	for {
+		load, done := analyze.NextLoad(passed, failed, o)
+		if done {
+			answer = analyze.Capacity(passed, failed)
+			return answer, analyze.Confirmations(passed, answer), len(passed) + len(failed)
+		}
+		if c.passes(load, seen[load]) {
+			passed = append(passed, load)
+		} else {
+			failed = append(failed, load)
+		}
+		seen[load]++
+	}
+}
+
+// TestWithConfirmBudget: the budget -confirm N gives lets a search whose
+// first answer fails its confirmation step back and confirm the load
+// below N times, so it ends confirmed at the safe load.
+func TestWithConfirmBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		slots   int
+		c       cliff
+		confirm int
+	}{
+		// TRUTH.md's run: 8 slots, 9 users passing once. 8 probes find
+		// 9, its confirmation fails, 8 needs its own: 10 probes (1) and
+		// 11 (2); the old budget of 8 + N ran out at 9 and 10.
+		{"8 slots, confirm 1", 8, cliff{8, 9}, 1},
+		{"8 slots, confirm 2", 8, cliff{8, 9}, 2},
+		{"8 slots, confirm 3", 8, cliff{8, 9}, 3},
+		// 4 slots, 6 users passing once: the step back leaves a gap (4
+		// passed, 6 failed) that a bisection probe at 5 closes first.
+		{"gap after the step back, confirm 2", 4, cliff{5, 6}, 2},
+	} {
+		s := withConfirm(searchFor(record.ModeClosed, oneUser{RequestsPerS: 5}, tc.slots), tc.confirm)
+		answer, confirmed, probes := tc.c.search(s)
+		if s.Confirm != tc.confirm || answer != tc.c.safe || confirmed != tc.confirm {
+			t.Errorf("%s: answer %g confirmed %d of %d (%d of %d probes); want %g confirmed %d times",
+				tc.name, answer, confirmed, s.Confirm, probes, s.MaxProbes, tc.c.safe, tc.confirm)
+		}
+	}
+}

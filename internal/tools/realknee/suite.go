@@ -25,8 +25,8 @@ type suite struct {
 	// each probe at the search's lowest load) is sized to expect.
 	Samples int
 	// Confirm is find-capacity's --confirm: probes at the answer beyond
-	// the one that found it (each must pass), with as many more probes
-	// allowed.
+	// the one that found it (each must pass), with the budget to make
+	// them (withConfirm).
 	Confirm int
 	Dir     string
 	Log     io.Writer
@@ -61,8 +61,7 @@ func (s suite) runConfig(ctx context.Context, c enginetest.Llama) (*outcome, err
 	if err := s.agree(ctx, srv, o); err != nil {
 		return nil, err
 	}
-	o.SLO, o.Search = sloFor(o.OneUser), searchFor(s.Mode, o.OneUser, c.Slots)
-	o.Search.Confirm, o.Search.MaxProbes = s.Confirm, o.Search.MaxProbes+s.Confirm
+	o.SLO, o.Search = sloFor(o.OneUser), withConfirm(searchFor(s.Mode, o.OneUser, c.Slots), s.Confirm)
 	warmup := warmupFor(o.OneUser)
 	o.Probe = warmup + measuredFor(slowestRate(s.Mode, o.OneUser, o.Search), s.Samples)
 	if err := s.findCapacity(ctx, srv, o, warmup); err != nil {
