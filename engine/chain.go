@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/inferload/inferload/protocol"
@@ -62,6 +63,7 @@ func (e *Engine) stepRecord(name string, n *Node, req *protocol.Request, tr *pro
 	if tr.UsageReported {
 		cs.InputTokens, cs.OutputTokens = tr.PromptTokens, tr.CompletionTokens
 	}
+	cs.ReplyCut = tr.TextCut || tr.ToolCallsCut // set only where the reply was kept for a later call
 	return cs
 }
 
@@ -105,6 +107,7 @@ func (e *Engine) graphResult(run *graphRun, at arrival) *record.Result {
 	r.BytesOut, r.BytesIn = bytes[0], bytes[1]
 	r.NewConn = newConn
 	r.Chain = steps
+	r.ReplyCut = slices.ContainsFunc(steps, func(s record.ChainStep) bool { return s.ReplyCut })
 	if run.trace != ([16]byte{}) {
 		r.TraceID = hex.EncodeToString(run.trace[:]) // also when the task ended in an HTTP call
 	}

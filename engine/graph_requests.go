@@ -87,9 +87,14 @@ func (e *Engine) requestCall(run *graphRun, c int) {
 	if st.calls > 0 {
 		res.SessionCalls = st.calls
 	}
-	if e.handOver(rt.ph, rt.closed, res) {
-		call.end = e.clock.Now() // a closed-loop user's next call waits its back-off too
+	end := e.clock.Now() // before the hand-over, which may wait for the collector
+	if !e.handOver(rt.ph, rt.closed, res) {
+		return
 	}
+	if rt.closed != nil {
+		end = e.clock.Now() // a closed-loop user thinks after its hand-over and back-off, as between its other requests
+	}
+	call.end = end
 }
 
 // dueCall waits until node n's call is due and readies its request from

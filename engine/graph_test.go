@@ -248,3 +248,39 @@ func TestGraphConfigRejected(t *testing.T) {
 		wantRejected(t, cfg, tt.want)
 	}
 }
+
+// cutClient answers at once; a reply the engine keeps for a later call
+// (KeepText) comes back cut, as one longer than MaxReplyKept does.
+type cutClient struct{ serviceClient }
+
+func (c *cutClient) Do(ctx context.Context, req *protocol.Request, t *protocol.Trace) {
+	c.serviceClient.Do(ctx, req, t)
+	if req.KeepText > 0 {
+		t.Text, t.TextCut = []byte("kept part"), true
+	}
+}
+
+// A call whose reply was too long to pass on whole says so on its step
+// and on the task's record, and the summary counts it on its node; the
+// call whose reply no one reads is never marked.
+func TestGraphReplyCut(t *testing.T) {
+	t.Parallel()
+	g := &Graph{Nodes: []Node{modelNode("plan"), modelNode("answer", 0)}}
+	rs := runGraph(t, &cutClient{}, g, 2)
+	if len(rs) != 2 {
+		t.Fatalf("%d records, want 2", len(rs))
+	}
+	for _, r := range rs {
+		if len(r.Chain) != 2 || !r.Chain[0].ReplyCut || r.Chain[1].ReplyCut || !r.ReplyCut {
+			t.Fatalf("record %d: steps %+v, reply_cut %v: want plan's cut, answer's not, the task's set", r.ID, r.Chain, r.ReplyCut)
+		}
+	}
+	agg := record.NewAggregate()
+	for _, r := range rs {
+		agg.Add(r)
+	}
+	steps := agg.Summary(record.RunInfo{}).Chains["rag"].Steps
+	if steps[0].RepliesCut != 2 || steps[1].RepliesCut != 0 {
+		t.Errorf("replies cut per node %d, %d: want 2, 0", steps[0].RepliesCut, steps[1].RepliesCut)
+	}
+}

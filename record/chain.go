@@ -31,6 +31,11 @@ type ChainStep struct {
 	// Skipped marks a graph's tool that ran only on a tool call, when no
 	// reply before it asked for one: not sent, not failed.
 	Skipped bool `json:"skipped,omitempty"`
+	// ReplyCut marks a model call whose reply the calls after it were to
+	// carry but was longer than the client keeps (MaxReplyKept): they
+	// carried the text that was kept, and a tool call past it was read
+	// as none (its tool's result then went as text).
+	ReplyCut bool `json:"reply_cut,omitempty"`
 }
 
 // ChainSummary is summary.json's chains.<class>: the figures of a chain
@@ -99,10 +104,13 @@ type ChainStepSummary struct {
 	// one per copy of a fan-out); Failed those that failed (and ended
 	// the task); Skipped the tools that ran only on a tool call, when no
 	// reply asked for one.
-	Started int64            `json:"started"`
-	Failed  int64            `json:"failed"`
-	Skipped int64            `json:"skipped,omitempty"`
-	Errors  map[string]int64 `json:"errors"`
+	Started int64 `json:"started"`
+	Failed  int64 `json:"failed"`
+	Skipped int64 `json:"skipped,omitempty"`
+	// RepliesCut counts the calls whose reply was too long to pass on
+	// whole (ChainStep.ReplyCut).
+	RepliesCut int64            `json:"replies_cut,omitempty"`
+	Errors     map[string]int64 `json:"errors"`
 	// Latency is the step's own latency in successful chains.
 	Latency Stats `json:"latency_ms"`
 	// TTFT is the step's time to first content event in successful chains
@@ -128,11 +136,11 @@ type chainAgg struct {
 }
 
 type chainStepAgg struct {
-	name, kind               string
-	started, failed, skipped int64
-	errors                   map[ErrorKind]int64
-	latency, ttft            *Hist
-	sumUS                    int64
+	name, kind                    string
+	started, failed, skipped, cut int64
+	errors                        map[ErrorKind]int64
+	latency, ttft                 *Hist
+	sumUS                         int64
 }
 
 // chainState is an aggregate's per-class chain accumulators.
@@ -248,6 +256,9 @@ func (a *chainStepAgg) add(s *ChainStep, chainOK bool) {
 		return
 	}
 	a.started++
+	if s.ReplyCut {
+		a.cut++
+	}
 	if s.Error != ErrNone {
 		a.failed++
 		a.errors[s.Error]++
@@ -282,7 +293,7 @@ func (c *chainAgg) summary(from, to int64, windowS float64) *ChainSummary {
 		CallsPerTask: c.calls.stats(), TokensPerTask: c.tokens.stats()}
 	for _, st := range c.steps {
 		s.Steps = append(s.Steps, ChainStepSummary{Name: st.name, Kind: st.kind,
-			Started: st.started, Failed: st.failed, Skipped: st.skipped, Errors: errorMap(st.errors),
+			Started: st.started, Failed: st.failed, Skipped: st.skipped, RepliesCut: st.cut, Errors: errorMap(st.errors),
 			Latency: st.latency.Stats(), TTFT: st.ttft.Stats(), ShareOfE2E: ratio(st.sumUS, c.e2eSumUS)})
 	}
 	if c.judged {

@@ -109,7 +109,8 @@ type Result struct {
 	// threaded into the next turn's history but was longer than the
 	// client keeps (MaxReplyKept) or held no text it could read: the next
 	// turn carries synthetic text of the asked length in its place
-	// (docs/workload.md#conversations).
+	// (docs/workload.md#conversations). On a chain or graph task, some
+	// call's reply was too long to pass on whole (ChainStep.ReplyCut).
 	ReplyCut bool `json:"reply_cut,omitempty"`
 	// Expect is ExpectRejection when a 4xx reply is a correct answer (bad
 	// input); empty when only a success passes.

@@ -171,7 +171,8 @@ func appendChain(b []byte, steps []ChainStep) []byte {
 		b = appendIntOmit(b, `,"input_tokens":`, int64(s.InputTokens))
 		b = appendIntOmit(b, `,"output_tokens":`, int64(s.OutputTokens))
 		b = appendIntOmit(b, `,"bytes_in":`, s.BytesIn)
-		b = append(appendBoolOmit(b, `,"skipped":true`, s.Skipped), '}')
+		b = appendBoolOmit(b, `,"skipped":true`, s.Skipped)
+		b = append(appendBoolOmit(b, `,"reply_cut":true`, s.ReplyCut), '}')
 	}
 	return append(b, ']')
 }
