@@ -152,8 +152,8 @@ type SearchOptions struct {
 	// failing loads are within this fraction (default 0.10); with Whole
 	// it also ends when they are adjacent.
 	Precision float64
-	// MaxProbes ends the search after this many probes (default 10),
-	// confirmations included.
+	// MaxProbes ends the search after this many probes, confirmations
+	// included (0: Budget's default).
 	MaxProbes int
 	// Confirm is how many times the answer is probed again before the
 	// search ends (0: none). One probe can catch a server in a good
@@ -167,9 +167,27 @@ type SearchOptions struct {
 // MaxProbes), for the zero fields and for find-capacity's flags.
 var DefaultSearch = SearchOptions{Precision: 0.10, MaxProbes: 10}
 
+// ProbesPerConfirmation is how many probes each confirmation adds to the
+// default budget: one to probe the answer again, and, when that fails,
+// one to step back to the load below and one to confirm it. With the
+// search's own 10 that gives 16 for --confirm 2, the setting the docs
+// recommend on real servers.
+const ProbesPerConfirmation = 3
+
+// Budget is the search's probe budget: MaxProbes when set, else
+// DefaultSearch's plus ProbesPerConfirmation for each confirmation, so
+// asking for confirmations never leaves the answer unconfirmed for want
+// of probes the search was not given.
+func (o SearchOptions) Budget() int {
+	if o.MaxProbes > 0 {
+		return o.MaxProbes
+	}
+	return DefaultSearch.MaxProbes + ProbesPerConfirmation*max(o.Confirm, 0)
+}
+
 func (o SearchOptions) withDefaults() SearchOptions {
 	o.Precision = cmp.Or(o.Precision, DefaultSearch.Precision)
-	o.MaxProbes = cmp.Or(o.MaxProbes, DefaultSearch.MaxProbes)
+	o.MaxProbes = o.Budget()
 	return o
 }
 

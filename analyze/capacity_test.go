@@ -78,3 +78,36 @@ func TestNextLoad(t *testing.T) {
 		}
 	}
 }
+
+// The probe budget: MaxProbes when set; else the search's 10 plus 3 for
+// each confirmation asked, so --confirm 2 gets the 16 the docs advise.
+func TestSearchBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		o    SearchOptions
+		want int
+	}{
+		{SearchOptions{}, 10},
+		{SearchOptions{Confirm: 1}, 13},
+		{SearchOptions{Confirm: 2}, 16},
+		{SearchOptions{MaxProbes: 7, Confirm: 2}, 7},
+		{SearchOptions{MaxProbes: 30}, 30},
+	} {
+		if got := tc.o.Budget(); got != tc.want {
+			t.Errorf("%+v: budget %d, want %d", tc.o, got, tc.want)
+		}
+	}
+}
+
+// Ten probes in (8 passed twice, 9 failed after a failed confirmation
+// at 10), the answer 8 is confirmed once of twice: the default budget
+// with --confirm 2 (16) probes it again, where a flat 10 stopped with
+// the answer unconfirmed.
+func TestConfirmGetsItsProbes(t *testing.T) {
+	t.Parallel()
+	passed, failed := []float64{1, 2, 4, 8, 10, 8}, []float64{16, 12, 10, 9}
+	next, done := NextLoad(passed, failed, SearchOptions{Low: 1, High: 16, Whole: true, Confirm: 2})
+	if done || next != 8 {
+		t.Errorf("next %g done %v, want 8 and not done", next, done)
+	}
+}

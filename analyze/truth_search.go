@@ -4,7 +4,6 @@ package analyze
 // drift, each against a truth known by construction.
 
 import (
-	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -47,7 +46,7 @@ func capacityScenarios() []TruthRow {
 		}
 		got := Capacity(passed, failed)
 		probes := len(passed) + len(failed)
-		budget := probes >= cmp.Or(c.o.MaxProbes, DefaultSearch.MaxProbes)
+		budget := probes >= c.o.Budget()
 		lowest := c.capacity / (1 + DefaultSearch.Precision)
 		unit := "requests/s"
 		if c.o.Whole {
@@ -59,7 +58,7 @@ func capacityScenarios() []TruthRow {
 		}
 		rows = append(rows, TruthRow{
 			Scenario: fmt.Sprintf("capacity search %g–%g %s, %d probes at most, true capacity %g", c.o.Low, c.o.High, unit,
-				cmp.Or(c.o.MaxProbes, DefaultSearch.MaxProbes), c.capacity),
+				c.o.Budget(), c.capacity),
 			Truth:   fmt.Sprintf("at most %g; at least %.3g unless the probe budget ran out", c.capacity, lowest),
 			Verdict: verdict,
 			Match:   got <= c.capacity && (got >= lowest-1e-9 || budget),

@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"cmp"
 	"fmt"
 	"strings"
 
@@ -40,7 +39,7 @@ func confirmationReason(o *CapacityJudging, c *record.Capacity) string {
 			fmt.Fprintf(&b, "; the confirmation at %s (step %d) failed, so %s counts as failing and the search stepped back below it", unit(p.Load), p.Step, unit(p.Load))
 		}
 	}
-	budget := cmp.Or(o.Search.MaxProbes, analyze.DefaultSearch.MaxProbes)
+	budget := o.Search.Budget()
 	switch {
 	case !c.Found:
 	case c.Confirmations >= c.Confirm:

@@ -197,8 +197,7 @@ func capacityReason(o *CapacityJudging, c *record.Capacity, failed []float64) st
 // budgetCut reports whether a search stopped on its probe budget with its
 // bracket [pass, fail) still wider than its precision.
 func budgetCut(s analyze.SearchOptions, probes int, pass, fail float64) bool {
-	budget := cmp.Or(s.MaxProbes, analyze.DefaultSearch.MaxProbes)
-	return probes >= budget && pass > 0 && fail/pass > 1+precision(s) && !(s.Whole && fail-pass <= 1)
+	return probes >= s.Budget() && pass > 0 && fail/pass > 1+precision(s) && !(s.Whole && fail-pass <= 1)
 }
 
 func precision(s analyze.SearchOptions) float64 {

@@ -32,7 +32,8 @@ func (f *capacityFlags) bind(c *cobra.Command) {
 	fs.Float64Var(&f.maxFailureRate, "max-failure-rate", analyze.DefaultMaxFailureRate, "a passing probe's failure rate is at most this")
 	fs.Float64Var(&f.confidence, "confidence", analyze.DefaultConfidence, "confidence at which each SLO's percentile must be shown to hold")
 	fs.Float64Var(&f.precision, "precision", analyze.DefaultSearch.Precision, "stop once the best passing and lowest failing loads are this close (fraction)")
-	fs.IntVar(&f.maxProbes, "max-probes", analyze.DefaultSearch.MaxProbes, "stop after this many probes, confirmations included")
+	fs.IntVar(&f.maxProbes, "max-probes", 0, fmt.Sprintf("stop after this many probes, confirmations included (default %d, plus %d for each --confirm)",
+		analyze.DefaultSearch.MaxProbes, analyze.ProbesPerConfirmation))
 	fs.IntVar(&f.confirm, "confirm", 0, "probe the answer again this many times; a load holds only if every probe at it passed, else the search steps back (2 recommended on real servers)")
 }
 
@@ -60,8 +61,8 @@ func (f *capacityFlags) options(p *plan.Plan) (experiment.CapacityOptions, error
 	if err != nil {
 		return experiment.CapacityOptions{}, err
 	}
-	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 1 || f.confirm < 0 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
-		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes at least 1, --confirm at least 0")
+	if !(f.confidence > 0 && f.confidence < 1) || !(f.precision > 0) || f.maxProbes < 0 || f.confirm < 0 || !(f.maxFailureRate >= 0 && f.maxFailureRate < 1) {
+		return experiment.CapacityOptions{}, usageErrorf("--confidence and --max-failure-rate are fractions below 1, --precision above 0, --max-probes and --confirm at least 0")
 	}
 	return experiment.CapacityOptions{
 		Mode:   mode,

@@ -10,7 +10,7 @@
 //	go run ./internal/tools/realknee [-configs tiny:1,tiny:2,tiny:4,tiny:8] [-mode closed|open] [-reruns 10] [-samples 40] [-confirm 0] [-dir DIR]
 //
 // -confirm N runs find-capacity with --confirm N and a budget of
-// 8 + 3N probes (probesPerConfirmation).
+// 8 + 3N probes (analyze.ProbesPerConfirmation).
 //
 // It needs `make engines`; the wide model (-configs wide:2,wide:8) also
 // MODELS="tiny wide" ./scripts/llamacpp-model.sh. The run directories stay under DIR (default a new temporary directory,
@@ -26,6 +26,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/inferload/inferload/analyze"
 	"github.com/inferload/inferload/record"
 )
 
@@ -36,7 +37,7 @@ func main() {
 	dir := flag.String("dir", "", "where the run directories go (default: a new temporary directory)")
 	mode := flag.String("mode", record.ModeClosed, "closed (search users) or open (search requests/s, Poisson)")
 	confirm := flag.Int("confirm", 0, fmt.Sprintf("find-capacity --confirm: probes at the answer beyond the one that found it, each of which must pass; each adds %d probes to the search's budget of %d (room to step back once and confirm the load below)",
-		probesPerConfirmation, searchFor(record.ModeClosed, oneUser{}, 1).MaxProbes))
+		analyze.ProbesPerConfirmation, searchFor(record.ModeClosed, oneUser{}, 1).MaxProbes))
 	flag.Parse()
 	if err := run(*configs, *mode, *reruns, *samples, *confirm, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "realknee:", err)

@@ -75,23 +75,14 @@ func searchFor(mode string, u oneUser, slots int) analyze.SearchOptions {
 		Precision: analyze.DefaultSearch.Precision, MaxProbes: 8}
 }
 
-// probesPerConfirmation is how many probes each confirmation adds to a
-// search's budget. A failed confirmation costs the probe that failed,
-// then the search steps back to the pass below and must confirm that
-// load as often, with a bisection probe or more when a gap is left: on
-// the 8-slot server of TRUTH.md, -confirm 2 found 9 users in 8 probes,
-// failed a confirmation there and needed 2 more at 8 users, 11 in all,
-// where one more probe a confirmation (10) left the answer UNCONFIRMED.
-// Three a confirmation pays for one such step back and a bisection, and
-// is the docs' find-capacity advice (--confirm 2 --max-probes 16 over
-// the default 10).
-const probesPerConfirmation = 3
-
 // withConfirm is search s with confirm confirmations of its answer and
-// the probes to make them (probesPerConfirmation each).
+// the probes to make them (analyze.ProbesPerConfirmation each: on the
+// 8-slot server of TRUTH.md, -confirm 2 found 9 users in 8 probes, failed
+// a confirmation there and needed 2 more at 8 users, 11 in all, where one
+// more probe a confirmation left the answer UNCONFIRMED).
 func withConfirm(s analyze.SearchOptions, confirm int) analyze.SearchOptions {
 	s.Confirm = confirm
-	s.MaxProbes += probesPerConfirmation * confirm
+	s.MaxProbes += analyze.ProbesPerConfirmation * confirm
 	return s
 }
 
