@@ -31,6 +31,7 @@ type ReplyToolCall struct {
 // replyObject is what ReplyAnswer reads of a chunk or whole reply.
 type replyObject struct {
 	messagesObject
+	ollamaReply
 	Choices []struct {
 		Index   int        `json:"index"`
 		Text    string     `json:"text"`
@@ -58,7 +59,7 @@ type replyPart struct {
 // calls have no index and keep their order. It runs once per graded
 // request, after the reply ended, so it may allocate; an object that does
 // not parse is skipped. The Messages API's events and message objects
-// are read too (messagesAnswer).
+// are read too (messagesAnswer), and Ollama's objects (addOllama).
 func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 	var b strings.Builder
 	var anthropic messagesAnswer
@@ -67,7 +68,7 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 		if len(line) == 0 || json.Unmarshal(line, &o) != nil {
 			continue
 		}
-		if anthropic.add(&o.messagesObject, &b, &calls) {
+		if anthropic.add(&o.messagesObject, &b, &calls) || addOllama(&o.ollamaReply, &b, &calls) {
 			continue
 		}
 		for _, c := range o.Choices {
@@ -176,8 +177,9 @@ func appendUnescaped(b, raw []byte) []byte {
 }
 
 // KeepsText reports whether Request.KeepText keeps a's answer text and
-// tool calls: the chat and completions APIs' chunks and bodies, and the
-// Messages API's events and bodies (messages_reply.go).
+// tool calls: the chat and completions APIs' chunks and bodies, the
+// Messages API's events and bodies (messages_reply.go) and Ollama's
+// /api/chat objects (ollama_tools.go).
 func (a API) KeepsText() bool {
-	return a == APIChat || a == APICompletions || a == APIMessages
+	return a == APIChat || a == APICompletions || a == APIMessages || a == APIOllama
 }
