@@ -44,15 +44,18 @@ type apiMessage struct {
 	// ToolCalls, on an assistant message sent back with a tool's result
 	// (a "tool" message, whose content counts as any), are the calls its
 	// reply made: their names and arguments are prompt tokens too.
-	ToolCalls []struct {
-		ID       string `json:"id"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	ToolCalls []apiToolCall `json:"tool_calls"`
 	// ToolCallID, on a "tool" message, names the call it answers.
 	ToolCallID string `json:"tool_call_id"`
+}
+
+// apiToolCall is one call of an assistant message's tool_calls.
+type apiToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // generation is a validated request: what to compute and how to answer.
@@ -148,7 +151,7 @@ func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiE
 	g := generation{api: api, stream: req.Stream, ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens, effort: req.ReasoningEffort}
 	g.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 	if api == apiChat {
-		if err := checkToolMessages(req.Messages); err != nil {
+		if err := checkToolMessages(req.Messages, "tool_call_id"); err != nil {
 			return generation{}, err
 		}
 	}

@@ -49,7 +49,10 @@ func (c *call) shortID() string {
 // message answers a call of the assistant message with tool_calls before
 // it, naming it by tool_call_id; one that names no such call is a 400
 // (a client that lost or invented the id would otherwise go unnoticed).
-func checkToolMessages(msgs []apiMessage) *apiError {
+// Ollama's tool messages name the tool (tool_name), translated to
+// ToolCallID with the calls named by their tool (ollamaChatMessages);
+// field is the member the error names.
+func checkToolMessages(msgs []apiMessage, field string) *apiError {
 	var calls []string // the ids of the last assistant message's calls
 	for i, m := range msgs {
 		switch m.Role {
@@ -60,8 +63,8 @@ func checkToolMessages(msgs []apiMessage) *apiError {
 			}
 		case "tool":
 			if m.ToolCallID == "" || !slices.Contains(calls, m.ToolCallID) {
-				return badRequest(fmt.Sprintf("messages[%d].tool_call_id", i),
-					"messages[%d]: a tool message must answer a call of the assistant message before it: tool_call_id %q is none of its tool_calls %q", i, m.ToolCallID, calls)
+				return badRequest(fmt.Sprintf("messages[%d].%s", i, field),
+					"messages[%d]: a tool message must answer a call of the assistant message before it: %s %q is none of its tool_calls %q", i, field, m.ToolCallID, calls)
 			}
 		}
 	}
