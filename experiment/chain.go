@@ -80,7 +80,7 @@ func newNode(p *plan.Plan, c *plan.Class, n *plan.GraphNode, client protocol.Cli
 		}
 		node.Client = cl
 		node.Render = stepRenderer(p, c, &s, n.Tools)
-		node.ToolMessages = protocol.API(s.API) == protocol.APIChat || protocol.API(s.API) == protocol.APIMessages
+		node.ToolMessages = protocol.API(s.API).SendsToolMessages()
 	}
 	return node, nil
 }

@@ -21,7 +21,7 @@ type ChainStep struct {
 	// Name labels the step in records and the summary (default: its api,
 	// or "retrieve" for an http step; repeated names get "-2", "-3", ...).
 	Name string `yaml:"name"`
-	// API is chat, completions, embeddings or messages.
+	// API is chat, completions, embeddings, messages or ollama.
 	API string `yaml:"api"`
 	// URL is another OpenAI-compatible base URL for this step (default
 	// target.url), e.g. a separate embeddings server.
@@ -123,7 +123,7 @@ func (v *validator) chainStep(path string, s *ChainStep) bool {
 		return false
 	}
 	if !stepAPI(s.API) {
-		v.fail(path+".api", "%q is not a chain step's API: want chat, completions, embeddings or messages", s.API)
+		v.fail(path+".api", "%q is not a chain step's API: want chat, completions, embeddings, messages or ollama", s.API)
 	}
 	if s.URL != "" {
 		if err := protocol.CheckBaseURL(s.URL); err != nil {
