@@ -263,7 +263,7 @@ func (e *Engine) modelCall(ctx context.Context, run *graphRun, c int) {
 		call.tr = protocol.Trace{Start: now, End: now, Err: record.ErrOther, ErrMsg: "rendering: " + err.Error()}
 		return
 	}
-	keep := run.g.keep[call.node] && (req.API == protocol.APIChat || req.API == protocol.APICompletions)
+	keep := run.g.keep[call.node] && req.API.KeepsText()
 	if keep {
 		req.KeepText = record.MaxReplyKept
 	}

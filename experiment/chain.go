@@ -80,7 +80,7 @@ func newNode(p *plan.Plan, c *plan.Class, n *plan.GraphNode, client protocol.Cli
 		}
 		node.Client = cl
 		node.Render = stepRenderer(p, c, &s, n.Tools)
-		node.ToolMessages = protocol.API(s.API) == protocol.APIChat
+		node.ToolMessages = protocol.API(s.API).SendsToolMessages()
 	}
 	return node, nil
 }
@@ -111,7 +111,10 @@ func stepRenderer(p *plan.Plan, c *plan.Class, s *plan.ChainStep, tools []map[st
 	maps.Copy(extra, p.Target.Body)
 	maps.Copy(extra, c.Body)
 	maps.Copy(extra, s.Body)
-	if tools != nil {
+	switch {
+	case tools != nil && api == protocol.APIMessages:
+		extra["tools"] = protocol.MessagesTools(tools)
+	case tools != nil:
 		extra["tools"] = tools
 	}
 	stream := p.Target.Streams() && api.Streams()

@@ -21,7 +21,7 @@ type ChainStep struct {
 	// Name labels the step in records and the summary (default: its api,
 	// or "retrieve" for an http step; repeated names get "-2", "-3", ...).
 	Name string `yaml:"name"`
-	// API is chat, completions or embeddings.
+	// API is chat, completions, embeddings, messages or ollama.
 	API string `yaml:"api"`
 	// URL is another OpenAI-compatible base URL for this step (default
 	// target.url), e.g. a separate embeddings server.
@@ -122,8 +122,8 @@ func (v *validator) chainStep(path string, s *ChainStep) bool {
 		v.httpStep(path+".http", s.HTTP)
 		return false
 	}
-	if !openAIAPI(s.API) {
-		v.fail(path+".api", "%q is not a chain step's API: want chat, completions or embeddings", s.API)
+	if !stepAPI(s.API) {
+		v.fail(path+".api", "%q is not a chain step's API: want chat, completions, embeddings, messages or ollama", s.API)
 	}
 	if s.URL != "" {
 		if err := protocol.CheckBaseURL(s.URL); err != nil {

@@ -34,7 +34,8 @@ type GraphNode struct {
 	Model string         `yaml:"model"`
 	Body  map[string]any `yaml:"body"`
 	// Tools are OpenAI function definitions sent with a chat call (the
-	// body's "tools").
+	// body's "tools"), or with a messages call in Anthropic's shape, or
+	// with an ollama (/api/chat) call as they are.
 	Tools []map[string]any `yaml:"tools"`
 	// HTTP makes the node a real HTTP tool call.
 	HTTP *HTTPStep `yaml:"http"`
@@ -211,8 +212,8 @@ func (v *validator) graphNode(path string, n *GraphNode) bool {
 	if n.Count < 0 || n.Count > MaxGraphCalls {
 		v.fail(path+".count", "%d: want 1 to %d parallel copies", n.Count, MaxGraphCalls)
 	}
-	if n.Tools != nil && n.API != "chat" {
-		v.fail(path+".tools", "tools go with a chat call (api: chat)")
+	if n.Tools != nil && !callsTools(n.API) {
+		v.fail(path+".tools", "tools go with a call whose reply can call them (api: chat, messages or ollama)")
 	}
 	if n.Tool == nil {
 		if n.API == "" && n.HTTP == nil {
@@ -254,9 +255,9 @@ func (v *validator) graphEdges(path string, nodes []GraphNode, names map[string]
 		}
 		if n.Tool != nil && n.Tool.OnToolCall && !slices.ContainsFunc(n.After, func(a string) bool {
 			u, ok := names[a]
-			return ok && nodes[u].API == "chat"
+			return ok && callsTools(nodes[u].API)
 		}) {
-			v.fail(fmt.Sprintf("%s[%d].tool.on_tool_call", path, k), "needs a chat node in after, whose reply may ask for the tool")
+			v.fail(fmt.Sprintf("%s[%d].tool.on_tool_call", path, k), "needs a chat, messages or ollama node in after, whose reply may ask for the tool")
 		}
 	}
 	if _, cycle := graphOrder(nodes); len(cycle) > 1 {

@@ -110,14 +110,31 @@ func TestGraphRejected(t *testing.T) {
         {name: t, after: [a], tool: {latency: "normal(1s)"}}`, "plan.yaml:9: workload.classes[0].graph[1].tool.latency: think time"},
 		// on_tool_call needs a chat node upstream to ask for the tool.
 		{"on_tool_call", `        {name: a, api: chat},
-        {name: t, tool: {on_tool_call: true}}`, "graph[1].tool.on_tool_call: needs a chat node in after"},
-		// Tools go with chat.
-		{"tools", `        {name: a, api: embeddings, tools: [{type: function}]}`, "graph[0].tools: tools go with a chat call"},
+        {name: t, tool: {on_tool_call: true}}`, "graph[1].tool.on_tool_call: needs a chat, messages or ollama node in after"},
+		// A completions reply calls no tool.
+		{"on_tool_call completions", `        {name: a, api: completions},
+        {name: t, after: [a], tool: {on_tool_call: true}}`, "graph[1].tool.on_tool_call: needs a chat, messages or ollama node in after"},
+		// Tools go with chat or messages.
+		{"tools", `        {name: a, api: embeddings, tools: [{type: function}]}`, "graph[0].tools: tools go with a call whose reply can call them"},
 	}
 	for _, tt := range tests {
 		_, err := Parse("plan.yaml", []byte(graphPlan(tt.nodes)))
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestGraphToolAPIs: a node of the APIs whose replies can call a tool
+// (chat, messages, ollama) may offer tools and feed an on_tool_call tool.
+func TestGraphToolAPIs(t *testing.T) {
+	t.Parallel()
+	for _, api := range []string{"chat", "messages", "ollama"} {
+		nodes := `        {name: a, api: ` + api + `, tools: [{type: function, function: {name: search}}]},
+        {name: t, after: [a], tool: {on_tool_call: true}},
+        {name: b, api: ` + api + `, after: [t]}`
+		if _, err := Parse("plan.yaml", []byte(graphPlan(nodes))); err != nil {
+			t.Errorf("%s: %v", api, err)
 		}
 	}
 }

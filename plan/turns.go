@@ -8,11 +8,16 @@ import (
 // knownAPI reports whether api is one target.api and a class's api accept.
 func knownAPI(api string) bool { return protocol.API(api).Known() }
 
-// openAIAPI reports whether api is one a chain step accepts: chains build
-// OpenAI requests (their steps pass text and embeddings between them).
-func openAIAPI(api string) bool {
-	return api == "chat" || api == "completions" || api == "embeddings"
+// stepAPI reports whether api is one a chain step (or graph model node)
+// accepts: the APIs whose text (or embeddings) steps pass between them.
+func stepAPI(api string) bool {
+	return api == "chat" || api == "completions" || api == "embeddings" || api == "messages" || api == "ollama"
 }
+
+// callsTools reports whether api's replies can call a tool, so a node of
+// it may offer tools and feed an on_tool_call tool: OpenAI's chat,
+// Anthropic's Messages API and Ollama's /api/chat.
+func callsTools(api string) bool { return api == "chat" || api == "messages" || api == "ollama" }
 
 // The values of a class's history.
 const (

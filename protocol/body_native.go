@@ -24,6 +24,9 @@ func (b OpenAIBody) renderNative(api API) (map[string]any, bool) {
 		maps.Copy(params, b.Extra)
 		return map[string]any{"inputs": b.flatPrompt(), "parameters": params}, true
 	case APIOllama:
+		if b.carriesTools() {
+			return b.renderOllama("messages", ollamaTurns(b.chatMessages())), true
+		}
 		return b.renderOllama("messages", b.chatMessages()), true
 	case APIOllamaGenerate:
 		return b.renderOllama("prompt", b.flatPrompt()), true

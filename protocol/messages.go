@@ -27,6 +27,13 @@ type MessagesEvent struct {
 	// content_block_start's block) carries non-empty text, thinking or
 	// tool input JSON (partial_json).
 	Text, Thinking, ToolInput bool
+	// TextRaw is that text, raw JSON string contents (escapes not
+	// decoded), what Request.KeepText keeps of the answer.
+	TextRaw []byte
+	// ToolUse is true when a content_block_start's block is a tool_use:
+	// the reply calls a tool, its input following in input_json_delta
+	// deltas.
+	ToolUse bool
 	// DeltaStop is a message_delta's delta.stop_reason.
 	DeltaStop []byte
 	// ErrorType and ErrorMessage are an error object's type
@@ -53,8 +60,9 @@ type MessageFields struct {
 	Usage, HasInput                       bool
 	Input, Output, CacheRead, CacheCreate int
 	// Answer and Thinking say whether the content blocks held non-empty
-	// text (or a tool_use) and thinking.
-	Answer, Thinking bool
+	// text (or a tool_use) and thinking; ToolUse whether one was a
+	// tool_use.
+	Answer, Thinking, ToolUse bool
 }
 
 // ScanMessages reads data, one JSON object, into e without allocating,
@@ -90,12 +98,12 @@ func (s *scanner) messagesTop(k []byte, e *MessagesEvent) error {
 		e.Message, e.hasMsg = MessageFields{}, s.peek() == '{'
 		err = s.messageObject(&e.Message)
 	case "delta":
-		e.Text, e.Thinking, e.ToolInput, e.DeltaStop = false, false, false, nil
+		e.Text, e.Thinking, e.ToolInput, e.DeltaStop, e.TextRaw, e.ToolUse = false, false, false, nil, nil, false
 		err = s.messagesDelta(e)
 	case "content_block":
 		var b block
 		b, err = s.contentBlock()
-		e.Text, e.Thinking, e.ToolInput = b.text, b.thinking, false
+		e.Text, e.Thinking, e.ToolInput, e.TextRaw, e.ToolUse = b.text, b.thinking, false, b.raw, b.toolUse
 	case "error":
 		err = s.messagesError(e)
 	default:
@@ -126,7 +134,7 @@ func (s *scanner) messageMember(k []byte, f *MessageFields) error {
 	case "usage":
 		err = s.messagesUsage(f)
 	case "content":
-		f.Answer, f.Thinking, err = s.contentBlocks()
+		err = s.contentBlocks(f)
 	default:
 		err = s.skip()
 	}
@@ -186,7 +194,7 @@ func (s *scanner) messagesDelta(e *MessagesEvent) error {
 			break
 		}
 	}
-	e.Text, e.Thinking, e.ToolInput = len(text) > 0, len(thinking) > 0, len(partial) > 0
+	e.Text, e.Thinking, e.ToolInput, e.TextRaw = len(text) > 0, len(thinking) > 0, len(partial) > 0, text
 	return err
 }
 
@@ -201,8 +209,12 @@ func (s *scanner) messagesError(e *MessagesEvent) error {
 }
 
 // block is what one content block holds: non-empty text (or a tool_use,
-// which is answer output) and non-empty thinking.
-type block struct{ text, thinking bool }
+// which is answer output) and non-empty thinking; raw is its text, and
+// toolUse says it is a tool_use.
+type block struct {
+	text, thinking, toolUse bool
+	raw                     []byte
+}
 
 func (s *scanner) contentBlock() (block, error) {
 	if s.peek() != '{' {
@@ -225,13 +237,15 @@ func (s *scanner) contentBlock() (block, error) {
 			break
 		}
 	}
-	return block{text: len(text) > 0 || string(typ) == "tool_use", thinking: len(thinking) > 0}, err
+	toolUse := string(typ) == "tool_use"
+	return block{text: len(text) > 0 || toolUse, thinking: len(thinking) > 0, toolUse: toolUse, raw: text}, err
 }
 
-// contentBlocks reads a message's content array.
-func (s *scanner) contentBlocks() (answer, thinking bool, err error) {
+// contentBlocks reads a message's content array into f.
+func (s *scanner) contentBlocks(f *MessageFields) error {
+	f.Answer, f.Thinking, f.ToolUse = false, false, false
 	if s.peek() != '[' {
-		return false, false, s.skip()
+		return s.skip()
 	}
 	more, err := s.enter('[', ']')
 	for ; more && err == nil; more, err = s.next(']') {
@@ -239,16 +253,17 @@ func (s *scanner) contentBlocks() (answer, thinking bool, err error) {
 		if b, err = s.contentBlock(); err != nil {
 			break
 		}
-		answer, thinking = answer || b.text, thinking || b.thinking
+		f.Answer, f.Thinking, f.ToolUse = f.Answer || b.text, f.Thinking || b.thinking, f.ToolUse || b.toolUse
 	}
-	return answer, thinking, err
+	return err
 }
 
 // readMessagesStream reads a streamed Messages reply: text_delta (and
 // input_json_delta) deltas are content events, thinking_delta ones
 // reasoning; message_start holds the input usage, message_delta the
 // output count and stop_reason, message_stop ends it, an error event
-// fails it.
+// fails it. Request.KeepText keeps the answer and its tool calls
+// (messages_reply.go).
 func (cl *call) readMessagesStream(resp *http.Response) error {
 	var e MessagesEvent
 	each := func(typ, data []byte, a arrival) (bool, error) {
@@ -257,6 +272,9 @@ func (cl *call) readMessagesStream(resp *http.Response) error {
 		}
 		if string(typ) == "error" {
 			e.Type = typ // the SSE event says error whatever the data says
+		}
+		if cl.req.KeepText > 0 {
+			cl.t.keepMessages(&e, data, cl.req.KeepText)
 		}
 		return cl.messagesEvent(&e, a)
 	}
@@ -356,6 +374,9 @@ func (cl *call) applyMessagesBody(b []byte, a arrival) error {
 	cl.messagesUsage(f)
 	if len(f.StopReason) > 0 {
 		cl.t.FinishReason = stopReason(f.StopReason)
+	}
+	if cl.req.KeepText > 0 {
+		cl.t.keepMessagesBody(f, b, cl.req.KeepText)
 	}
 	if f.Answer || f.Thinking {
 		if err := cl.token(a, !f.Answer); err != nil {

@@ -8,7 +8,8 @@ import (
 // renderMessages builds a Messages API body: the conversation's system
 // messages go to "system" (joined by blank lines), the rest to
 // "messages"; a prompt alone is one user message. Anthropic requires
-// max_tokens. There is no ignore_eos or stream_options.
+// max_tokens. There is no ignore_eos or stream_options. A tool exchange
+// takes Anthropic's blocks (messages_body_tools.go).
 func (b OpenAIBody) renderMessages() map[string]any {
 	var system []string
 	msgs := make([]ChatMessage, 0, max(len(b.Messages), 1))
@@ -20,6 +21,9 @@ func (b OpenAIBody) renderMessages() map[string]any {
 		msgs = append(msgs, m)
 	}
 	m := map[string]any{"messages": msgs, "stream": b.Stream}
+	if b.carriesTools() {
+		m["messages"] = messagesTurns(msgs)
+	}
 	if len(system) > 0 {
 		m["system"] = strings.Join(system, "\n\n")
 	}

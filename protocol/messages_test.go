@@ -21,6 +21,8 @@ type messagesView struct {
 	Usage, HasInput           bool
 	In, Out, Read, Create     int
 	Answer, Thinks            bool
+	TextRaw                   string
+	ToolUse, ToolUses         bool
 }
 
 func viewMessages(e *MessagesEvent) messagesView {
@@ -29,7 +31,8 @@ func viewMessages(e *MessagesEvent) messagesView {
 		DeltaStop: decodeJSONString(e.DeltaStop), Error: e.Error,
 		ErrType: decodeJSONString(e.ErrorType), ErrMsg: decodeJSONString(e.ErrorMessage),
 		Stop: decodeJSONString(f.StopReason), Usage: f.Usage, HasInput: f.HasInput,
-		In: f.Input, Out: f.Output, Read: f.CacheRead, Create: f.CacheCreate, Answer: f.Answer, Thinks: f.Thinking}
+		In: f.Input, Out: f.Output, Read: f.CacheRead, Create: f.CacheCreate, Answer: f.Answer, Thinks: f.Thinking,
+		TextRaw: decodeJSONString(e.TextRaw), ToolUse: e.ToolUse, ToolUses: f.ToolUse}
 }
 
 // referenceMessages reads data as encoding/json does, for FuzzMessages:
@@ -53,9 +56,13 @@ func referenceMessages(data []byte) (messagesView, bool) {
 	if m, ok := d.(map[string]any); ok {
 		v.Text, v.Thinking, v.ToolInput = nonEmpty(m["text"]), nonEmpty(m["thinking"]), nonEmpty(m["partial_json"])
 		v.DeltaStop, _ = m["stop_reason"].(string)
+		v.TextRaw, _ = m["text"].(string)
 	}
 	if hasBlock {
 		v.Text, v.Thinking = refBlock(b)
+		m, _ := b.(map[string]any)
+		v.TextRaw, _ = m["text"].(string)
+		v.ToolUse = m["type"] == "tool_use"
 	}
 	if e, ok := obj["error"].(map[string]any); ok {
 		v.Error = true
@@ -77,6 +84,8 @@ func referenceMessages(data []byte) (messagesView, bool) {
 	for _, b := range blocks {
 		text, thinking := refBlock(b)
 		v.Answer, v.Thinks = v.Answer || text, v.Thinks || thinking
+		m, _ := b.(map[string]any)
+		v.ToolUses = v.ToolUses || m["type"] == "tool_use"
 	}
 	return v, true
 }
@@ -93,7 +102,7 @@ func TestScanMessages(t *testing.T) {
 	tests := []scanCase[messagesView]{
 		// A text delta is answer text.
 		{"text", `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}`,
-			messagesView{Type: "content_block_delta", Text: true}},
+			messagesView{Type: "content_block_delta", Text: true, TextRaw: "Hi"}},
 		// A thinking delta is reasoning.
 		{"thinking", `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`,
 			messagesView{Type: "content_block_delta", Thinking: true}},
@@ -103,6 +112,13 @@ func TestScanMessages(t *testing.T) {
 		// Tool input JSON is output.
 		{"tool input", `{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}`,
 			messagesView{Type: "content_block_delta", ToolInput: true}},
+		// A tool_use block's start, as Anthropic streams it (input {},
+		// then input_json_delta deltas): a tool call, and output.
+		{"tool_use start", `{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_01T1x1fJ34qAmk2tNTrN7Up6","name":"get_weather","input":{}}}`,
+			messagesView{Type: "content_block_start", Text: true, ToolUse: true}},
+		// A text block's start is no tool call.
+		{"text start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+			messagesView{Type: "content_block_start"}},
 		// message_start's usage sits in its message.
 		{"start", `{"type":"message_start","usage":{"output_tokens":9},"message":{"id":"m","usage":{"input_tokens":25,"cache_read_input_tokens":5,"cache_creation_input_tokens":2,"output_tokens":1}}}`,
 			messagesView{Type: "message_start", Usage: true, HasInput: true, In: 25, Read: 5, Create: 2, Out: 1}},
@@ -115,6 +131,9 @@ func TestScanMessages(t *testing.T) {
 		// A whole reply: thinking and text blocks.
 		{"whole", `{"type":"message","content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"a"}],"stop_reason":"max_tokens","usage":{"input_tokens":3,"output_tokens":4}}`,
 			messagesView{Type: "message", Stop: "max_tokens", Usage: true, HasInput: true, In: 3, Out: 4, Answer: true, Thinks: true}},
+		// A whole reply that calls a tool after some text.
+		{"whole tool_use", `{"type":"message","content":[{"type":"text","text":"Let me check."},{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{"location":"Paris"}}],"stop_reason":"tool_use"}`,
+			messagesView{Type: "message", Stop: "tool_use", Answer: true, ToolUses: true}},
 	}
 	messagesScan.table(t, tests)
 }
@@ -126,6 +145,7 @@ func FuzzMessages(f *testing.F) {
 	f.Add([]byte(`{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`))
 	f.Add([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 	f.Add([]byte(`{"content":[{"type":"tool_use","id":"t","input":{}},{"type":"text","text":"a"}],"stop_reason":"tool_use","usage":{"input_tokens":3}}`))
+	f.Add([]byte(`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`))
 	messagesScan.fuzz(f)
 }
 

@@ -54,3 +54,9 @@ func (m ChatMessage) marshalTools() ([]byte, error) {
 		ToolCalls []toolCallJSON `json:"tool_calls"`
 	}{m.Role, content, calls})
 }
+
+// SendsToolMessages reports whether a body of api carries a tool
+// exchange as the API's own messages (ChatMessage.ToolCalls and
+// ToolCallID): OpenAI's chat, Anthropic's Messages API
+// (messages_body_tools.go) and Ollama's /api/chat (ollama_tools.go).
+func (a API) SendsToolMessages() bool { return a == APIChat || a == APIMessages || a == APIOllama }

@@ -38,10 +38,16 @@ type OllamaLine struct {
 	// Error is true for an error object; ErrorMessage is its message.
 	Error        bool
 	ErrorMessage []byte
+	// TextRaw is the answer text (message.content or response), raw JSON
+	// string contents; ToolCalls is true for a non-empty
+	// message.tool_calls: what Request.KeepText keeps (ollama_tools.go).
+	TextRaw   []byte
+	ToolCalls bool
 
 	// what message, response and thinking said, each the last of its
 	// key, combined into Content and Reasoning at the end
 	msgContent, msgThinking, response, thinking bool
+	msgText, responseText                       []byte
 }
 
 // ScanOllama reads data, one JSON object, into l without allocating, with
@@ -62,6 +68,10 @@ func ScanOllama(data []byte, l *OllamaLine) error {
 		return err
 	}
 	l.Content, l.Reasoning = l.msgContent || l.response, l.msgThinking || l.thinking
+	l.TextRaw = l.msgText
+	if len(l.responseText) > 0 {
+		l.TextRaw = l.responseText
+	}
 	return s.end()
 }
 
@@ -69,11 +79,10 @@ func (s *scanner) ollamaMember(k []byte, l *OllamaLine) error {
 	var err error
 	switch string(k) {
 	case "message":
-		l.msgContent, l.msgThinking, err = s.ollamaMessage()
+		err = s.ollamaMessage(l)
 	case "response":
-		var text []byte
-		text, err = s.stringOrSkip()
-		l.response = len(text) > 0
+		l.responseText, err = s.stringOrSkip()
+		l.response = len(l.responseText) > 0
 	case "thinking":
 		var text []byte
 		text, err = s.stringOrSkip()
@@ -110,25 +119,23 @@ func (s *scanner) nanos() (int64, error) {
 	return int64(n), err
 }
 
-// ollamaMessage reads a message object: whether it carries content
-// (text or tool calls) and thinking.
-func (s *scanner) ollamaMessage() (content, thinking bool, err error) {
+// ollamaMessage reads a message object into l: whether it carries
+// content (text or tool calls) and thinking, its text and its calls.
+func (s *scanner) ollamaMessage(l *OllamaLine) error {
+	l.msgContent, l.msgThinking, l.msgText, l.ToolCalls = false, false, nil, false
 	if s.peek() != '{' {
-		return false, false, s.skip()
+		return s.skip()
 	}
-	var text, tools bool
+	var thinking []byte
 	k, err := s.nextMember(false)
 	for ; k != nil && err == nil; k, err = s.nextMember(true) {
-		var raw []byte
 		switch string(k) {
 		case "content":
-			raw, err = s.stringOrSkip()
-			text = len(raw) > 0
+			l.msgText, err = s.stringOrSkip()
 		case "thinking":
-			raw, err = s.stringOrSkip()
-			thinking = len(raw) > 0
+			thinking, err = s.stringOrSkip()
 		case "tool_calls":
-			tools, err = s.nonEmptyArray()
+			l.ToolCalls, err = s.nonEmptyArray()
 		default:
 			err = s.skip()
 		}
@@ -136,7 +143,8 @@ func (s *scanner) ollamaMessage() (content, thinking bool, err error) {
 			break
 		}
 	}
-	return text || tools, thinking, err
+	l.msgContent, l.msgThinking = len(l.msgText) > 0 || l.ToolCalls, len(thinking) > 0
+	return err
 }
 
 // readOllamaStream reads an NDJSON reply: one object a line, the last
@@ -159,6 +167,9 @@ func (cl *call) readOllamaStream(resp *http.Response) error {
 		}
 		if err := ScanOllama(line.Data, &l); err != nil {
 			return cl.malformed(err)
+		}
+		if cl.req.KeepText > 0 {
+			cl.t.keepOllama(&l, line.Data, cl.req.KeepText)
 		}
 		if err := cl.ollama(&l, arrival{line.At, line.ReadLag, line.Kernel}); err != nil {
 			return err
@@ -214,6 +225,9 @@ func (cl *call) applyOllamaBody(b []byte, a arrival) error {
 	var l OllamaLine
 	if err := ScanOllama(b, &l); err != nil {
 		return &failure{record.ErrMalformedEvent, "reply body: " + err.Error()}
+	}
+	if cl.req.KeepText > 0 {
+		cl.t.keepOllama(&l, b, cl.req.KeepText)
 	}
 	if err := cl.ollama(&l, a); err != nil {
 		return err

@@ -20,13 +20,15 @@ type ollamaView struct {
 	Total, Load, PromptNS, EvalNS    int64
 	Error                            bool
 	ErrMsg                           string
+	Text                             string
+	ToolCalls                        bool
 }
 
 func viewOllama(l *OllamaLine) ollamaView {
 	return ollamaView{Content: l.Content, Reasoning: l.Reasoning, Done: l.Done, Counts: l.Counts,
 		DoneReason: decodeJSONString(l.DoneReason), Prompt: l.PromptEvalCount, Eval: l.EvalCount,
 		Total: l.TotalNS, Load: l.LoadNS, PromptNS: l.PromptEvalNS, EvalNS: l.EvalNS,
-		Error: l.Error, ErrMsg: decodeJSONString(l.ErrorMessage)}
+		Error: l.Error, ErrMsg: decodeJSONString(l.ErrorMessage), Text: decodeJSONString(l.TextRaw), ToolCalls: l.ToolCalls}
 }
 
 // referenceOllama reads data as encoding/json does, for FuzzOllama.
@@ -40,8 +42,13 @@ func referenceOllama(data []byte) (ollamaView, bool) {
 		calls, _ := m["tool_calls"].([]any)
 		v.Content = nonEmpty(m["content"]) || len(calls) > 0
 		v.Reasoning = nonEmpty(m["thinking"])
+		v.Text, _ = m["content"].(string)
+		v.ToolCalls = len(calls) > 0
 	}
 	v.Content = v.Content || nonEmpty(obj["response"])
+	if r, _ := obj["response"].(string); r != "" {
+		v.Text = r
+	}
 	v.Reasoning = v.Reasoning || nonEmpty(obj["thinking"])
 	v.Done = obj["done"] == true
 	v.DoneReason, _ = obj["done_reason"].(string)
@@ -59,15 +66,15 @@ func TestScanOllama(t *testing.T) {
 	t.Parallel()
 	tests := []scanCase[ollamaView]{
 		// A chat line with text is content.
-		{"chat", `{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}`, ollamaView{Content: true}},
+		{"chat", `{"model":"m","message":{"role":"assistant","content":"Hi"},"done":false}`, ollamaView{Content: true, Text: "Hi"}},
 		// An empty content line (Ollama opens with one at times) is not.
 		{"empty", `{"model":"m","message":{"role":"assistant","content":""},"done":false}`, ollamaView{}},
 		// Thinking is reasoning.
 		{"thinking", `{"message":{"role":"assistant","content":"","thinking":"hmm"},"done":false}`, ollamaView{Reasoning: true}},
 		// Tool calls are output.
-		{"tools", `{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f"}}]}}`, ollamaView{Content: true}},
+		{"tools", `{"message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f"}}]}}`, ollamaView{Content: true, ToolCalls: true}},
 		// /api/generate's response.
-		{"generate", `{"response":"x","done":false}`, ollamaView{Content: true}},
+		{"generate", `{"response":"x","done":false}`, ollamaView{Content: true, Text: "x"}},
 		// The final object.
 		{"final", `{"done":true,"done_reason":"stop","total_duration":10,"load_duration":1,"prompt_eval_count":3,"prompt_eval_duration":4,"eval_count":5,"eval_duration":6}`,
 			ollamaView{Done: true, DoneReason: "stop", Counts: true, Prompt: 3, Eval: 5, Total: 10, Load: 1, PromptNS: 4, EvalNS: 6}},
@@ -82,6 +89,7 @@ func FuzzOllama(f *testing.F) {
 	f.Add([]byte(`{"model":"m","created_at":"2024-01-01T00:00:00Z","message":{"role":"assistant","content":"a"},"done":false}`))
 	f.Add([]byte(`{"response":"","done":true,"context":[1,2],"total_duration":5,"prompt_eval_count":1,"eval_count":2,"eval_duration":3}`))
 	f.Add([]byte(`{"error":"x"}`))
+	f.Add([]byte(`{"model":"m","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"get_weather","arguments":{"city":"Tokyo"}}}]},"done":false}`))
 	ollamaScan.fuzz(f)
 }
 

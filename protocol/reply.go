@@ -30,6 +30,8 @@ type ReplyToolCall struct {
 
 // replyObject is what ReplyAnswer reads of a chunk or whole reply.
 type replyObject struct {
+	messagesObject
+	ollamaReply
 	Choices []struct {
 		Index   int        `json:"index"`
 		Text    string     `json:"text"`
@@ -56,12 +58,17 @@ type replyPart struct {
 // name first, the arguments spread over later deltas); a whole reply's
 // calls have no index and keep their order. It runs once per graded
 // request, after the reply ended, so it may allocate; an object that does
-// not parse is skipped.
+// not parse is skipped. The Messages API's events and message objects
+// are read too (messagesAnswer), and Ollama's objects (addOllama).
 func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 	var b strings.Builder
+	var anthropic messagesAnswer
 	for line := range bytes.SplitSeq(kept, []byte("\n")) {
 		var o replyObject
 		if len(line) == 0 || json.Unmarshal(line, &o) != nil {
+			continue
+		}
+		if anthropic.add(&o.messagesObject, &b, &calls) || addOllama(&o.ollamaReply, &b, &calls) {
 			continue
 		}
 		for _, c := range o.Choices {
@@ -109,21 +116,34 @@ func ReplyAnswer(kept []byte) (text string, calls []ReplyToolCall) {
 // call's arguments.
 func (t *Trace) keepText(ck *Chunk, obj []byte, limit int) {
 	if ck.ToolCalls {
-		t.ToolCalls = true
-		if t.ToolCallsCut || len(t.ToolCallReply)+len(obj)+1 > limit {
-			t.ToolCallsCut = true
-		} else {
-			t.ToolCallReply = append(append(t.ToolCallReply, obj...), '\n')
-		}
+		t.keepToolCall(obj, limit)
 	}
-	if ck.Text == nil || t.TextCut {
+	t.keepTextPiece(ck.Text, limit)
+}
+
+// keepToolCall notes a tool call and keeps the object obj that carried
+// (a piece of) it, within limit; the first object that does not fit cuts
+// the calls (ToolCallsCut) and nothing after it is kept.
+func (t *Trace) keepToolCall(obj []byte, limit int) {
+	t.ToolCalls = true
+	if t.ToolCallsCut || len(t.ToolCallReply)+len(obj)+1 > limit {
+		t.ToolCallsCut = true
 		return
 	}
-	if len(t.Text)+len(ck.Text) > limit {
+	t.ToolCallReply = append(append(t.ToolCallReply, obj...), '\n')
+}
+
+// keepTextPiece appends raw answer text (JSON string contents) to
+// t.Text, whole or not at all, within limit.
+func (t *Trace) keepTextPiece(raw []byte, limit int) {
+	if raw == nil || t.TextCut {
+		return
+	}
+	if len(t.Text)+len(raw) > limit {
 		t.TextCut = true
 		return
 	}
-	t.Text = append(t.Text, ck.Text...)
+	t.Text = append(t.Text, raw...)
 }
 
 // AnswerText is the kept answer text (Request.KeepText), its escapes
@@ -163,4 +183,12 @@ func appendUnescaped(b, raw []byte) []byte {
 		return b
 	}
 	return append(b, s...)
+}
+
+// KeepsText reports whether Request.KeepText keeps a's answer text and
+// tool calls: the chat and completions APIs' chunks and bodies, the
+// Messages API's events and bodies (messages_reply.go) and Ollama's
+// /api/chat objects (ollama_tools.go).
+func (a API) KeepsText() bool {
+	return a == APIChat || a == APICompletions || a == APIMessages || a == APIOllama
 }

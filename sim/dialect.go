@@ -68,7 +68,7 @@ func (d *openaiDialect) start() []byte {
 }
 
 func (d *openaiDialect) token(i int, text string, broken bool) []byte {
-	if d.c.g.toolCall != "" && d.c.answer == "" {
+	if d.c.callsTool() {
 		return d.toolCallChunk()
 	}
 	if i < d.c.reasoning {
@@ -99,7 +99,7 @@ func (d *openaiDialect) whole(h http.Header, text string, n int) []byte {
 	c := d.c
 	h.Set("Content-Type", "application/json")
 	u := usage{prompt: c.g.promptTokens, completion: n, cached: c.st.cached, reasoning: min(c.reasoning, n), hideCached: c.s.prof.HideCachedTokens}
-	if c.g.toolCall != "" && c.answer == "" {
+	if c.callsTool() {
 		return d.toolCallBody(u)
 	}
 	return completionBody(c.g.api, c.id, c.created, c.s.modelJSON, text, c.st.reason, u)

@@ -124,7 +124,7 @@ func (s *Server) generate(api apiKind) http.HandlerFunc {
 		defer s.generating.Add(-1)
 		c := s.newCall(w, r, g)
 		c.answerWith(r.Header.Get(ExpectAnswerHeader), s.generating.Load())
-		if g.toolCall != "" && c.answer == "" {
+		if c.callsTool() {
 			c.callTool()
 		}
 		c.d = &openaiDialect{c: c, cr: newChunkRenderer(api, c.id, c.created, s.modelJSON)}

@@ -16,11 +16,12 @@ type messagesRequest struct {
 	System    json.RawMessage `json:"system"`
 	MaxTokens *int            `json:"max_tokens"`
 	Stream    bool            `json:"stream"`
+	Tools     []messagesTool  `json:"tools"`
 }
 
 // parseMessages translates a POST /v1/messages body into a chat request:
-// system (a string or text blocks) first, then the messages. Anthropic
-// requires max_tokens.
+// system (a string or text blocks) first, then the messages, and the
+// tools offered (messages_tools.go). Anthropic requires max_tokens.
 func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	var o messagesRequest
 	if err := json.Unmarshal(body, &o); err != nil {
@@ -34,7 +35,10 @@ func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 		msgs = append(msgs, apiMessage{Role: "system", Content: o.System})
 	}
 	msgs = append(msgs, o.Messages...)
-	req := apiRequest{Model: o.Model, Messages: msgs, MaxTokens: o.MaxTokens, Stream: o.Stream}
+	if aerr := checkToolResults(o.Messages); aerr != nil {
+		return nativeRequest{}, aerr
+	}
+	req := apiRequest{Model: o.Model, Messages: msgs, MaxTokens: o.MaxTokens, Stream: o.Stream, Tools: chatTools(o.Tools)}
 	return nativeRequest{req: req, api: apiChat}, nil
 }
 
@@ -79,7 +83,11 @@ func (d *messagesDialect) usage(output int) string {
 func (d *messagesDialect) start() []byte {
 	b := sseTyped(nil, "message_start", fmt.Sprintf(`,"message":{"id":"%s","type":"message","role":"assistant","content":[],"model":%s,"stop_reason":null,"stop_sequence":null,"usage":%s}`,
 		d.id, d.c.s.modelJSON, d.usage(1)))
-	b = blockStart(b, 0, d.c.reasoning > 0)
+	if d.c.callsTool() {
+		b = d.toolUseStart(b)
+	} else {
+		b = blockStart(b, 0, d.c.reasoning > 0)
+	}
 	return sseTyped(b, "ping", "")
 }
 
@@ -92,6 +100,9 @@ func (d *messagesDialect) textIndex() int {
 }
 
 func (d *messagesDialect) token(i int, text string, broken bool) []byte {
+	if d.c.callsTool() {
+		return d.toolInputDelta()
+	}
 	b := d.buf[:0]
 	thinking := i < d.c.reasoning
 	index, kind, field := d.textIndex(), "text_delta", "text"
@@ -118,8 +129,11 @@ func (d *messagesDialect) errorEvent(msg string) []byte {
 
 // stopReason is Anthropic's name for the engine's finish.
 func (d *messagesDialect) stopReason() string {
-	if d.c.st.reason == "length" {
+	switch d.c.st.reason {
+	case "length":
 		return "max_tokens"
+	case "tool_calls":
+		return "tool_use"
 	}
 	return "end_turn"
 }
@@ -143,10 +157,14 @@ func (d *messagesDialect) whole(h http.Header, text string, n int) []byte {
 	r := min(c.reasoning, n)
 	thinking := c.fullText(r)
 	var content []byte
-	if r > 0 {
+	if c.callsTool() {
+		content = d.toolUseBlock()
+	} else if r > 0 {
 		content = append(appendJSONText(append(content, `{"type":"thinking","signature":"","thinking":`...), thinking), "},"...)
 	}
-	content = append(appendJSONText(append(content, `{"type":"text","text":`...), text[len(thinking):]), '}')
+	if !c.callsTool() {
+		content = append(appendJSONText(append(content, `{"type":"text","text":`...), text[len(thinking):]), '}')
+	}
 	return fmt.Appendf(nil, `{"id":"%s","type":"message","role":"assistant","model":%s,"content":[%s],"stop_reason":"%s","stop_sequence":null,"usage":%s}`,
 		d.id, c.s.modelJSON, content, d.stopReason(), d.usage(n))
 }

@@ -58,6 +58,9 @@ func (s *Server) nativeHandler(parse func(r *http.Request, body []byte) (nativeR
 					g.held = nr.req.Messages
 				}
 				c := s.newCall(w, r, g)
+				if c.callsTool() {
+					c.callTool()
+				}
 				c.d = newDialect(c)
 				c.serve()
 				return

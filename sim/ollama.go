@@ -11,10 +11,11 @@ import (
 // ollamaRequest is the part of an Ollama /api/chat or /api/generate body
 // the simulator honours.
 type ollamaRequest struct {
-	Model    string       `json:"model"`
-	Messages []apiMessage `json:"messages"`
-	Prompt   *string      `json:"prompt"`
-	Stream   *bool        `json:"stream"`
+	Model    string          `json:"model"`
+	Messages []ollamaMessage `json:"messages"`
+	Tools    []apiTool       `json:"tools"`
+	Prompt   *string         `json:"prompt"`
+	Stream   *bool           `json:"stream"`
 	Options  struct {
 		NumPredict *int `json:"num_predict"`
 	} `json:"options"`
@@ -37,7 +38,10 @@ func parseOllama(chat bool) func(*http.Request, []byte) (nativeRequest, *apiErro
 			req.MaxTokens = n
 		}
 		if chat {
-			req.Messages = o.Messages
+			req.Messages, req.Tools = ollamaChatMessages(o.Messages), o.Tools
+			if aerr := checkToolMessages(req.Messages, "tool_name"); aerr != nil {
+				return nativeRequest{}, aerr
+			}
 			return nativeRequest{req: req, api: apiChat}, nil
 		}
 		if o.Prompt == nil {
@@ -78,6 +82,10 @@ func (d *ollamaDialect) appendText(b []byte, text string) []byte {
 }
 
 func (d *ollamaDialect) token(_ int, text string, broken bool) []byte {
+	if d.chat && d.c.callsTool() {
+		d.buf = append(d.appendToolCalls(append(d.buf[:0], d.head...)), `,"done":false}`+"\n"...)
+		return d.buf
+	}
 	b := d.appendText(append(d.buf[:0], d.head...), text)
 	if broken {
 		b = b[:len(b)-3]
@@ -92,12 +100,23 @@ func (d *ollamaDialect) errorEvent(msg string) []byte {
 	return append(appendJSONText([]byte(`{"error":`), msg), "}\n"...)
 }
 
-// final renders the done object: the engine's counts and durations.
-func (d *ollamaDialect) final(text string, n int) []byte {
+// final renders the done object: the engine's counts and durations; a
+// whole reply's carries the tool call (calls is true), with done_reason
+// stop, as Ollama ends a reply that calls a tool.
+func (d *ollamaDialect) final(text string, n int, calls bool) []byte {
 	c := d.c
 	t := c.st.times
-	b := d.appendText(append([]byte(nil), d.head...), text)
-	b = append(append(append(b, `,"done_reason":"`...), c.st.reason...), `","done":true`...)
+	b := append([]byte(nil), d.head...)
+	if calls {
+		b = d.appendToolCalls(b)
+	} else {
+		b = d.appendText(b, text)
+	}
+	reason := c.st.reason
+	if reason == "tool_calls" {
+		reason = "stop"
+	}
+	b = append(append(append(b, `,"done_reason":"`...), reason...), `","done":true`...)
 	b = strconv.AppendInt(append(b, `,"total_duration":`...), int64(t.queue+t.prefill+t.decode), 10)
 	b = append(b, `,"load_duration":0`...)
 	b = strconv.AppendInt(append(b, `,"prompt_eval_count":`...), int64(c.g.promptTokens), 10)
@@ -111,12 +130,12 @@ func (d *ollamaDialect) end(sent int, _ string, marker bool) []byte {
 	if !marker {
 		return nil
 	}
-	return append(d.final("", sent), '\n')
+	return append(d.final("", sent, false), '\n')
 }
 
 func (d *ollamaDialect) whole(h http.Header, text string, n int) []byte {
 	h.Set("Content-Type", "application/json; charset=utf-8")
-	return d.final(text, n)
+	return d.final(text, n, d.chat && d.c.callsTool())
 }
 
 // errorBody is Ollama's {"error": "..."}.

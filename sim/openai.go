@@ -44,12 +44,18 @@ type apiMessage struct {
 	// ToolCalls, on an assistant message sent back with a tool's result
 	// (a "tool" message, whose content counts as any), are the calls its
 	// reply made: their names and arguments are prompt tokens too.
-	ToolCalls []struct {
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
+	ToolCalls []apiToolCall `json:"tool_calls"`
+	// ToolCallID, on a "tool" message, names the call it answers.
+	ToolCallID string `json:"tool_call_id"`
+}
+
+// apiToolCall is one call of an assistant message's tool_calls.
+type apiToolCall struct {
+	ID       string `json:"id"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
 }
 
 // generation is a validated request: what to compute and how to answer.
@@ -144,6 +150,11 @@ func settleGeneration(req apiRequest, api apiKind, p Profile) (generation, *apiE
 	}
 	g := generation{api: api, stream: req.Stream, ignoreEOS: req.IgnoreEOS, minTokens: req.MinTokens, effort: req.ReasoningEffort}
 	g.includeUsage = req.Stream && req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+	if api == apiChat {
+		if err := checkToolMessages(req.Messages, "tool_call_id"); err != nil {
+			return generation{}, err
+		}
+	}
 	g.toolCall = toolCallOf(&req, api)
 	h := NewPromptHasher(p.BlockSize)
 	if err := hashPrompt(h, &req, api); err != nil {
@@ -184,7 +195,8 @@ func hashPrompt(h *PromptHasher, req *apiRequest, api apiKind) *apiError {
 
 // addContent handles a chat message's content: a string, null, or an array
 // of parts of which the "text" ones count and the "image_url" ones cost
-// tokens by resolution (vision.go).
+// tokens by resolution (vision.go); a Messages API tool_use block counts
+// its name and input, a tool_result its content.
 func addContent(h *PromptHasher, raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -204,6 +216,13 @@ func addContent(h *PromptHasher, raw json.RawMessage) error {
 			h.AddText(p.Text)
 		case "image_url":
 			if err := addImage(h, p.ImageURL); err != nil {
+				return fmt.Errorf("part %d: %w", k, err)
+			}
+		case "tool_use": // the call's name and input, as tool_calls count
+			h.AddText(p.Name)
+			h.AddText(string(p.Input))
+		case "tool_result":
+			if err := addContent(h, p.Content); err != nil {
 				return fmt.Errorf("part %d: %w", k, err)
 			}
 		}

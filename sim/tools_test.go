@@ -50,7 +50,7 @@ func TestToolCalls(t *testing.T) {
 		// The same, whole.
 		{"whole", `{"messages":[{"role":"user","content":"find the knee"}],` + tools + `}`, true, false},
 		// A tool's result is in: the model answers.
-		{"after the tool", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":null},{"role":"tool","content":"found"}],"stream":true,` + tools + `}`, false, true},
+		{"after the tool", `{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{}"}}]},{"role":"tool","tool_call_id":"call_1","content":"found"}],"stream":true,` + tools + `}`, false, true},
 		// No tools offered: text.
 		{"no tools", `{"messages":[{"role":"user","content":"q"}]}`, false, false},
 	}
@@ -82,7 +82,8 @@ func TestToolCalls(t *testing.T) {
 					text += *p.Content
 				}
 				for _, tc := range p.ToolCalls {
-					if tc.Type != "function" || !strings.HasPrefix(tc.ID, "call_") || !json.Valid([]byte(tc.Function.Arguments)) {
+					// call_ and a short id, as OpenAI's (call_ and 16 hex digits).
+					if tc.Type != "function" || !strings.HasPrefix(tc.ID, "call_") || len(tc.ID) != len("call_")+16 || !json.Valid([]byte(tc.Function.Arguments)) {
 						t.Errorf("%s: tool call %+v", tt.name, tc)
 					}
 					names = append(names, tc.Function.Name)
@@ -174,5 +175,43 @@ func TestToolCallIDsStablePerSeed(t *testing.T) {
 	}
 	if slices.Equal(a, other) {
 		t.Errorf("seeds 7 and 8 gave the same ids %v", a)
+	}
+}
+
+// TestToolMessageNamesACall: a tool message whose tool_call_id names no
+// call of the assistant message before it (a lost, invented or stale
+// id, or none) is a 400 naming the message; one that names a call is
+// accepted.
+func TestToolMessageNamesACall(t *testing.T) {
+	t.Parallel()
+	_, url, c := newTestServer(t, nil)
+	const (
+		user  = `{"role":"user","content":"q"},`
+		asked = `{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"search","arguments":"{}"}},{"id":"call_2","type":"function","function":{"name":"search","arguments":"{}"}}]},`
+	)
+	tests := []struct {
+		name   string
+		msgs   string
+		status int
+	}{
+		// Both calls answered by id.
+		{"named", user + asked + `{"role":"tool","tool_call_id":"call_1","content":"a"},{"role":"tool","tool_call_id":"call_2","content":"b"}`, 200},
+		// An id no call has.
+		{"unknown id", user + asked + `{"role":"tool","tool_call_id":"call_9","content":"a"}`, 400},
+		// No id at all.
+		{"no id", user + asked + `{"role":"tool","content":"a"}`, 400},
+		// No assistant message called a tool.
+		{"no call", user + `{"role":"assistant","content":"hi"},{"role":"tool","tool_call_id":"call_1","content":"a"}`, 400},
+		// An id of an earlier assistant message, not the one before.
+		{"stale id", user + asked + `{"role":"tool","tool_call_id":"call_1","content":"a"},{"role":"assistant","content":"ok"},{"role":"tool","tool_call_id":"call_2","content":"b"}`, 400},
+	}
+	for _, tt := range tests {
+		r := post(context.Background(), c, url+"/v1/chat/completions", `{"max_tokens":2,"messages":[`+tt.msgs+`]}`)
+		if r.err != nil || r.status != tt.status {
+			t.Errorf("%s: status %d err %v (%s), want %d", tt.name, r.status, r.err, r.body, tt.status)
+		}
+		if tt.status == 400 && !strings.Contains(string(r.body), "tool_call_id") {
+			t.Errorf("%s: error %s does not name tool_call_id", tt.name, r.body)
+		}
 	}
 }

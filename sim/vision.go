@@ -55,11 +55,18 @@ func ImageTokens(w, h int) int {
 // real server's multimodal cache does.
 var imageSeed = maphash.MakeSeed()
 
-// contentPart is one element of a chat message's content array.
+// contentPart is one element of a chat message's content array, or a
+// Messages API content block: a tool_use (ID, Name, Input) or a
+// tool_result (ToolUseID, Content: a string or text blocks).
 type contentPart struct {
-	Type     string          `json:"type"`
-	Text     string          `json:"text"`
-	ImageURL json.RawMessage `json:"image_url"`
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	ImageURL  json.RawMessage `json:"image_url"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
 }
 
 // addImage charges an image_url part's tokens to h: a data URI's size
