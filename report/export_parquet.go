@@ -126,6 +126,7 @@ type ChainStepRow struct {
 	OutputTokens int    `parquet:"output_tokens" json:"output_tokens,omitempty"`
 	BytesIn      int64  `parquet:"bytes_in" json:"bytes_in,omitempty"`
 	Skipped      bool   `parquet:"skipped" json:"skipped,omitempty"`
+	ReplyCut     bool   `parquet:"reply_cut" json:"reply_cut,omitempty"`
 }
 
 // WindowRow is one second of series.jsonl (record.Window).
@@ -186,7 +187,7 @@ func RecordRowOf(r *record.Result) RecordRow {
 		row.Chain = append(row.Chain, ChainStepRow{
 			Name: c.Name, Kind: c.Kind, SendUS: c.SendUS, TTFTUS: c.TTFTUS, DurUS: c.DurUS,
 			Status: c.Status, Error: string(c.Error), InputTokens: c.InputTokens,
-			OutputTokens: c.OutputTokens, BytesIn: c.BytesIn, Skipped: c.Skipped,
+			OutputTokens: c.OutputTokens, BytesIn: c.BytesIn, Skipped: c.Skipped, ReplyCut: c.ReplyCut,
 		})
 	}
 	return row
