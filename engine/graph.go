@@ -58,12 +58,14 @@ type Node struct {
 	// streams builds the node's calls (a replayed task's sessions, each
 	// its own stream; a conversation has one).
 	Stream int
-	// ToolMessages, on a chat model call, sends the result of an upstream
-	// tool (or HTTP) call that answers an upstream reply's tool call as
-	// OpenAI's function-calling protocol does: after the prompt, the
-	// assistant message that made the call, then a "tool" message naming
-	// it (graph_tools.go). Without it, and for a result no tool call asked
-	// for, the result is appended to the prompt as text.
+	// ToolMessages, on a chat, messages or ollama model call, sends the
+	// result of an upstream tool (or HTTP) call that answers an upstream
+	// reply's tool call as the API's function calling does: after the
+	// prompt, the assistant turn that made the call, then the result
+	// naming it (a "tool" message; Anthropic's tool_result block), as the
+	// renderer writes them (graph_tools.go). Without it, and for a result
+	// no tool call asked for, the result is appended to the prompt as
+	// text.
 	ToolMessages bool
 }
 

@@ -6,11 +6,11 @@ import (
 	"github.com/inferload/inferload/workload"
 )
 
-// This file: a tool's result as OpenAI's function-calling protocol sends
-// it to the next chat call. A reply that calls tools is followed, in the
-// next request, by that assistant message (its tool_calls as the reply
-// had them) and one "tool" message per call answered, naming the call's
-// id. In a graph the tool runs as a node after the model node whose reply
+// This file: a tool's result as function calling sends it to the next
+// model call (chat, messages, ollama; the renderer writes each API's
+// shape). A reply that calls tools is followed, in the next request, by
+// that assistant turn (its calls as the reply had them) and one result
+// per call answered, naming the call. In a graph the tool runs as a node after the model node whose reply
 // called it; copy k of the tool node answers the reply's call k, and a
 // copy beyond the reply's calls (or a tool no reply called) stays text
 // appended to the prompt.
