@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math/rand/v2"
+	"sync"
 	"time"
 
 	"github.com/inferload/inferload/record"
@@ -46,7 +47,9 @@ type requestTask struct {
 	// calls are closed-loop requests (latency from the send, no due
 	// time), readied and handed over as the user's others are.
 	closed *closedUser
-	// rng draws the nodes' delays in the order the calls fall due.
+	// rng draws the nodes' delays in the order the calls fall due; mu
+	// guards it, as calls of one task may fall due together.
+	mu  sync.Mutex
 	rng *rand.Rand
 }
 
@@ -117,7 +120,7 @@ func (e *Engine) dueCall(run *graphRun, n int, st *taskStream) (*admitted, arriv
 	} else {
 		due := run.lastEnd(n)
 		if node.Delay != nil {
-			due = due.Add(max(node.Delay.Sample(rt.rng), 0))
+			due = due.Add(rt.delay(node.Delay))
 		}
 		at.due, at.lateAfter = due.Sub(e.start), never
 		if !e.clock.SleepUntil(issueCtx, due) {
@@ -137,6 +140,13 @@ func (e *Engine) dueCall(run *graphRun, n int, st *taskStream) (*admitted, arriv
 		return nil, at, false
 	}
 	return &admitted{i: i, p: p, err: err}, at, true
+}
+
+// delay draws a node's delay, never below 0.
+func (rt *requestTask) delay(d ThinkTime) time.Duration {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return max(d.Sample(rt.rng), 0)
 }
 
 // lastEnd is when the last reply node n comes after ended.
