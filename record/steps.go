@@ -174,8 +174,9 @@ type Soak struct {
 	Drift []Drift `json:"drift"`
 }
 
-// SoakWindow is one window of a soak: measured requests whose latency
-// origin fell inside it.
+// SoakWindow is one window of a soak: measured requests that completed
+// inside it (a request sent in one window and finished in the next counts
+// in the next).
 type SoakWindow struct {
 	StartS       float64 `json:"start_s"`
 	Requests     int64   `json:"requests"`
@@ -183,6 +184,12 @@ type SoakWindow struct {
 	FailureRate  float64 `json:"failure_rate"`
 	TTFTP99      float64 `json:"ttft_p99_ms"`
 	E2EP99       float64 `json:"e2e_p99_ms"`
+	// TTFTBacked and E2EBacked are the highest percentile the window's
+	// values of each latency back (the minimum-samples rule at 95%,
+	// docs/metrics.md; "none" when too few for a P50): a window with
+	// fewer than 299 values still has a P99, but not one to read as such.
+	TTFTBacked string `json:"ttft_backed"`
+	E2EBacked  string `json:"e2e_backed"`
 }
 
 // Drift is the trend test of one windowed figure.

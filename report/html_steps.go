@@ -190,6 +190,19 @@ func meanIn(samples []observe.Sample, series string, lo, hi float64) (float64, b
 	return sum / float64(n), true
 }
 
+// backedP99 is a window's P99 for the chart: a gap when the window had no
+// value, or one too few values back (left out rather than drawn beside
+// backed ones as their equal); ok is false only for the second.
+func backedP99(v float64, backed string) (point *float64, ok bool) {
+	if v == 0 {
+		return nil, true
+	}
+	if !backsPercentile(backed, "p99") {
+		return nil, false
+	}
+	return &v, true
+}
+
 // soakSection shows a soak's verdicts: which windowed figures drifted,
 // and the windows themselves over time.
 func soakSection(in *HTMLInput) *section {
@@ -211,11 +224,20 @@ func soakSection(in *HTMLInput) *section {
 	}
 	x := make([]float64, len(sk.Windows))
 	var rps, ttft, e2e []*float64
+	var unbacked int
 	for i, w := range sk.Windows {
 		x[i] = w.StartS
 		rps = append(rps, ptr(w.RequestsPerS))
-		ttft = append(ttft, gap(w.TTFTP99))
-		e2e = append(e2e, gap(w.E2EP99))
+		t, tOK := backedP99(w.TTFTP99, w.TTFTBacked)
+		e, eOK := backedP99(w.E2EP99, w.E2EBacked)
+		ttft, e2e = append(ttft, t), append(e2e, e)
+		if !tOK || !eOK {
+			unbacked++
+		}
+	}
+	if unbacked > 0 {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d windows hold too few values to back a P99 at 95%% confidence (299); their P99s are left out of the chart (soak.windows[] keeps them, with ttft_backed and e2e_backed).",
+			unbacked, len(sk.Windows)))
 	}
 	sec.Charts = []chart{{ID: "soak-windows", Kind: "time", Title: "Soak windows", X: x, YLabel: "ms", Y2Label: "requests/s",
 		Series: []line{{Label: "TTFT p99", Values: ttft, Color: "#4c78a8"},

@@ -39,8 +39,8 @@ func stagedInput() *HTMLInput {
 		{Metric: "requests_per_s", Tested: true, Change: -0.01, PValue: 0.7, Verdict: "stable"},
 		{Metric: "P99 E2E", Verdict: "P99 E2E drift not tested: too short"}}}
 	for i := range 5 {
-		s.Soak.Windows = append(s.Soak.Windows, record.SoakWindow{StartS: float64(20 * i), Requests: 200,
-			RequestsPerS: 10, TTFTP99: 300 + 30*float64(i), E2EP99: 2000})
+		s.Soak.Windows = append(s.Soak.Windows, record.SoakWindow{StartS: float64(20 * i), Requests: 400,
+			RequestsPerS: 20, TTFTP99: 300 + 30*float64(i), E2EP99: 2000, TTFTBacked: "p99", E2EBacked: "p99"})
 	}
 	in := &HTMLInput{Summary: s, Digest: NewDigest(), Events: []record.Event{{TimeUS: 100e6, Kind: record.EventMeasureEnd}}}
 	for sec := range int64(100) {
@@ -217,5 +217,58 @@ func TestHTMLHeadlineAccuracy(t *testing.T) {
 	}
 	if !strings.Contains(page, `Prefix reuse</div><div class="value">51.8 % / 51.2 %</div>`) {
 		t.Errorf("headline lacks the prefix reuse card")
+	}
+}
+
+// TestHTMLSoakChartLeavesOutUnbackedP99: a soak window's P99 is drawn only
+// when the window's values back it (ttft_backed, e2e_backed), and the
+// section says how many windows were left out.
+func TestHTMLSoakChartLeavesOutUnbackedP99(t *testing.T) {
+	t.Parallel()
+	w := func(ttft float64, ttftBacked string, e2e float64, e2eBacked string) record.SoakWindow {
+		return record.SoakWindow{RequestsPerS: 1, TTFTP99: ttft, TTFTBacked: ttftBacked, E2EP99: e2e, E2EBacked: e2eBacked}
+	}
+	tests := []struct {
+		name      string
+		windows   []record.SoakWindow
+		ttft, e2e []bool // which windows' points are drawn
+		note      string // in the notes; "" for none about backing
+	}{
+		// 299 values or more in every window: every P99 drawn, no note.
+		{"all backed", []record.SoakWindow{w(300, "p99", 900, "p999"), w(310, "p99", 910, "p99")},
+			[]bool{true, true}, []bool{true, true}, ""},
+		// The second window held only enough for a P95 of TTFT and a P50
+		// of E2E: both its points left out, and said so.
+		{"one short", []record.SoakWindow{w(300, "p99", 900, "p99"), w(500, "p95", 1500, "p50")},
+			[]bool{true, false}, []bool{true, false}, "1 of 2 windows hold too few values"},
+		// A run that did not stream has no TTFT: a gap that is not a
+		// backing shortfall.
+		{"no TTFT", []record.SoakWindow{w(0, "none", 900, "p99")},
+			[]bool{false}, []bool{true}, ""},
+		// A window with a P99 and no backing at all (4 values).
+		{"none", []record.SoakWindow{w(300, "none", 900, "none")},
+			[]bool{false}, []bool{false}, "1 of 1 windows hold too few values"},
+	}
+	for _, tc := range tests {
+		s := &record.Summary{Soak: &record.Soak{WindowS: 60, Windows: tc.windows, Drift: []record.Drift{}}}
+		sec := soakSection(&HTMLInput{Summary: s})
+		if sec == nil || len(sec.Charts) != 1 {
+			t.Fatalf("%s: no soak chart", tc.name)
+		}
+		for _, want := range []struct {
+			label string
+			drawn []bool
+		}{{"TTFT p99", tc.ttft}, {"E2E p99", tc.e2e}} {
+			got := seriesByLabel(t, sec.Charts[0], want.label)
+			for i, d := range want.drawn {
+				if (got[i] != nil) != d {
+					t.Errorf("%s: %s window %d drawn %v, want %v", tc.name, want.label, i, got[i] != nil, d)
+				}
+			}
+		}
+		notes := strings.Join(sec.Notes, "\n")
+		if tc.note == "" && strings.Contains(notes, "too few values") || !strings.Contains(notes, tc.note) {
+			t.Errorf("%s: notes %q, want %q", tc.name, notes, tc.note)
+		}
 	}
 }

@@ -159,7 +159,13 @@ func backs(st *record.Step, metric, pct string) bool {
 // percentile each metric's sample count backs) back metric's pct.
 func backedBy(percentiles map[string]string, metric, pct string) bool {
 	got, ok := percentiles[metric]
-	return ok && percentileOrder[got] >= percentileOrder[pct]
+	return ok && backsPercentile(got, pct)
+}
+
+// backsPercentile reports whether backed, the highest percentile a count
+// backs (analyze.Backed), reaches pct.
+func backsPercentile(backed, pct string) bool {
+	return percentileOrder[backed] >= percentileOrder[pct]
 }
 
 // unbackedNote explains msCell's "*".

@@ -117,6 +117,9 @@ func (w *windower) close() {
 		RequestsPerS: float64(w.succeeded) / (float64(w.lenUS) / 1e6),
 		TTFTP99:      w.ttft.Stats().P99,
 		E2EP99:       w.e2e.Stats().P99,
+		// The confidence every soak figure is backed at (DriftNeed).
+		TTFTBacked: analyze.Backed(w.ttft.Count(), analyze.DefaultConfidence),
+		E2EBacked:  analyze.Backed(w.e2e.Count(), analyze.DefaultConfidence),
 	}
 	if total > 0 {
 		sw.FailureRate = float64(w.fail) / float64(total)

@@ -54,3 +54,35 @@ func TestWindowerCutsByCompletion(t *testing.T) {
 		t.Errorf("no windows: %#v, want an empty list (summary.json writes [])", got)
 	}
 }
+
+// TestWindowBacking: each window says the highest percentile its own
+// values back (5 for P50, 59 for P95, 299 for P99 at 95%), so a window's
+// P99 from fewer than 299 values is marked as such.
+func TestWindowBacking(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		streamed  int // successful streamed requests in the window
+		plain     int // successful requests without a stream (E2E only)
+		ttft, e2e string
+	}{
+		// 4 values back nothing.
+		{"four", 4, 0, "none", "none"},
+		// 298 values: one short of a P99, a P95 backed.
+		{"one short of p99", 298, 0, "p95", "p95"},
+		// 299 values back the P99 exactly.
+		{"p99", 299, 0, "p99", "p99"},
+		// Unstreamed replies add E2E values and no TTFT ones.
+		{"e2e only", 5, 294, "p50", "p99"},
+	}
+	for _, tc := range tests {
+		w := newWindower(0, time.Second)
+		for i := range tc.streamed + tc.plain {
+			w.add(&record.Result{Stream: i < tc.streamed, SendUS: int64(i), TTFTUS: 40, E2EUS: 100})
+		}
+		got := w.windows(1)[0]
+		if got.TTFTBacked != tc.ttft || got.E2EBacked != tc.e2e {
+			t.Errorf("%s: backed ttft %q e2e %q, want %q %q", tc.name, got.TTFTBacked, got.E2EBacked, tc.ttft, tc.e2e)
+		}
+	}
+}
