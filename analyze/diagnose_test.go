@@ -86,29 +86,51 @@ func TestDiagnoseOverloadIsTheServers(t *testing.T) {
 	}
 }
 
-// TestDiagnoseHostBusyExplainsInvalidSteps: contention plus invalid steps
-// earns the "host busy" warning; contention alone earns only the
-// contention warning.
+// TestDiagnoseHostBusyExplainsInvalidSteps: contention plus steps invalid
+// for reasons contention explains (the client sent late or less) earns
+// the "host busy" warning, counting only those steps; a step invalid only
+// for too few samples, or for late starts the server held back, is not
+// counted. Contention alone earns only the contention warning. Each step
+// is judged by Judge from figures that break exactly one rule.
 func TestDiagnoseHostBusyExplainsInvalidSteps(t *testing.T) {
 	t.Parallel()
 	busy := steady("client", 10, func(int) map[string]float64 {
 		return map[string]float64{observe.ClientCPUPct: 20, observe.ClientSchedLagP99: 120}
 	})
+	judged := func(mode string, achieved float64, e2e, late int64, serverBound bool) record.Step {
+		st := record.Step{Kind: record.StepConstant, Mode: mode, Target: 10, WindowS: 60,
+			Requests: record.Requests{Succeeded: e2e, Late: late}, Metrics: record.Metrics{E2E: record.Stats{Count: e2e}}}
+		st.Validity.AchievedLoad = achieved
+		if err := Judge(&st, Criteria{ServerBound: serverBound}); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	valid := judged(record.ModeClosed, 10, 600, 0, false)
+	short := judged(record.ModeClosed, 10, 20, 0, false)       // 20 < 29 for P90: samples only
+	underLoaded := judged(record.ModeClosed, 5, 600, 0, false) // half the users in flight
+	lateClient := judged(record.ModeOpen, 10, 600, 120, false) // 20% late, the client's doing
+	lateServer := judged(record.ModeOpen, 10, 600, 120, true)  // 20% late behind the server's full cap
+	shortAndLate := judged(record.ModeOpen, 10, 20, 10, false) // both: contention may explain it
 	for _, tt := range []struct {
 		name  string
 		steps []record.Step
-		want  bool
+		want  string // the host-busy warning's head; "" for none
 	}{
-		{"invalid steps", []record.Step{{Validity: record.Validity{Valid: true}}, {}, {}}, true},
-		{"all valid", []record.Step{{Validity: record.Validity{Valid: true}}}, false},
+		{"load short and too few samples", []record.Step{valid, short, underLoaded}, "host busy: 1 of 3 steps were invalid"},
+		{"only too few samples", []record.Step{valid, short}, ""},
+		{"client late", []record.Step{lateClient, valid}, "host busy: 1 of 2 steps were invalid"},
+		{"server held the cap", []record.Step{lateServer, valid}, ""},
+		{"short and late", []record.Step{shortAndLate, short}, "host busy: 1 of 2 steps were invalid"},
+		{"all valid", []record.Step{valid}, ""},
 	} {
 		s := &record.Summary{Steps: tt.steps}
 		if err := Diagnose(s, Evidence{Samples: busy, Info: record.RunInfo{EndUS: 10e6}}); err != nil {
 			t.Fatal(err)
 		}
 		joined := strings.Join(s.Warnings, "\n")
-		if got := strings.Contains(joined, "host busy: 2 of 3 steps were invalid"); got != tt.want {
-			t.Errorf("%s: warnings %q", tt.name, s.Warnings)
+		if tt.want == "" && strings.Contains(joined, "host busy") || !strings.Contains(joined, tt.want) {
+			t.Errorf("%s: warnings %q, want %q", tt.name, s.Warnings, tt.want)
 		}
 		if !strings.Contains(joined, "the host was busy with other work") {
 			t.Errorf("%s: no contention warning in %q", tt.name, s.Warnings)

@@ -65,8 +65,7 @@ func JudgeSteady(s *record.Step, series SteadySeries) {
 		return
 	}
 	if reason := Unsteady(series); reason != "" {
-		s.Validity.Valid = false
-		s.Validity.Reasons = append(s.Validity.Reasons, reason)
+		s.Validity.Invalidate(record.InvalidUnsteady, reason)
 	}
 }
 

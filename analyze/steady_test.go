@@ -121,6 +121,9 @@ func TestJudgeSteady(t *testing.T) {
 		if s.Validity.Valid != (tt.want == "") || !strings.Contains(got, tt.want) {
 			t.Errorf("%s: valid %v, reasons %q; want %q", tt.name, s.Validity.Valid, got, tt.want)
 		}
+		if kinds := strings.Join(s.Validity.Kinds, ","); tt.want != "" && kinds != record.InvalidUnsteady || tt.want == "" && kinds != "" {
+			t.Errorf("%s: kinds %q, want %q for a reason %q", tt.name, kinds, record.InvalidUnsteady, tt.want)
+		}
 		if tt.want != "" && !strings.Contains(got, "lengthen the warm-up") {
 			t.Errorf("%s: %q does not say what to do", tt.name, got)
 		}

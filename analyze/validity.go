@@ -65,24 +65,27 @@ func Judge(s *record.Step, c Criteria) error {
 		return fmt.Errorf("criteria: %w", err)
 	}
 	v := &s.Validity
-	v.Valid, v.Reasons, v.ClientSaturated = true, []string{}, false
-	invalid := func(format string, args ...any) {
-		v.Valid = false
-		v.Reasons = append(v.Reasons, fmt.Sprintf(format, args...))
+	v.Valid, v.Reasons, v.Kinds, v.ClientSaturated = true, []string{}, []string{}, false
+	invalid := func(kind, format string, args ...any) {
+		v.Invalidate(kind, fmt.Sprintf(format, args...))
 	}
 	judgeSamples(s, c, q, invalid)
 	judgeLoad(s, c, invalid)
 	judgeLate(s, c, invalid)
 	if n := s.Requests.ClientFailed; n > 0 {
 		v.ClientSaturated = true
-		invalid("%d requests failed in the load generator itself (client_resource: out of file descriptors, local ports or its reply budget): the target saw less load than planned", n)
+		invalid(record.InvalidClientFailed, "%d requests failed in the load generator itself (client_resource: out of file descriptors, local ports or its reply budget): the target saw less load than planned", n)
 	}
 	return nil
 }
 
+// invalidator makes the step being judged invalid under a rule (a
+// record.Invalid* kind), with the reason's sentence.
+type invalidator func(kind, format string, args ...any)
+
 // judgeSamples records which percentile each metric backs and fails a step
 // whose E2E sample cannot back the percentile the knee reads.
-func judgeSamples(s *record.Step, c Criteria, q float64, invalid func(string, ...any)) {
+func judgeSamples(s *record.Step, c Criteria, q float64, invalid invalidator) {
 	m := s.Metrics
 	counts := []struct {
 		name string
@@ -93,7 +96,7 @@ func judgeSamples(s *record.Step, c Criteria, q float64, invalid func(string, ..
 		s.Validity.Percentiles[x.name] = Backed(x.n, c.Confidence)
 	}
 	if need := MinSamples(q, c.Confidence); m.E2E.Count < int64(need) {
-		invalid("%d successful measured requests cannot back an E2E %s at %.0f%% confidence (%d needed): run the step longer",
+		invalid(record.InvalidSamples, "%d successful measured requests cannot back an E2E %s at %.0f%% confidence (%d needed): run the step longer",
 			m.E2E.Count, c.Required, c.Confidence*100, need)
 	}
 }
@@ -105,7 +108,7 @@ func judgeSamples(s *record.Step, c Criteria, q float64, invalid func(string, ..
 // step is invalid only when even that is LoadTolerance below the intended
 // rate. A closed loop's users are held, so its mean in flight is judged
 // directly.
-func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
+func judgeLoad(s *record.Step, c Criteria, invalid invalidator) {
 	intended := s.Target
 	if s.Kind == record.StepRamp {
 		intended = (s.From + s.Target) / 2
@@ -115,7 +118,7 @@ func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 		return
 	}
 	if s.Mode != record.ModeOpen {
-		invalid("achieved load %.3g users is %.0f%% below the intended %.3g", got, (1-got/intended)*100, intended)
+		invalid(record.InvalidLoad, "achieved load %.3g users is %.0f%% below the intended %.3g", got, (1-got/intended)*100, intended)
 		return
 	}
 	if s.WindowS <= 0 {
@@ -126,7 +129,7 @@ func judgeLoad(s *record.Step, c Criteria, invalid func(string, ...any)) {
 	if upper >= intended*(1-c.LoadTolerance) {
 		return
 	}
-	invalid("achieved load %.3g requests/s is %.0f%% below the intended %.3g, beyond Poisson scatter (%.0f arrivals in %.3g s: at most %.3g/s at %.0f%% confidence)",
+	invalid(record.InvalidLoad, "achieved load %.3g requests/s is %.0f%% below the intended %.3g, beyond Poisson scatter (%.0f arrivals in %.3g s: at most %.3g/s at %.0f%% confidence)",
 		got, (1-got/intended)*100, intended, count, s.WindowS, upper, c.Confidence*100)
 }
 
@@ -143,18 +146,18 @@ func PoissonUpper(count, confidence float64) float64 {
 // judgeLate flags an open-loop step whose requests could not be sent on
 // time: the client (or its in-flight cap) was the bottleneck, so the
 // server saw less load than planned.
-func judgeLate(s *record.Step, c Criteria, invalid func(string, ...any)) {
+func judgeLate(s *record.Step, c Criteria, invalid invalidator) {
 	measured := s.Requests.Succeeded + s.Requests.Failed
 	if s.Mode != record.ModeOpen || !TooManyLate(s.Requests.Late, measured, c) {
 		return
 	}
 	if c.ServerBound {
-		invalid("%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed, waiting for the in-flight cap, which the server held full while it fell behind the schedule (the client had room: see client): the server is saturated at this rate; lower it or find the knee with a sweep",
+		invalid(record.InvalidServerBound, "%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed, waiting for the in-flight cap, which the server held full while it fell behind the schedule (the client had room: see client): the server is saturated at this rate; lower it or find the knee with a sweep",
 			s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), c.MaxLate*100)
 		return
 	}
 	s.Validity.ClientSaturated = true
-	invalid("%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed: the client or its in-flight cap could not keep the schedule",
+	invalid(record.InvalidLate, "%d of %d requests (%.1f%%) started late, significantly more than the %.0f%% allowed: the client or its in-flight cap could not keep the schedule",
 		s.Requests.Late, measured, 100*float64(s.Requests.Late)/float64(measured), c.MaxLate*100)
 }
 
@@ -212,12 +215,12 @@ func JudgeRun(s *record.Summary, load RunLoad, c Criteria) error {
 	v := &step.Validity
 	v.Classes = classBacking(s, c.withDefaults().Confidence)
 	if s.Client != nil && s.Client.Saturated && !v.ClientSaturated {
-		v.ClientSaturated, v.Valid = true, false
-		v.Reasons = append(v.Reasons, "the load generator itself was saturated (see client): the server saw less load than planned")
+		v.ClientSaturated = true
+		v.Invalidate(record.InvalidClientSaturated, "the load generator itself was saturated (see client): the server saw less load than planned")
 	}
 	for _, seg := range LaggingSegments(s, c) {
-		v.ClientSaturated, v.Valid = true, false
-		v.Reasons = append(v.Reasons, fmt.Sprintf("segment %s started %d of its %d requests late: that machine could not keep its share of the schedule",
+		v.ClientSaturated = true
+		v.Invalidate(record.InvalidSegmentLate, fmt.Sprintf("segment %s started %d of its %d requests late: that machine could not keep its share of the schedule",
 			seg.Segment, seg.Requests.Late, seg.Requests.Succeeded+seg.Requests.Failed))
 	}
 	s.Validity = v

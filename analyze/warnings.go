@@ -6,6 +6,7 @@ package analyze
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
@@ -138,17 +139,30 @@ func telemetryWarnings(s *record.Summary, measured []observe.Sample) []string {
 	}
 	if msg := contentionWarning(measured); msg != "" {
 		w = append(w, msg)
-		if n := invalidSteps(s.Steps); n > 0 {
-			w = append(w, fmt.Sprintf("host busy: %d of %d steps were invalid while the host was busy with other work; the contention, not the server, may explain them: rerun on a quiet host", n, len(s.Steps)))
+		if n := contendedSteps(s.Steps); n > 0 {
+			w = append(w, fmt.Sprintf("host busy: %d of %d steps were invalid for reasons the host's other work, not the server, may explain (late starts, load short of the plan, a saturated client, an unsteady window): rerun on a quiet host", n, len(s.Steps)))
 		}
 	}
 	return w
 }
 
-func invalidSteps(steps []record.Step) int {
+// contentionKinds are the validity rules a client starved of CPU by other
+// processes can break: it sends late or less than planned, and its
+// timings carry a lag that comes and goes with the other work (so a
+// window can trend). Too few samples (the step was short), failures for
+// descriptors or ports, and late starts the server's full in-flight cap
+// held back (the client had room) are not among them.
+var contentionKinds = map[string]bool{
+	record.InvalidLoad: true, record.InvalidLate: true, record.InvalidClientSaturated: true,
+	record.InvalidSegmentLate: true, record.InvalidUnsteady: true,
+}
+
+// contendedSteps counts the steps invalid for at least one reason in
+// contentionKinds.
+func contendedSteps(steps []record.Step) int {
 	n := 0
 	for _, st := range steps {
-		if !st.Validity.Valid {
+		if !st.Validity.Valid && slices.ContainsFunc(st.Validity.Kinds, func(k string) bool { return contentionKinds[k] }) {
 			n++
 		}
 	}

@@ -52,6 +52,10 @@ type Validity struct {
 	// Reasons are plain sentences about what is wrong or weak, in a fixed
 	// order; empty when there is nothing to say.
 	Reasons []string `json:"reasons"`
+	// Kinds names each reason's rule, one per reason in the same order
+	// (the Invalid* constants), so a verdict can tell a step cut short
+	// from one whose client fell behind without reading the sentences.
+	Kinds []string `json:"kinds"`
 	// Percentiles maps each latency metric to the highest reported
 	// percentile its sample count backs ("p99"), or "none".
 	Percentiles map[string]string `json:"percentiles"`
@@ -63,6 +67,27 @@ type Validity struct {
 	// as Percentiles does for the whole (single-phase runs only): a P99
 	// overall can rest on a class with too few requests for its own.
 	Classes map[string]map[string]string `json:"classes,omitempty"`
+}
+
+// The kinds of a validity reason (Validity.Kinds), one per rule that can
+// make a step invalid.
+const (
+	InvalidSamples         = "samples"          // too few successes to back the percentile the knee reads
+	InvalidLoad            = "load"             // achieved load below the intended one
+	InvalidLate            = "late"             // the client or its in-flight cap started requests late
+	InvalidServerBound     = "server_bound"     // late starts waiting on a cap the server held full
+	InvalidClientFailed    = "client_failed"    // requests failed in the load generator (descriptors, ports)
+	InvalidClientSaturated = "client_saturated" // telemetry found the load generator saturated
+	InvalidSegmentLate     = "segment_late"     // one segment of a merged run started too many late
+	InvalidUnsteady        = "unsteady"         // replies/s or median TTFT trended through the window
+)
+
+// Invalidate makes v invalid for reason, a sentence, under the rule kind
+// (an Invalid* constant), keeping Reasons and Kinds in step.
+func (v *Validity) Invalidate(kind, reason string) {
+	v.Valid = false
+	v.Reasons = append(v.Reasons, reason)
+	v.Kinds = append(v.Kinds, kind)
 }
 
 // Knee is where throughput stopped growing while latency rose
