@@ -57,17 +57,11 @@ type MonitorOptions struct {
 	// page draws (default 3600: an hour; a 24-hour run stays light, the
 	// run directory keeps every second).
 	Window int
-	// InputBuckets are the plan's input-length bucket bounds (nil: the
-	// default buckets), as the summary uses.
-	InputBuckets []int
-	// SessionTurns names the conversational classes and their turns per
-	// conversation (plan.Plan.SessionTurns), so the page shows session
-	// figures as summary.json has them; nil: none.
-	SessionTurns map[string]int
-	// SLOs are the plan's SLOs (plan's Workload.SLOs()), so goodput on
-	// the page (a task's, a conversation's) judges as summary.json does;
-	// nil: none judged.
-	SLOs *record.SLOs
+	// Rules are the plan's (plan.Plan.Rules, as summary.json's aggregate
+	// takes them): input buckets, conversations, SLOs and model size, so
+	// the page's tables, sessions and goodput read as summary.json's.
+	// The zero value: default buckets, no sessions, nothing judged.
+	Rules record.Rules
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -151,20 +145,14 @@ func NewMonitor(o MonitorOptions) *Monitor {
 	return m
 }
 
-// setRules hands the aggregate o's rules: the plan's input buckets,
-// conversations and SLOs.
-func (m *Monitor) setRules(o MonitorOptions) {
-	m.agg.SetInputBuckets(o.InputBuckets)
-	m.agg.SetSessionTurns(o.SessionTurns)
-	m.agg.SetSLOs(o.SLOs)
-}
+// setRules hands the aggregate o's rules.
+func (m *Monitor) setRules(o MonitorOptions) { m.agg.SetRules(o.Rules) }
 
 // ErrObservedAlready: Configure came after the monitor's first record.
 var ErrObservedAlready = errors.New("live: the monitor has observed records already: its tables keep the rules they were made with")
 
-// Configure sets o's plan rules (InputBuckets, SessionTurns, SLOs; its
-// Window and Now stay as made) on a monitor made before the plan was
-// known: the collector's, whose page is up before any segment has sent
+// Configure sets o's plan rules (Rules; its Window and Now stay as made)
+// on a monitor made before the plan was known: the collector's, whose page is up before any segment has sent
 // its plan. The aggregate takes its rules before its first record (a
 // record judged by no SLO stays judged so), so once one is observed
 // Configure changes nothing and returns ErrObservedAlready.

@@ -20,8 +20,8 @@ func TestMonitorConfigure(t *testing.T) {
 		r.ID, r.Session, r.Turn = id, 7, n
 		return r
 	}
-	rules := MonitorOptions{SessionTurns: map[string]int{"chat": 2},
-		SLOs: &record.SLOs{Default: record.SLO{TTFTMs: 5}}}
+	rules := MonitorOptions{Rules: record.Rules{SessionTurns: map[string]int{"chat": 2},
+		SLOs: &record.SLOs{Default: record.SLO{TTFTMs: 5}}}}
 	tests := []struct {
 		name      string
 		before    int // records observed before Configure

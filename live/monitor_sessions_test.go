@@ -33,7 +33,7 @@ func TestMonitorSessions(t *testing.T) {
 		{"none", nil, false},
 	}
 	for _, tt := range tests {
-		v := viewOf(MonitorOptions{SessionTurns: tt.turns}, recs)
+		v := viewOf(MonitorOptions{Rules: record.Rules{SessionTurns: tt.turns}}, recs)
 		c := v.Sessions["chat"]
 		if (c != nil) != tt.want || (!tt.want && v.Sessions != nil) {
 			t.Fatalf("%s: sessions %v, want some: %v", tt.name, v.Sessions, tt.want)

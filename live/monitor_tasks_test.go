@@ -49,7 +49,7 @@ func TestMonitorTasks(t *testing.T) {
 		{"none", recs[3:], nil, false},
 	}
 	for _, tt := range tests {
-		v := viewOf(MonitorOptions{SLOs: tt.slos}, tt.recs)
+		v := viewOf(MonitorOptions{Rules: record.Rules{SLOs: tt.slos}}, tt.recs)
 		c := v.Chains["agent"]
 		if (c != nil) != tt.tasks || (!tt.tasks && v.Chains != nil) {
 			t.Fatalf("%s: chains %v, want some: %v", tt.name, v.Chains, tt.tasks)

@@ -12,14 +12,11 @@ import (
 )
 
 // NewAggregate is an aggregate that judges and breaks down records as the
-// plan says: its input buckets, SLOs and model size. The run, each step
-// and every rebuild start from it.
+// plan says (plan.Plan.Rules: its input buckets, conversations, SLOs and
+// model size). The run, each step and every rebuild start from it.
 func NewAggregate(p *plan.Plan) *record.Aggregate {
 	agg := record.NewAggregate()
-	agg.SetInputBuckets(p.Workload.LengthBuckets)
-	agg.SetSLOs(p.Workload.SLOs())
-	agg.SetModel(p.Compute.Model())
-	agg.SetSessionTurns(p.SessionTurns())
+	agg.SetRules(p.Rules())
 	return agg
 }
 

@@ -97,14 +97,12 @@ func (c *runControl) Load() live.LoadState {
 // level is the load set now, for the monitor's points.
 func (c *runControl) level() float64 { return c.Load().Level }
 
-// monitorOptions are the live page's rules from the plan: its input
-// buckets, conversational classes and SLOs, as summary.NewAggregate
-// takes them, so the page's tables and goodput read as summary.json's.
-// Every live page (a run's, the launcher's, the collector's) takes them
-// from here.
+// monitorOptions are the live page's rules from the plan (plan.Plan.Rules,
+// which summary.NewAggregate takes too), so the page's tables and goodput
+// read as summary.json's. Every live page (a run's, the launcher's, the
+// collector's) takes them from here.
 func monitorOptions(p *plan.Plan, now func() time.Time) live.MonitorOptions {
-	return live.MonitorOptions{InputBuckets: p.Workload.LengthBuckets, SessionTurns: p.SessionTurns(),
-		SLOs: p.Workload.SLOs(), Now: now}
+	return live.MonitorOptions{Rules: p.Rules(), Now: now}
 }
 
 // startUI serves the live UI of the run of p (when --ui is set) and hooks
