@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -278,4 +279,30 @@ func indexOf(t *testing.T, header []string, name string) int {
 	}
 	t.Fatalf("no column %q", name)
 	return -1
+}
+
+// TestCSVHeadersDocumented: docs/exports.md prints each CSV's header
+// line as the writers write it, so a column added to one is added to the
+// other (records.csv's header was four columns behind once).
+func TestCSVHeadersDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile(filepath.Join("..", "docs", "exports.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(doc), "\n")
+	for _, tc := range []struct {
+		file   string
+		header []string
+	}{
+		// One row per request; cached_tokens among the later columns.
+		{"records.csv", RecordsCSVHeader},
+		// One row per second.
+		{"series.csv", SeriesCSVHeader},
+	} {
+		want := strings.Join(tc.header, ",")
+		if !slices.Contains(lines, want) {
+			t.Errorf("docs/exports.md does not print %s's header %q", tc.file, want)
+		}
+	}
 }
