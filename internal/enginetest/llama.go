@@ -11,15 +11,9 @@ package enginetest
 
 import (
 	"bytes"
-	"context"
-	"errors"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -52,7 +46,7 @@ type LlamaServer struct {
 	Config Llama
 	cmd    *exec.Cmd
 	log    *syncBuffer
-	exited chan error // Launch's; StartLlama waits in its cleanup
+	exited chan error // the process's exit, once
 	stop   sync.Once  // Stop kills and waits once
 }
 
@@ -84,7 +78,7 @@ func missing(t testing.TB, what string) {
 	t.Skip(msg)
 }
 
-// StartLlama starts a llama-server with c on a free loopback port, waits
+// StartLlama starts a llama-server with c on a loopback port it picks, waits
 // until it answers /health, and stops it when t ends.
 func StartLlama(t testing.TB, c Llama) *LlamaServer {
 	t.Helper()
@@ -96,55 +90,13 @@ func StartLlama(t testing.TB, c Llama) *LlamaServer {
 	if _, err := os.Stat(model); err != nil {
 		missing(t, "no model at "+model)
 	}
-	// A port found free may be taken before the server binds it: a server
-	// that exits at once is started again on another.
-	var errs []error
-	for range 3 {
-		s, err := startLlama(t, bin, model, c)
-		if err == nil {
-			return s
-		}
-		errs = append(errs, err)
-	}
-	t.Fatalf("llama-server %+v did not start: %v", c, errs)
-	return nil
-}
-
-// startLlama starts one server and waits for it: an error when it exits
-// first (its log in the error), fatal when it hangs.
-func startLlama(t testing.TB, bin, model string, c Llama) (*LlamaServer, error) {
-	t.Helper()
-	port, err := freePort()
+	s, err := start(bin, model, c, 2*time.Minute)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("llama-server %+v did not start: %v", c, err)
 	}
-	s := &LlamaServer{URL: "http://127.0.0.1:" + strconv.Itoa(port), Config: c, log: &syncBuffer{}}
-	s.cmd = llamaCommand(bin, model, port, c)
-	s.cmd.Stdout, s.cmd.Stderr = s.log, s.log
-	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting llama-server: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- s.cmd.Wait() }()
-	stop := func() {
-		_ = s.cmd.Process.Kill()
-		<-exited
-	}
-	err = s.waitHealthy(exited, 2*time.Minute)
-	switch {
-	case err == nil:
-		t.Cleanup(stop)
-		return s, nil
-	case errors.Is(err, errExited):
-		return nil, fmt.Errorf("%w\n%s", err, s.log.tail(2000))
-	}
-	stop()
-	t.Fatalf("llama-server %+v: %v\n%s", c, err, s.log.tail(4000))
-	return nil, err
+	t.Cleanup(s.Stop)
+	return s
 }
-
-// errExited is a server that exited before it was ready.
-var errExited = errors.New("exited before it was ready")
 
 func (c Llama) withDefaults() Llama {
 	if c.Model == "" {
@@ -162,43 +114,8 @@ func (c Llama) withDefaults() Llama {
 	return c
 }
 
-// waitHealthy polls /health until it answers 200 (the model is loaded),
-// the server exits, or the deadline passes.
-func (s *LlamaServer) waitHealthy(exited <-chan error, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case err := <-exited:
-			return fmt.Errorf("%w: %v", errExited, err)
-		case <-ctx.Done():
-			return fmt.Errorf("not healthy after %s", within)
-		case <-tick.C:
-		}
-	}
-}
-
 // Log is what the server printed so far.
 func (s *LlamaServer) Log() string { return s.log.String() }
-
-// freePort is a loopback port nothing listens on now.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
 
 // syncBuffer is a bytes.Buffer the server's output can be written to
 // while a test reads it.
