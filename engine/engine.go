@@ -95,6 +95,12 @@ type Config struct {
 	// Clock is what the engine reads the time from and waits with; nil
 	// means PreciseClock (the real clock, precise open-loop pacing).
 	Clock Clock
+	// Origin, when set and not after Run starts, is the phase's time
+	// zero in place of Run's start: a phase that takes over from another
+	// (a load change) starts its schedule where that one stopped issuing,
+	// so the client's own start-up lag shows as queue delay, not as a
+	// hole in the load. Duration and Warmup count from it too.
+	Origin time.Time
 }
 
 // DefaultGrace is the grace period when Config.Grace is zero: the
@@ -283,6 +289,9 @@ func (e *Engine) begin(issueCtx context.Context, stop context.CancelFunc) {
 	e.gate.Lock()
 	defer e.gate.Unlock()
 	e.start = e.clock.Now()
+	if o := e.cfg.Origin; !o.IsZero() && o.Before(e.start) {
+		e.start = o
+	}
 	e.stopIssuing = stop
 	e.issuing = issueCtx
 	if e.stopEarly {

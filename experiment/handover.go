@@ -3,6 +3,7 @@ package experiment
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/inferload/inferload/engine"
 	"github.com/inferload/inferload/record"
@@ -78,8 +79,9 @@ func (r *runner) reserveIDs(prev *running) {
 	r.nextID = max(r.nextID, prev.base+prev.eng.Claimed())
 }
 
-// handOver makes a closed-loop stage of a staged run take over from
-// prev, the stage whose issuing just stopped: its first users wait for
+// handOver makes a stage of a staged run take over from prev, the stage
+// whose issuing just stopped: its schedule starts where prev's stopped
+// (engine.Config.Origin); a closed loop's first users wait for
 // prev's to end, each sending its next request as its last one is
 // answered (the users both stages have go on; the ones prev had beyond
 // them retire as their request in flight is answered, uncancelled), and
@@ -87,6 +89,12 @@ func (r *runner) reserveIDs(prev *running) {
 // already adds its users gradually, at its own pace. prev is nil for the
 // first stage and after a pause: every user is then added.
 func (r *runner) handOver(cfg *engine.Config, st stage, prev *running) {
+	if prev != nil {
+		// The schedule goes on where prev's stopped: the time this
+		// stage takes to start is the client's lag, not a pause in
+		// the load.
+		cfg.Origin = prev.eng.Started().Add(time.Duration(prev.eng.StoppedIssuingUS()) * time.Microsecond)
+	}
 	c, ok := cfg.Shape.(engine.ClosedLoop)
 	if !ok || st.Index == 0 {
 		return
