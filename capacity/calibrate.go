@@ -159,31 +159,31 @@ func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
 	}
 	s := run.Summary
 	reqs := map[int][]FitRequest{}
-	busyUS := map[int]int64{} // Σ latency of the measured successes, per step
+	var out outstanding
 	if _, err := rundir.ReadRecords(rundir.RecordsFile(dir), func(r *record.Result) error {
 		if r.OK() && !r.Warmup && r.OutputTokens > 0 {
 			reqs[r.Step] = append(reqs[r.Step], FitRequest{Prompt: r.InputTokens, Output: r.OutputTokens})
-			busyUS[r.Step] += r.E2EUS
 		}
+		out.add(r)
 		return nil
 	}); err != nil {
 		return nil, nil, err
 	}
-	level := func(users float64, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest, busyUS int64) FitStep {
+	warmupUS := run.Warmup.Microseconds()
+	level := func(users float64, startS, window float64, m record.Metrics, tp record.Throughput, rs []FitRequest) FitStep {
 		st := FitStep{Users: int(users), Think: think.Mean(), Warmup: run.Warmup,
 			Window: time.Duration(window * float64(time.Second)), Requests: rs, Throughput: tp.RequestsPerS,
 			TTFTP50: msDuration(m.TTFT.P50), TTFTP90: msDuration(m.TTFT.P90), TTFTP99: msDuration(m.TTFT.P99),
 			TPOTP50: msDuration(m.TPOT.P50), TPOTP99: msDuration(m.TPOT.P99)}
-		if window > 0 {
-			st.Outstanding = float64(busyUS) / 1e6 / window
-		}
+		from := int64(startS*1e6) + warmupUS
+		st.Outstanding = out.mean(from, from+int64(window*1e6))
 		return st
 	}
 	if len(s.Steps) == 0 {
 		whole := levelSpan{dir: dir, users: run.Users, toUS: math.MaxInt64}
-		return []FitStep{level(float64(run.Users), s.WindowS, s.Metrics, s.Throughput, reqs[0], busyUS[0])}, []levelSpan{whole}, nil
+		return []FitStep{level(float64(run.Users), 0, s.WindowS, s.Metrics, s.Throughput, reqs[0])}, []levelSpan{whole}, nil
 	}
-	var out []FitStep
+	var steps []FitStep
 	var spans []levelSpan
 	for _, st := range s.Steps {
 		if st.Kind != record.StepConstant || st.Mode != record.ModeClosed {
@@ -192,14 +192,42 @@ func fitStepsOf(run MeasuredRun) ([]FitStep, []levelSpan, error) {
 		if len(reqs[st.Index]) == 0 {
 			return nil, nil, fmt.Errorf("calibrate %s: step %d (%s) has no successful request to replay", dir, st.Index, record.LoadText(st.Target, st.Mode))
 		}
-		out = append(out, level(st.Target, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index], busyUS[st.Index]))
-		spans = append(spans, levelSpan{dir: dir, users: int(st.Target),
-			fromUS: int64(st.StartS * 1e6), toUS: int64((st.StartS + st.WindowS) * 1e6)})
+		steps = append(steps, level(st.Target, st.StartS, st.WindowS, st.Metrics, st.Throughput, reqs[st.Index]))
+		// The level's measured window: after its warm-up, WindowS long.
+		from := int64(st.StartS*1e6) + warmupUS
+		spans = append(spans, levelSpan{dir: dir, users: int(st.Target), fromUS: from, toUS: from + int64(st.WindowS*1e6)})
 	}
-	if len(out) == 0 {
+	if len(steps) == 0 {
 		return nil, nil, errors.New("calibrate " + dir + ": no constant closed-loop step to fit")
 	}
-	return out, spans, nil
+	return steps, spans, nil
+}
+
+// outstanding is when each request of a run was out, from its origin
+// to its end, on the run clock.
+type outstanding struct{ from, to []int64 }
+
+func (o *outstanding) add(r *record.Result) {
+	o.from = append(o.from, r.OriginUS())
+	o.to = append(o.to, r.DoneUS())
+}
+
+// mean is how many requests the client had out on average over
+// [fromUS, toUS): each request's time out clipped to the window, summed,
+// over the window's length; 0 for an empty window. Requests of every
+// kind and step count, warm-up ones too: all were out. Summing the
+// measured requests' whole latencies instead (Little's law over them)
+// counts the time the last ones spend past the window's end, which on a
+// slow host came to 5.1 requests out at 4 closed-loop users.
+func (o *outstanding) mean(fromUS, toUS int64) float64 {
+	if toUS <= fromUS {
+		return 0
+	}
+	var busy int64
+	for k, f := range o.from {
+		busy += max(min(o.to[k], toUS)-max(f, fromUS), 0)
+	}
+	return float64(busy) / float64(toUS-fromUS)
 }
 
 // batchSample is one scrape of what the server said it was doing: the
@@ -318,7 +346,7 @@ func learnBatchLimit(base sim.Profile, steps []FitStep, batch []batchSample) (si
 		// held it somewhere it does not report (llama.cpp's HTTP threads:
 		// its requests_deferred misses most of them).
 		base.MaxNumSeqs = n
-		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) while the client kept %.1f out on average at %d users (Little's law over its measured requests)", n, n, outstanding, users)
+		return base, fmt.Sprintf("max_num_seqs %d learned: the server ran at most %d requests at once (scraped running batch) while the client kept %.1f out on average at %d users (its requests' time out within the level's measured window)", n, n, outstanding, users)
 	case !queueSeries:
 		return base, kept + fmt.Sprintf("the server ran at most %d requests at once while up to %d users were offered, but it exports no waiting-queue series to show it was full", n, users)
 	case queued < minQueuedScrapes || 2*queued < atPeak:

@@ -48,7 +48,8 @@ type FitStep struct {
 	// and the fit takes the users, capped by the batch limit.
 	Batch float64
 	// Outstanding is the mean number of requests the client had out
-	// while the level's window ran (Little's law: the measured
+	// while the level's measured window ran (every request's time out
+	// clipped to the window, summed, over its length; not the measured
 	// successful requests' latencies summed over the window); 0 when
 	// not measured.
 	Outstanding float64
