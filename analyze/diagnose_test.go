@@ -180,6 +180,9 @@ func TestDiagnoseHostBusyExplainsAnInvalidRun(t *testing.T) {
 	} {
 		s := &record.Summary{Mode: tt.mode, WindowS: 60, Requests: record.Requests{Succeeded: tt.succeeded, Late: tt.late},
 			Metrics: record.Metrics{E2E: record.Stats{Count: tt.succeeded}}, Client: &record.ClientTelemetry{}}
+		if tt.mode == record.ModeOpen {
+			s.Tally.OpenLoop = tt.succeeded
+		}
 		ev := Evidence{Samples: tt.samples, Info: record.RunInfo{EndUS: 10e6}, Trend: tt.trend,
 			Load: &RunLoad{Intended: 10, Achieved: tt.achieved}}
 		if err := Diagnose(s, ev); err != nil {
