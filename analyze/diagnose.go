@@ -27,10 +27,11 @@ type Evidence struct {
 }
 
 // Diagnose gives a run's summary every verdict on its figures, in this
-// order: s.Warnings (Warnings, then the telemetry's: client saturated (by
-// its telemetry, its late starts or its read lag),
-// host contended, then scrape sources that gave nothing), s.Hints (Hints) and, for a single-phase run,
-// s.Validity (JudgeRun). Call it once the figures are assembled:
+// order: for a single-phase run s.Validity (JudgeRun: the host-busy
+// warning reads it), s.Warnings (Warnings, then the telemetry's: client
+// saturated (by its telemetry, its late starts or its read lag), host
+// contended and what it may explain, then scrape sources that gave
+// nothing) and s.Hints (Hints). Call it once the figures are assembled:
 // after record.Aggregate.Summary and observe.Summarize (the client
 // verdict and hints read s.Client), and before thresholds are evaluated.
 // It is a pure function of its inputs, so a rebuild gives the same
@@ -40,13 +41,14 @@ func Diagnose(s *record.Summary, ev Evidence) error {
 	reconcileClient(s, ev.Criteria, ev.Trend)
 	reconcileReadLag(s)
 	backSessions(s, ev.Criteria.withDefaults().Confidence)
+	var judged error
+	if ev.Load != nil {
+		judged = JudgeRun(s, *ev.Load, ev.Criteria)
+	}
 	s.Warnings = append(Warnings(s, ev.Criteria), telemetryWarnings(s, measured)...)
 	s.Warnings = append(s.Warnings, scrapeWarnings(ev.Samples)...)
 	s.Hints = Hints(measured, s, ev.Trend)
-	if ev.Load == nil {
-		return nil
-	}
-	return JudgeRun(s, *ev.Load, ev.Criteria)
+	return judged
 }
 
 // reconcileClient makes the client verdict agree with the records: an

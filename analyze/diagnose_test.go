@@ -137,3 +137,63 @@ func TestDiagnoseHostBusyExplainsInvalidSteps(t *testing.T) {
 		}
 	}
 }
+
+// TestDiagnoseHostBusyExplainsAnInvalidRun: a single-phase run gets the
+// "host busy" warning by the staged run's rule: the client's telemetry
+// saw contention and JudgeRun made the run invalid for a reason
+// contention explains, named in the warning. Too few samples, or late
+// starts behind a cap the server held full, are not such reasons; an
+// invalid run on a quiet host gets no such warning.
+func TestDiagnoseHostBusyExplainsAnInvalidRun(t *testing.T) {
+	t.Parallel()
+	busy := steady("client", 10, func(int) map[string]float64 {
+		return map[string]float64{observe.ClientCPUPct: 20, observe.ClientSchedLagP99: 120}
+	})
+	quiet := steady("client", 10, func(int) map[string]float64 {
+		return map[string]float64{observe.ClientCPUPct: 20, observe.ClientSchedLagP99: 1}
+	})
+	for _, tt := range []struct {
+		name      string
+		mode      string
+		succeeded int64 // each with an E2E value
+		late      int64
+		achieved  float64 // of 10 intended
+		trend     record.LoadTrend
+		samples   []observe.Sample
+		want      string // the host-busy warning; "" for none
+	}{
+		// 120 of 600 started late and the server kept up: the client's doing.
+		{"client late", record.ModeOpen, 600, 120, 10, record.LoadTrend{}, busy,
+			"host busy: the run was invalid for reasons the host's other work, not the server, may explain (late starts)"},
+		// Half the users in flight: load short of the plan.
+		{"load short", record.ModeClosed, 600, 0, 5, record.LoadTrend{}, busy,
+			"host busy: the run was invalid for reasons the host's other work, not the server, may explain (load short of the plan)"},
+		// The same late starts, but 300 of 600 issued never completed: the
+		// server held the cap full (server_bound), not the host's doing.
+		{"server held the cap", record.ModeOpen, 600, 120, 10, record.LoadTrend{WindowS: 60, Issued: 600, Completed: 300}, busy, ""},
+		// 20 successes cannot back the P90 (29): a short run, not a busy host.
+		{"too few samples", record.ModeClosed, 20, 0, 10, record.LoadTrend{}, busy, ""},
+		// A valid run on a busy host: the contention warning alone.
+		{"valid", record.ModeClosed, 600, 0, 10, record.LoadTrend{}, busy, ""},
+		// Late starts on a quiet host: no evidence the host was busy.
+		{"quiet host", record.ModeOpen, 600, 120, 10, record.LoadTrend{}, quiet, ""},
+	} {
+		s := &record.Summary{Mode: tt.mode, WindowS: 60, Requests: record.Requests{Succeeded: tt.succeeded, Late: tt.late},
+			Metrics: record.Metrics{E2E: record.Stats{Count: tt.succeeded}}, Client: &record.ClientTelemetry{}}
+		if tt.mode == record.ModeOpen {
+			s.Tally.OpenLoop = tt.succeeded
+		}
+		ev := Evidence{Samples: tt.samples, Info: record.RunInfo{EndUS: 10e6}, Trend: tt.trend,
+			Load: &RunLoad{Intended: 10, Achieved: tt.achieved}}
+		if err := Diagnose(s, ev); err != nil {
+			t.Fatal(err)
+		}
+		joined := strings.Join(s.Warnings, "\n")
+		if tt.want == "" && strings.Contains(joined, "host busy") || !strings.Contains(joined, tt.want) {
+			t.Errorf("%s: warnings %q, want %q", tt.name, s.Warnings, tt.want)
+		}
+		if tt.name != "valid" && tt.name != "quiet host" && s.Validity.Valid {
+			t.Errorf("%s: the run is valid (%q); the row means to plant an invalid one", tt.name, s.Validity.Reasons)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/inferload/inferload/observe"
 	"github.com/inferload/inferload/record"
@@ -139,11 +140,34 @@ func telemetryWarnings(s *record.Summary, measured []observe.Sample) []string {
 	}
 	if msg := contentionWarning(measured); msg != "" {
 		w = append(w, msg)
-		if n := contendedSteps(s.Steps); n > 0 {
-			w = append(w, fmt.Sprintf("host busy: %d of %d steps were invalid for reasons the host's other work, not the server, may explain (late starts, load short of the plan, a saturated client, an unsteady window): rerun on a quiet host", n, len(s.Steps)))
+		if msg := hostBusyWarning(s); msg != "" {
+			w = append(w, msg)
 		}
 	}
 	return w
+}
+
+// hostBusyWarning ties the contention the client's telemetry saw to the
+// verdicts it may explain: a staged run's steps, or a single-phase run
+// (s.Validity, judged before the warnings), invalid for a reason in
+// contentionKinds. "" when none is.
+func hostBusyWarning(s *record.Summary) string {
+	if len(s.Steps) > 0 {
+		if n := contendedSteps(s.Steps); n > 0 {
+			return fmt.Sprintf("host busy: %d of %d steps were invalid for reasons the host's other work, not the server, may explain (late starts, load short of the plan, a saturated client, an unsteady window): rerun on a quiet host", n, len(s.Steps))
+		}
+		return ""
+	}
+	if s.Validity == nil || !contended(*s.Validity) {
+		return ""
+	}
+	var why []string
+	for _, k := range s.Validity.Kinds {
+		if contentionKinds[k] && !slices.Contains(why, contentionWords[k]) {
+			why = append(why, contentionWords[k])
+		}
+	}
+	return fmt.Sprintf("host busy: the run was invalid for reasons the host's other work, not the server, may explain (%s): rerun on a quiet host", strings.Join(why, ", "))
 }
 
 // contentionKinds are the validity rules a client starved of CPU by other
@@ -157,16 +181,28 @@ var contentionKinds = map[string]bool{
 	record.InvalidSegmentLate: true, record.InvalidUnsteady: true,
 }
 
+// contentionWords name contentionKinds in the warning's words.
+var contentionWords = map[string]string{
+	record.InvalidLoad: "load short of the plan", record.InvalidLate: "late starts",
+	record.InvalidClientSaturated: "a saturated client", record.InvalidSegmentLate: "a segment's late starts",
+	record.InvalidUnsteady: "an unsteady window",
+}
+
 // contendedSteps counts the steps invalid for at least one reason in
 // contentionKinds.
 func contendedSteps(steps []record.Step) int {
 	n := 0
 	for _, st := range steps {
-		if !st.Validity.Valid && slices.ContainsFunc(st.Validity.Kinds, func(k string) bool { return contentionKinds[k] }) {
+		if contended(st.Validity) {
 			n++
 		}
 	}
 	return n
+}
+
+// contended says v is invalid for at least one reason in contentionKinds.
+func contended(v record.Validity) bool {
+	return !v.Valid && slices.ContainsFunc(v.Kinds, func(k string) bool { return contentionKinds[k] })
 }
 
 // contentionWarning notes lag the client did not cause: goroutines waited

@@ -33,6 +33,16 @@ var RecordsCSVHeader = []string{
 	// (record.Result.ReplyCut), and how many calls its session holds when
 	// sessions differ in length (a replayed agent trace; 0 otherwise).
 	"reply_cut", "session_calls",
+	// The rest of the record's flat fields, after every earlier column:
+	// the join keys to the server's logs and the Responses API, retries
+	// (attempts is how many earlier attempts the record lists), the
+	// request's ignore_eos, the kernel clock and the client's read lag,
+	// the server's usage counts a record refused, and the server's own
+	// timings (record.ServerTime, prefixed server_; 0 when it sent none).
+	"trace_id", "response_id", "retry_stop", "attempts", "ignore_eos",
+	"clock", "read_lag_us", "usage_implausible", "usage_input_tokens", "usage_output_tokens",
+	"server_prefill_us", "server_prompt_n", "server_decode_us", "server_decode_n",
+	"server_queue_us", "server_has_queue", "server_inference_us",
 }
 
 // SeriesCSVHeader names the columns of series.csv: the fields of
@@ -76,11 +86,26 @@ func (c *RecordsCSV) Write(r *record.Result) error {
 		itoa(r.Replica),
 		itoa(r.Turn), strconv.FormatUint(r.Session, 10),
 		b(r.ReplyCut), itoa(r.SessionCalls),
+		r.TraceID, cellText(r.ResponseID), r.RetryStop, itoa(len(r.Attempts)), b(r.IgnoreEOS),
+		r.Clock, i64(r.ReadLagUS, 10), b(r.UsageImplausible), itoa(r.UsageInputTokens), itoa(r.UsageOutputTokens),
 	)
+	c.row = appendServerTime(c.row, r.Server)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of record %d: %w", r.ID, err)
 	}
 	return nil
+}
+
+// appendServerTime appends the server_* cells of records.csv: the
+// server's own timings, zeros when it sent none (server_has_queue tells a
+// queue of 0 µs from one not reported).
+func appendServerTime(row []string, s *record.ServerTime) []string {
+	if s == nil {
+		s = &record.ServerTime{}
+	}
+	i64 := func(v int64) string { return strconv.FormatInt(v, 10) }
+	return append(row, i64(s.PrefillUS), strconv.Itoa(s.PromptN), i64(s.DecodeUS), strconv.Itoa(s.DecodeN),
+		i64(s.QueueUS), strconv.FormatBool(s.HasQueue), i64(s.InferenceUS))
 }
 
 // Flush writes any buffered rows (and the header of an empty file).

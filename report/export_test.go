@@ -41,6 +41,16 @@ var exportRecords = []*record.Result{
 		ReasoningEvents: 2, Status: 200},
 	// The first turn of a conversation: its session is its own id.
 	{ID: 5, Class: "short", Turn: 1, Session: 5, SendUS: 5_000_000, E2EUS: 100_000, Status: 200},
+	// A request answered on its third attempt (two 429s before it), timed
+	// on the kernel clock, whose server reported its own timings and a
+	// completion count the reply cannot have (kept in usage_output_tokens).
+	{ID: 6, SendUS: 6_000_000, TTFTUS: 80_000, E2EUS: 200_000, Clock: record.ClockKernel, ReadLagUS: 1_500,
+		Stream: true, OutputTokens: 2, EventsUS: []int64{80_000, 90_000}, MaxTokens: 2, IgnoreEOS: true,
+		UsageImplausible: true, UsageOutputTokens: 900, Status: 200,
+		TraceID: "4bf92f3577b34da6a3ce929d0e0e4736", ResponseID: "resp_6",
+		Attempts: []record.Attempt{{SendUS: 5_000_000, EndUS: 5_010_000, Status: 429, Error: record.ErrHTTP429, WaitUS: 100_000},
+			{SendUS: 5_500_000, EndUS: 5_510_000, Status: 429, Error: record.ErrHTTP429, WaitUS: 400_000}},
+		Server: &record.ServerTime{PrefillUS: 30_000, PromptN: 120, DecodeUS: 110_000, DecodeN: 2, QueueUS: 5_000, HasQueue: true}},
 }
 
 // exportWindows are planted series windows: a busy second and an empty one.
@@ -83,8 +93,9 @@ func TestRecordsCSV(t *testing.T) {
 	}
 }
 
-// TestRecordsCSVSessionColumns: reply_cut and session_calls, the last
-// columns, carry each record's own values.
+// TestRecordsCSVSessionColumns: reply_cut and session_calls, columns 43
+// and 44 (the last until more came after them), carry each record's own
+// values.
 func TestRecordsCSVSessionColumns(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -112,9 +123,8 @@ func TestRecordsCSVSessionColumns(t *testing.T) {
 		if err != nil || len(rows) != 2 {
 			t.Fatalf("%s: rows %v, err %v", tc.name, rows, err)
 		}
-		n := len(RecordsCSVHeader)
-		if got := rows[0][n-2:]; got[0] != "reply_cut" || got[1] != "session_calls" {
-			t.Errorf("%s: last columns %v, want reply_cut, session_calls", tc.name, got)
+		if got := rows[0][42:44]; got[0] != "reply_cut" || got[1] != "session_calls" {
+			t.Errorf("%s: columns 43 and 44 are %v, want reply_cut, session_calls", tc.name, got)
 		}
 		if cut, calls := rows[1][indexOf(t, RecordsCSVHeader, "reply_cut")], rows[1][indexOf(t, RecordsCSVHeader, "session_calls")]; cut != tc.cut || calls != tc.calls {
 			t.Errorf("%s: reply_cut %q session_calls %q, want %q %q", tc.name, cut, calls, tc.cut, tc.calls)

@@ -21,15 +21,11 @@ func stepsSection(in *HTMLInput) *section {
 		Help: "One point per step of the staged run or sweep, at its target load. Healthy load raises throughput and leaves latency flat; past the knee throughput stops growing while latency climbs. The recommended point leaves headroom below the knee."}
 	xl := loadLabel(s.Steps[0].Mode)
 	x := make([]float64, len(s.Steps))
-	var tok, fail, ttft50, ttft99, itl99, e2e99 []*float64
+	var tok, fail []*float64
 	for i, st := range s.Steps {
 		x[i] = st.Target
 		tok = append(tok, ptr(st.Throughput.OutputTokensPerS))
 		fail = append(fail, ptr(100*st.FailureRate))
-		ttft50 = append(ttft50, gap(st.Metrics.TTFT.P50))
-		ttft99 = append(ttft99, gap(st.Metrics.TTFT.P99))
-		itl99 = append(itl99, gap(st.Metrics.ITL.P99))
-		e2e99 = append(e2e99, gap(st.Metrics.E2E.P99))
 	}
 	marks := stepMarks(s)
 	curve := chart{ID: "steps-throughput", Kind: "curve", Title: "Throughput and failures against load", X: x, XLabel: xl,
@@ -38,13 +34,23 @@ func stepsSection(in *HTMLInput) *section {
 			{Label: "failure rate %", Values: fail, Right: true, Color: "#e45756"}}}
 	curve.Series = append(curve.Series, stepTelemetry(in)...)
 	lat := chart{ID: "steps-latency", Kind: "curve", Title: "Latency percentiles against load", X: x, XLabel: xl,
-		YLabel: "ms", VMarks: marks,
-		Series: []line{{Label: "TTFT p50", Values: ttft50, Color: "#72b7b2"},
-			{Label: "TTFT p99", Values: ttft99, Color: "#4c78a8"},
-			{Label: "ITL p99", Values: itl99, Color: "#b279a2"},
-			{Label: "E2E p99", Values: e2e99, Color: "#f58518"}}}
+		YLabel: "ms", VMarks: marks}
+	short := make([]bool, len(s.Steps))
+	for _, sl := range stepLatencyLines {
+		lat.Series = append(lat.Series, stepLatencyLine(s.Steps, sl, short))
+	}
+	unbacked := 0
+	for _, sh := range short {
+		if sh {
+			unbacked++
+		}
+	}
 	sec.Charts = []chart{curve, lat}
 	sec.Tables = []table{stepTable(s.Steps)}
+	if unbacked > 0 {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("%d of %d steps hold too few samples to back a percentile the latency chart draws at 95%% confidence (a P99 needs 299); those points are left out of the chart (the table marks them *).",
+			unbacked, len(s.Steps)))
+	}
 	sec.Notes = append(sec.Notes, stepVerdicts(s)...)
 	for _, st := range s.Steps {
 		for _, r := range st.Validity.Reasons {
@@ -52,6 +58,37 @@ func stepsSection(in *HTMLInput) *section {
 		}
 	}
 	return sec
+}
+
+// stepLatency is one line of the steps' latency chart: a metric's
+// percentile, under the name Validity.Percentiles keys it by.
+type stepLatency struct {
+	label, metric, pct, color string
+	value                     func(record.Metrics) float64
+}
+
+// stepLatencyLines are the latency chart's lines, in drawing order.
+var stepLatencyLines = []stepLatency{
+	{"TTFT p50", "ttft", "p50", "#72b7b2", func(m record.Metrics) float64 { return m.TTFT.P50 }},
+	{"TTFT p99", "ttft", "p99", "#4c78a8", func(m record.Metrics) float64 { return m.TTFT.P99 }},
+	{"ITL p99", "itl", "p99", "#b279a2", func(m record.Metrics) float64 { return m.ITL.P99 }},
+	{"E2E p99", "e2e", "p99", "#f58518", func(m record.Metrics) float64 { return m.E2E.P99 }},
+}
+
+// stepLatencyLine draws sl over the steps, leaving out the points whose
+// step's samples do not back sl's percentile (the rule the steps table
+// stars them by) and marking those steps in short.
+func stepLatencyLine(steps []record.Step, sl stepLatency, short []bool) line {
+	l := line{Label: sl.label, Color: sl.color}
+	for i := range steps {
+		st := &steps[i]
+		p, ok := backedPoint(sl.value(st.Metrics), st.Validity.Percentiles[sl.metric], sl.pct)
+		l.Values = append(l.Values, p)
+		if !ok {
+			short[i] = true
+		}
+	}
+	return l
 }
 
 // stepVerdicts are what a staged run concludes from its steps, its answer
@@ -190,14 +227,15 @@ func meanIn(samples []observe.Sample, series string, lo, hi float64) (float64, b
 	return sum / float64(n), true
 }
 
-// backedP99 is a window's P99 for the chart: a gap when the window had no
+// backedPoint is a percentile for a chart: a gap when there was no
 // value, or one too few values back (left out rather than drawn beside
-// backed ones as their equal); ok is false only for the second.
-func backedP99(v float64, backed string) (point *float64, ok bool) {
+// backed ones as their equal); ok is false only for the second. backed is
+// the highest percentile the values back (analyze.Backed).
+func backedPoint(v float64, backed, pct string) (point *float64, ok bool) {
 	if v == 0 {
 		return nil, true
 	}
-	if !backsPercentile(backed, "p99") {
+	if !backsPercentile(backed, pct) {
 		return nil, false
 	}
 	return &v, true
@@ -228,8 +266,8 @@ func soakSection(in *HTMLInput) *section {
 	for i, w := range sk.Windows {
 		x[i] = w.StartS
 		rps = append(rps, ptr(w.RequestsPerS))
-		t, tOK := backedP99(w.TTFTP99, w.TTFTBacked)
-		e, eOK := backedP99(w.E2EP99, w.E2EBacked)
+		t, tOK := backedPoint(w.TTFTP99, w.TTFTBacked, "p99")
+		e, eOK := backedPoint(w.E2EP99, w.E2EBacked, "p99")
 		ttft, e2e = append(ttft, t), append(e2e, e)
 		if !tOK || !eOK {
 			unbacked++

@@ -13,7 +13,7 @@ import (
 )
 
 // stagedInput is a five-step closed-loop sweep of 20 s steps (5 s warm-up
-// each) with a knee at 16 users, server telemetry whose KV cache use is
+// each, every one backing its P99s) with a knee at 16 users, server telemetry whose KV cache use is
 // 10 × users %, a soak drift, goodput under an SLO, a compute estimate,
 // and records whose TTFT grows with the prompt.
 func stagedInput() *HTMLInput {
@@ -25,7 +25,7 @@ func stagedInput() *HTMLInput {
 	for i, users := range []float64{1, 2, 4, 8, 16} {
 		st := record.Step{Index: i + 1, Kind: record.StepConstant, Mode: record.ModeClosed, Target: users,
 			StartS: float64(i) * 20, WindowS: 15, FailureRate: users / 400, GoodputPerS: users,
-			Validity: record.Validity{Valid: true}}
+			Validity: record.Validity{Valid: true, Percentiles: map[string]string{"ttft": "p99", "itl": "p99", "e2e": "p99"}}}
 		st.Throughput.OutputTokensPerS = 100 * math.Min(users, 8)
 		st.Metrics.TTFT = record.Stats{P50: 50 * users, P99: 80 * users}
 		st.Metrics.ITL.P99 = 20 + users
@@ -268,6 +268,70 @@ func TestHTMLSoakChartLeavesOutUnbackedP99(t *testing.T) {
 		}
 		notes := strings.Join(sec.Notes, "\n")
 		if tc.note == "" && strings.Contains(notes, "too few values") || !strings.Contains(notes, tc.note) {
+			t.Errorf("%s: notes %q, want %q", tc.name, notes, tc.note)
+		}
+	}
+}
+
+// TestHTMLStepsChartLeavesOutUnbackedPercentiles: a step's latency
+// percentile is drawn only when the step's samples back it (the rule the
+// steps table stars by), and the section says how many steps it left out.
+func TestHTMLStepsChartLeavesOutUnbackedPercentiles(t *testing.T) {
+	t.Parallel()
+	backed := func(ttft, itl, e2e string) map[string]string {
+		return map[string]string{"ttft": ttft, "itl": itl, "e2e": e2e}
+	}
+	tests := []struct {
+		name   string
+		backed []map[string]string // one per step
+		drawn  map[string][]bool   // line label → which steps' points are drawn
+		note   string              // in the notes; "" for none about backing
+	}{
+		// Every step holds 299 samples or more of each metric: all drawn.
+		{"all backed", []map[string]string{backed("p99", "p999", "p99"), backed("p99", "p99", "p99")},
+			map[string][]bool{"TTFT p50": {true, true}, "TTFT p99": {true, true}, "ITL p99": {true, true}, "E2E p99": {true, true}}, ""},
+		// The second step's 100 TTFTs back its P50 and P95, not its P99:
+		// its TTFT P99 is left out, its P50 kept, and one step is counted.
+		{"P99 short, P50 kept", []map[string]string{backed("p99", "p99", "p99"), backed("p95", "p99", "p99")},
+			map[string][]bool{"TTFT p50": {true, true}, "TTFT p99": {true, false}, "ITL p99": {true, true}, "E2E p99": {true, true}},
+			"1 of 2 steps hold too few samples"},
+		// One step short of every P99 and another of the P50 too: two
+		// steps counted once each, however many of their points went.
+		{"two short", []map[string]string{backed("none", "p90", "p95"), backed("p50", "p99", "p90")},
+			map[string][]bool{"TTFT p50": {false, true}, "TTFT p99": {false, false}, "ITL p99": {false, true}, "E2E p99": {false, false}},
+			"2 of 2 steps hold too few samples"},
+		// A summary without backing (older than Validity.Percentiles): the
+		// table stars every figure, so the chart draws none.
+		{"no backing recorded", []map[string]string{nil},
+			map[string][]bool{"TTFT p50": {false}, "TTFT p99": {false}, "ITL p99": {false}, "E2E p99": {false}},
+			"1 of 1 steps hold too few samples"},
+	}
+	for _, tc := range tests {
+		s := &record.Summary{Mode: record.ModeClosed}
+		for i, b := range tc.backed {
+			st := record.Step{Index: i + 1, Target: float64(i + 1), Validity: record.Validity{Valid: true, Percentiles: b}}
+			st.Metrics.TTFT = record.Stats{Count: 100, P50: 50, P99: 90}
+			st.Metrics.ITL = record.Stats{Count: 400, P50: 20, P99: 30}
+			st.Metrics.E2E = record.Stats{Count: 100, P50: 900, P99: 1500}
+			s.Steps = append(s.Steps, st)
+		}
+		sec := stepsSection(&HTMLInput{Summary: s})
+		var lat chart
+		for _, c := range sec.Charts {
+			if c.ID == "steps-latency" {
+				lat = c
+			}
+		}
+		for label, drawn := range tc.drawn {
+			got := seriesByLabel(t, lat, label)
+			for i, d := range drawn {
+				if (got[i] != nil) != d {
+					t.Errorf("%s: %s step %d drawn %v, want %v", tc.name, label, i+1, got[i] != nil, d)
+				}
+			}
+		}
+		notes := strings.Join(sec.Notes, "\n")
+		if tc.note == "" && strings.Contains(notes, "too few samples") || !strings.Contains(notes, tc.note) {
 			t.Errorf("%s: notes %q, want %q", tc.name, notes, tc.note)
 		}
 	}
