@@ -2,7 +2,6 @@ package workload
 
 import (
 	"math/rand/v2"
-	"slices"
 	"strings"
 )
 
@@ -123,25 +122,37 @@ func (w *proseWriter) sentence(k int) {
 	if place {
 		extra -= placeTokens
 	}
-	// extra is now 0..3 one-token options: subject adjective, object
-	// adjective, adverb.
-	opts := w.rng.Perm(3)[:extra]
-	has := func(o int) bool { return slices.Contains(opts, o) }
+	has := w.options(extra)
 	w.opener()
-	w.noun(has(0), enAgents)
+	w.noun(has[0], enAgents)
 	w.word(enVerbs)
 	w.word(enDets)
-	w.noun(has(1), enThings)
+	w.noun(has[1], enThings)
 	if place {
 		w.place()
 	}
 	if clause {
 		w.clause()
 	}
-	if has(2) {
+	if has[2] {
 		w.word(enAdverbs)
 	}
 	w.stop()
+}
+
+// options picks which extra (0..3) of the three one-token options a
+// sentence carries: subject adjective, object adjective, adverb, in that
+// index order. They are the first extra of a random order of the three,
+// shuffled exactly as rng.Perm(3) shuffles (the same draws, so the same
+// text), but in an array on the stack: Perm allocated once per sentence,
+// most of a prompt's allocations.
+func (w *proseWriter) options(extra int) (has [3]bool) {
+	order := [3]int{0, 1, 2}
+	w.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	for _, o := range order[:extra] {
+		has[o] = true
+	}
+	return has
 }
 
 // cutClause writes the first k (< minEnSentence) tokens of a bare clause.
