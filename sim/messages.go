@@ -20,8 +20,9 @@ type messagesRequest struct {
 }
 
 // parseMessages translates a POST /v1/messages body into a chat request:
-// system (a string or text blocks) first, then the messages, and the
-// tools offered (messages_tools.go). Anthropic requires max_tokens.
+// system (a string or text blocks) first, then the messages (image
+// blocks, not image_url parts: messages_images.go), and the tools
+// offered (messages_tools.go). Anthropic requires max_tokens.
 func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	var o messagesRequest
 	if err := json.Unmarshal(body, &o); err != nil {
@@ -36,6 +37,9 @@ func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	}
 	msgs = append(msgs, o.Messages...)
 	if aerr := checkToolResults(o.Messages); aerr != nil {
+		return nativeRequest{}, aerr
+	}
+	if aerr := checkImageBlocks(o.Messages); aerr != nil {
 		return nativeRequest{}, aerr
 	}
 	req := apiRequest{Model: o.Model, Messages: msgs, MaxTokens: o.MaxTokens, Stream: o.Stream, Tools: chatTools(o.Tools)}
