@@ -143,7 +143,10 @@ func TestValidate(t *testing.T) {
 		{"bad history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "real"}} }, `workload.classes[0].history: "real": want replies or synthetic`},
 		{"synthetic history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "synthetic"}} }, ""},
 		// Conversations need chat messages to carry the history.
-		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat or responses API, not embeddings"},
+		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat, messages or responses API, not embeddings"},
+		// Anthropic's Messages API is stateless like chat: the history
+		// goes in its messages.
+		{"turns messages", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "messages"}} }, ""},
 		// The Responses API carries them too (previous_response_id).
 		{"turns responses", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "responses"}} }, ""},
 		// Turns are bounded.
