@@ -78,10 +78,14 @@ func blockStart(b []byte, index int, thinking bool) []byte {
 	return sseTyped(b, "content_block_start", `,"index":`+strconv.Itoa(index)+`,"content_block":`+block)
 }
 
+// usage is Anthropic's usage object. message_start carries it before the
+// last token, so the cached part is read from openCached, not cached
+// (written only when the stream ends).
 func (d *messagesDialect) usage(output int) string {
 	c := d.c
+	cached := int(c.st.openCached.Load())
 	return fmt.Sprintf(`{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":%d,"output_tokens":%d}`,
-		c.g.promptTokens-c.st.cached, c.st.cached, output)
+		c.g.promptTokens-cached, cached, output)
 }
 
 func (d *messagesDialect) start() []byte {
