@@ -52,9 +52,10 @@ func (e *Engine) prepareNext(sess workload.Session, user, i uint64, prev string,
 	}
 	withUser := *req // a renderer may share one request between specs
 	withUser.Affinity = user + 1
-	if spec.KeepReply && req.API == protocol.APIChat {
-		// Only chat replies are read back (Trace.Text, kept as the reply
-		// is parsed); the Responses API's server holds the history itself.
+	if spec.KeepReply && req.API.KeepsText() {
+		// Replies are read back (Trace.Text, kept as the reply is parsed)
+		// where the request carries the history (chat, messages); the
+		// Responses API's server holds it itself.
 		withUser.KeepText = record.MaxReplyKept
 	}
 	return prepared{spec: spec, req: &withUser, sess: sess}, nil

@@ -151,11 +151,11 @@ func classAPI(p *plan.Plan, k int) protocol.API {
 // imagesSendable fails when a dataset holds an image its class's API
 // cannot send: sending the text alone would measure another request.
 func imagesSendable(d *workload.Dataset, path string, api protocol.API) error {
-	if api == protocol.APIChat {
+	if api.SendsImages() {
 		return nil
 	}
 	if line := d.FirstImageLine(); line > 0 {
-		return fmt.Errorf("dataset %s line %d: has an image_url part, which the %s API cannot send (images go in chat messages: use api: chat)", path, line, api)
+		return fmt.Errorf("dataset %s line %d: has an image_url part, which the %s API cannot send (images go in chat or messages API messages: use api: chat or messages)", path, line, api)
 	}
 	return nil
 }

@@ -225,11 +225,11 @@ func (v *validator) images(path string, im Images, api string) {
 		return
 	}
 	switch {
-	case im.Count == 0 || api == string(protocol.APIChat):
+	case im.Count == 0 || protocol.API(api).SendsImages():
 	case api == string(protocol.APIHTTP):
 		v.templateImages(path)
 	default:
-		v.fail(path, "images are sent as image_url parts of a chat message or in an http template's %s: the %s API cannot send them (use api: chat or http)",
+		v.fail(path, "images are sent in a chat or messages API message or in an http template's %s: the %s API cannot send them (use api: chat, messages or http)",
 			protocol.ImagePlaceholder, api)
 	}
 }

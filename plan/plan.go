@@ -383,7 +383,8 @@ type Workload struct {
 	Language string `yaml:"language"`
 	// Dataset, when its path is set, supplies the default class's prompts.
 	Dataset Dataset `yaml:"dataset"`
-	// Images adds synthetic images to every request (chat API only);
+	// Images adds synthetic images to every request (chat and messages
+	// APIs, or an http template's {{image}});
 	// with classes, set it per class instead.
 	Images Images `yaml:"images"`
 	// Documents are sent with every request of the rerank and score APIs,
@@ -461,7 +462,7 @@ type Class struct {
 	// Dataset, when its path is set, supplies the class's prompts.
 	Dataset Dataset `yaml:"dataset"`
 	// Images adds synthetic images to each of the class's requests (chat
-	// API only).
+	// and messages APIs, or an http template's {{image}}).
 	Images Images `yaml:"images"`
 	// Documents adds documents to each of the class's requests (rerank
 	// and score APIs).

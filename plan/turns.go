@@ -25,9 +25,16 @@ const (
 	HistorySynthetic = "synthetic"
 )
 
-// turns checks a class's multi-turn setting: conversations need chat
-// messages to carry their history (the chat API, or the Responses API,
-// whose server holds it), and a schedule whose turn k waits for turn
+// conversationAPI reports whether api can carry a conversation: its
+// request holds the history as messages of alternating turns (OpenAI's
+// chat, Anthropic's Messages API, both stateless), or its server holds
+// the history (the Responses API).
+func conversationAPI(api string) bool {
+	return api == "chat" || api == "messages" || api == "responses"
+}
+
+// turns checks a class's multi-turn setting: conversations need an API
+// that carries their history (conversationAPI), and a schedule whose turn k waits for turn
 // k-1's reply: users (load.concurrency), or an arrival rate whose
 // arrivals start conversations (load.rate), not a trace or a compute
 // budget, whose arrivals are single requests.
@@ -44,8 +51,8 @@ func (v *validator) turns(path string, c *Class) {
 	if c.Turns <= 1 {
 		return
 	}
-	if api := firstSet(c.API, v.p.Target.API); api != "chat" && api != "responses" {
-		v.fail(path+".turns", "conversations need the chat or responses API, not %s", api)
+	if api := firstSet(c.API, v.p.Target.API); !conversationAPI(api) {
+		v.fail(path+".turns", "conversations need the chat, messages or responses API, not %s", api)
 	}
 	if sh := v.p.Load.Shape(); sh != ShapeUsers && sh != ShapeRate {
 		v.fail(path+".turns", "conversations need load.concurrency or load.rate: a trace's or a compute budget's arrivals are single requests")

@@ -89,7 +89,12 @@ func TestValidate(t *testing.T) {
 		{"images completions", closedPlan, func(p *Plan) {
 			p.Target.API = "completions"
 			p.Workload.Images = Images{Count: 1, Size: "64x64"}
-		}, "workload.images: images are sent as image_url parts of a chat message or in an http template's {{image}}: the completions API cannot send them"},
+		}, "workload.images: images are sent in a chat or messages API message or in an http template's {{image}}: the completions API cannot send them"},
+		// The Messages API sends them as Anthropic's image blocks.
+		{"images messages", closedPlan, func(p *Plan) {
+			p.Target.API = "messages"
+			p.Workload.Images = Images{Count: 1, Size: "64x64"}
+		}, ""},
 		// The http API sends them through its body template, which must
 		// have a place for them.
 		{"images http template", closedPlan, func(p *Plan) {
@@ -105,7 +110,7 @@ func TestValidate(t *testing.T) {
 		// A class's images follow the class's API.
 		{"class images on images api", closedPlan, func(p *Plan) {
 			p.Workload.Classes = []Class{{Name: "gen", Weight: 1, API: "images", Images: Images{Count: 1, Size: "64x64"}}}
-		}, "workload.classes[0].images: images are sent as image_url parts of a chat message or in an http template's {{image}}: the images API cannot send them"},
+		}, "workload.classes[0].images: images are sent in a chat or messages API message or in an http template's {{image}}: the images API cannot send them"},
 		// The flat images do nothing beside classes.
 		{"flat images with classes", closedPlan, func(p *Plan) {
 			p.Workload.Classes = []Class{{Name: "a", Weight: 1}}
@@ -138,7 +143,10 @@ func TestValidate(t *testing.T) {
 		{"bad history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "real"}} }, `workload.classes[0].history: "real": want replies or synthetic`},
 		{"synthetic history", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, History: "synthetic"}} }, ""},
 		// Conversations need chat messages to carry the history.
-		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat or responses API, not embeddings"},
+		{"turns embeddings", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "embeddings"}} }, "workload.classes[0].turns: conversations need the chat, messages or responses API, not embeddings"},
+		// Anthropic's Messages API is stateless like chat: the history
+		// goes in its messages.
+		{"turns messages", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "messages"}} }, ""},
 		// The Responses API carries them too (previous_response_id).
 		{"turns responses", closedPlan, func(p *Plan) { p.Workload.Classes = []Class{{Name: "c", Weight: 1, Turns: 3, API: "responses"}} }, ""},
 		// Turns are bounded.

@@ -18,9 +18,11 @@ type OpenAIBody struct {
 	// earlier turns, then the user message) and replaces Prompt for the
 	// chat API; the completions API always sends Prompt.
 	Messages []ChatMessage
-	// Images are sent with Prompt as image_url content parts when
-	// Messages is empty (a message carries its own). Only the chat API
-	// sends images: Render fails for any other with images to send.
+	// Images are sent with Prompt as image_url content parts (the
+	// Messages API's image blocks) when Messages is empty (a message
+	// carries its own). Only the APIs whose messages carry images
+	// (API.SendsImages) send them, and http through its template: Render
+	// fails for any other with images to send.
 	Images []Image
 	// MaxTokens is sent as "max_tokens" (or the API's own name for it)
 	// when positive, or always with ExplicitMaxTokens.
@@ -66,14 +68,20 @@ type OpenAIBody struct {
 // described in renderNative). Keys are sorted, so the same body
 // always renders to the same bytes.
 func (b OpenAIBody) Render(api API) ([]byte, error) {
-	if api != APIChat && api != APIHTTP && b.hasImages() {
-		return nil, fmt.Errorf("render body: the %s API cannot send images (chat sends image_url parts, http a template's {{image}})", api)
+	if !api.SendsImages() && api != APIHTTP && b.hasImages() {
+		return nil, fmt.Errorf("render body: the %s API cannot send images (chat sends image_url parts, messages image blocks, http a template's {{image}})", api)
 	}
 	if out, ok := b.renderPlain(api); ok {
 		return out, nil
 	}
 	return b.renderMap(api)
 }
+
+// SendsImages reports whether a's messages carry images: chat as
+// image_url parts, messages as image blocks (messages_images.go). The
+// http API sends one through its body template only, and every other
+// API none.
+func (a API) SendsImages() bool { return a == APIChat || a == APIMessages }
 
 // renderTemplate renders the http API's body template. The request's
 // first image fills {{image}} and {{image_url}}; an image the template has
@@ -142,7 +150,11 @@ func (b OpenAIBody) renderMap(api API) ([]byte, error) {
 	case APIResponses:
 		return encodeBody(b.renderResponses())
 	case APIMessages:
-		return encodeBody(b.renderMessages())
+		m, err := b.renderMessages()
+		if err != nil {
+			return nil, err
+		}
+		return encodeBody(m)
 	case APIRerank:
 		return encodeBody(b.renderRerank())
 	case APIScore:

@@ -92,9 +92,10 @@ func TestChatImagesRender(t *testing.T) {
 		t.Errorf("system message %s (%v)", v.Messages[0], err)
 	}
 	// Every other API refuses images rather than dropping them (http
-	// sends them only through its template: TestHTTPTemplateImages).
+	// sends them only through its template: TestHTTPTemplateImages;
+	// messages as image blocks: TestRenderMessagesImages).
 	for _, api := range APIs() {
-		if api == APIChat || api == APIHTTP {
+		if api.SendsImages() || api == APIHTTP {
 			continue
 		}
 		_, err := OpenAIBody{Model: "m", Prompt: "p", Images: []Image{img}}.Render(api)

@@ -9,8 +9,9 @@ import (
 // messages go to "system" (joined by blank lines), the rest to
 // "messages"; a prompt alone is one user message. Anthropic requires
 // max_tokens. There is no ignore_eos or stream_options. A tool exchange
-// takes Anthropic's blocks (messages_body_tools.go).
-func (b OpenAIBody) renderMessages() map[string]any {
+// and images take Anthropic's blocks (messages_body_tools.go,
+// messages_images.go).
+func (b OpenAIBody) renderMessages() (map[string]any, error) {
 	var system []string
 	msgs := make([]ChatMessage, 0, max(len(b.Messages), 1))
 	for _, m := range b.chatMessages() {
@@ -21,8 +22,12 @@ func (b OpenAIBody) renderMessages() map[string]any {
 		msgs = append(msgs, m)
 	}
 	m := map[string]any{"messages": msgs, "stream": b.Stream}
-	if b.carriesTools() {
-		m["messages"] = messagesTurns(msgs)
+	if b.carriesTools() || b.hasImages() {
+		turns, err := messagesTurns(msgs)
+		if err != nil {
+			return nil, err
+		}
+		m["messages"] = turns
 	}
 	if len(system) > 0 {
 		m["system"] = strings.Join(system, "\n\n")
@@ -34,5 +39,5 @@ func (b OpenAIBody) renderMessages() map[string]any {
 		m["max_tokens"] = b.MaxTokens
 	}
 	maps.Copy(m, b.Extra)
-	return m
+	return m, nil
 }

@@ -28,11 +28,12 @@ type toolResultBlock struct {
 }
 
 // messagesTurns renders the conversation (system messages taken out) for
-// the Messages API: a message of a tool exchange becomes blocks, and the
-// tool messages that follow one another (the answers to one reply's
-// calls) go in one user turn, as Anthropic wants every tool_result of a
-// turn together; the others render as they are.
-func messagesTurns(msgs []ChatMessage) []any {
+// the Messages API: a message of a tool exchange, or one with images
+// (messages_images.go), becomes blocks, and the tool messages that
+// follow one another (the answers to one reply's calls) go in one user
+// turn, as Anthropic wants every tool_result of a turn together; the
+// others render as they are.
+func messagesTurns(msgs []ChatMessage) ([]any, error) {
 	out := make([]any, 0, len(msgs))
 	for _, m := range msgs {
 		switch {
@@ -45,11 +46,17 @@ func messagesTurns(msgs []ChatMessage) []any {
 			out = append(out, &messagesTurn{Role: "user", Content: []any{result}})
 		case len(m.ToolCalls) > 0:
 			out = append(out, toolUseTurn(m))
+		case len(m.Images) > 0:
+			t, err := imagesTurn(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
 		default:
 			out = append(out, m)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // lastResults is the last turn when it holds tool results.

@@ -20,8 +20,9 @@ type messagesRequest struct {
 }
 
 // parseMessages translates a POST /v1/messages body into a chat request:
-// system (a string or text blocks) first, then the messages, and the
-// tools offered (messages_tools.go). Anthropic requires max_tokens.
+// system (a string or text blocks) first, then the messages (image
+// blocks, not image_url parts: messages_images.go), and the tools
+// offered (messages_tools.go). Anthropic requires max_tokens.
 func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	var o messagesRequest
 	if err := json.Unmarshal(body, &o); err != nil {
@@ -36,6 +37,9 @@ func parseMessages(_ *http.Request, body []byte) (nativeRequest, *apiError) {
 	}
 	msgs = append(msgs, o.Messages...)
 	if aerr := checkToolResults(o.Messages); aerr != nil {
+		return nativeRequest{}, aerr
+	}
+	if aerr := checkImageBlocks(o.Messages); aerr != nil {
 		return nativeRequest{}, aerr
 	}
 	req := apiRequest{Model: o.Model, Messages: msgs, MaxTokens: o.MaxTokens, Stream: o.Stream, Tools: chatTools(o.Tools)}
@@ -74,10 +78,14 @@ func blockStart(b []byte, index int, thinking bool) []byte {
 	return sseTyped(b, "content_block_start", `,"index":`+strconv.Itoa(index)+`,"content_block":`+block)
 }
 
+// usage is Anthropic's usage object. message_start carries it before the
+// last token, so the cached part is read from openCached, not cached
+// (written only when the stream ends).
 func (d *messagesDialect) usage(output int) string {
 	c := d.c
+	cached := int(c.st.openCached.Load())
 	return fmt.Sprintf(`{"input_tokens":%d,"cache_creation_input_tokens":0,"cache_read_input_tokens":%d,"output_tokens":%d}`,
-		c.g.promptTokens-c.st.cached, c.st.cached, output)
+		c.g.promptTokens-cached, cached, output)
 }
 
 func (d *messagesDialect) start() []byte {

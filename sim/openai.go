@@ -195,8 +195,8 @@ func hashPrompt(h *PromptHasher, req *apiRequest, api apiKind) *apiError {
 
 // addContent handles a chat message's content: a string, null, or an array
 // of parts of which the "text" ones count and the "image_url" ones cost
-// tokens by resolution (vision.go); a Messages API tool_use block counts
-// its name and input, a tool_result its content.
+// tokens by resolution (vision.go), as a Messages API image block does;
+// a tool_use block counts its name and input, a tool_result its content.
 func addContent(h *PromptHasher, raw json.RawMessage) error {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil
@@ -216,6 +216,10 @@ func addContent(h *PromptHasher, raw json.RawMessage) error {
 			h.AddText(p.Text)
 		case "image_url":
 			if err := addImage(h, p.ImageURL); err != nil {
+				return fmt.Errorf("part %d: %w", k, err)
+			}
+		case "image": // a Messages API image block (messages_images.go)
+			if err := addImageSource(h, p.Source); err != nil {
 				return fmt.Errorf("part %d: %w", k, err)
 			}
 		case "tool_use": // the call's name and input, as tool_calls count

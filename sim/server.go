@@ -282,6 +282,10 @@ type stream struct {
 	avail  atomic.Int64 // tokens generated so far
 	done   atomic.Bool  // the last token is in avail
 	cached int          // prefix-cache hit; written before done is set
+	// openCached is the same hit, stored before avail at every token:
+	// what a reply's opening (Anthropic's message_start usage) reports
+	// while the scheduler may still be writing cached.
+	openCached atomic.Int64
 	// times is the engine's exact account of the request, for the final
 	// chunk's timings; written before done is set.
 	times seqTimes
@@ -386,6 +390,7 @@ func (s *Server) finishStep(res *StepResult) {
 		}
 		st := seq.req.Ref.(*stream)
 		s.m.observeToken(ev)
+		st.openCached.Store(int64(seq.cachedTokens))
 		st.avail.Store(int64(seq.generated))
 		if ev.Final {
 			s.m.observeFinish(seq, st.reason)

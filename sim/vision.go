@@ -56,12 +56,14 @@ func ImageTokens(w, h int) int {
 var imageSeed = maphash.MakeSeed()
 
 // contentPart is one element of a chat message's content array, or a
-// Messages API content block: a tool_use (ID, Name, Input) or a
-// tool_result (ToolUseID, Content: a string or text blocks).
+// Messages API content block: an image (Source, messages_images.go), a
+// tool_use (ID, Name, Input) or a tool_result (ToolUseID, Content: a
+// string or text blocks).
 type contentPart struct {
 	Type      string          `json:"type"`
 	Text      string          `json:"text"`
 	ImageURL  json.RawMessage `json:"image_url"`
+	Source    json.RawMessage `json:"source"`
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
@@ -84,11 +86,16 @@ func addImage(h *PromptHasher, raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
-	key := maphash.String(imageSeed, u.URL)
+	chargeImage(h, maphash.String(imageSeed, u.URL), w, ht)
+	return nil
+}
+
+// chargeImage adds a w×h image's tokens to h, each hashed from key (the
+// image's URL), so the same image hits the prefix cache.
+func chargeImage(h *PromptHasher, key uint64, w, ht int) {
 	for i := range ImageTokens(w, ht) {
 		h.AddToken(key ^ uint64(i+1)*fnvPrime)
 	}
-	return nil
 }
 
 // imageSize reads an image URL's size: a data URI's header, or the
@@ -104,10 +111,19 @@ func imageSize(url string) (w, h int, err error) {
 	if !ok || !strings.HasSuffix(meta, ";base64") {
 		return 0, 0, errors.New("image_url data URI: want data:image/...;base64,<data>")
 	}
+	w, h, err = base64ImageSize(payload)
+	if err != nil {
+		return 0, 0, fmt.Errorf("image_url data URI: %w", err)
+	}
+	return w, h, nil
+}
+
+// base64ImageSize reads a base64-encoded image's size from its header.
+func base64ImageSize(payload string) (w, h int, err error) {
 	dec := base64.NewDecoder(base64.StdEncoding, strings.NewReader(payload))
 	cfg, _, err := image.DecodeConfig(dec)
 	if err != nil {
-		return 0, 0, fmt.Errorf("image_url data URI: cannot read the image's size: %v", err)
+		return 0, 0, fmt.Errorf("cannot read the image's size: %v", err)
 	}
 	return cfg.Width, cfg.Height, nil
 }
