@@ -50,6 +50,9 @@ var RecordsCSVHeader = []string{
 var SeriesCSVHeader = []string{
 	"t_s", "completed", "succeeded", "failed", "expected_rejections", "warmup",
 	"output_tokens", "input_tokens", "ttft_p50_ms", "ttft_p99_ms", "e2e_p99_ms",
+	// The read lag of the window's kernel-stamped successes (0 without
+	// one), last so the earlier columns keep their places.
+	"read_lag_p50_ms", "read_lag_p99_ms",
 }
 
 // RecordsCSV writes records as CSV rows under RecordsCSVHeader. Call Flush
@@ -153,6 +156,7 @@ func (c *SeriesCSV) Write(w *record.Window) error {
 	c.row = append(c.row[:0],
 		i64(w.TS), i64(w.Completed), i64(w.Succeeded), i64(w.Failed), i64(w.ExpectedRejections), i64(w.Warmup),
 		i64(w.OutputTokens), i64(w.InputTokens), msText(w.TTFTP50MS), msText(w.TTFTP99MS), msText(w.E2EP99MS),
+		msText(w.ReadLagP50MS), msText(w.ReadLagP99MS),
 	)
 	if err := c.w.Write(c.row); err != nil {
 		return fmt.Errorf("writing CSV row of second %d: %w", w.TS, err)

@@ -122,3 +122,41 @@ func flatJSON(t *testing.T, v any, prefix string) map[string]string {
 	}
 	return out
 }
+
+// series.csv has a column for every field series.jsonl writes, holding
+// that field's value.
+func TestSeriesCSVHoldsEveryField(t *testing.T) {
+	t.Parallel()
+	w := record.Window{TS: 1, Completed: 2, Succeeded: 3, Failed: 4, ExpectedRejections: 5, Warmup: 6,
+		OutputTokens: 7, InputTokens: 8, TTFTP50MS: 9.5, TTFTP99MS: 10.5, E2EP99MS: 11.5, ReadLagP50MS: 12.5, ReadLagP99MS: 13.5}
+	raw, err := json.Marshal(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fields map[string]any
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	c := NewSeriesCSV(&buf)
+	if err := c.Write(&w); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&buf).ReadAll()
+	if err != nil || len(rows) != 2 {
+		t.Fatalf("rows %v, err %v", rows, err)
+	}
+	for name, v := range fields {
+		k := slices.Index(rows[0], name)
+		if k < 0 {
+			t.Errorf("series.jsonl's %s has no column in series.csv", name)
+			continue
+		}
+		if want := fmt.Sprint(v); rows[1][k] != want {
+			t.Errorf("column %s holds %q, want %q", name, rows[1][k], want)
+		}
+	}
+}
