@@ -189,7 +189,8 @@
   // sessionRow is one conversational class's figures (summary.json's
   // sessions.<class>): conversations by outcome, the time to finish a
   // completed one (ms), calls per completed one, and session goodput
-  // (conversations/s in which every call met the SLO).
+  // (conversations/s in which every call met the SLO, and their share,
+  // as the Tasks table shows task goodput).
   function sessionRow(name, c) {
     var tr = document.createElement("tr");
     cell(tr, name);
@@ -200,7 +201,7 @@
     cell(tr, c.duration_ms.count ? fmt(c.duration_ms.p50, 1) : "–");
     cell(tr, c.duration_ms.count ? fmt(c.duration_ms.p90, 1) : "–");
     cell(tr, fmt(c.calls_per_session, 1));
-    cell(tr, fmt(c.goodput.sessions_per_s, 2) + "/s");
+    cell(tr, fmt(c.goodput.sessions_per_s, 2) + "/s (" + fmt(100 * c.goodput.attainment, 0) + "%)");
     return tr;
   }
 
