@@ -2,8 +2,8 @@ package protocol_test
 
 import (
 	"context"
-	"strings"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
