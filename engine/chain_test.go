@@ -131,27 +131,6 @@ func TestChainFailingMiddleStep(t *testing.T) {
 	}
 }
 
-// TestChainConfigRejected: a chain step must be exactly one kind of call.
-func TestChainConfigRejected(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		chains map[string]*Chain
-		want   string
-	}{
-		// A chain with no steps does nothing.
-		{map[string]*Chain{"a": {}}, "no steps"},
-		// A step with neither a renderer nor an HTTP call.
-		{map[string]*Chain{"a": {Steps: []ChainStep{{Name: "x"}}}}, "exactly one"},
-		// A nil chain.
-		{map[string]*Chain{"a": nil}, "nil"},
-	}
-	for _, tt := range tests {
-		cfg := ragConfig()
-		cfg.Chains = tt.chains
-		wantRejected(t, cfg, tt.want)
-	}
-}
-
 // ragConfig is a one-user, one-request run of ragSource on an in-memory
 // client, for a test to add the class's chain or graph to.
 func ragConfig() Config {

@@ -224,27 +224,35 @@ func TestGraphToolLatencyOnRunClock(t *testing.T) {
 }
 
 // TestGraphConfigRejected: a graph's nodes must be one kind of call each,
-// after earlier nodes, within the call bound.
+// after earlier nodes, within the call bound; a chain is checked as the
+// graph it runs as, and must have steps.
 func TestGraphConfigRejected(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
+		chains map[string]*Chain
 		graphs map[string]*Graph
 		want   string
 	}{
 		// No nodes.
-		{map[string]*Graph{"a": {}}, "no nodes"},
+		{nil, map[string]*Graph{"a": {}}, "no nodes"},
 		// A node with nothing to call.
-		{map[string]*Graph{"a": {Nodes: []Node{{Name: "x"}}}}, "exactly one of Render, HTTP or Tool"},
+		{nil, map[string]*Graph{"a": {Nodes: []Node{{Name: "x"}}}}, "exactly one of Render, HTTP or Tool"},
 		// An edge to a later node (not topological, or a cycle).
-		{map[string]*Graph{"a": {Nodes: []Node{{Name: "x", Render: render, After: []int{1}}, {Name: "y", Render: render}}}}, "after 2 is not an earlier node"},
+		{nil, map[string]*Graph{"a": {Nodes: []Node{{Name: "x", Render: render, After: []int{1}}, {Name: "y", Render: render}}}}, "after 2 is not an earlier node"},
 		// Too many calls.
-		{map[string]*Graph{"a": {Nodes: []Node{{Name: "x", Render: render, Count: 65}}}}, "65 calls per task"},
+		{nil, map[string]*Graph{"a": {Nodes: []Node{{Name: "x", Render: render, Count: 65}}}}, "65 calls per task"},
 		// A nil graph.
-		{map[string]*Graph{"a": nil}, "nil"},
+		{nil, map[string]*Graph{"a": nil}, "nil"},
+		// A chain with no steps does nothing.
+		{map[string]*Chain{"a": {}}, nil, "no steps"},
+		// A step with neither a renderer nor an HTTP call.
+		{map[string]*Chain{"a": {Steps: []ChainStep{{Name: "x"}}}}, nil, "exactly one"},
+		// A nil chain.
+		{map[string]*Chain{"a": nil}, nil, "nil"},
 	}
 	for _, tt := range tests {
 		cfg := ragConfig()
-		cfg.Graphs = tt.graphs
+		cfg.Chains, cfg.Graphs = tt.chains, tt.graphs
 		wantRejected(t, cfg, tt.want)
 	}
 }
