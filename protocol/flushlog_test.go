@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -49,6 +48,13 @@ func (l *flushLog) flushed(before, after time.Time) {
 	}
 	l.windows = append(l.windows, flushWindow{before, after, n})
 	l.pending = l.pending[:0]
+}
+
+// reset forgets the flushes so far, before the next reply.
+func (l *flushLog) reset() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending, l.windows = l.pending[:0], nil
 }
 
 // eventWindows returns, for each content event in order, the index of
@@ -115,9 +121,13 @@ func (w flushWindow) within(at time.Time) bool {
 	return !at.Before(w.before.Add(-stampSlack)) && !at.After(w.after.Add(stampSlack))
 }
 
-// stampsInFlushes checks that every content event of tr is stamped inside
-// the window of the flush that sent it or of a later one, reporting each
-// that is not (failed true), and counts those inside their own.
+// stampsInFlushes checks that every content event of tr is stamped no
+// earlier than the flush that sent it began and no later than the reply
+// ended, reporting each that is not (failed true), and counts those
+// inside their own flush's window. A stamp may fall after its flush
+// returned: a read that took several flushes' bytes carries the last
+// one's stamp, and on a loaded host loopback delivers a flush's bytes
+// after the server's write returned (63 µs after it once in CI).
 func stampsInFlushes(t *testing.T, tr protocol.Trace, log *flushLog) (own int, failed bool) {
 	t.Helper()
 	of, w := log.eventWindows()
@@ -129,11 +139,10 @@ func stampsInFlushes(t *testing.T, tr protocol.Trace, log *flushLog) (own int, f
 		at := tr.Sent.Add(time.Duration(us) * time.Microsecond)
 		if w[of[k]].within(at) {
 			own++
-			continue
 		}
-		if !slices.ContainsFunc(w[of[k]+1:], func(x flushWindow) bool { return x.within(at) }) {
-			t.Errorf("event %d stamped %v after the first flush: outside its flush (%v to %v) and every later one",
-				k, at.Sub(w[0].before), w[of[k]].before.Sub(w[0].before), w[of[k]].after.Sub(w[0].before))
+		if at.Before(w[of[k]].before.Add(-stampSlack)) || at.After(tr.End.Add(stampSlack)) {
+			t.Errorf("event %d stamped %v after the first flush: before its flush began (%v) or after the reply ended (%v)",
+				k, at.Sub(w[0].before), w[of[k]].before.Sub(w[0].before), tr.End.Sub(w[0].before))
 			failed = true
 		}
 	}
